@@ -1,0 +1,49 @@
+# Entry points of the project. Only Python 3.11 and make are assumed: uv is installed through
+# pip when it is missing, and uv installs everything else into .venv.
+PYTHON ?= python3
+UV := $(shell command -v uv 2>/dev/null || echo "$(PYTHON) -m uv")
+RUN := $(UV) run --frozen
+STAMP := .venv/.synced
+
+.PHONY: install run test test-unit test-integration test-e2e lint fmt bench clean
+
+$(STAMP): pyproject.toml uv.lock
+	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
+	$(UV) sync --frozen
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## Start the whole stack (Redis, rules service, projectors, gateway)
+run: $(STAMP)
+	$(RUN) renature serve all
+
+## The whole suite: unit, integration (real Redis) and end-to-end tests, then the linters
+test: $(STAMP)
+	$(RUN) pytest -q
+	$(MAKE) --no-print-directory lint
+
+test-unit: $(STAMP)
+	$(RUN) pytest -q tests/unit
+
+test-integration: $(STAMP)
+	$(RUN) pytest -q tests/integration
+
+test-e2e: $(STAMP)
+	$(RUN) pytest -q tests/e2e
+
+lint: $(STAMP)
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+	$(RUN) mypy shared/renature
+
+fmt: $(STAMP)
+	$(RUN) ruff format .
+	$(RUN) ruff check --fix .
+
+## Benchmarks: prints figures, asserts nothing
+bench: $(STAMP)
+	$(RUN) python -m bench
+
+clean:
+	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Renature services: thin adapters around the rules core."""

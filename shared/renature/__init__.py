@@ -1,0 +1,1 @@
+"""Renature rules core: pure, deterministic, no I/O."""

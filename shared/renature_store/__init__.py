@@ -1,0 +1,1 @@
+"""Event store for Renature games on Redis Streams."""
