@@ -1,1 +1,41 @@
-"""Event store for Renature games on Redis Streams."""
+"""Event store for Renature games on Redis Streams.
+
+One stream per game (entry id ``0-<version>``), atomic conditional and idempotent appends via
+one Lua script, and per-partition feeds that projectors consume with consumer groups. The key
+layout and the append algorithm are described in docs/event-store.md.
+"""
+
+from renature_store.api import EventStore
+from renature_store.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout, partition_of
+from renature_store.store import DEFAULT_OUTCOME_TTL_SECONDS, DEFAULT_PAGE_SIZE, RedisEventStore
+from renature_store.types import (
+    Appended,
+    AppendResult,
+    Conflict,
+    CorruptStreamError,
+    Duplicate,
+    FeedEntry,
+    StoredEvent,
+    StoreError,
+    StoreUnavailableError,
+)
+
+__all__ = [
+    "DEFAULT_OUTCOME_TTL_SECONDS",
+    "DEFAULT_PAGE_SIZE",
+    "DEFAULT_PARTITIONS",
+    "DEFAULT_PREFIX",
+    "AppendResult",
+    "Appended",
+    "Conflict",
+    "CorruptStreamError",
+    "Duplicate",
+    "EventStore",
+    "FeedEntry",
+    "KeyLayout",
+    "RedisEventStore",
+    "StoreError",
+    "StoreUnavailableError",
+    "StoredEvent",
+    "partition_of",
+]

@@ -1,0 +1,84 @@
+"""The Lua script behind `RedisEventStore.append`.
+
+Everything that must be atomic lives in one script because Redis runs a script without
+interleaving any other command: the idempotency check, the version check and every write of a
+command's batch happen as one step, so two writers can never both append at the same version
+(no fork) and a retried command can never be appended twice.
+
+Redis does not roll back a script that fails half way, so the script reads and checks everything
+first and only then writes; the writes themselves cannot fail on a well-formed stream (an
+explicit id greater than the last one is always accepted).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Reply tags; the script returns {tag, ...} so the Python side can dispatch on the first item.
+TAG_APPENDED: Final = b"appended"
+TAG_CONFLICT: Final = b"conflict"
+TAG_DUPLICATE: Final = b"duplicate"
+
+APPEND_LUA: Final = r"""
+-- KEYS[1]  game stream      <prefix>:{pNN}:game:<game_id>
+-- KEYS[2]  outcome key      <prefix>:{pNN}:cmd:<game_id>:<command_id>
+-- KEYS[3]  partition feed   <prefix>:{pNN}:feed
+-- KEYS[4]  games set        <prefix>:{pNN}:games
+-- ARGV[1]  expected version (the version the caller decided on)
+-- ARGV[2]  outcome bytes stored under KEYS[2] when the append succeeds
+-- ARGV[3]  outcome TTL in seconds (0 = keep forever)
+-- ARGV[4]  game id (written into each feed entry and the games set)
+-- ARGV[5]  "1" when ARGV[6] holds batch meta, "0" otherwise
+-- ARGV[6]  batch meta (stored on the first entry of the batch only)
+-- ARGV[7..] the events, in order
+-- All keys share the {pNN} hash tag, so the script is valid on Redis Cluster.
+
+-- 1. Idempotency first: a command seen before is answered with its stored outcome, even if
+--    the caller's expected version is stale by now (the retry of an accepted command).
+local outcome = redis.call('GET', KEYS[2])
+if outcome then
+  return {'duplicate', outcome}
+end
+
+-- 2. The version is the sequence part of the last entry id (ids are 0-<version>).
+local actual = 0
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #last > 0 then
+  local seq = string.match(last[1][1], '^0%-(%d+)$')
+  if not seq then
+    return redis.error_reply('ERR renature_store: unexpected entry id ' .. last[1][1])
+  end
+  actual = tonumber(seq)
+end
+
+local expected = tonumber(ARGV[1])
+if actual ~= expected then
+  return {'conflict', actual}
+end
+
+-- 3. All checks passed: write the batch. Nothing below can fail on a well-formed stream.
+local game = ARGV[4]
+local has_meta = ARGV[5] == '1'
+local first = actual + 1
+local version = actual
+for i = 7, #ARGV do
+  version = version + 1
+  local event = ARGV[i]
+  if i == 7 and has_meta then
+    redis.call('XADD', KEYS[1], '0-' .. version, 'event', event, 'meta', ARGV[6])
+  else
+    redis.call('XADD', KEYS[1], '0-' .. version, 'event', event)
+  end
+  redis.call('XADD', KEYS[3], '*', 'game', game, 'version', version, 'event', event)
+end
+redis.call('SADD', KEYS[4], game)
+
+-- 4. Remember the outcome so a retry of this command is answered without appending again.
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('SET', KEYS[2], ARGV[2], 'EX', ttl)
+else
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+return {'appended', first, version}
+"""

@@ -1,0 +1,86 @@
+"""Key layout of the event store.
+
+Every key of one game carries the game's partition as a Redis Cluster hash tag (``{p07}``), so
+the append script, which touches the game stream, the outcome key, the partition feed and the
+games set at once, only ever touches keys of one hash slot. The prefix must therefore not
+contain braces: Redis hashes the *first* ``{...}`` of a key, and a braced prefix would put every
+key of the store into one slot.
+
+The partition count is part of the layout: changing it moves games to other partitions (other
+keys, other feeds), so it needs a migration, not a configuration change.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "rn"
+DEFAULT_PARTITIONS = 16
+
+
+def partition_of(game_id: str, partitions: int) -> int:
+    """The partition of a game: CRC-32 of its UTF-8 id modulo the partition count.
+
+    CRC-32 rather than ``hash()`` because the value must be the same in every process and on
+    every run (``hash()`` of a string is salted per process).
+    """
+    return zlib.crc32(game_id.encode("utf-8")) % partitions
+
+
+@dataclass(frozen=True, slots=True)
+class KeyLayout:
+    """Builds every key of the store from a prefix and a partition count."""
+
+    prefix: str = DEFAULT_PREFIX
+    partitions: int = DEFAULT_PARTITIONS
+
+    def __post_init__(self) -> None:
+        if not self.prefix or "{" in self.prefix or "}" in self.prefix:
+            raise ValueError(f"key prefix must be non-empty and brace-free, got {self.prefix!r}")
+        if self.partitions < 1:
+            raise ValueError(f"partition count must be at least 1, got {self.partitions}")
+
+    def partition_of(self, game_id: str) -> int:
+        """The partition that holds ``game_id`` (stable across processes)."""
+        return partition_of(check_game_id(game_id), self.partitions)
+
+    def tag(self, partition: int) -> str:
+        """The hash tag of a partition, e.g. ``{p07}``."""
+        if not 0 <= partition < self.partitions:
+            raise ValueError(f"partition {partition} out of range 0..{self.partitions - 1}")
+        return f"{{p{partition:02d}}}"
+
+    def base(self, partition: int) -> str:
+        """The common start of every key of a partition, e.g. ``rn:{p07}``."""
+        return f"{self.prefix}:{self.tag(partition)}"
+
+    def game_key(self, game_id: str) -> str:
+        """The stream holding the game's events (entry id ``0-<version>``)."""
+        return f"{self.base(self.partition_of(game_id))}:game:{game_id}"
+
+    def command_key(self, game_id: str, command_id: str) -> str:
+        """The key holding the outcome of one command on one game (idempotency)."""
+        if not command_id:
+            raise ValueError("command id must be non-empty")
+        return f"{self.base(self.partition_of(game_id))}:cmd:{game_id}:{command_id}"
+
+    def feed_key(self, partition: int) -> str:
+        """The partition feed: one entry per event of every game of the partition."""
+        return f"{self.base(partition)}:feed"
+
+    def games_key(self, partition: int) -> str:
+        """The set of the ids of the games of a partition."""
+        return f"{self.base(partition)}:games"
+
+
+def check_game_id(game_id: str) -> str:
+    """Reject game ids that would make keys ambiguous.
+
+    A colon would let ``cmd:<game>:<command>`` of two different (game, command) pairs collide;
+    whitespace and braces are rejected to keep keys readable in ``redis-cli`` and free of
+    accidental hash tags.
+    """
+    if not game_id or any(c in game_id for c in ":{} \t\r\n"):
+        raise ValueError(f"invalid game id {game_id!r}: needs no ':', braces or whitespace")
+    return game_id

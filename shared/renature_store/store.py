@@ -1,0 +1,395 @@
+"""The Redis Streams event store.
+
+One stream per game holds the game's events with explicit entry ids ``0-<version>``, so the
+stream id *is* the version and a reader never needs a separate index. Appends go through one
+Lua script (see `renature_store._lua`) that checks idempotency and the expected version and
+writes the batch, the partition feed and the games set atomically. See docs/event-store.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Final
+
+from redis import exceptions as redis_errors
+from redis.asyncio import Redis
+
+from renature_store._lua import APPEND_LUA, TAG_APPENDED, TAG_CONFLICT, TAG_DUPLICATE
+from renature_store.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout
+from renature_store.types import (
+    Appended,
+    AppendResult,
+    Conflict,
+    CorruptStreamError,
+    Duplicate,
+    FeedEntry,
+    StoredEvent,
+    StoreError,
+    StoreUnavailableError,
+)
+
+DEFAULT_OUTCOME_TTL_SECONDS: Final = 7 * 24 * 3600
+DEFAULT_PAGE_SIZE: Final = 1000
+
+_EVENT: Final = b"event"
+_META: Final = b"meta"
+_GAME: Final = b"game"
+_VERSION: Final = b"version"
+
+# A raw stream entry as redis-py returns it: (entry id, field map or None when deleted).
+_RawEntry = tuple[bytes | str | None, Mapping[bytes | str, bytes | str] | None]
+
+
+class RedisEventStore:
+    """Event store on Redis Streams, safe for concurrent writers and Redis Cluster ready."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        partitions: int = DEFAULT_PARTITIONS,
+        outcome_ttl_seconds: int | None = DEFAULT_OUTCOME_TTL_SECONDS,
+        page_size: int = DEFAULT_PAGE_SIZE,
+    ) -> None:
+        """Wrap a client; ``partitions`` and ``prefix`` are part of the stored layout.
+
+        The client must return bytes (``decode_responses=False``): events are opaque binary
+        data and decoding them as text would corrupt them.
+        """
+        if redis.connection_pool.connection_kwargs.get("decode_responses"):
+            raise ValueError("the event store needs a Redis client with decode_responses=False")
+        if page_size < 1:
+            raise ValueError(f"page size must be at least 1, got {page_size}")
+        if outcome_ttl_seconds is not None and outcome_ttl_seconds < 0:
+            raise ValueError(f"outcome TTL must not be negative, got {outcome_ttl_seconds}")
+        self._redis = redis
+        self.layout = KeyLayout(prefix=prefix, partitions=partitions)
+        self._outcome_ttl = outcome_ttl_seconds or 0
+        self._page_size = page_size
+        self._append_script = redis.register_script(APPEND_LUA)
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def partition_of(self, game_id: str) -> int:
+        """The partition of a game, stable across processes and runs."""
+        return self.layout.partition_of(game_id)
+
+    def partitions(self) -> range:
+        """All partition numbers, for projectors that consume every feed."""
+        return range(self.layout.partitions)
+
+    def feed_key(self, partition: int) -> str:
+        """The key of a partition feed stream."""
+        return self.layout.feed_key(partition)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    async def append(
+        self,
+        game_id: str,
+        *,
+        command_id: str,
+        expected_version: int,
+        events: Sequence[bytes],
+        outcome: bytes,
+        batch_meta: bytes | None = None,
+    ) -> AppendResult:
+        """Append the events of one command if the game is still at ``expected_version``.
+
+        Returns `Appended` with the new versions, `Conflict` when another command got there
+        first (nothing written), or `Duplicate` with the stored outcome when ``command_id`` was
+        handled before (nothing written, whatever ``expected_version`` says). ``outcome`` is
+        what a retry of this command will get back in that `Duplicate`.
+        """
+        _check_events(events)
+        if expected_version < 0:
+            raise ValueError(f"expected version must not be negative, got {expected_version}")
+        partition = self.layout.partition_of(game_id)
+        keys = [
+            self.layout.game_key(game_id),
+            self.layout.command_key(game_id, command_id),
+            self.layout.feed_key(partition),
+            self.layout.games_key(partition),
+        ]
+        args: list[bytes | str | int] = [
+            expected_version,
+            outcome,
+            self._outcome_ttl,
+            game_id,
+            0 if batch_meta is None else 1,
+            b"" if batch_meta is None else batch_meta,
+            *events,
+        ]
+        with _translate_errors():
+            reply = await self._append_script(keys=keys, args=args)
+        return _parse_append_reply(reply, expected_version)
+
+    async def record_outcome(
+        self, game_id: str, command_id: str, outcome: bytes
+    ) -> Duplicate | None:
+        """Record the outcome of a command that appended nothing (e.g. a rejected move).
+
+        First writer wins: returns ``None`` when this call recorded ``outcome``, or `Duplicate`
+        with the outcome recorded earlier (by this method or by an `append`), which is what the
+        caller should answer so a retried command always gets the same reply.
+        """
+        key = self.layout.command_key(game_id, command_id)
+        with _translate_errors():
+            previous = await self._redis.set(
+                key, outcome, nx=True, get=True, ex=self._outcome_ttl or None
+            )
+        if previous is None:
+            return None
+        if not isinstance(previous, bytes | str):
+            raise StoreError(f"unexpected reply to SET NX GET: {previous!r}")
+        return Duplicate(_as_bytes(previous))
+
+    async def get_outcome(self, game_id: str, command_id: str) -> bytes | None:
+        """The stored outcome of a command, or ``None`` if it is unknown (or expired)."""
+        with _translate_errors():
+            value = await self._redis.get(self.layout.command_key(game_id, command_id))
+        return None if value is None else _as_bytes(value)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    async def read(
+        self, game_id: str, after_version: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """The events after ``after_version`` in order, at most ``limit`` of them."""
+        return [event async for event in self.iter_events(game_id, after_version, limit)]
+
+    async def iter_events(
+        self, game_id: str, after_version: int = 0, limit: int | None = None
+    ) -> AsyncIterator[StoredEvent]:
+        """Like `read`, but yields page by page so a long game never sits in memory whole."""
+        if after_version < 0:
+            raise ValueError(f"after_version must not be negative, got {after_version}")
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        key = self.layout.game_key(game_id)
+        remaining = limit
+        next_version = after_version + 1
+        while remaining is None or remaining > 0:
+            count = self._page_size if remaining is None else min(self._page_size, remaining)
+            with _translate_errors():
+                page = await self._redis.xrange(key, min=f"0-{next_version}", count=count) or []
+            for raw in page:
+                event = _parse_game_entry(raw)
+                yield event
+                next_version = event.version + 1
+            if remaining is not None:
+                remaining -= len(page)
+            if len(page) < count:
+                return
+
+    async def version(self, game_id: str) -> int:
+        """The game's current version: the number of its events, 0 for a new game."""
+        with _translate_errors():
+            last = await self._redis.xrevrange(self.layout.game_key(game_id), count=1)
+        return _parse_version(last[0][0]) if last else 0
+
+    async def exists(self, game_id: str) -> bool:
+        """Whether the game has at least one event."""
+        with _translate_errors():
+            return bool(await self._redis.exists(self.layout.game_key(game_id)))
+
+    async def list_games(self, partition: int | None = None) -> list[str]:
+        """The ids of all games (of one partition, or of all), sorted."""
+        chosen = self.partitions() if partition is None else [partition]
+        games: list[str] = []
+        with _translate_errors():
+            for p in chosen:
+                members = await self._redis.smembers(self.layout.games_key(p))
+                games.extend(_as_str(m) for m in members)
+        return sorted(games)
+
+    # -- partition feeds ---------------------------------------------------------------------
+
+    async def ensure_group(self, partition: int, group: str, start_id: str = "0") -> bool:
+        """Create a consumer group on a feed (and the feed itself); True if it was created.
+
+        ``start_id="0"`` makes a new projector see the whole history, which is what a
+        projection rebuilt from scratch needs. An existing group is left untouched.
+        """
+        try:
+            with _translate_errors():
+                await self._redis.xgroup_create(
+                    self.feed_key(partition), group, id=start_id, mkstream=True
+                )
+        except StoreError as error:
+            if "BUSYGROUP" in str(error):
+                return False
+            raise
+        return True
+
+    async def read_group(
+        self,
+        group: str,
+        consumer: str,
+        partitions: Iterable[int],
+        count: int = 100,
+        block_ms: int | None = None,
+    ) -> list[FeedEntry]:
+        """Read new feed entries for ``consumer`` of ``group`` from several partitions.
+
+        The group must exist on every partition (`ensure_group`). ``count`` bounds the entries
+        per partition; ``block_ms`` waits for new entries (``None``: do not wait). On Redis
+        Cluster, partitions on different slots must be read with separate calls.
+        """
+        by_key = {self.feed_key(p): p for p in partitions}
+        if not by_key:
+            return []
+        with _translate_errors():
+            reply = await self._redis.xreadgroup(
+                group, consumer, dict.fromkeys(by_key, ">"), count=count, block=block_ms
+            )
+        return [
+            _parse_feed_entry(by_key[_as_str(key)], raw)
+            for key, entries in _stream_reply(reply)
+            for raw in entries
+            if raw[1] is not None
+        ]
+
+    async def ack(self, partition: int, group: str, entry_ids: Iterable[str]) -> int:
+        """Acknowledge processed feed entries; returns how many were pending."""
+        ids = list(entry_ids)
+        if not ids:
+            return 0
+        with _translate_errors():
+            return int(await self._redis.xack(self.feed_key(partition), group, *ids))
+
+    async def autoclaim(
+        self, partition: int, group: str, consumer: str, min_idle_ms: int, count: int = 100
+    ) -> list[FeedEntry]:
+        """Take over up to ``count`` entries pending longer than ``min_idle_ms`` elsewhere.
+
+        This is how a projector recovers the work of a crashed consumer. Entries deleted from
+        the feed meanwhile cannot be processed: Redis 7 drops them from the pending list itself;
+        on older servers they come back without fields and are acknowledged here so they do not
+        stay pending forever.
+        """
+        key = self.feed_key(partition)
+        claimed: list[FeedEntry] = []
+        cursor: bytes | str = "0-0"
+        with _translate_errors():
+            while len(claimed) < count:
+                reply = await self._redis.xautoclaim(
+                    key, group, consumer, min_idle_ms, start_id=cursor, count=count - len(claimed)
+                )
+                cursor, entries = reply[0], reply[1]
+                deleted = [raw[0] for raw in entries if raw[1] is None]
+                if deleted:
+                    await self._redis.xack(key, group, *deleted)
+                claimed.extend(_parse_feed_entry(partition, raw) for raw in entries if raw[1])
+                if _as_str(cursor) == "0-0":
+                    break
+        return claimed
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def _translate_errors() -> Iterator[None]:
+    """Turn redis-py errors into store errors so callers depend on this package only."""
+    try:
+        yield
+    except (redis_errors.ConnectionError, redis_errors.TimeoutError) as error:
+        raise StoreUnavailableError(str(error)) from error
+    except redis_errors.RedisError as error:
+        if "renature_store:" in str(error):
+            raise CorruptStreamError(str(error)) from error
+        raise StoreError(str(error)) from error
+
+
+def _check_events(events: Sequence[bytes]) -> None:
+    """An append needs at least one event, and events must already be encoded bytes.
+
+    redis-py would silently encode a ``str`` or an ``int``; refusing them catches a caller that
+    forgot to encode with msgspec before the wrong bytes are stored forever.
+    """
+    if isinstance(events, bytes | str) or not events:
+        raise ValueError("append needs a non-empty sequence of events (use record_outcome)")
+    for event in events:
+        if not isinstance(event, bytes):
+            raise TypeError(f"events must be bytes, got {type(event).__name__}")
+
+
+def _parse_append_reply(reply: Any, expected_version: int) -> AppendResult:
+    """Map the script's ``{tag, ...}`` reply to a result value."""
+    if not isinstance(reply, list) or not reply:
+        raise StoreError(f"unexpected reply from the append script: {reply!r}")
+    tag = _as_bytes(reply[0])
+    if tag == TAG_APPENDED:
+        return Appended(first_version=int(reply[1]), last_version=int(reply[2]))
+    if tag == TAG_CONFLICT:
+        return Conflict(expected=expected_version, actual=int(reply[1]))
+    if tag == TAG_DUPLICATE:
+        return Duplicate(outcome=_as_bytes(reply[1]))
+    raise StoreError(f"unexpected reply from the append script: {reply!r}")
+
+
+def _parse_version(entry_id: bytes | str | None) -> int:
+    """The version encoded in a game stream entry id ``0-<version>``."""
+    ms, _, seq = _as_str(entry_id or b"").partition("-")
+    if ms != "0" or not seq.isdigit():
+        raise CorruptStreamError(f"unexpected game stream entry id {entry_id!r}")
+    return int(seq)
+
+
+def _parse_game_entry(raw: _RawEntry) -> StoredEvent:
+    """A game stream entry as a `StoredEvent`."""
+    entry_id, fields = raw
+    if not fields or _EVENT not in fields:
+        raise CorruptStreamError(f"game stream entry {entry_id!r} has no event field")
+    meta = fields.get(_META)
+    return StoredEvent(
+        version=_parse_version(entry_id),
+        data=_as_bytes(fields[_EVENT]),
+        meta=None if meta is None else _as_bytes(meta),
+    )
+
+
+def _parse_feed_entry(partition: int, raw: _RawEntry) -> FeedEntry:
+    """A feed entry as a `FeedEntry`."""
+    entry_id, fields = raw
+    try:
+        if fields is None or entry_id is None:
+            raise KeyError(_EVENT)
+        return FeedEntry(
+            partition=partition,
+            entry_id=_as_str(entry_id),
+            game_id=_as_str(fields[_GAME]),
+            version=int(fields[_VERSION]),
+            data=_as_bytes(fields[_EVENT]),
+        )
+    except (KeyError, ValueError) as error:
+        raise CorruptStreamError(f"malformed feed entry {entry_id!r}: {fields!r}") from error
+
+
+def _stream_reply(reply: Any) -> Iterator[tuple[bytes | str, list[_RawEntry]]]:
+    """Normalise an XREADGROUP reply: RESP2 gives ``[[key, entries]]``, RESP3 a dict."""
+    if not reply:
+        return
+    pairs = reply.items() if isinstance(reply, dict) else reply
+    for key, entries in pairs:
+        yield key, list(_flatten_entries(entries))
+
+
+def _flatten_entries(entries: Any) -> Iterator[_RawEntry]:
+    """Entries are ``(id, fields)`` pairs, nested one list deeper under RESP3."""
+    for item in entries:
+        if len(item) == 2 and isinstance(item[0], bytes | str):
+            yield item[0], item[1]
+        else:
+            yield from _flatten_entries(item)
+
+
+def _as_bytes(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode("utf-8")
+
+
+def _as_str(value: bytes | str) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value

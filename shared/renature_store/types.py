@@ -1,0 +1,83 @@
+"""Value types and errors of the event store.
+
+Expected outcomes of an append (a conflict, a retried command) are values, not exceptions: they
+are part of the normal protocol between the rules service and the store, and returning them
+makes the caller handle each case (``match`` on the result). Exceptions are kept for real
+failures (Redis unreachable, a malformed stream).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One event of a game as stored: its version, its opaque bytes and the batch meta.
+
+    ``meta`` is only set on the first event of an appended batch (the command's provenance);
+    it is ``None`` on every other event.
+    """
+
+    version: int
+    data: bytes
+    meta: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEntry:
+    """One entry of a partition feed, as delivered to a projector."""
+
+    partition: int
+    entry_id: str
+    game_id: str
+    version: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """The batch was appended as versions ``first_version..last_version`` (inclusive)."""
+
+    first_version: int
+    last_version: int
+
+    @property
+    def count(self) -> int:
+        """How many events the batch held."""
+        return self.last_version - self.first_version + 1
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Nothing was written: the game is at ``actual``, not at the ``expected`` version."""
+
+    expected: int
+    actual: int
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    """Nothing was written: the command was handled before and this is its stored outcome."""
+
+    outcome: bytes
+
+
+AppendResult = Appended | Conflict | Duplicate
+
+
+class StoreError(Exception):
+    """A real failure of the store (not a conflict or a duplicate, which are results)."""
+
+
+class StoreUnavailableError(StoreError):
+    """Redis could not be reached or did not answer in time.
+
+    After this error from ``append`` the outcome is unknown: the batch may or may not have been
+    written. Retrying with the *same* command id is safe: the store answers a command it has
+    already applied with ``Duplicate``.
+    """
+
+
+class CorruptStreamError(StoreError):
+    """A stream entry does not have the shape the store writes (foreign or damaged data)."""
