@@ -1,0 +1,58 @@
+"""The deal, derived from the game seed only.
+
+Shuffles use a documented, portable generator so that any implementation can reproduce a deal
+from a revealed seed: the j-th random number for a purpose is the SHA-256 of
+``"{seed}|{purpose}|{j}"`` read as a big-endian integer, and a list is shuffled by Fisher-Yates
+from the last position down, swapping position i with ``number mod (i + 1)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TypeVar
+
+from renature.board import Board
+from renature.components import components
+from renature.events import Deal
+
+T = TypeVar("T")
+
+
+def commitment(seed: str) -> str:
+    """SHA-256 of the seed: published at creation, checked when the seed is revealed."""
+    return hashlib.sha256(seed.encode()).hexdigest()
+
+
+def shuffled(seed: str, purpose: str, items: Sequence[T]) -> list[T]:
+    out = list(items)
+    for j, i in enumerate(range(len(out) - 1, 0, -1)):
+        digest = hashlib.sha256(f"{seed}|{purpose}|{j}".encode()).digest()
+        k = int.from_bytes(digest, "big") % (i + 1)
+        out[i], out[k] = out[k], out[i]
+    return out
+
+
+def deal(seed: str, players: int, board: Board) -> Deal:
+    """Shuffle the 55 dominoes and deal each player their share (the rest go back unseen), then
+    draw each player's hand of 3; shuffle the area tokens of each size into the areas of that
+    size (the spares go back unseen)."""
+    comps = components()
+    per_player = comps.dominoes_per_player[players]
+    order = shuffled(seed, "dominoes", range(len(comps.dominoes)))
+    shares = [order[s * per_player : (s + 1) * per_player] for s in range(players)]
+    hand = comps.hand_size
+    area_tokens: dict[str, str] = {}
+    spares: list[str] = []
+    for size in sorted({t.size for t in board.tokens}):
+        tokens = shuffled(seed, f"tokens-{size}", [t.id for t in board.tokens if t.size == size])
+        areas = [a for a, s in zip(board.area_ids, board.area_sizes, strict=True) if s == size]
+        area_tokens.update(zip(areas, tokens, strict=False))
+        spares.extend(tokens[len(areas) :])
+    return Deal(
+        hands=[share[:hand] for share in shares],
+        reserves=[share[hand:] for share in shares],
+        box=order[players * per_player :],
+        area_tokens=dict(sorted(area_tokens.items())),
+        spare_tokens=sorted(spares),
+    )
