@@ -328,6 +328,7 @@ def _domino_placed(s: GameState, ev: e.DominoPlaced) -> GameState:
         clouds=clouds,
         box_clouds=s.box_clouds + ev.clouds_returned,
         placed=(first, second),
+        dominoes=(*s.dominoes, (ev.domino, first, second)),
         phase="place_plant",
     )
 

@@ -57,6 +57,7 @@ class GameState(msgspec.Struct, frozen=True):
     joker: int = 0
     turn: int = 0
     placed: tuple[int, ...] = ()  # the two cells of this turn's domino
+    dominoes: tuple[tuple[int, int, int], ...] = ()  # (domino, first cell, second cell) placed
     mushrooms_left: int = 0
     box_dominoes: tuple[int, ...] = ()
     box_clouds: int = 0

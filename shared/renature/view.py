@@ -1,0 +1,248 @@
+"""What a seat (or a spectator) may see: views of the state and redacted events.
+
+Secrets: a hand is seen only by its owner; nobody sees a reserve's order (not even the owner:
+it lies face down); the back (and so the identity) of a collected area token is seen only by the
+seat that holds it, until the final scoring reveals it; spare tokens and the box stay unseen.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec.structs import replace
+
+from renature import events as e
+from renature.board import PATH
+from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_colour, plant_type
+from renature.rules import area_awards, board_capacity, is_closed
+from renature.state import GameState
+
+
+class DominoView(msgspec.Struct, frozen=True):
+    id: int
+    animals: tuple[str, str]
+
+
+class TokenView(msgspec.Struct, frozen=True):
+    """An area token. ``id`` and ``back`` only for the seat that holds it (or after the end)."""
+
+    main: int
+    minor: int
+    id: str | None = None
+    back: int | None = None
+
+
+class PlantSpace(msgspec.Struct, frozen=True):
+    colour: str
+    plant: str
+    present: int
+    spaces: int
+
+
+class SeatView(msgspec.Struct, frozen=True):
+    seat: int
+    colour: str
+    name: str | None
+    score: int
+    clouds: int
+    hand_count: int
+    reserve_count: int
+    player_board: list[PlantSpace]
+    tokens: list[TokenView]
+    hand: list[DominoView] | None = None
+
+
+class HalfView(msgspec.Struct, frozen=True):
+    x: int
+    y: int
+    animal: str
+
+
+class PlacedDomino(msgspec.Struct, frozen=True):
+    domino: int
+    first: HalfView
+    second: HalfView
+
+
+class PlantView(msgspec.Struct, frozen=True):
+    x: int
+    y: int
+    area: str
+    colour: str
+    plant: str
+
+
+class CloudView(msgspec.Struct, frozen=True):
+    x: int
+    y: int
+    count: int
+
+
+class AreaView(msgspec.Struct, frozen=True):
+    """An area now: plant totals per colour and what each would get if it were scored now."""
+
+    id: str
+    size: int
+    token: TokenView | None
+    scored: bool
+    closed: bool
+    totals: dict[str, int]
+    cancelled: list[str]
+    would_score: list[e.Award]
+
+
+class GameView(msgspec.Struct, frozen=True):
+    game_id: str
+    version: int
+    board: str
+    players: int
+    viewer: int | None
+    phase: str
+    current_seat: int | None
+    turn: int
+    joker: str
+    seats: list[SeatView]
+    dominoes: list[PlacedDomino]
+    plants: list[PlantView]
+    clouds: list[CloudView]
+    areas: list[AreaView]
+    placed: list[HalfView]
+    mushrooms_left: int
+    winners: list[int]
+    ranking: list[int]
+    seed: str | None = None
+
+
+def _seat_view(state: GameState, seat: int, viewer: int | None) -> SeatView:
+    s = state.seats[seat]
+    comps = components()
+    capacity = board_capacity(state)
+    own = viewer == seat or state.is_over
+    board = [
+        PlantSpace(
+            colour=COLOURS[s.colour if slot < 4 else NEUTRAL],
+            plant=PLANT_TYPES[slot % 4],
+            present=s.plants[slot],
+            spaces=capacity[slot],
+        )
+        for slot in range(8)
+    ]
+    tokens = []
+    for token_id in s.tokens:
+        token = state.board.token(token_id)
+        tokens.append(
+            TokenView(token.main, token.minor, token.id, token.back)
+            if own
+            else TokenView(token.main, token.minor)
+        )
+    hand = None
+    if viewer == seat:
+        hand = [
+            DominoView(d, (comps.animals[comps.dominoes[d][0]], comps.animals[comps.dominoes[d][1]]))
+            for d in s.hand
+        ]
+    return SeatView(
+        seat=seat,
+        colour=COLOURS[s.colour],
+        name=s.name,
+        score=s.score,
+        clouds=s.clouds,
+        hand_count=len(s.hand),
+        reserve_count=len(s.reserve),
+        player_board=board,
+        tokens=tokens,
+        hand=hand,
+    )
+
+
+def area_views(state: GameState) -> list[AreaView]:
+    board = state.board
+    out = []
+    on_closing = board.scoring == "on_closing"
+    for area, area_id in enumerate(board.area_ids):
+        size = state.area_sizes[area]
+        if size == 0:  # Valley: merged into another area
+            continue
+        token_id = state.area_tokens[area] if on_closing else None
+        if token_id is not None:
+            token = board.token(token_id)
+            front: TokenView | None = TokenView(token.main, token.minor)
+            main, minor = token.main, token.minor
+        else:
+            front = None
+            main, minor = (size, size // 2) if not on_closing else (0, 0)
+        totals, cancelled, awards = area_awards(state, area, main, minor)
+        scored = on_closing and token_id is None
+        out.append(
+            AreaView(
+                id=area_id,
+                size=size,
+                token=front,
+                scored=scored,
+                closed=on_closing and (scored or is_closed(state, area)),
+                totals=totals,
+                cancelled=cancelled,
+                would_score=[] if scored else awards,
+            )
+        )
+    return out
+
+
+def view(state: GameState, viewer: int | None) -> GameView:
+    """What ``viewer`` (a seat number, or None for a spectator) may see of the game now."""
+    board = state.board
+    comps = components()
+
+    def half(cell: int) -> HalfView:
+        x, y = board.xy(cell)
+        return HalfView(x, y, comps.animals[state.cover[cell]])
+
+    plants = [
+        PlantView(
+            *board.xy(cell),
+            area=board.area_ids[state.area_of[cell]],
+            colour=COLOURS[plant_colour(code)],
+            plant=PLANT_TYPES[plant_type(code)],
+        )
+        for cell, code in enumerate(state.plants)
+        if code >= 0
+    ]
+    return GameView(
+        game_id=state.game_id,
+        version=state.version,
+        board=state.board_id,
+        players=state.players,
+        viewer=viewer,
+        phase=state.phase,
+        current_seat=state.current if state.current >= 0 else None,
+        turn=state.turn,
+        joker=comps.animals[state.joker],
+        seats=[_seat_view(state, seat, viewer) for seat in range(state.players)],
+        dominoes=[PlacedDomino(d, half(p), half(q)) for d, p, q in state.dominoes],
+        plants=plants,
+        clouds=[
+            CloudView(*board.xy(cell), count)
+            for cell, count in enumerate(state.clouds)
+            if count and (state.area_of[cell] >= 0 or board.kinds[cell] == PATH)
+        ],
+        areas=area_views(state),
+        placed=[half(cell) for cell in state.placed],
+        mushrooms_left=state.mushrooms_left,
+        winners=list(state.winners),
+        ranking=list(state.result),
+        seed=state.revealed_seed,
+    )
+
+
+def visible_event(event: e.Event, viewer: int | None) -> e.Event:
+    """The event as ``viewer`` may see it (live updates): secrets are blanked, never dropped,
+    so every viewer sees the same versions."""
+    match event:
+        case e.GameCreated():
+            return replace(event, deal=None)
+        case e.DominoDrawn(seat=seat) | e.DominoDiscarded(seat=seat) if seat != viewer:
+            return replace(event, domino=None)
+        case e.AreaScored(token=str(), final=True):
+            return replace(event, token=None)  # goes back to the box unseen
+        case e.AreaScored(seat=seat, token=str()) if seat != viewer:
+            return replace(event, token=None)
+    return event
