@@ -1,0 +1,52 @@
+"""The message contract between the services. Everything on the bus is msgspec JSON.
+
+- Commands go to the Redis stream ``COMMAND_STREAM`` as a ``CommandEnvelope``; the rules service
+  consumes it with the consumer group ``RULES_GROUP`` and answers every envelope with a ``Reply``
+  (FastStream request/reply: the gateway awaits the reply of the message it published).
+- Events go to the event store (``renature_store``): one stream per game plus partition feeds,
+  which the projectors consume with their own consumer groups.
+- Read models are Redis hashes written by the projectors (see ``renature_services.projectors``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from renature.commands import AnyCommand
+
+COMMAND_STREAM = "rn:commands"
+RULES_GROUP = "rules"
+BOARD_GROUP = "board-projector"
+SCORE_GROUP = "score-projector"
+
+
+class CommandEnvelope(msgspec.Struct, frozen=True):
+    """A command for one game. ``command_id`` is chosen by the client: a retry with the same id
+    returns the first outcome and appends nothing. ``seat`` is the authenticated seat the
+    gateway vouches for (None for system commands such as creating the game)."""
+
+    game_id: str
+    command_id: str
+    command: AnyCommand
+    seat: int | None = None
+
+
+class Reply(msgspec.Struct, frozen=True):
+    """The outcome of one command: accepted with the new version and the versions appended, or
+    rejected with the rule error's code and a message a player can act on."""
+
+    status: Literal["accepted", "rejected"]
+    game_id: str
+    command_id: str
+    version: int = 0
+    first_version: int = 0
+    last_version: int = 0
+    code: str | None = None
+    message: str | None = None
+
+
+envelope_decoder = msgspec.json.Decoder(CommandEnvelope)
+reply_decoder = msgspec.json.Decoder(Reply)
+encoder = msgspec.json.Encoder()
