@@ -1,0 +1,20 @@
+"""The ``renature`` command: one entry point for everything a person runs."""
+
+from __future__ import annotations
+
+import typer
+
+from renature_services.cli import bots, core, serve
+
+app = typer.Typer(
+    help="Renature server: rules, simulation, services and audit.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+core.register(app)
+app.add_typer(serve.app, name="serve")
+app.add_typer(bots.app, name="bots")
+
+
+def main() -> None:
+    app()

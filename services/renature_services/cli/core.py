@@ -1,0 +1,145 @@
+"""In-process commands: simulate games, show boards, print schemas."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from renature import board as boards
+from renature import commands, events
+from renature.bots import BOT_NAMES
+from renature.game import outcome, play
+
+board_app = typer.Typer(help="Boards: draw them or print them as JSON.", no_args_is_help=True)
+
+AREA_STYLES = ("on dark_orange3", "on orange4", "on dark_goldenrod", "on tan", "on wheat4")
+
+
+def parse_bots(spec: str, players: int) -> list[str]:
+    names = [b.strip() for b in spec.split(",") if b.strip()]
+    if len(names) == 1:
+        names *= players
+    unknown = [n for n in names if n not in BOT_NAMES]
+    if unknown:
+        raise typer.BadParameter(f"unknown bots {unknown}; bots: {', '.join(BOT_NAMES)}")
+    if len(names) != players:
+        raise typer.BadParameter(f"{players} players need {players} bots (or one for all)")
+    return names
+
+
+def simulate(
+    players: Annotated[int, typer.Option(min=2, max=4, help="2, 3 or 4 players")] = 4,
+    seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
+    bots: Annotated[str, typer.Option(help="bots by seat, comma-separated: random, greedy")] = (
+        "greedy"
+    ),
+    board: Annotated[str, typer.Option(help="base, valley or valley-back")] = "base",
+    events_file: Annotated[
+        Path | None, typer.Option("--events", help="write every event as JSON lines here")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+) -> None:
+    """Play a whole game with bots, in process. Same arguments, same output, byte for byte."""
+    names = parse_bots(bots, players)
+    if board not in boards.available_boards():
+        raise typer.BadParameter(f"unknown board {board!r}; boards: {boards.available_boards()}")
+    log, state = play(players, seed, names, board=board)
+    if events_file is not None:
+        with events_file.open("wb") as out:
+            for event in log:
+                out.write(events.encode(event) + b"\n")
+    result = outcome(state, names, len(log))
+    if as_json:
+        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+        return
+    table = Table(title=f"Renature, {players} players, seed {seed!r}, board {board}")
+    for column in ("rank", "seat", "colour", "bot", "score", "winner"):
+        table.add_column(column)
+    for rank, seat in enumerate(result.ranking, start=1):
+        table.add_row(
+            str(rank),
+            str(seat),
+            result.colours[seat],
+            names[seat],
+            str(result.scores[seat]),
+            "yes" if seat in result.winners else "",
+        )
+    Console().print(table)
+    Console().print(f"{result.events} events, game id {result.game_id}")
+
+
+@board_app.command("show")
+def board_show(
+    board_id: Annotated[str, typer.Argument(help="base, valley or valley-back")] = "base",
+    as_json: Annotated[bool, typer.Option("--json", help="print the board data as JSON")] = False,
+) -> None:
+    """Draw a board in the terminal (colours where the terminal has them), or print its JSON."""
+    try:
+        board = boards.load_board(board_id)
+    except boards.UnknownBoard as err:
+        raise typer.BadParameter(str(err)) from None
+    if as_json:
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(boards.board_json(board))).decode())
+        sys.stdout.write("\n")
+        return
+    Console().print(render_board(board))
+
+
+def render_board(board: boards.Board) -> Text:
+    """The board as coloured text: brook `~`, starting spaces `@`, stumps `^`, areas by letter
+    (clouds on a space shown as their count), off-board blank."""
+    text = Text()
+    text.append("   " + "".join(f"{x % 10}" for x in range(board.width)) + "\n", style="dim")
+    for y in range(board.height):
+        text.append(f"{y:2} ", style="dim")
+        for x in range(board.width):
+            cell = board.index(x, y)
+            kind = board.kinds[cell]
+            clouds = board.clouds[cell]
+            if kind == boards.OFF:
+                text.append(" ")
+            elif kind == boards.AREA:
+                area = board.area_of[cell]
+                mark = str(clouds) if clouds else board.area_ids[area]
+                text.append(mark, style=f"bold white {AREA_STYLES[area % len(AREA_STYLES)]}")
+            elif cell in board.starts:
+                text.append("@", style="bold yellow on blue")
+            elif cell in board.stumps:
+                text.append("^", style="bold red on green")
+            else:
+                mark = str(clouds) if clouds else "~"
+                style = "white on blue" if board.path_name == "brook" else "black on green"
+                text.append(mark, style=style)
+        text.append("\n")
+    sizes = ", ".join(f"{a}={s}" for a, s in zip(board.area_ids, board.area_sizes, strict=True))
+    text.append(f"{board.name}: {board.width}x{board.height}; area sizes {sizes}\n")
+    text.append("~ brook/meadow   @ starting space   ^ stump   digit: clouds on that space\n")
+    return text
+
+
+def schema(
+    what: Annotated[str, typer.Argument(help="events, commands or board")] = "events",
+) -> None:
+    """Print the JSON Schema of the events, the commands or the board JSON."""
+    types: dict[str, object] = {
+        "events": events.AnyEvent,
+        "commands": commands.AnyCommand,
+        "board": boards.BoardJson,
+    }
+    if what not in types:
+        raise typer.BadParameter("choose events, commands or board")
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(types[what])))
+                     .decode() + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(simulate)
+    app.command()(schema)
+    app.add_typer(board_app, name="board")
