@@ -121,7 +121,8 @@ def parse_board(raw: dict[str, Any]) -> Board:
         tuple(
             (y + dy) * width + (x + dx)
             for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
-            if 0 <= x + dx < width and 0 <= y + dy < height
+            if 0 <= x + dx < width
+            and 0 <= y + dy < height
             and kinds[(y + dy) * width + (x + dx)] != OFF
         )
         for y in range(height)
@@ -157,9 +158,10 @@ def parse_board(raw: dict[str, Any]) -> Board:
 @cache
 def load_board(board_id: str) -> Board:
     """The board shipped with the package under that id (``base``, ``valley``, ``valley-back``)."""
-    if board_id not in BOARD_IDS or not resources.files("renature").joinpath(
-        "data", "boards", f"{board_id}.toml"
-    ).is_file():
+    if (
+        board_id not in BOARD_IDS
+        or not resources.files("renature").joinpath("data", "boards", f"{board_id}.toml").is_file()
+    ):
         raise UnknownBoard(board_id)
     return parse_board(_read_toml("boards", f"{board_id}.toml"))
 
@@ -367,7 +369,9 @@ def board_json(board: Board) -> BoardJson:
         height=board.height,
         cells=cells,
         areas=[
-            AreaJson(id=a, size=board.area_sizes[i], cells=[board.xy(c) for c in board.area_cells(i)])
+            AreaJson(
+                id=a, size=board.area_sizes[i], cells=[board.xy(c) for c in board.area_cells(i)]
+            )
             for i, a in enumerate(board.area_ids)
         ],
         starts=[SpaceJson(*board.xy(c)) for c in sorted(board.starts)],

@@ -208,8 +208,9 @@ def encode(event: Event) -> bytes:
     return json_encoder.encode(event)
 
 
-def decode(data: bytes | str) -> AnyEvent:
-    return event_decoder.decode(data)
+def decode(data: bytes | str) -> Event:
+    event: Event = event_decoder.decode(data)
+    return event
 
 
 def points_awarded(event: Event) -> list[tuple[int, int, str]]:

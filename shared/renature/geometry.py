@@ -37,13 +37,9 @@ def geometry(board_id: str) -> Geometry:
             touching[cell].add(area)
     closable = {
         c: tuple(
-            sorted(
-                touching[c].union(*(touching[n] for n in board.neighbours[c] if n in path))
-            )
+            sorted(touching[c].union(*(touching[n] for n in board.neighbours[c] if n in path)))
         )
         for c in path
     }
-    spots = {
-        c: tuple(n for n in board.neighbours[c] if board.kinds[n] == AREA) for c in path
-    }
+    spots = {c: tuple(n for n in board.neighbours[c] if board.kinds[n] == AREA) for c in path}
     return Geometry(path, area_cells, border, closable, spots)

@@ -110,9 +110,7 @@ def live_areas(state: GameState) -> list[int]:
 
 
 def is_free_path(state: GameState, cell: int) -> bool:
-    return (
-        state.board.kinds[cell] == PATH and state.cover[cell] < 0 and state.area_of[cell] < 0
-    )
+    return state.board.kinds[cell] == PATH and state.cover[cell] < 0 and state.area_of[cell] < 0
 
 
 def allowed_animals(state: GameState, cell: int) -> tuple[int, bool]:
@@ -140,13 +138,11 @@ def legal_placements(state: GameState, hand: tuple[int, ...]) -> list[tuple[int,
     def free(cell: int) -> bool:
         return kinds[cell] == PATH and cover[cell] < 0 and area_of[cell] < 0
 
-    anchors = [
-        cell
-        for cell in geometry(board.id).path
-        if cover[cell] < 0
-        and area_of[cell] < 0
-        and (cell in board.starts or any(cover[n] >= 0 for n in neighbours[cell]))
-    ]
+    # Anchored free cells: a starting space, or beside an animal.
+    anchors = {cell for cell in board.starts if free(cell)}
+    for _, p, q in state.dominoes:
+        for cell in (p, q):
+            anchors.update(n for n in neighbours[cell] if free(n))
     masks: dict[int, tuple[int, bool]] = {}
     edges: set[tuple[int, int]] = set()
     for cell in anchors:
@@ -218,34 +214,49 @@ def colour_totals(state: GameState, area: int) -> list[int]:
     return totals
 
 
+def majority_ranks(totals: list[int]) -> tuple[list[int], list[tuple[int, str]]]:
+    """Who ranks in an area scoring (ruling 7), by colour: colours whose totals tie cancel;
+    a sole remaining colour ranks ``sole`` (main + minor), otherwise the highest ``main`` and
+    the second ``minor``. Returns (cancelled colours, [(colour, rank)]). Neutral still takes
+    its rank here; it is the caller who gives a neutral rank no points."""
+    present = {colour: t for colour, t in enumerate(totals) if t > 0}
+    counts = Counter(present.values())
+    cancelled = sorted(col for col, t in present.items() if counts[t] > 1)
+    remaining = sorted(((t, col) for col, t in present.items() if counts[t] == 1), reverse=True)
+    if len(remaining) == 1:
+        return cancelled, [(remaining[0][1], "sole")]
+    return cancelled, [
+        (col, rank) for (_, col), rank in zip(remaining, ("main", "minor"), strict=False)
+    ]
+
+
+RANK_REASONS = {
+    "sole": "sole colour: main + minor points",
+    "main": "highest total: main points",
+    "minor": "second-highest total: minor points",
+}
+
+
+def rank_points(rank: str, main: int, minor: int) -> int:
+    return {"sole": main + minor, "main": main, "minor": minor}[rank]
+
+
 def area_awards(
     state: GameState, area: int, main: int, minor: int
 ) -> tuple[dict[str, int], list[str], list[e.Award]]:
-    """Area scoring (ruling 7): tied totals cancel; a sole remaining player colour takes main +
-    minor; otherwise first takes main and second takes minor, neutral taking its rank but
-    scoring nothing. Returns (totals, cancelled colours, awards)."""
+    """Area scoring (ruling 7) of an area now: (totals by colour, cancelled colours, awards)."""
     totals = colour_totals(state, area)
-    present = {colour: t for colour, t in enumerate(totals) if t > 0}
-    counts = Counter(present.values())
-    cancelled = sorted(COLOURS[col] for col, t in present.items() if counts[t] > 1)
-    remaining = sorted(
-        ((t, col) for col, t in present.items() if counts[t] == 1), reverse=True
-    )
-    awards: list[e.Award] = []
+    cancelled, ranks = majority_ranks(totals)
     area_id = state.board.area_ids[area]
-
-    def award(colour: int, points: int, reason: str) -> None:
+    awards = []
+    for colour, rank in ranks:
         seat = seat_of_colour(state, colour)
         if seat is not None and colour != NEUTRAL:
-            awards.append(e.Award(seat, COLOURS[colour], points, f"{reason} in area {area_id}"))
-
-    if len(remaining) == 1:
-        award(remaining[0][1], main + minor, "sole colour: main + minor points")
-    elif remaining:
-        award(remaining[0][1], main, "highest total: main points")
-        award(remaining[1][1], minor, "second-highest total: minor points")
-    named = {COLOURS[col]: t for col, t in sorted(present.items())}
-    return named, cancelled, awards
+            points = rank_points(rank, main, minor)
+            reason = f"{RANK_REASONS[rank]} in area {area_id}"
+            awards.append(e.Award(seat, COLOURS[colour], points, reason))
+    named = {COLOURS[col]: t for col, t in enumerate(totals) if t > 0}
+    return named, [COLOURS[col] for col in cancelled], awards
 
 
 # --- evolve ------------------------------------------------------------------------------------
@@ -274,6 +285,7 @@ def _created(_: GameState | None, ev: e.GameCreated) -> GameState:
         board_id=ev.board,
         players=ev.players,
         commitment=ev.seed_commitment,
+        board=board,
         version=ev.version,
         seats=seats,
         cover=(-1,) * n_cells,
@@ -334,7 +346,8 @@ def _domino_placed(s: GameState, ev: e.DominoPlaced) -> GameState:
 
 
 def _discarded(s: GameState, ev: e.DominoDiscarded) -> GameState:
-    assert ev.seat is not None and ev.domino is not None
+    assert ev.seat is not None
+    assert ev.domino is not None
     hand = list(s.seats[ev.seat].hand)
     hand.remove(ev.domino)
     return replace(
@@ -751,10 +764,7 @@ def plant_spots(s: GameState) -> list[int]:
     """Free area spaces beside the domino placed this turn (step B)."""
     neighbours = s.board.neighbours
     spots = {
-        n
-        for cell in s.placed
-        for n in neighbours[cell]
-        if s.area_of[n] >= 0 and s.plants[n] < 0
+        n for cell in s.placed for n in neighbours[cell] if s.area_of[n] >= 0 and s.plants[n] < 0
     }
     return sorted(spots)
 
@@ -825,7 +835,7 @@ def _finish_turn_steps(b: _Batch, seat: int) -> None:
             _score_area(b, area, closer=seat)
     if b.state.seats[seat].reserve:
         b.emit(e.DominoDrawn, seat=seat, domino=b.state.seats[seat].reserve[0])
-    if not cloud_actions(b.state, seat):
+    if not can_spend_clouds(b.state, seat):
         _end_turn(b, seat)
 
 
@@ -1015,6 +1025,24 @@ _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
 # --- legal actions -----------------------------------------------------------------------------
 
 
+def can_spend_clouds(s: GameState, seat_no: int) -> bool:
+    """Whether any cloud action is open to the seat now (same answer as ``cloud_actions``)."""
+    if seat_no != s.current or s.phase not in ("place_domino", "place_plant", "end_of_turn"):
+        return False
+    seat = s.seats[seat_no]
+    if seat.clouds >= components().joker_cost:
+        return True  # the joker can always move to another animal
+    if seat.clouds < 1:
+        return False
+    capacity = board_capacity(s)
+    for code in s.plants:
+        if code >= 0 and plant_value(code) <= seat.clouds:
+            slot = _slot(seat, code)
+            if slot is not None and seat.plants[slot] < capacity[slot]:
+                return True
+    return False
+
+
 def cloud_actions(s: GameState, seat_no: int) -> list[c.CloudAction]:
     """Every cloud action the seat can pay for now (only on its own turn)."""
     if seat_no != s.current or s.phase not in ("place_domino", "place_plant", "end_of_turn"):
@@ -1028,11 +1056,7 @@ def cloud_actions(s: GameState, seat_no: int) -> list[c.CloudAction]:
             for a, name in enumerate(comps.animals)
             if a != s.joker
         ]
-    if (
-        s.phase == "end_of_turn"
-        and seat.clouds >= comps.extra_turn_cost
-        and seat.hand
-    ):
+    if s.phase == "end_of_turn" and seat.clouds >= comps.extra_turn_cost and seat.hand:
         out.append(c.CloudAction(seat_no, "extra_turn"))
     if seat.clouds >= 1:
         capacity = board_capacity(s)

@@ -10,7 +10,7 @@ from typing import Literal
 
 import msgspec
 
-from renature.board import Board, load_board
+from renature.board import Board
 
 Phase = Literal[
     "lobby",  # created, seats joining
@@ -44,6 +44,7 @@ class GameState(msgspec.Struct, frozen=True):
     board_id: str
     players: int
     commitment: str
+    board: Board  # static board data, shared by every state of the game (not encoded)
     version: int = 0
     phase: Phase = "lobby"
     current: int = -1
@@ -64,10 +65,6 @@ class GameState(msgspec.Struct, frozen=True):
     result: tuple[int, ...] = ()  # ranking, once finished
     winners: tuple[int, ...] = ()
     revealed_seed: str | None = None
-
-    @property
-    def board(self) -> Board:
-        return load_board(self.board_id)
 
     @property
     def is_over(self) -> bool:

@@ -137,7 +137,9 @@ def _seat_view(state: GameState, seat: int, viewer: int | None) -> SeatView:
     hand = None
     if viewer == seat:
         hand = [
-            DominoView(d, (comps.animals[comps.dominoes[d][0]], comps.animals[comps.dominoes[d][1]]))
+            DominoView(
+                d, (comps.animals[comps.dominoes[d][0]], comps.animals[comps.dominoes[d][1]])
+            )
             for d in s.hand
         ]
     return SeatView(
