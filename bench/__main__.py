@@ -1,0 +1,5 @@
+"""``make bench``: print the benchmark figures of every layer."""
+
+from bench import core
+
+core.run()
