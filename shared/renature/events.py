@@ -8,13 +8,36 @@ New fields must always get defaults, so old streams keep decoding.
 
 from __future__ import annotations
 
+import hashlib
+
 import msgspec
+from msgspec.structs import replace
+
+from renature.commands import AnyCommand, CreateGame
+
+
+class Cause(msgspec.Struct, frozen=True):
+    """Provenance of a batch: the command that caused it (on the batch's first event), the
+    client's command id and the service's time. A creation's seed is never recorded here: the
+    creation event holds its commitment, and the end of the game reveals it."""
+
+    command: AnyCommand
+    command_id: str | None = None
+    time: str | None = None
 
 
 class Event(msgspec.Struct, frozen=True, tag_field="type", kw_only=True):
+    """Base of all events. ``prev_hash`` and ``hash`` chain the events of a game: ``hash`` is
+    the SHA-256 of the event's canonical bytes (its JSON with ``hash`` empty), which include
+    ``prev_hash``, the previous event's ``hash`` ("" for the first event). Changing, dropping or
+    reordering any stored event breaks the chain."""
+
     game_id: str
     version: int
     seat: int | None = None
+    cause: Cause | None = None
+    prev_hash: str = ""
+    hash: str = ""
 
 
 class Half(msgspec.Struct, frozen=True):
@@ -211,6 +234,27 @@ def encode(event: Event) -> bytes:
 def decode(data: bytes | str) -> Event:
     event: Event = event_decoder.decode(data)
     return event
+
+
+def canonical_bytes(event: Event) -> bytes:
+    return json_encoder.encode(replace(event, hash=""))
+
+
+def chain_hash(event: Event) -> str:
+    return hashlib.sha256(canonical_bytes(event)).hexdigest()
+
+
+def seal(event: Event, prev_hash: str) -> Event:
+    """The event linked to its predecessor and stamped with its own hash."""
+    linked = replace(event, prev_hash=prev_hash)
+    return replace(linked, hash=chain_hash(linked))
+
+
+def public_command(command: AnyCommand) -> AnyCommand:
+    """The command as recorded in provenance: a creation's secret seed is left out."""
+    if isinstance(command, CreateGame):
+        return replace(command, seed="")
+    return command
 
 
 def points_awarded(event: Event) -> list[tuple[int, int, str]]:

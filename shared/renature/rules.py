@@ -517,45 +517,70 @@ _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
 def evolve(state: GameState | None, event: e.Event) -> GameState:
     """Apply one event, without checks (the event was decided already)."""
     new = _EVOLVERS[type(event)](state, event)
-    return replace(new, version=event.version)
+    return replace(new, version=event.version, last_hash=event.hash)
 
 
 # --- decide ------------------------------------------------------------------------------------
 
 
 class _Batch:
-    """Events of one command, each applied as it is emitted so later steps see its effect."""
+    """Events of one command, each applied as it is emitted so later steps see its effect.
+    The first event records the cause; every event is sealed into the hash chain."""
 
-    def __init__(self, state: GameState) -> None:
+    def __init__(self, state: GameState, cause: e.Cause) -> None:
         self.state = state
+        self.cause: e.Cause | None = cause
         self.events: list[e.Event] = []
 
     def emit(self, kind: type[e.Event], **fields: Any) -> None:
-        event = kind(game_id=self.state.game_id, version=self.state.version + 1, **fields)
+        event = kind(
+            game_id=self.state.game_id,
+            version=self.state.version + 1,
+            cause=self.cause,
+            **fields,
+        )
+        self.cause = None
+        event = e.seal(event, self.state.last_hash)
         self.events.append(event)
         self.state = evolve(self.state, event)
 
 
-def execute(state: GameState | None, command: c.Command) -> tuple[list[e.Event], GameState]:
-    """Decide a command and return its events together with the state after them."""
+def execute(
+    state: GameState | None,
+    command: c.Command,
+    *,
+    command_id: str | None = None,
+    time: str | None = None,
+) -> tuple[list[e.Event], GameState]:
+    """Decide a command and return its events together with the state after them.
+
+    ``command_id`` and ``time`` are provenance given by the caller (the core has no clock);
+    they are recorded in the first event's ``cause``."""
+    cause = e.Cause(e.public_command(command), command_id, time)  # type: ignore[arg-type]
     if isinstance(command, c.CreateGame):
         if state is not None:
             raise GameAlreadyExists(f"A game with id {command.game_id!r} exists already.")
-        created = _create(command)
+        created = e.seal(replace(_create(command), cause=cause), "")
         return [created], evolve(None, created)
     if state is None:
         raise GameNotFound("There is no such game; create it first.")
     handler = _DECIDERS.get(type(command))
     if handler is None:
         raise InvalidCommand(f"Unknown command {type(command).__name__}.")
-    batch = _Batch(state)
+    batch = _Batch(state, cause)
     handler(batch, command)
     return batch.events, batch.state
 
 
-def decide(state: GameState | None, command: c.Command) -> list[e.Event]:
+def decide(
+    state: GameState | None,
+    command: c.Command,
+    *,
+    command_id: str | None = None,
+    time: str | None = None,
+) -> list[e.Event]:
     """Validate ``command`` against ``state``; return its events or raise a ``RuleError``."""
-    return execute(state, command)[0]
+    return execute(state, command, command_id=command_id, time=time)[0]
 
 
 def _create(cmd: c.CreateGame) -> e.GameCreated:

@@ -238,6 +238,8 @@ def view(state: GameState, viewer: int | None) -> GameView:
 def visible_event(event: e.Event, viewer: int | None) -> e.Event:
     """The event as ``viewer`` may see it (live updates): secrets are blanked, never dropped,
     so every viewer sees the same versions."""
+    if event.cause is not None and event.seat != viewer:
+        event = replace(event, cause=None)  # a command may name a hidden domino
     match event:
         case e.GameCreated():
             return replace(event, deal=None)
