@@ -817,7 +817,7 @@ def _place_plant(b: _Batch, cmd: c.PlacePlant) -> None:
     if seat.plants[slot] == 0:
         raise IllegalPlant(f"You have no {cmd.colour} {cmd.plant} left on your player board.")
     points, counted = plant_points(s, cell, code)
-    found = s.clouds[cell] if s.board.scoring == "on_closing" or s.board.variant != "valley" else 0
+    found = s.clouds[cell]  # cloud area spaces (base game, Valley variant)
     taken = min(found, components().cloud_spaces - seat.clouds)
     b.emit(
         e.PlantPlaced,
