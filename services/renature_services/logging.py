@@ -1,0 +1,90 @@
+"""Structured JSON logs for every service, with secrets redacted.
+
+Every line is one JSON object on stdout. ``game_id``, ``command_id`` and ``seat`` are bound per
+command with contextvars (`bind_command`), so every line written while a command is handled
+carries them, including lines of FastStream and redis-py, which log through the standard
+library and are rendered by the same formatter.
+
+Secrets never reach a log line: the seed of a game (until it is revealed, and even then it
+belongs to the events, not to the logs), hands, reserves and the deal. Code must not log them in
+the first place (log the command *type*, never the command); `redact_secrets` is the safety
+net for keys with those names.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any
+
+import structlog
+from structlog.typing import Processor
+
+SECRET_KEYS = frozenset({"seed", "seeds", "hand", "hands", "reserve", "reserves", "deal"})
+REDACTED = "[redacted]"
+
+
+def redact_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Any:
+    """Replace the value of any key that names a secret (see `SECRET_KEYS`)."""
+    for key in SECRET_KEYS.intersection(event_dict):
+        event_dict[key] = REDACTED
+    return event_dict
+
+
+def _shared_processors() -> list[Processor]:
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        redact_secrets,
+    ]
+
+
+def configure_logging(level: str = "INFO", service: str | None = None) -> None:
+    """Send structlog and standard-library logs to stdout as JSON lines.
+
+    Idempotent: calling it again replaces the root handler instead of adding a second one.
+    ``service`` is bound globally so lines of several processes can be told apart.
+    """
+    shared = _shared_processors()
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(),
+        ],
+    )
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(level.upper())
+    if service:
+        structlog.contextvars.bind_contextvars(service=service)
+
+
+def get_logger(name: str) -> Any:
+    """A structlog logger (typed loosely: structlog's proxies are not precisely typed)."""
+    return structlog.get_logger(name)
+
+
+def stdlib_logger(name: str) -> logging.Logger:
+    """A standard-library logger for libraries that want one (FastStream), JSON-rendered."""
+    return logging.getLogger(name)
+
+
+@contextmanager
+def bind_command(game_id: str, command_id: str, seat: int | None) -> Iterator[None]:
+    """Bind the command's identity to every log line written inside the block."""
+    with structlog.contextvars.bound_contextvars(game_id=game_id, command_id=command_id, seat=seat):
+        yield

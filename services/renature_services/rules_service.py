@@ -1,0 +1,496 @@
+"""The rules service: decode a command envelope, load the game, decide, append, reply.
+
+A thin FastStream app. It consumes ``COMMAND_STREAM`` with the consumer group ``RULES_GROUP``
+(one consumer name per process, so several instances share the work) and answers every envelope
+with a `Reply` through FastStream request/reply: the publisher puts a ``reply_to`` pub/sub
+channel in the message headers and the handler's return value is published there (see
+`renature_services.rules_client.send_command`). Messages are acknowledged after the handler
+returns; a process that dies mid-command leaves its message pending, and a second subscriber
+takes such messages over with ``XAUTOCLAIM`` once they are idle long enough.
+
+Correctness never depends on there being one instance: appends are conditional on the version
+the command was decided on, so two instances racing on one game cannot fork it (the loser
+reloads and decides again), and a command id is answered at most once (idempotency keys of the
+event store).
+
+Seeds: the service always generates the seed of a new game itself (``secrets.token_hex(32)``)
+and ignores any seed a client sent, because whoever knows the seed knows every hand and the
+whole draw order. The seed lives in a secret key in the game's hash slot and is only read back
+to issue ``FinishGame`` when the last domino is gone; the ``GameEnded`` event then reveals it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import msgspec
+from faststream import AckPolicy, FastStream
+from faststream.message import StreamMessage
+from faststream.redis import RedisBroker, StreamSub
+from faststream.specification import AsyncAPI
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from renature import commands as c
+from renature import events as e
+from renature.errors import RuleError
+from renature.game import replay
+from renature.rules import evolve, execute
+from renature.state import GameState
+from renature_services import bus
+from renature_services.logging import bind_command, configure_logging, get_logger, stdlib_logger
+from renature_services.settings import Settings
+from renature_store import (
+    Appended,
+    AppendResult,
+    Conflict,
+    Duplicate,
+    EventStore,
+    KeyLayout,
+    RedisEventStore,
+    StoredEvent,
+)
+from renature_store.keys import check_game_id
+
+log = get_logger("renature.rules")
+
+MAX_ATTEMPTS = 16
+"""Decide/append rounds per command before giving up (each lost round means another command of
+the same game was appended meanwhile, so this bounds only pathological contention)."""
+
+FINISH_SUFFIX = ":finish"
+
+
+class SeedVault(Protocol):
+    """Where the secret seeds live (a Redis key per game in production, a dict in unit tests)."""
+
+    async def create(self, game_id: str) -> str: ...
+
+    async def get(self, game_id: str) -> str | None: ...
+
+
+class RedisSeedVault:
+    """Seeds in ``<prefix>:{pNN}:seed:<game_id>``, in the hash slot of the game's other keys."""
+
+    def __init__(self, redis: Redis, layout: KeyLayout) -> None:
+        self._redis = redis
+        self._layout = layout
+
+    def key(self, game_id: str) -> str:
+        """The seed key of a game."""
+        return f"{self._layout.base(self._layout.partition_of(game_id))}:seed:{game_id}"
+
+    async def create(self, game_id: str) -> str:
+        """The game's seed, generated now unless one exists (SET NX GET: first writer wins).
+
+        Two instances creating the same game at once both end up with the stored seed, so the
+        commitment in whichever ``GameCreated`` wins always matches the seed kept here.
+        """
+        fresh = secrets.token_hex(32)
+        previous = await self._redis.set(self.key(game_id), fresh, nx=True, get=True)
+        return fresh if not isinstance(previous, bytes | str) else _text(previous)
+
+    async def get(self, game_id: str) -> str | None:
+        value = await self._redis.get(self.key(game_id))
+        return None if value is None else _text(value)
+
+
+class BatchMeta(msgspec.Struct, frozen=True):
+    """Provenance stored with the first event of each appended batch (seeds redacted)."""
+
+    command_id: str
+    seat: int | None
+    command: c.AnyCommand
+    time: str
+
+
+class _Ids(msgspec.Struct):
+    """The ids of a malformed envelope, if they can be read at all (to address the reply)."""
+
+    game_id: str = ""
+    command_id: str = ""
+
+
+_meta_encoder = msgspec.json.Encoder()
+
+
+def utc_now() -> datetime:
+    """The service clock (the rules core has none)."""
+    return datetime.now(UTC)
+
+
+def rejected(envelope: bus.CommandEnvelope, code: str, message: str) -> bus.Reply:
+    return bus.Reply(
+        status="rejected",
+        game_id=envelope.game_id,
+        command_id=envelope.command_id,
+        code=code,
+        message=message,
+    )
+
+
+def redacted(command: c.AnyCommand) -> c.AnyCommand:
+    """The command as it may be stored or shown: seeds blanked."""
+    if isinstance(command, c.CreateGame | c.FinishGame):
+        return msgspec.structs.replace(command, seed="")
+    return command
+
+
+def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
+    """Reject envelopes that are well-formed JSON but inconsistent, before touching the store."""
+    try:
+        check_game_id(envelope.game_id)
+    except ValueError as error:
+        return rejected(envelope, "invalid_command", str(error))
+    if not envelope.command_id:
+        return rejected(envelope, "invalid_command", "A command needs a non-empty command id.")
+    command = envelope.command
+    if isinstance(command, c.CreateGame) and command.game_id != envelope.game_id:
+        return rejected(envelope, "invalid_command", "The game id of CreateGame must match.")
+    seat = getattr(command, "seat", None)
+    if envelope.seat is not None and seat is not None and seat != envelope.seat:
+        return rejected(
+            envelope, "not_your_seat", f"You play seat {envelope.seat}, not seat {seat}."
+        )
+    return None
+
+
+@dataclass
+class CommandHandler:
+    """decode → load → decide → append → reply, independent of the transport.
+
+    ``cache`` holds the folded state of recently used games; it is only a cache: every load
+    reads the events appended after the cached version, so a state written by another instance
+    is never missed.
+    """
+
+    store: EventStore
+    seeds: SeedVault
+    clock: Callable[[], datetime] = utc_now
+    cache_size: int = 10_000
+    cache: OrderedDict[str, GameState] = field(default_factory=OrderedDict)
+
+    async def handle_bytes(self, body: bytes) -> bytes:
+        """Answer one raw message; never raises for a bad message (it is answered rejected)."""
+        try:
+            envelope = bus.envelope_decoder.decode(body)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            ids = _ids_of(body)
+            # msgspec names the offending path and type, never the value: safe to log.
+            log.warning("malformed_envelope", error=str(error), **msgspec.structs.asdict(ids))
+            reply = bus.Reply(
+                status="rejected",
+                game_id=ids.game_id,
+                command_id=ids.command_id,
+                code="malformed",
+                message=f"The command could not be read: {error}",
+            )
+            return bus.encoder.encode(reply)
+        return await self.handle(envelope)
+
+    async def handle(self, envelope: bus.CommandEnvelope) -> bytes:
+        """The encoded reply to one envelope (the stored outcome for a retried command id)."""
+        with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+            problem = check_envelope(envelope)
+            if problem is not None:
+                log.info("command_rejected", code=problem.code)
+                return bus.encoder.encode(problem)
+            try:
+                outcome = await self.store.get_outcome(envelope.game_id, envelope.command_id)
+                if outcome is None:
+                    outcome = await self._decide_and_append(envelope)
+                    state = self.cache.get(envelope.game_id)
+                else:
+                    log.info("command_duplicate")
+                    state = await self.load(envelope.game_id)
+            except Exception:
+                # Retrying with the same command id is safe whatever happened before the error.
+                log.exception("command_failed", command=type(envelope.command).__name__)
+                reply = rejected(envelope, "internal_error", "The server failed; please retry.")
+                return bus.encoder.encode(reply)
+            if state is not None and state.phase == "final_scoring":
+                await self._finish(envelope)
+            return outcome
+
+    # -- the decide/append loop --------------------------------------------------------------
+
+    async def _decide_and_append(self, envelope: bus.CommandEnvelope) -> bytes:
+        """Decide on the latest state and append; on a conflict reload and decide again."""
+        game_id, command_id = envelope.game_id, envelope.command_id
+        kind = type(envelope.command).__name__
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            state = await self.load(game_id)
+            try:
+                command = await self._with_seed(envelope.command, state, game_id)
+                events, new_state = execute(state, command)
+            except RuleError as error:
+                reply = rejected(envelope, error.code, error.message)
+                encoded = bus.encoder.encode(reply)
+                duplicate = await self.store.record_outcome(game_id, command_id, encoded)
+                log.info("command_rejected", command=kind, code=error.code)
+                return encoded if duplicate is None else duplicate.outcome
+            expected = 0 if state is None else state.version
+            reply = bus.Reply(
+                status="accepted",
+                game_id=game_id,
+                command_id=command_id,
+                version=expected + len(events),
+                first_version=expected + 1,
+                last_version=expected + len(events),
+            )
+            encoded = bus.encoder.encode(reply)
+            result = await self._append(envelope, expected, events, encoded)
+            match result:
+                case Appended():
+                    self._remember(new_state)
+                    log.info(
+                        "command_accepted",
+                        command=kind,
+                        first_version=reply.first_version,
+                        last_version=reply.last_version,
+                        attempt=attempt,
+                    )
+                    return encoded
+                case Duplicate(outcome=outcome):
+                    log.info("command_duplicate", command=kind)
+                    return outcome
+                case Conflict(actual=actual):
+                    log.info("append_conflict", expected=expected, actual=actual, attempt=attempt)
+        log.warning("command_contended", command=kind, attempts=MAX_ATTEMPTS)
+        return bus.encoder.encode(
+            rejected(envelope, "contended", "The game is too busy right now; please retry.")
+        )
+
+    async def _append(
+        self,
+        envelope: bus.CommandEnvelope,
+        expected: int,
+        events: Sequence[e.Event],
+        outcome: bytes,
+    ) -> AppendResult:
+        meta = BatchMeta(
+            command_id=envelope.command_id,
+            seat=envelope.seat,
+            command=redacted(envelope.command),
+            time=self.clock().isoformat(),
+        )
+        return await self.store.append(
+            envelope.game_id,
+            command_id=envelope.command_id,
+            expected_version=expected,
+            events=[e.encode(event) for event in events],
+            outcome=outcome,
+            batch_meta=_meta_encoder.encode(meta),
+        )
+
+    async def _with_seed(
+        self, command: c.Command, state: GameState | None, game_id: str
+    ) -> c.Command:
+        """Put the secret seed into CreateGame/FinishGame; a client's seed is never used.
+
+        CreateGame of an existing game gets a blank seed (it is rejected by the rules anyway),
+        so no seed is ever generated for nothing.
+        """
+        if isinstance(command, c.CreateGame):
+            seed = await self.seeds.create(game_id) if state is None else ""
+            return msgspec.structs.replace(command, seed=seed)
+        if isinstance(command, c.FinishGame):
+            stored = await self.seeds.get(game_id) if state is not None else None
+            return c.FinishGame(seed=stored or "")
+        return command
+
+    async def _finish(self, envelope: bus.CommandEnvelope) -> None:
+        """Once nobody has dominoes left, reveal the seed: issue FinishGame as the system.
+
+        Runs after any command that leaves the game waiting for the seed (also retries and
+        rejections), so a game whose finish was interrupted by a crash is finished by the next
+        command that reaches it. The derived command id makes the finish itself idempotent.
+        The command's own reply is already decided and stays what was stored for it.
+        """
+        finish = bus.CommandEnvelope(
+            game_id=envelope.game_id,
+            command_id=envelope.command_id + FINISH_SUFFIX,
+            command=c.FinishGame(seed=""),
+            seat=None,
+        )
+        with bind_command(finish.game_id, finish.command_id, None):
+            try:
+                await self._decide_and_append(finish)
+            except Exception:
+                log.exception("finish_failed")
+
+    # -- loading -----------------------------------------------------------------------------
+
+    async def load(self, game_id: str) -> GameState | None:
+        """The game's latest state: the cached fold plus the events appended after it."""
+        cached = self.cache.get(game_id)
+        after = 0 if cached is None else cached.version
+        stored = await self.store.read(game_id, after_version=after)
+        state = fold(cached, stored)
+        if state is not None:
+            self._remember(state)
+        return state
+
+    def _remember(self, state: GameState) -> None:
+        self.cache[state.game_id] = state
+        self.cache.move_to_end(state.game_id)
+        while len(self.cache) > self.cache_size:
+            self.cache.popitem(last=False)
+
+
+def fold(state: GameState | None, stored: Sequence[StoredEvent]) -> GameState | None:
+    """Fold stored events onto a state (``replay`` when starting from nothing)."""
+    if state is None:
+        return replay(e.decode(event.data) for event in stored)
+    for event in stored:
+        state = evolve(state, e.decode(event.data))
+    return state
+
+
+def _ids_of(body: bytes) -> _Ids:
+    try:
+        return msgspec.json.decode(body, type=_Ids)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _Ids()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+async def raw_body(message: StreamMessage[Any]) -> bytes:
+    """Hand the handler the message bytes untouched (FastStream would parse JSON bodies)."""
+    return bytes(message.body)
+
+
+# -- the FastStream app ----------------------------------------------------------------------
+
+
+@dataclass(repr=False)
+class RulesService:
+    """The broker, its two subscribers and the handler they call."""
+
+    settings: Settings
+    handler: CommandHandler | None = None
+    broker: RedisBroker = field(init=False)
+    app: FastStream = field(init=False)
+    _redis: Redis | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        async def on_command(body: bytes) -> bytes:
+            """Handle one command envelope; the returned `Reply` bytes go to ``reply_to``."""
+            return await self.on_command(body)
+
+        self.broker = RedisBroker(
+            self.settings.redis_url, logger=stdlib_logger("renature.rules.faststream")
+        )
+        self.broker.subscriber(
+            stream=StreamSub(
+                bus.COMMAND_STREAM, group=bus.RULES_GROUP, consumer=self.settings.consumer
+            ),
+            ack_policy=AckPolicy.ACK,
+            decoder=raw_body,
+            title="rules:commands",
+            description=(
+                "Command envelopes (msgspec JSON `CommandEnvelope`); the reply (msgspec JSON "
+                "`Reply`) goes to the `reply_to` pub/sub channel of the message headers."
+            ),
+        )(on_command)
+        # Takes over commands a dead instance read but never acknowledged.
+        self.broker.subscriber(
+            stream=StreamSub(
+                bus.COMMAND_STREAM,
+                group=bus.RULES_GROUP,
+                consumer=self.settings.consumer,
+                min_idle_time=self.settings.reclaim_idle_ms,
+                polling_interval=1000,
+            ),
+            ack_policy=AckPolicy.ACK,
+            decoder=raw_body,
+            title="rules:commands:reclaim",
+            include_in_schema=False,
+        )(on_command)
+        self.app = FastStream(
+            self.broker,
+            logger=stdlib_logger("renature.rules.app"),
+            on_startup=[self.startup],
+            on_shutdown=[self.shutdown],
+            specification=AsyncAPI(
+                self.broker,
+                title="Renature rules service",
+                version="0.1.0",
+                description="Commands in, replies out; events go to the event store.",
+            ),
+        )
+
+    async def on_command(self, body: bytes) -> bytes:
+        """FastStream handler: the encoded `Reply` is sent back to the requester."""
+        if self.handler is None:
+            await self.startup()
+        assert self.handler is not None
+        return await self.handler.handle_bytes(body)
+
+    async def __aenter__(self) -> RulesService:
+        """Run the service inside the current event loop (tests, embedding)."""
+        await self.startup()
+        await self.broker.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.broker.stop()
+        await self.shutdown()
+
+    async def startup(self) -> None:
+        """Connect the event store (unless a handler was injected, as in unit tests).
+
+        The consumer group is created here from the *start* of the command stream, before the
+        subscribers start (FastStream would create it at ``$``): commands published before any
+        rules service ever ran are then handled rather than silently skipped.
+        """
+        if self.handler is not None:
+            return
+        self._redis = Redis.from_url(self.settings.redis_url)
+        try:
+            await self._redis.xgroup_create(
+                bus.COMMAND_STREAM, bus.RULES_GROUP, id="0", mkstream=True
+            )
+        except ResponseError as error:
+            if "BUSYGROUP" not in str(error):
+                raise
+        store = RedisEventStore(
+            self._redis, prefix=self.settings.prefix, partitions=self.settings.partitions
+        )
+        self.handler = CommandHandler(
+            store=store,
+            seeds=RedisSeedVault(self._redis, store.layout),
+            cache_size=self.settings.cache_games,
+        )
+        log.info("rules_service_started", consumer=self.settings.consumer)
+
+    async def shutdown(self) -> None:
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+
+def create_service(settings: Settings | None = None) -> RulesService:
+    """A rules service configured from ``settings`` (default: the environment)."""
+    return RulesService(settings or Settings.from_env())
+
+
+def run(settings: Settings) -> None:
+    """Run the rules service until SIGINT/SIGTERM (FastStream handles the signals)."""
+    import asyncio
+
+    configure_logging(settings.log_level, service="rules")
+    asyncio.run(create_service(settings).app.run())
+
+
+# ``faststream docs gen renature_services.rules_service:app`` documents this app; nothing
+# connects before ``app.run()``, so importing the module is side-effect free.
+app = create_service().app

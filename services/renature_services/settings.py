@@ -1,0 +1,73 @@
+"""Settings of the services, read from the environment (twelve-factor style).
+
+Every service process (rules, board, score, gateway) reads the same variables, so ``serve all``
+configures its children by setting the environment rather than by passing flags.
+
+| Variable | Default | Meaning |
+|---|---|---|
+| ``REDIS_URL`` | ``redis://127.0.0.1:6379/0`` | Redis: bus, store, read models |
+| ``RENATURE_PREFIX`` | ``rn`` | key prefix of the event store and read models |
+| ``RENATURE_PARTITIONS`` | ``16`` | partition count (part of the key layout) |
+| ``RENATURE_CONSUMER`` | ``<host>-<pid>-<random>`` | consumer name in the consumer groups |
+| ``RENATURE_LOG_LEVEL`` | ``INFO`` | log level of the JSON logs |
+| ``RENATURE_RECLAIM_IDLE_MS`` | ``30000`` | pending entries idle this long are taken over |
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def default_consumer_name() -> str:
+    """A consumer name unique per process.
+
+    Two processes sharing a consumer name would share one pending list in the group, and a
+    restarted process would inherit entries it never read; host, pid and a random suffix avoid
+    both. Entries left pending by a dead consumer are taken over by `XAUTOCLAIM`.
+    """
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What every service needs to find Redis and lay out its keys."""
+
+    redis_url: str = DEFAULT_REDIS_URL
+    prefix: str = "rn"
+    partitions: int = 16
+    consumer: str = field(default_factory=default_consumer_name)
+    log_level: str = "INFO"
+    reclaim_idle_ms: int = 30_000
+    reclaim_interval_s: float = 10.0
+    cache_games: int = 10_000
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from environment variables; keyword ``overrides`` that are not None win."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        if url := env.get("REDIS_URL"):
+            values["redis_url"] = url
+        if prefix := env.get("RENATURE_PREFIX"):
+            values["prefix"] = prefix
+        if partitions := env.get("RENATURE_PARTITIONS"):
+            values["partitions"] = int(partitions)
+        if consumer := env.get("RENATURE_CONSUMER"):
+            values["consumer"] = consumer
+        if level := env.get("RENATURE_LOG_LEVEL"):
+            values["log_level"] = level.upper()
+        if idle := env.get("RENATURE_RECLAIM_IDLE_MS"):
+            values["reclaim_idle_ms"] = int(idle)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with some fields changed."""
+        return replace(self, **changes)

@@ -1,0 +1,262 @@
+"""The rules service against a real Redis: commands over the bus, events in the store."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import AsyncIterator
+
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+from faststream.redis import RedisBroker
+from structlog.contextvars import merge_contextvars
+from structlog.testing import capture_logs
+
+from renature import commands as c
+from renature import events as e
+from renature.bots import make_bot
+from renature.game import replay
+from renature.rules import execute
+from renature.state import GameState
+from renature_services.bus import CommandEnvelope, Reply
+from renature_services.rules_client import send_command
+from renature_services.rules_service import (
+    BatchMeta,
+    CommandHandler,
+    RedisSeedVault,
+    RulesService,
+)
+from renature_services.settings import Settings
+from renature_store import RedisEventStore
+
+pytestmark = pytest.mark.redis
+
+GAME = "g-rules"
+
+
+@pytest.fixture
+async def store(redis: aioredis.Redis) -> RedisEventStore:
+    return RedisEventStore(redis)
+
+
+@pytest.fixture
+async def service(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[RulesService]:
+    async with RulesService(Settings(redis_url=redis_url, consumer="rules-a")) as running:
+        yield running
+
+
+@pytest.fixture
+async def client(service: RulesService, redis_url: str) -> AsyncIterator[RedisBroker]:
+    async with RedisBroker(redis_url) as broker:
+        yield broker
+
+
+def envelope(command: c.AnyCommand, command_id: str, seat: int | None = None) -> CommandEnvelope:
+    return CommandEnvelope(game_id=GAME, command_id=command_id, command=command, seat=seat)
+
+
+async def setup_game(client: RedisBroker, players: int = 2) -> list[Reply]:
+    commands: list[c.AnyCommand] = [
+        c.CreateGame(game_id=GAME, players=players, seed=""),
+        *(c.JoinGame(seat=s, name=f"p{s}") for s in range(players)),
+        c.StartGame(),
+    ]
+    return [
+        await send_command(client, envelope(cmd, f"setup-{i}"), timeout=5)
+        for i, cmd in enumerate(commands)
+    ]
+
+
+async def state_of(store: RedisEventStore) -> GameState:
+    state = replay(e.decode(ev.data) for ev in await store.read(GAME))
+    assert state is not None
+    return state
+
+
+async def test_accepted_command_is_appended_and_answered(
+    client: RedisBroker, store: RedisEventStore
+) -> None:
+    reply = await send_command(client, envelope(c.CreateGame(GAME, 2, seed=""), "create"), 5)
+
+    assert reply == Reply("accepted", GAME, "create", 1, 1, 1)
+    stored = await store.read(GAME)
+    assert [ev.version for ev in stored] == [1]
+    assert isinstance(e.decode(stored[0].data), e.GameCreated)
+    meta = msgspec.json.decode(stored[0].meta or b"", type=BatchMeta)
+    assert meta.command_id == "create"
+    assert meta.command == c.CreateGame(GAME, 2, seed="")  # the seed is never stored here
+    assert meta.time.endswith("+00:00")
+
+
+async def test_plain_redis_client_gets_the_same_reply(
+    service: RulesService, redis: aioredis.Redis
+) -> None:
+    reply = await send_command(redis, envelope(c.CreateGame(GAME, 3, seed=""), "create"), 5)
+    assert reply.status == "accepted"
+    assert reply.last_version == 1
+
+
+async def test_out_of_turn_command_is_rejected_and_appends_nothing(
+    client: RedisBroker, store: RedisEventStore
+) -> None:
+    await setup_game(client)
+    before = await store.version(GAME)
+    state = await state_of(store)
+    wrong_seat = 1 - state.current
+    command = c.EndTurn(seat=wrong_seat)
+
+    reply = await send_command(client, envelope(command, "early", seat=wrong_seat), 5)
+
+    expected_error = _rule_error(state, command)
+    assert reply.status == "rejected"
+    assert (reply.code, reply.message) == (expected_error.code, expected_error.message)
+    assert await store.version(GAME) == before
+
+
+async def test_seat_must_match_the_authenticated_seat(
+    client: RedisBroker, store: RedisEventStore
+) -> None:
+    await setup_game(client)
+    reply = await send_command(client, envelope(c.EndTurn(seat=0), "spoof", seat=1), 5)
+    assert (reply.status, reply.code) == ("rejected", "not_your_seat")
+
+
+async def test_duplicate_command_id_returns_the_first_reply(
+    client: RedisBroker, store: RedisEventStore
+) -> None:
+    first = await send_command(client, envelope(c.CreateGame(GAME, 2, seed=""), "create"), 5)
+    join = envelope(c.JoinGame(seat=0, name="ann"), "join-0")
+    accepted = await send_command(client, join, 5)
+    version = await store.version(GAME)
+
+    again = await send_command(client, join, 5)
+    create_again = await send_command(client, envelope(c.CreateGame(GAME, 2, ""), "create"), 5)
+
+    assert again == accepted
+    assert create_again == first
+    assert await store.version(GAME) == version
+
+
+async def test_malformed_message_is_answered_not_crashing(
+    client: RedisBroker, store: RedisEventStore
+) -> None:
+    message = await client.request(
+        b'{"game_id": "g-rules", "command_id": "bad", "command": {"type": "Nope"}}',
+        stream="rn:commands",
+        timeout=5,
+    )
+    reply = msgspec.json.decode(message.body, type=Reply)
+    assert (reply.status, reply.code, reply.command_id) == ("rejected", "malformed", "bad")
+    junk = await client.request(b"not json at all", stream="rn:commands", timeout=5)
+    assert msgspec.json.decode(junk.body, type=Reply).code == "malformed"
+    # and the service still works
+    ok = await send_command(client, envelope(c.CreateGame(GAME, 2, seed=""), "create"), 5)
+    assert ok.status == "accepted"
+
+
+async def test_two_instances_racing_never_fork_the_game(
+    service: RulesService, redis_url: str, store: RedisEventStore
+) -> None:
+    async with (
+        RulesService(Settings(redis_url=redis_url, consumer="rules-b")),
+        RedisBroker(redis_url) as client,
+    ):
+        await send_command(client, envelope(c.CreateGame(GAME, 4, seed=""), "create"), 5)
+        # Every seat is claimed twice under different ids, all at once: two instances decide
+        # them concurrently, conflicts force reloads, and exactly one claim per seat wins.
+        joins = [
+            envelope(c.JoinGame(seat=seat, name=f"{who}{seat}"), f"join-{who}-{seat}")
+            for seat in range(4)
+            for who in "xy"
+        ]
+        replies = await asyncio.gather(*(send_command(client, j, 10) for j in joins))
+
+    stored = await store.read(GAME)
+    assert [ev.version for ev in stored] == list(range(1, len(stored) + 1))
+    assert sorted(r.status for r in replies) == ["accepted"] * 4 + ["rejected"] * 4
+    accepted_versions = sorted(r.last_version for r in replies if r.status == "accepted")
+    assert accepted_versions == [2, 3, 4, 5]
+    _assert_legal_history(stored)
+
+
+async def test_handlers_racing_on_one_store_never_fork(
+    redis: aioredis.Redis, store: RedisEventStore
+) -> None:
+    """Two handlers with their own caches, no bus: the race is as tight as it gets."""
+    handlers = [CommandHandler(store, RedisSeedVault(redis, store.layout)) for _ in range(2)]
+    await handlers[0].handle(envelope(c.CreateGame(GAME, 4, seed=""), "create"))
+    joins = [envelope(c.JoinGame(seat=s % 4, name=f"n{s}"), f"join-{s}") for s in range(12)]
+    with capture_logs() as logs:
+        replies = await asyncio.gather(*(handlers[i % 2].handle(j) for i, j in enumerate(joins)))
+    assert any(entry["event"] == "append_conflict" for entry in logs), "no race happened"
+    decoded = [msgspec.json.decode(r, type=Reply) for r in replies]
+    assert sum(r.status == "accepted" for r in decoded) == 4
+    stored = await store.read(GAME)
+    assert [ev.version for ev in stored] == [1, 2, 3, 4, 5]
+    _assert_legal_history(stored)
+
+
+async def test_whole_game_ends_with_the_committed_seed_revealed(
+    client: RedisBroker, store: RedisEventStore, redis: aioredis.Redis
+) -> None:
+    with capture_logs(processors=[merge_contextvars]) as logs:
+        replies = await setup_game(client)
+        bots = [make_bot("random", f"bot-{seat}") for seat in range(2)]
+        state = await state_of(store)
+        turn = 0
+        while state.phase != "finished":
+            assert state.phase != "final_scoring", "the service must finish the game itself"
+            seat = state.current
+            command = bots[seat].choose(state, seat)
+            reply = await send_command(client, envelope(command, f"move-{turn}", seat), 5)
+            assert reply.status == "accepted", reply
+            replies.append(reply)
+            state = await state_of(store)
+            turn += 1
+
+    stored = [e.decode(ev.data) for ev in await store.read(GAME)]
+    created, ended = stored[0], stored[-1]
+    assert isinstance(created, e.GameCreated)
+    assert isinstance(ended, e.GameEnded)
+    seed = ended.seed
+    assert len(seed) == 64
+    assert hashlib.sha256(seed.encode()).hexdigest() == created.seed_commitment
+    seed_key = RedisSeedVault(redis, store.layout).key(GAME)
+    assert seed_key == f"rn:{{p{store.partition_of(GAME):02d}}}:seed:{GAME}"
+    assert await redis.get(seed_key) == seed.encode()
+    assert all(seed not in msgspec.json.encode(r).decode() for r in replies)
+    assert logs, "the service logs every command"
+    assert all(seed not in repr(entry) for entry in logs)
+    finishes = [entry for entry in logs if str(entry.get("command_id", "")).endswith(":finish")]
+    assert any(entry["event"] == "command_accepted" for entry in finishes)
+    assert all(entry.get("game_id") == GAME for entry in logs if "command_id" in entry)
+
+
+def _rule_error(state: GameState, command: c.AnyCommand) -> e.Event | Exception:
+    from renature.errors import RuleError
+
+    try:
+        execute(state, command)
+    except RuleError as error:
+        return error
+    raise AssertionError("the command was expected to break a rule")
+
+
+def _assert_legal_history(stored: list) -> None:  # type: ignore[type-arg]
+    """Re-deciding every stored batch from its provenance gives exactly the stored events."""
+    state: GameState | None = None
+    index = 0
+    while index < len(stored):
+        meta = msgspec.json.decode(stored[index].meta, type=BatchMeta)
+        assert not isinstance(meta.command, c.CreateGame | c.FinishGame) or index == 0
+        if isinstance(meta.command, c.CreateGame):
+            created = e.decode(stored[0].data)
+            state = replay([created])
+            index += 1
+            continue
+        events, state = execute(state, meta.command)
+        assert [e.encode(ev) for ev in events] == [
+            s.data for s in stored[index : index + len(events)]
+        ]
+        index += len(events)
