@@ -1,0 +1,82 @@
+"""One error shape for every failure: ``{"error": {"code", "message"}}`` with a fitting status.
+
+Frontends branch on ``code`` (stable, machine-readable) and show ``message`` (a sentence a
+player can act on). FastAPI's own validation and HTTP errors are rewritten into the same shape so
+a client never has to parse two formats.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+# Statuses of rejection codes that do not mean "the rules refuse this now" (409): malformed
+# commands, a seat mismatch the rules service caught, and the service's own failures.
+REJECTION_STATUS = {
+    "invalid_command": 422,
+    "malformed": 422,
+    "game_not_found": 404,
+    "not_your_seat": 403,
+    "contended": 503,
+    "internal_error": 500,
+}
+
+
+class ApiError(Exception):
+    """A failure to report to the client as ``status`` + ``{"error": {code, message}}``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+def rule_error_status(code: str | None) -> int:
+    """The HTTP status of a command the rules service rejected with ``code``: 409 for every
+    rule the command breaks now (``not_your_turn``, ``illegal_placement``, ...)."""
+    return REJECTION_STATUS.get(code or "", 409)
+
+
+def _describe_validation(error: RequestValidationError) -> str:
+    """A short readable summary of pydantic's error list (location: message; ...)."""
+    parts = []
+    for item in error.errors()[:5]:
+        location = ".".join(str(p) for p in item.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{location}: {item.get('msg', 'invalid')}")
+    return "; ".join(parts) or "The request is malformed."
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Route every error through the common shape."""
+
+    async def on_api_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiError)
+        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+
+    async def on_validation(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return JSONResponse(
+            error_body("malformed_request", _describe_validation(exc)), status_code=422
+        )
+
+    async def on_http(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(
+            error_body(code, str(exc.detail)),
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(StarletteHTTPException, on_http)

@@ -1,0 +1,68 @@
+"""Game states for reading: the game's stream replayed with the pure core, cached per game.
+
+The gateway answers views, legal actions and events from the event store itself rather than
+from a read model, so what a seat sees is exactly what the rules service decided on. The cache
+keeps the latest folded state per game and only reads the events after its version, so a view
+costs one short XRANGE once the game is warm.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from renature import events as e
+from renature.rules import evolve
+from renature.state import GameState
+from renature_services.gateway.errors import ApiError
+from renature_store import RedisEventStore
+
+
+class GameStates:
+    """A bounded LRU cache of folded game states over the event store."""
+
+    def __init__(self, store: RedisEventStore, max_games: int = 2048) -> None:
+        self._store = store
+        self._max_games = max_games
+        self._states: OrderedDict[str, GameState] = OrderedDict()
+
+    async def state(self, game_id: str) -> GameState:
+        """The game's current state; 404 ``game_not_found`` when it has no events."""
+        self._check_id(game_id)
+        cached = self._states.get(game_id)
+        after = cached.version if cached is not None else 0
+        state = cached
+        for stored in await self._store.read(game_id, after_version=after):
+            state = evolve(state, e.decode(stored.data))
+        if state is None:
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+        self._remember(game_id, state)
+        return state
+
+    async def events(self, game_id: str, after: int) -> list[e.Event]:
+        """The decoded events after version ``after`` (404 for an unknown game)."""
+        self._check_id(game_id)
+        stored = await self._store.read(game_id, after_version=max(after, 0))
+        if not stored and not await self._store.exists(game_id):
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+        return [e.decode(s.data) for s in stored]
+
+    async def require(self, game_id: str) -> None:
+        """404 unless the game exists (cheaper than a replay)."""
+        self._check_id(game_id)
+        if game_id not in self._states and not await self._store.exists(game_id):
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+
+    def _remember(self, game_id: str, state: GameState) -> None:
+        """Keep the newest state (concurrent requests may finish out of order)."""
+        current = self._states.get(game_id)
+        if current is None or current.version <= state.version:
+            self._states[game_id] = state
+        self._states.move_to_end(game_id)
+        while len(self._states) > self._max_games:
+            self._states.popitem(last=False)
+
+    @staticmethod
+    def _check_id(game_id: str) -> None:
+        """A malformed id can name no game: answer 404 before building a key from it."""
+        if not game_id or len(game_id) > 64 or any(ch in game_id for ch in ":{} \t\r\n"):
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")

@@ -1,0 +1,90 @@
+"""Request and response bodies of the HTTP API (pydantic, so they show up in /docs).
+
+Game views, states and events are msgspec structs of the rules core; they are sent as they
+are (``MsgspecResponse``) and described in docs/http-api.md rather than duplicated here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from fastapi.responses import Response
+from pydantic import BaseModel, Field
+
+
+class CreateGameRequest(BaseModel):
+    players: int = Field(ge=2, le=4, description="2, 3 or 4 players")
+    board: str = Field(default="base", description="base, valley or valley-back")
+    seed: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description=(
+            "For tests, bots and tournaments only: deal from this seed instead of a secret "
+            "random one. The game is marked as dealt from a chosen seed."
+        ),
+    )
+
+
+class CreateGameResponse(BaseModel):
+    game_id: str
+    players: int
+    board: str
+    version: int
+    seed: str = Field(description="'chosen' (dealt from the caller's seed) or 'secret'")
+
+
+class JoinRequest(BaseModel):
+    name: str = Field(min_length=1, max_length=40)
+
+
+class JoinResponse(BaseModel):
+    game_id: str
+    seat: int
+    token: str = Field(description="Secret seat token: send it as 'Authorization: Bearer ...'")
+    version: int
+
+
+class CommandRequest(BaseModel):
+    command_id: str = Field(
+        min_length=1,
+        max_length=128,
+        pattern=r"^[A-Za-z0-9._~-]+$",
+        description="Chosen by the client (letters, digits, . _ ~ -), unique per game and "
+        "seat; a retry with the same id returns the same reply and appends nothing",
+    )
+    command: dict[str, Any] = Field(
+        description="A seat command tagged by 'type', e.g. {'type': 'EndTurn'}; "
+        "'seat' may be left out (the token's seat is filled in)"
+    )
+
+
+class Accepted(BaseModel):
+    game_id: str
+    command_id: str
+    version: int
+    first_version: int
+    last_version: int
+
+
+class GameSummary(BaseModel):
+    game_id: str
+    version: int
+    board: str
+    players: int
+    phase: str
+    current_seat: int | None
+    seats_joined: list[int]
+    seed: str | None = Field(description="'chosen', 'secret', or null if not created here")
+
+
+class MsgspecResponse(Response):
+    """A JSON response encoded by msgspec (core structs encode natively and fast)."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        if isinstance(content, bytes):
+            return content
+        return msgspec.json.encode(content)

@@ -1,0 +1,159 @@
+"""A small typed client for the gateway's HTTP API (docs/http-api.md).
+
+Used by ``renature bots play`` and the tests: it speaks to the gateway exactly as a frontend
+would, and decodes answers into the rules core's types (``GameView``, ``GameState``, commands,
+events) so callers work with the same values as in-process code.
+"""
+
+from __future__ import annotations
+
+import uuid
+from types import TracebackType
+from typing import Any
+
+import httpx
+import msgspec
+
+from renature import commands as c
+from renature import events as e
+from renature.state import GameState
+from renature.view import GameView
+from renature_services.gateway.perspective import decode_state
+
+_commands = msgspec.json.Decoder(list[c.AnyCommand])
+_events = msgspec.json.Decoder(list[e.AnyEvent])
+_view = msgspec.json.Decoder(GameView)
+
+
+class GatewayError(Exception):
+    """The gateway answered with an error: ``status`` and the ``{"error": ...}`` body."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class CommandResult(msgspec.Struct, frozen=True):
+    """An accepted command: the game's version after it and the versions it appended."""
+
+    game_id: str
+    command_id: str
+    version: int
+    first_version: int
+    last_version: int
+
+
+class GatewayClient:
+    """Async client for one gateway. Pass ``transport`` (e.g. ``httpx.ASGITransport``) to talk
+    to an app in process."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self._http = httpx.AsyncClient(base_url=base_url, transport=transport, timeout=timeout)
+
+    async def __aenter__(self) -> GatewayClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # -- games ---------------------------------------------------------------------------------
+
+    async def create_game(self, players: int, board: str = "base", seed: str | None = None) -> str:
+        """Create a game; returns its id. ``seed`` only for tests, bots and tournaments."""
+        body: dict[str, Any] = {"players": players, "board": board}
+        if seed is not None:
+            body["seed"] = seed
+        return str(self._json(await self._http.post("/games", json=body))["game_id"])
+
+    async def summary(self, game_id: str) -> dict[str, Any]:
+        """Public facts: phase, current seat, joined seats, version."""
+        return dict(self._json(await self._http.get(f"/games/{game_id}")))
+
+    async def join(self, game_id: str, seat: int, name: str) -> str:
+        """Take ``seat``; returns the secret seat token."""
+        response = await self._http.post(f"/games/{game_id}/seats/{seat}", json={"name": name})
+        return str(self._json(response)["token"])
+
+    async def start(self, game_id: str, token: str) -> CommandResult:
+        response = await self._http.post(f"/games/{game_id}/start", headers=_auth(token))
+        return msgspec.convert(self._json(response), CommandResult)
+
+    async def send(
+        self, game_id: str, token: str, command: c.Command, command_id: str | None = None
+    ) -> CommandResult:
+        """Play ``command`` for the token's seat; raises `GatewayError` when refused."""
+        body = {
+            "command_id": command_id or uuid.uuid4().hex,
+            "command": msgspec.to_builtins(command),
+        }
+        response = await self._http.post(
+            f"/games/{game_id}/commands", json=body, headers=_auth(token)
+        )
+        return msgspec.convert(self._json(response), CommandResult)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def view(self, game_id: str, token: str | None = None) -> GameView:
+        """The seat's view with a token, else the spectator view."""
+        path = f"/games/{game_id}/view" if token else f"/games/{game_id}/spectator"
+        response = await self._http.get(path, headers=_auth(token))
+        self._check(response)
+        return _view.decode(response.content)
+
+    async def state(self, game_id: str, token: str) -> GameState:
+        """The seat's own-perspective state (secrets of others replaced by stand-ins)."""
+        response = await self._http.get(f"/games/{game_id}/state", headers=_auth(token))
+        self._check(response)
+        return decode_state(response.content)
+
+    async def legal_actions(self, game_id: str, token: str) -> list[c.AnyCommand]:
+        response = await self._http.get(f"/games/{game_id}/legal-actions", headers=_auth(token))
+        self._check(response)
+        return _commands.decode(response.content)
+
+    async def events(
+        self, game_id: str, token: str | None = None, after: int = 0
+    ) -> list[e.AnyEvent]:
+        """The events after ``after`` as the caller may see them."""
+        response = await self._http.get(
+            f"/games/{game_id}/events", params={"after": after}, headers=_auth(token)
+        )
+        self._check(response)
+        return _events.decode(response.content)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _json(self, response: httpx.Response) -> Any:
+        self._check(response)
+        return response.json()
+
+    @staticmethod
+    def _check(response: httpx.Response) -> None:
+        if response.is_success:
+            return
+        try:
+            error = response.json()["error"]
+            code, message = str(error["code"]), str(error["message"])
+        except (ValueError, KeyError, TypeError):
+            code, message = "http_error", response.text[:200]
+        raise GatewayError(response.status_code, code, message)
+
+
+def _auth(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
