@@ -225,9 +225,10 @@ class CommandHandler:
         kind = type(envelope.command).__name__
         for attempt in range(1, MAX_ATTEMPTS + 1):
             state = await self.load(game_id)
+            now = self.clock().isoformat()
             try:
                 command = await self._with_seed(envelope.command, state, game_id)
-                events, new_state = execute(state, command)
+                events, new_state = execute(state, command, command_id=command_id, time=now)
             except RuleError as error:
                 reply = rejected(envelope, error.code, error.message)
                 encoded = bus.encoder.encode(reply)
@@ -244,7 +245,7 @@ class CommandHandler:
                 last_version=expected + len(events),
             )
             encoded = bus.encoder.encode(reply)
-            result = await self._append(envelope, expected, events, encoded)
+            result = await self._append(envelope, expected, events, encoded, now)
             match result:
                 case Appended():
                     self._remember(new_state)
@@ -272,12 +273,13 @@ class CommandHandler:
         expected: int,
         events: Sequence[e.Event],
         outcome: bytes,
+        time: str,
     ) -> AppendResult:
         meta = BatchMeta(
             command_id=envelope.command_id,
             seat=envelope.seat,
             command=redacted(envelope.command),
-            time=self.clock().isoformat(),
+            time=time,
         )
         return await self.store.append(
             envelope.game_id,

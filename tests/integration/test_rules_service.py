@@ -255,7 +255,7 @@ def _assert_legal_history(stored: list) -> None:  # type: ignore[type-arg]
             state = replay([created])
             index += 1
             continue
-        events, state = execute(state, meta.command)
+        events, state = execute(state, meta.command, command_id=meta.command_id, time=meta.time)
         assert [e.encode(ev) for ev in events] == [
             s.data for s in stored[index : index + len(events)]
         ]
