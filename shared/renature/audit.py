@@ -1,0 +1,234 @@
+"""Dispute audit: prove from the stored events alone that a game was played by the rules.
+
+The audit checks, in order of the stream:
+- the hash chain: every event's ``prev_hash`` is its predecessor's ``hash``, and its ``hash`` is
+  the SHA-256 of its canonical bytes (so a changed, dropped or reordered event is caught);
+- versions run 1, 2, 3, ... without gaps;
+- every batch starts with its cause (the recorded command) and re-deciding that command on the
+  replayed state gives exactly the stored events (an illegal move is caught here even when its
+  forger recomputed the hash chain);
+- the revealed seed matches the commitment made at creation and reproduces the recorded deal
+  (the creation is re-decided with the revealed seed);
+- the final scoring is recomputed (the FinishGame command is re-decided) and every seat's final
+  score equals the sum of the points its events award.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+from msgspec.structs import replace
+
+from renature import commands as c
+from renature import events as e
+from renature.deal import commitment
+from renature.errors import RuleError
+from renature.rules import evolve, execute
+from renature.state import GameState
+
+CHECK_ORDER = (
+    "stream",
+    "versions",
+    "hash chain",
+    "provenance",
+    "seed",
+    "deal",
+    "legality",
+    "rules",
+    "scores",
+)
+
+
+class Finding(msgspec.Struct, frozen=True):
+    """One thing that does not hold: which event (its version, 1-based), which check, what."""
+
+    version: int
+    check: str
+    message: str
+
+
+class AuditReport(msgspec.Struct, frozen=True):
+    game_id: str
+    ok: bool
+    events: int
+    batches: int
+    finished: bool
+    checks: list[str]
+    first_bad: Finding | None = None
+    findings: list[Finding] = []
+    scores: list[int] = []
+    winners: list[int] = []
+
+
+def _differences(stored: e.Event, expected: e.Event) -> str:
+    if type(stored) is not type(expected):
+        return f"it is a {type(stored).__name__}, the rules give a {type(expected).__name__}"
+    ours = msgspec.to_builtins(stored)
+    theirs = msgspec.to_builtins(expected)
+    fields = [k for k in theirs if k not in ("hash", "prev_hash") and ours.get(k) != theirs[k]]
+    if not fields:
+        fields = [k for k in theirs if ours.get(k) != theirs[k]]
+    shown = "; ".join(f"{k}: stored {ours.get(k)!r}, rules give {theirs[k]!r}" for k in fields)
+    return f"{type(stored).__name__} differs from what the rules give ({shown})"
+
+
+def check_chain(events: Sequence[e.Event]) -> list[Finding]:
+    findings = []
+    prev = ""
+    for position, event in enumerate(events, start=1):
+        if event.version != position:
+            findings.append(
+                Finding(
+                    position,
+                    "versions",
+                    f"event number {position} carries version {event.version}: "
+                    "an event was dropped, added or moved",
+                )
+            )
+        if event.prev_hash != prev:
+            findings.append(
+                Finding(
+                    position,
+                    "hash chain",
+                    f"event {position} ({type(event).__name__}) does not link to the event "
+                    "before it: an event was changed, dropped or reordered",
+                )
+            )
+        if event.hash != e.chain_hash(event):
+            findings.append(
+                Finding(
+                    position,
+                    "hash chain",
+                    f"event {position} ({type(event).__name__}) does not match its own hash: "
+                    "it was changed after it was written",
+                )
+            )
+        prev = event.hash
+    return findings
+
+
+def batches(events: Sequence[e.Event]) -> list[list[e.Event]]:
+    """Events grouped by the command that caused them (a batch starts with its cause)."""
+    out: list[list[e.Event]] = []
+    for event in events:
+        if event.cause is not None or not out:
+            out.append([])
+        out[-1].append(event)
+    return out
+
+
+def _revealed_seed(events: Sequence[e.Event]) -> str | None:
+    for event in reversed(events):
+        if isinstance(event, e.GameEnded):
+            return event.seed
+    return None
+
+
+def _redecide(
+    state: GameState | None, batch: list[e.Event], seed: str | None
+) -> tuple[list[Finding], GameState | None, bool]:
+    """Re-run the batch's recorded command. Returns (findings, state after, verified)."""
+    first = batch[0]
+    if first.cause is None:
+        return [Finding(first.version, "provenance", "the batch records no command")], None, False
+    command = first.cause.command
+    if isinstance(command, c.CreateGame):
+        if seed is None:
+            return [], None, False  # the deal can only be checked once the seed is revealed
+        command = replace(command, seed=seed)
+    try:
+        expected, after = execute(
+            state, command, command_id=first.cause.command_id, time=first.cause.time
+        )
+    except RuleError as err:
+        name = type(command).__name__
+        return (
+            [Finding(first.version, "legality", f"the recorded {name} is illegal: {err.message}")],
+            None,
+            False,
+        )
+    for stored, wanted in zip(batch, expected, strict=False):
+        if stored != wanted:
+            check = "deal" if isinstance(stored, e.GameCreated) else "rules"
+            return [Finding(stored.version, check, _differences(stored, wanted))], None, False
+    if len(batch) != len(expected):
+        # the first event the stream holds beyond what the rules give, or the last one it has
+        at = batch[len(expected)].version if len(batch) > len(expected) else batch[-1].version
+        return (
+            [
+                Finding(
+                    at,
+                    "rules",
+                    f"the command gives {len(expected)} events, the stream holds {len(batch)}",
+                )
+            ],
+            None,
+            False,
+        )
+    return [], after, True
+
+
+def audit(events: Sequence[e.Event]) -> AuditReport:
+    """Audit a whole game from its events; ``ok`` only when every check holds."""
+    game_id = events[0].game_id if events else ""
+    if not events:
+        finding = Finding(0, "stream", "there are no events")
+        return AuditReport(game_id, False, 0, 0, False, [], finding, [finding])
+    findings = check_chain(events)
+    seed = _revealed_seed(events)
+    created = events[0]
+    if not isinstance(created, e.GameCreated):
+        findings.append(Finding(1, "stream", "the first event is not the game's creation"))
+    elif seed is not None and commitment(seed) != created.seed_commitment:
+        ended = next(ev for ev in events if isinstance(ev, e.GameEnded))
+        findings.append(
+            Finding(
+                ended.version,
+                "seed",
+                "the revealed seed does not match the commitment made at creation",
+            )
+        )
+    state: GameState | None = None
+    groups = batches(events)
+    for batch in groups:
+        problems, after, verified = _redecide(state, batch, seed)
+        findings += problems
+        if problems:
+            break  # everything after the first bad batch stands on a false state
+        if verified:
+            state = after
+        else:
+            for event in batch:
+                state = evolve(state, event)
+    if state is not None and state.is_over and not findings:
+        totals = [0] * state.players
+        for event in events:
+            for seat, points, _ in e.points_awarded(event):
+                totals[seat] += points
+        for seat, seat_state in enumerate(state.seats):
+            if totals[seat] != seat_state.score:
+                findings.append(
+                    Finding(
+                        events[-1].version,
+                        "scores",
+                        f"seat {seat}'s points add up to {totals[seat]}, not {seat_state.score}",
+                    )
+                )
+    findings.sort(key=lambda f: (f.version, CHECK_ORDER.index(f.check)))
+    finished = state is not None and state.is_over
+    checks = ["hash chain", "versions", "every command re-decided"]
+    if seed is not None:
+        checks += ["seed matches commitment", "deal reproduced from seed", "final scoring"]
+    return AuditReport(
+        game_id=game_id,
+        ok=not findings,
+        events=len(events),
+        batches=len(groups),
+        finished=finished,
+        checks=checks,
+        first_bad=findings[0] if findings else None,
+        findings=findings,
+        scores=[s.score for s in state.seats] if state is not None and not findings else [],
+        winners=list(state.winners) if state is not None and not findings else [],
+    )
