@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from renature_services.cli import bots, core, serve
+from renature_services.cli import audit, bots, core, serve
 
 app = typer.Typer(
     help="Renature server: rules, simulation, services and audit.",
@@ -12,6 +12,7 @@ app = typer.Typer(
     add_completion=False,
 )
 core.register(app)
+audit.register(app)
 app.add_typer(serve.app, name="serve")
 app.add_typer(bots.app, name="bots")
 

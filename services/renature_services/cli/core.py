@@ -15,7 +15,9 @@ from rich.text import Text
 from renature import board as boards
 from renature import commands, events
 from renature.bots import BOT_NAMES
+from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.game import outcome, play
+from renature.state import GameState
 
 board_app = typer.Typer(help="Boards: draw them or print them as JSON.", no_args_is_help=True)
 
@@ -86,15 +88,29 @@ def board_show(
     except boards.UnknownBoard as err:
         raise typer.BadParameter(str(err)) from None
     if as_json:
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(boards.board_json(board))).decode())
+        sys.stdout.write(
+            msgspec.json.format(msgspec.json.encode(boards.board_json(board))).decode()
+        )
         sys.stdout.write("\n")
         return
     Console().print(render_board(board))
 
 
-def render_board(board: boards.Board) -> Text:
+PLANT_STYLE = {
+    "orange": "bold dark_orange",
+    "blue": "bold blue",
+    "black": "bold black",
+    "white": "bold bright_white",
+    "neutral": "bold green",
+}
+
+
+def render_board(board: boards.Board, state: GameState | None = None) -> Text:
     """The board as coloured text: brook `~`, starting spaces `@`, stumps `^`, areas by letter
-    (clouds on a space shown as their count), off-board blank."""
+    (clouds on a space shown as their count), off-board blank. With a game state: each covered
+    space shows its animal's first letter and each plant its type's letter (t, b, p, o) in its
+    colour."""
+    comps = components()
     text = Text()
     text.append("   " + "".join(f"{x % 10}" for x in range(board.width)) + "\n", style="dim")
     for y in range(board.height):
@@ -102,13 +118,22 @@ def render_board(board: boards.Board) -> Text:
         for x in range(board.width):
             cell = board.index(x, y)
             kind = board.kinds[cell]
-            clouds = board.clouds[cell]
+            clouds = state.clouds[cell] if state else board.clouds[cell]
+            area = state.area_of[cell] if state else board.area_of[cell]
             if kind == boards.OFF:
                 text.append(" ")
-            elif kind == boards.AREA:
-                area = board.area_of[cell]
-                mark = str(clouds) if clouds else board.area_ids[area]
-                text.append(mark, style=f"bold white {AREA_STYLES[area % len(AREA_STYLES)]}")
+            elif area >= 0:
+                style = AREA_STYLES[area % len(AREA_STYLES)]
+                code = state.plants[cell] if state else -1
+                if code >= 0:
+                    colour = COLOURS[plant_colour(code)]
+                    mark = PLANT_TYPES[plant_type(code)][0]
+                    text.append(mark, style=f"{PLANT_STYLE[colour]} {style}")
+                else:
+                    mark = str(clouds) if clouds else board.area_ids[area]
+                    text.append(mark, style=f"bold white {style}")
+            elif state is not None and state.cover[cell] >= 0:
+                text.append(comps.animals[state.cover[cell]][0], style="bold black on bright_white")
             elif cell in board.starts:
                 text.append("@", style="bold yellow on blue")
             elif cell in board.stumps:
@@ -118,9 +143,13 @@ def render_board(board: boards.Board) -> Text:
                 style = "white on blue" if board.path_name == "brook" else "black on green"
                 text.append(mark, style=style)
         text.append("\n")
-    sizes = ", ".join(f"{a}={s}" for a, s in zip(board.area_ids, board.area_sizes, strict=True))
-    text.append(f"{board.name}: {board.width}x{board.height}; area sizes {sizes}\n")
-    text.append("~ brook/meadow   @ starting space   ^ stump   digit: clouds on that space\n")
+    if state is None:
+        sizes = ", ".join(f"{a}={s}" for a, s in zip(board.area_ids, board.area_sizes, strict=True))
+        text.append(f"{board.name}: {board.width}x{board.height}; area sizes {sizes}\n")
+        text.append("~ brook/meadow   @ starting space   ^ stump   digit: clouds on that space\n")
+    else:
+        text.append(f"joker: {comps.animals[state.joker]}; animals by first letter; ")
+        text.append("plants t(urf) b(ush) p(ine) o(ak) in their colour\n")
     return text
 
 
@@ -135,8 +164,9 @@ def schema(
     }
     if what not in types:
         raise typer.BadParameter("choose events, commands or board")
-    sys.stdout.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(types[what])))
-                     .decode() + "\n")
+    sys.stdout.write(
+        msgspec.json.format(msgspec.json.encode(msgspec.json.schema(types[what]))).decode() + "\n"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,43 @@
+"""Where the audit tools read a game's events: the event store in Redis, or a JSON-lines file
+(an export, or ``renature simulate --events``)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import redis.asyncio as aioredis
+
+from renature import events as e
+from renature_services.settings import Settings
+from renature_store import RedisEventStore
+
+
+class NoSuchGame(LookupError):
+    pass
+
+
+def read_file(path: Path) -> list[e.Event]:
+    """Events from a JSON-lines file, one event per line (blank lines are ignored)."""
+    with path.open("rb") as lines:
+        return [e.decode(line) for line in lines if line.strip()]
+
+
+async def read_store(game_id: str, settings: Settings) -> list[e.Event]:
+    client = aioredis.from_url(settings.redis_url)
+    try:
+        store = RedisEventStore(client, prefix=settings.prefix, partitions=settings.partitions)
+        stored = await store.read(game_id)
+    finally:
+        await client.aclose()
+    if not stored:
+        raise NoSuchGame(f"There is no game {game_id!r} in the store at {settings.redis_url}.")
+    return [e.decode(s.data) for s in stored]
+
+
+def load(game_id: str | None, events_file: Path | None, redis_url: str | None) -> list[e.Event]:
+    if events_file is not None:
+        return read_file(events_file)
+    if game_id is None:
+        raise NoSuchGame("Name a game id (read from Redis) or an --events file.")
+    return asyncio.run(read_store(game_id, Settings.from_env(redis_url=redis_url)))
