@@ -12,7 +12,13 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from redis import exceptions as redis_errors
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from renature_services.logging import get_logger
+from renature_store import StoreUnavailableError
+
+log = get_logger("renature.gateway")
 
 # Statuses of rejection codes that do not mean "the rules refuse this now" (409): malformed
 # commands, a seat mismatch the rules service caught, and the service's own failures.
@@ -77,6 +83,20 @@ def install_error_handlers(app: FastAPI) -> None:
             headers=getattr(exc, "headers", None),
         )
 
+    async def on_redis_down(_: Request, exc: Exception) -> JSONResponse:
+        log.error("gateway_redis_unavailable", error=str(exc))
+        body = error_body("store_unavailable", "The game store cannot be reached; retry.")
+        return JSONResponse(body, status_code=503)
+
+    async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.error("gateway_internal_error", error=type(exc).__name__, exc_info=exc)
+        body = error_body("internal_error", "The gateway failed; please retry.")
+        return JSONResponse(body, status_code=500)
+
     app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(StoreUnavailableError, on_redis_down)
+    app.add_exception_handler(redis_errors.ConnectionError, on_redis_down)
+    app.add_exception_handler(redis_errors.TimeoutError, on_redis_down)
+    app.add_exception_handler(Exception, on_unexpected)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)

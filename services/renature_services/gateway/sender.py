@@ -38,5 +38,7 @@ class BusSender:
     async def send(self, envelope: CommandEnvelope, timeout: float) -> Reply:
         try:
             return await send_command(self._redis, envelope, timeout)
+        except TimeoutError:  # an OSError too, but it means "no answer", not "unreachable"
+            raise
         except (redis_errors.ConnectionError, OSError) as error:
             raise SenderUnavailableError(str(error)) from error
