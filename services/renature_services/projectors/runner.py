@@ -1,0 +1,298 @@
+"""The projector runner shared by the board and score projections.
+
+A projector consumes the partition feeds of the event store with its own consumer group, folds
+each game's events into a small in-memory value (cached per game, rebuilt from the game stream
+when missing or behind) and writes a read model per game:
+
+    <prefix>:{pNN}:<projection>:<game_id>   hash  {version: <int>, model: <msgspec JSON>}
+
+The hash carries the game's partition as its hash tag, like every key of the game. The model
+and the version it reflects are written together by one Lua script that only writes when the
+new version is greater than the stored one. That makes delivery "at least once" harmless: a
+redelivered or reclaimed entry, or an entry a second consumer of the same group handles late,
+can never apply an event twice or move a model back in time. Models are snapshots (the whole
+value at a version), never increments, for the same reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Generic, Protocol, TypeVar
+
+import msgspec
+from redis.asyncio import Redis
+
+from renature import events as e
+from renature_services.logging import configure_logging, get_logger
+from renature_services.settings import Settings
+from renature_store import FeedEntry, KeyLayout, RedisEventStore, StoredEvent
+
+log = get_logger("renature.projector")
+
+json_encoder = msgspec.json.Encoder()
+
+F = TypeVar("F")
+
+WRITE_MODEL_LUA = r"""
+-- KEYS[1] read model hash; ARGV[1] version; ARGV[2] model bytes
+local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if current >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'model', ARGV[2])
+return 1
+"""
+
+
+class Projection(Protocol[F]):
+    """What a read model needs: a fold over a game's events and how to render it."""
+
+    name: str
+    """Part of the key (``board``, ``score``) and of log lines."""
+    group: str
+    """The consumer group on the partition feeds."""
+
+    def apply(self, fold: F | None, event: e.Event) -> F:
+        """The fold after one more event (``None`` before the first one)."""
+        ...
+
+    def version(self, fold: F) -> int:
+        """The version of the last event folded in."""
+        ...
+
+    def render(self, fold: F) -> bytes:
+        """The read model as stored (msgspec JSON)."""
+        ...
+
+
+def model_key(layout: KeyLayout, name: str, game_id: str) -> str:
+    """``<prefix>:{pNN}:<name>:<game_id>``: the read model shares the game's hash slot."""
+    return f"{layout.base(layout.partition_of(game_id))}:{name}:{game_id}"
+
+
+class Projector(Generic[F]):
+    """Feeds in, read models out; any number of instances may share one consumer group."""
+
+    def __init__(
+        self,
+        store: RedisEventStore,
+        redis: Redis,
+        projection: Projection[F],
+        consumer: str,
+        *,
+        batch: int = 200,
+        reclaim_idle_ms: int = 30_000,
+        cache_size: int = 10_000,
+    ) -> None:
+        self.store = store
+        self.redis = redis
+        self.projection = projection
+        self.consumer = consumer
+        self.batch = batch
+        self.reclaim_idle_ms = reclaim_idle_ms
+        self.cache_size = cache_size
+        self.cache: OrderedDict[str, F] = OrderedDict()
+        self._write = redis.register_script(WRITE_MODEL_LUA)
+        self._log = log.bind(projection=projection.name, consumer=consumer)
+
+    # -- keys and reading --------------------------------------------------------------------
+
+    def key(self, game_id: str) -> str:
+        return model_key(self.store.layout, self.projection.name, game_id)
+
+    async def read_model(self, game_id: str) -> tuple[int, bytes] | None:
+        """The stored model of a game and the version it reflects, if there is one."""
+        version, model = await self.redis.hmget(self.key(game_id), ["version", "model"])
+        if version is None or model is None:
+            return None
+        return int(version), model if isinstance(model, bytes) else model.encode()
+
+    # -- running -----------------------------------------------------------------------------
+
+    async def setup(self) -> None:
+        """Create the group on every feed, from the start so a new projection sees everything."""
+        for partition in self.store.partitions():
+            await self.store.ensure_group(partition, self.projection.group, start_id="0")
+
+    async def run(
+        self, stop: asyncio.Event, block_ms: int = 1000, reclaim_every: float = 10.0
+    ) -> None:
+        """Project until ``stop`` is set: take over stale pending entries, then follow the feeds."""
+        await self.setup()
+        await self.reclaim()
+        last_reclaim = time.monotonic()
+        self._log.info("projector_started")
+        while not stop.is_set():
+            await self.poll(block_ms=block_ms)
+            if time.monotonic() - last_reclaim >= reclaim_every:
+                await self.reclaim()
+                last_reclaim = time.monotonic()
+        self._log.info("projector_stopped")
+
+    async def poll(self, block_ms: int | None = None) -> int:
+        """Read and project one batch of new feed entries; returns how many were read."""
+        entries = await self.store.read_group(
+            self.projection.group,
+            self.consumer,
+            self.store.partitions(),
+            count=self.batch,
+            block_ms=block_ms,
+        )
+        await self.process(entries)
+        return len(entries)
+
+    async def reclaim(self, min_idle_ms: int | None = None) -> int:
+        """Take over and project entries pending too long with a (probably dead) consumer."""
+        idle = self.reclaim_idle_ms if min_idle_ms is None else min_idle_ms
+        total = 0
+        for partition in self.store.partitions():
+            while True:
+                claimed = await self.store.autoclaim(
+                    partition, self.projection.group, self.consumer, idle, count=self.batch
+                )
+                if claimed:
+                    self._log.info("entries_reclaimed", partition=partition, count=len(claimed))
+                    await self.process(claimed)
+                    total += len(claimed)
+                if len(claimed) < self.batch:
+                    break
+        return total
+
+    async def process(self, entries: Sequence[FeedEntry]) -> None:
+        """Project a batch game by game, then acknowledge the entries of each projected game.
+
+        A game that fails (Redis hiccup, an undecodable event) is logged and left pending, so
+        it is retried through `reclaim`; the other games of the batch go on.
+        """
+        by_game: dict[str, list[FeedEntry]] = defaultdict(list)
+        for entry in entries:
+            by_game[entry.game_id].append(entry)
+        for game_id, game_entries in by_game.items():
+            try:
+                await self.project(game_id, game_entries)
+            except Exception:
+                self._log.exception("projection_failed", game_id=game_id)
+                continue
+            for partition, ids in _ids_by_partition(game_entries).items():
+                await self.store.ack(partition, self.projection.group, ids)
+
+    async def project(self, game_id: str, entries: Sequence[FeedEntry]) -> bool:
+        """Bring the game's model up to at least the newest of ``entries``; True if written."""
+        newest = max(entry.version for entry in entries)
+        stored = await self.redis.hget(self.key(game_id), "version")
+        if stored is not None and int(stored) >= newest:
+            return False  # redelivered: every one of these events is in the model already
+        fold = self.cache.get(game_id)
+        for entry in sorted(entries, key=lambda item: item.version):
+            version = self._version(fold)
+            if entry.version <= version:
+                continue
+            if entry.version != version + 1:  # a gap: the cache is missing or behind
+                fold = await self._catch_up(game_id, fold)
+                continue
+            fold = self.projection.apply(fold, e.decode(entry.data))
+        if fold is None:
+            return False
+        self._remember(game_id, fold)
+        return await self._store_model(game_id, fold)
+
+    # -- rebuilding --------------------------------------------------------------------------
+
+    async def rebuild(self) -> int:
+        """Drop every model of this projection and rebuild each game from its stream.
+
+        Safe while other instances run: a model they write meanwhile is either older (and
+        then replaced) or newer (and then kept) thanks to the conditional write.
+        """
+        games = await self.store.list_games()
+        stray = [
+            key.decode() if isinstance(key, bytes) else key
+            async for key in self.redis.scan_iter(match=self._scan_pattern())
+        ]
+        keys = sorted({*stray, *(self.key(game_id) for game_id in games)})
+        for start in range(0, len(keys), 500):
+            await self.redis.delete(*keys[start : start + 500])
+        self.cache.clear()
+        for game_id in games:
+            fold = await self._catch_up(game_id, None)
+            if fold is not None:
+                self._remember(game_id, fold)
+                await self._store_model(game_id, fold)
+        self._log.info("projection_rebuilt", games=len(games))
+        return len(games)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _version(self, fold: F | None) -> int:
+        return 0 if fold is None else self.projection.version(fold)
+
+    async def _catch_up(self, game_id: str, fold: F | None) -> F | None:
+        """Fold the events of the game stream after the fold's version (the source of truth)."""
+        stored: list[StoredEvent] = await self.store.read(game_id, self._version(fold))
+        for event in stored:
+            fold = self.projection.apply(fold, e.decode(event.data))
+        return fold
+
+    async def _store_model(self, game_id: str, fold: F) -> bool:
+        version = self.projection.version(fold)
+        written = await self._write(
+            keys=[self.key(game_id)], args=[version, self.projection.render(fold)]
+        )
+        if written:
+            self._log.debug("model_written", game_id=game_id, version=version)
+        return bool(written)
+
+    def _remember(self, game_id: str, fold: F) -> None:
+        self.cache[game_id] = fold
+        self.cache.move_to_end(game_id)
+        while len(self.cache) > self.cache_size:
+            self.cache.popitem(last=False)
+
+    def _scan_pattern(self) -> str:
+        return f"{self.store.layout.prefix}:{{p*}}:{self.projection.name}:*"
+
+
+def _ids_by_partition(entries: Iterable[FeedEntry]) -> dict[int, list[str]]:
+    grouped: dict[int, list[str]] = defaultdict(list)
+    for entry in entries:
+        grouped[entry.partition].append(entry.entry_id)
+    return grouped
+
+
+def create_projector(settings: Settings, redis: Redis, projection: Projection[F]) -> Projector[F]:
+    """A projector configured from ``settings`` on a bytes Redis client."""
+    store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)
+    return Projector(
+        store,
+        redis,
+        projection,
+        settings.consumer,
+        reclaim_idle_ms=settings.reclaim_idle_ms,
+        cache_size=settings.cache_games,
+    )
+
+
+async def serve(settings: Settings, projection: Projection[F], rebuild: bool = False) -> None:
+    """Run one projector until SIGINT/SIGTERM; optionally rebuild its models first."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        projector = create_projector(settings, redis, projection)
+        if rebuild:
+            await projector.rebuild()
+        await projector.run(stop, reclaim_every=settings.reclaim_interval_s)
+    finally:
+        await redis.aclose()
+
+
+def run(settings: Settings, projection: Projection[F], rebuild: bool = False) -> None:
+    """Blocking entry point used by ``renature serve board|score``."""
+    configure_logging(settings.log_level, service=projection.name)
+    asyncio.run(serve(settings, projection, rebuild))
