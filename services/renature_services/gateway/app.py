@@ -41,7 +41,7 @@ from renature_services.gateway.schemas import (
 from renature_services.gateway.seats import SeatTokens, new_token
 from renature_services.gateway.seeds import choose_seed
 from renature_services.logging import bind_command, get_logger
-from renature_store import RedisEventStore
+from renature_store import DEFAULT_PARTITIONS, DEFAULT_PREFIX, RedisEventStore
 
 log = get_logger("renature.gateway")
 
@@ -57,9 +57,15 @@ GameId = Annotated[str, Path(description="The game id returned by POST /games")]
 class Gateway:
     """What the handlers share: Redis, the store, seat tokens, cached states, the sender."""
 
-    def __init__(self, redis: Redis, sender: senders.CommandSender, command_timeout: float) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        sender: senders.CommandSender,
+        command_timeout: float,
+        store: RedisEventStore,
+    ) -> None:
         self.redis = redis
-        self.store = RedisEventStore(redis)
+        self.store = store
         self.tokens = SeatTokens(redis, self.store.layout)
         self.games = GameStates(self.store)
         self.sender = sender
@@ -143,11 +149,15 @@ def create_app(
     *,
     sender: senders.CommandSender | None = None,
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
+    prefix: str = DEFAULT_PREFIX,
+    partitions: int = DEFAULT_PARTITIONS,
 ) -> FastAPI:
     """The gateway for the Redis at ``redis_url``. ``sender`` replaces the rules-service client
-    (tests); by default commands go over the bus through ``renature_services.rules_client``."""
+    (tests); by default commands go over the bus through ``renature_services.rules_client``.
+    ``prefix`` and ``partitions`` must match the other services (they are the key layout)."""
     redis = Redis.from_url(redis_url)
-    gateway = Gateway(redis, sender or senders.BusSender(redis), command_timeout)
+    store = RedisEventStore(redis, prefix=prefix, partitions=partitions)
+    gateway = Gateway(redis, sender or senders.BusSender(redis), command_timeout, store)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -310,6 +320,17 @@ def create_app(
         events = await gateway.games.events(game_id, after)
         return MsgspecResponse([visible_event(event, viewer) for event in events])
 
+    @app.get("/games/{game_id}/board", response_class=MsgspecResponse, tags=["read models"])
+    async def board_model(game_id: GameId) -> MsgspecResponse:
+        """The board projector's read model (the spectator view, as last projected; it may lag
+        a few events behind ``/spectator``). ``X-Model-Version`` says which version it shows."""
+        return await _read_model(gateway, game_id, "board")
+
+    @app.get("/games/{game_id}/scores", response_class=MsgspecResponse, tags=["read models"])
+    async def score_model(game_id: GameId) -> MsgspecResponse:
+        """The score projector's read model: scores with every award and its reason."""
+        return await _read_model(gateway, game_id, "score")
+
     @app.websocket("/games/{game_id}/live")
     async def live(
         websocket: WebSocket,
@@ -349,6 +370,22 @@ def create_app(
                 await websocket.close(code=1011 if failed else 1000)
 
     return app
+
+
+async def _read_model(gateway: Gateway, game_id: str, name: str) -> MsgspecResponse:
+    """A projector's model hash ``<prefix>:{pNN}:<name>:<game_id>`` = {version, model}."""
+    await gateway.games.require(game_id)
+    layout = gateway.store.layout
+    key = f"{layout.base(layout.partition_of(game_id))}:{name}:{game_id}"
+    version, model = await gateway.redis.hmget(key, ["version", "model"])
+    if version is None or model is None:
+        raise ApiError(404, "not_projected", f"The {name} of this game is not projected yet.")
+    body = model if isinstance(model, bytes) else model.encode()
+    return MsgspecResponse(body, headers={"X-Model-Version": _text(version)})
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _query_credentials(token: str | None) -> HTTPAuthorizationCredentials | None:
