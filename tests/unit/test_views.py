@@ -1,0 +1,199 @@
+"""What each seat may see (English online rules, "Setup", "C: 2)" and "End of the game"):
+a hand is seen only by its owner ("so that only you can see their fronts"); the reserve lies
+face down, so nobody sees its order; the back of a collected area token is secret to the others
+until the final scoring; the spare tokens and a token returned at the end go back unseen.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from helpers import (
+    area,
+    domino,
+    new_game,
+    of_type,
+    place,
+    run,
+    with_hand,
+    with_plants,
+    with_seat,
+    with_sketch,
+    with_turn,
+    without_token,
+)
+from msgspec.structs import replace
+
+from renature import commands as c
+from renature import events as e
+from renature.components import components
+from renature.view import view, visible_event
+
+MARY, PAUL, FRANK = 0, 1, 2
+SPECTATOR = None
+
+
+def keys_in(value):
+    """Every mapping key anywhere in a JSON-like value."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in keys_in(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in keys_in(v)}
+    return set()
+
+
+def mary_holds_the_token_of_h():
+    state = new_game()
+    token = state.area_tokens[area(state, "H")]
+    return with_seat(without_token(state, "H"), MARY, tokens=(token,)), token
+
+
+# --- views of the state --------------------------------------------------------------------------
+
+
+def test_a_seat_sees_its_own_hand_and_no_other_hand():
+    state = new_game()
+
+    seen = view(state, MARY)
+
+    animals = components().animals
+    assert [(d.id, d.animals) for d in seen.seats[MARY].hand] == [
+        (d, (animals[components().dominoes[d][0]], animals[components().dominoes[d][1]]))
+        for d in state.seats[MARY].hand
+    ]
+    assert seen.seats[PAUL].hand is None
+    assert seen.seats[FRANK].hand is None
+    assert [s.hand_count for s in seen.seats] == [3, 3, 3]
+
+
+def test_a_spectator_sees_no_hand():
+    seen = view(new_game(), SPECTATOR)
+
+    assert all(seat.hand is None for seat in seen.seats)
+    assert seen.viewer is None
+
+
+def test_nobody_sees_the_order_of_a_reserve_not_even_its_owner():
+    state = new_game()
+
+    for viewer in (MARY, PAUL, FRANK, SPECTATOR):
+        data = msgspec.to_builtins(view(state, viewer))
+        assert not keys_in(data) & {"reserve", "reserves", "box", "deal"}
+        assert [s["reserve_count"] for s in data["seats"]] == [15, 15, 15]
+
+
+def test_only_the_holder_sees_the_id_and_back_of_a_collected_area_token():
+    state, token = mary_holds_the_token_of_h()
+    back = state.board.token(token).back
+
+    mine = view(state, MARY).seats[MARY].tokens
+    assert [(t.id, t.back, t.main, t.minor) for t in mine] == [(token, back, 1, 0)]
+    for viewer in (PAUL, FRANK, SPECTATOR):
+        theirs = view(state, viewer).seats[MARY].tokens
+        assert [(t.id, t.back, t.main, t.minor) for t in theirs] == [(None, None, 1, 0)]
+
+
+def test_after_the_final_scoring_every_token_is_shown_to_everyone():
+    state, token = mary_holds_the_token_of_h()
+    state = replace(state, phase="finished")
+
+    seen = view(state, FRANK).seats[MARY].tokens
+    assert [t.id for t in seen] == [token]
+
+
+def test_tokens_lying_in_areas_show_their_front_only():
+    for area_view in view(new_game(), MARY).areas:
+        assert area_view.token is not None
+        assert (area_view.token.id, area_view.token.back) == (None, None)
+        assert area_view.token.main == area_view.size
+
+
+# --- live events ---------------------------------------------------------------------------------
+
+
+def mary_discards():
+    state = new_game()
+    discarded = state.seats[MARY].hand[0]
+    events, _ = run(state, c.DiscardDomino(MARY, discarded))
+    return events, discarded
+
+
+def test_others_see_that_a_domino_was_discarded_and_drawn_but_not_which():
+    events, discarded = mary_discards()
+    (dropped,) = of_type(events, e.DominoDiscarded)
+    (drawn,) = of_type(events, e.DominoDrawn)
+
+    for viewer in (PAUL, FRANK, SPECTATOR):
+        assert visible_event(dropped, viewer).domino is None
+        assert visible_event(dropped, viewer).cause is None  # the command names the domino
+        assert visible_event(drawn, viewer).domino is None
+        assert visible_event(dropped, viewer).version == dropped.version
+    assert visible_event(dropped, MARY).domino == discarded
+    assert visible_event(drawn, MARY).domino == drawn.domino is not None
+
+
+def test_nobody_sees_the_deal_in_the_creation_event():
+    (created,), _ = run(None, c.CreateGame(game_id="g", players=3, seed="s"))
+
+    for viewer in (MARY, PAUL, FRANK, SPECTATOR):
+        assert visible_event(created, viewer).deal is None
+
+
+def close_area_n(closer):
+    """``closer`` closes area N holding Mary's bush (as in test_rules_areas)."""
+    state = with_sketch(new_game(), ".oooo.\nM.NNNo\nM.N##@", at=(3, 8))
+    state = with_plants(state, {(5, 9): "orange bush"})
+    state = with_hand(with_turn(state, closer), closer, domino("owl", "owl"))
+    events, _ = run(state, place(closer, "owl", (4, 9), "owl", (4, 10)), c.SkipPlant(closer))
+    (scored,) = of_type(events, e.AreaScored)
+    return scored
+
+
+def test_only_the_closer_sees_which_token_an_area_scoring_gave_them():
+    scored = close_area_n(FRANK)
+    assert scored.token is not None
+
+    assert visible_event(scored, FRANK).token == scored.token
+    for viewer in (MARY, PAUL, SPECTATOR):
+        seen = visible_event(scored, viewer)
+        assert seen.token is None
+        assert seen.awards == scored.awards  # the points are public
+        assert (seen.main, seen.minor) == (4, 2)
+
+
+def test_a_token_returned_to_the_box_at_the_end_stays_unseen():
+    state = new_game()
+    state = replace(
+        state,
+        phase="final_scoring",
+        current=-1,
+        seats=tuple(replace(s, hand=(), reserve=()) for s in state.seats),
+    )
+
+    events, _ = run(state, c.FinishGame("unit-test seed"))
+
+    final = of_type(events, e.AreaScored)
+    assert len(final) == 18
+    for scored in final:
+        for viewer in (MARY, PAUL, FRANK, SPECTATOR):
+            assert visible_event(scored, viewer).token is None
+
+
+def test_a_redacted_event_does_not_let_others_recover_the_hidden_domino_from_its_hash():
+    # Every event carries the SHA-256 of its own content. If a redacted event keeps the hash of
+    # the unredacted one, trying the 55 dominoes in turn finds the hidden one.
+    events, _ = mary_discards()
+    (drawn,) = of_type(events, e.DominoDrawn)
+
+    seen = visible_event(drawn, PAUL)
+
+    recovered = [d for d in range(55) if e.chain_hash(replace(seen, domino=d)) == seen.hash]
+    assert recovered == [], f"Paul can tell Mary drew domino {recovered}"
+
+
+def test_a_redacted_area_scoring_does_not_let_others_recover_the_token_from_its_hash():
+    scored = close_area_n(FRANK)
+    seen = visible_event(scored, MARY)
+
+    candidates = [t.id for t in new_game().board.tokens]
+    recovered = [t for t in candidates if e.chain_hash(replace(seen, token=t)) == seen.hash]
+    assert recovered == [], f"Mary can tell Frank took token {recovered}"
