@@ -23,6 +23,7 @@ import structlog
 from structlog.typing import Processor
 
 SECRET_KEYS = frozenset({"seed", "seeds", "hand", "hands", "reserve", "reserves", "deal"})
+NOISE_KEYS = ("color_message",)  # uvicorn's ANSI-coloured duplicate of the message
 REDACTED = "[redacted]"
 
 
@@ -30,6 +31,8 @@ def redact_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Any
     """Replace the value of any key that names a secret (see `SECRET_KEYS`)."""
     for key in SECRET_KEYS.intersection(event_dict):
         event_dict[key] = REDACTED
+    for key in NOISE_KEYS:
+        event_dict.pop(key, None)
     return event_dict
 
 
@@ -57,7 +60,7 @@ def configure_logging(level: str = "INFO", service: str | None = None) -> None:
         cache_logger_on_first_use=True,
     )
     formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
+        foreign_pre_chain=[structlog.stdlib.ExtraAdder(), *shared],
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,

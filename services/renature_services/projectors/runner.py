@@ -17,6 +17,7 @@ value at a version), never increments, for the same reason.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import time
 from collections import OrderedDict, defaultdict
@@ -25,11 +26,12 @@ from typing import Generic, Protocol, TypeVar
 
 import msgspec
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from renature import events as e
 from renature_services.logging import configure_logging, get_logger
 from renature_services.settings import Settings
-from renature_store import FeedEntry, KeyLayout, RedisEventStore, StoredEvent
+from renature_store import FeedEntry, KeyLayout, RedisEventStore, StoredEvent, StoreError
 
 log = get_logger("renature.projector")
 
@@ -127,10 +129,17 @@ class Projector(Generic[F]):
         last_reclaim = time.monotonic()
         self._log.info("projector_started")
         while not stop.is_set():
-            await self.poll(block_ms=block_ms)
-            if time.monotonic() - last_reclaim >= reclaim_every:
-                await self.reclaim()
-                last_reclaim = time.monotonic()
+            try:
+                await self.poll(block_ms=block_ms)
+                if time.monotonic() - last_reclaim >= reclaim_every:
+                    await self.reclaim()
+                    last_reclaim = time.monotonic()
+            except (StoreError, RedisError) as error:
+                # Redis restarting or unreachable: nothing is lost (unacknowledged entries stay
+                # pending), so wait and go on rather than die.
+                self._log.warning("redis_unavailable", error=str(error))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=1.0)
         self._log.info("projector_stopped")
 
     async def poll(self, block_ms: int | None = None) -> int:
@@ -290,6 +299,20 @@ async def serve(settings: Settings, projection: Projection[F], rebuild: bool = F
         await projector.run(stop, reclaim_every=settings.reclaim_interval_s)
     finally:
         await redis.aclose()
+
+
+async def _rebuild(settings: Settings, projection: Projection[F]) -> int:
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        return await create_projector(settings, redis, projection).rebuild()
+    finally:
+        await redis.aclose()
+
+
+def rebuild_only(settings: Settings, projection: Projection[F]) -> int:
+    """Drop and rebuild every model of ``projection``, then return (no feed consumption)."""
+    configure_logging(settings.log_level, service=projection.name)
+    return asyncio.run(_rebuild(settings, projection))
 
 
 def run(settings: Settings, projection: Projection[F], rebuild: bool = False) -> None:
