@@ -1,0 +1,243 @@
+"""UNIT tests of the rules service handler: no Redis at all.
+
+The FastStream app runs under ``TestRedisBroker`` (in-memory transport, real request/reply
+path through `send_command`), and the handler talks to an in-memory fake of the event store
+that follows the store's contract (idempotent, version-checked appends). The real store and
+the real bus are covered by tests/integration/test_rules_service.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Iterable, Sequence
+from datetime import UTC, datetime
+
+import msgspec
+import pytest
+from faststream.redis import RedisBroker, TestRedisBroker
+from structlog.testing import capture_logs
+
+from renature import commands as c
+from renature import events as e
+from renature_services.bus import CommandEnvelope, Reply
+from renature_services.rules_client import send_command
+from renature_services.rules_service import CommandHandler, RulesService, redacted
+from renature_services.settings import Settings
+from renature_store import (
+    Appended,
+    AppendResult,
+    Conflict,
+    Duplicate,
+    FeedEntry,
+    StoredEvent,
+)
+
+GAME = "g-unit"
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+class FakeStore:
+    """In-memory event store with the contract's append semantics (unit tests only)."""
+
+    def __init__(self) -> None:
+        self.streams: dict[str, list[StoredEvent]] = {}
+        self.outcomes: dict[tuple[str, str], bytes] = {}
+        self.conflicts_to_inject = 0
+
+    def partition_of(self, game_id: str) -> int:
+        return 0
+
+    def partitions(self) -> range:
+        return range(1)
+
+    def feed_key(self, partition: int) -> str:
+        return "feed"
+
+    async def append(
+        self,
+        game_id: str,
+        *,
+        command_id: str,
+        expected_version: int,
+        events: Sequence[bytes],
+        outcome: bytes,
+        batch_meta: bytes | None = None,
+    ) -> AppendResult:
+        if (game_id, command_id) in self.outcomes:
+            return Duplicate(self.outcomes[game_id, command_id])
+        stream = self.streams.setdefault(game_id, [])
+        if self.conflicts_to_inject:
+            self.conflicts_to_inject -= 1
+            return Conflict(expected_version, len(stream))
+        if len(stream) != expected_version:
+            return Conflict(expected_version, len(stream))
+        for i, data in enumerate(events):
+            stream.append(StoredEvent(len(stream) + 1, data, batch_meta if i == 0 else None))
+        self.outcomes[game_id, command_id] = outcome
+        return Appended(expected_version + 1, expected_version + len(events))
+
+    async def record_outcome(
+        self, game_id: str, command_id: str, outcome: bytes
+    ) -> Duplicate | None:
+        if (game_id, command_id) in self.outcomes:
+            return Duplicate(self.outcomes[game_id, command_id])
+        self.outcomes[game_id, command_id] = outcome
+        return None
+
+    async def get_outcome(self, game_id: str, command_id: str) -> bytes | None:
+        return self.outcomes.get((game_id, command_id))
+
+    async def read(
+        self, game_id: str, after_version: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        return self.streams.get(game_id, [])[after_version:][:limit]
+
+    async def version(self, game_id: str) -> int:
+        return len(self.streams.get(game_id, []))
+
+    async def exists(self, game_id: str) -> bool:
+        return bool(self.streams.get(game_id))
+
+    async def list_games(self, partition: int | None = None) -> list[str]:
+        return sorted(self.streams)
+
+    async def ensure_group(self, partition: int, group: str, start_id: str = "0") -> bool:
+        return True
+
+    async def read_group(
+        self,
+        group: str,
+        consumer: str,
+        partitions: Iterable[int],
+        count: int = 100,
+        block_ms: int | None = None,
+    ) -> list[FeedEntry]:
+        return []
+
+    async def ack(self, partition: int, group: str, entry_ids: Iterable[str]) -> int:
+        return 0
+
+    async def autoclaim(
+        self, partition: int, group: str, consumer: str, min_idle_ms: int, count: int = 100
+    ) -> list[FeedEntry]:
+        return []
+
+
+class FakeSeeds:
+    def __init__(self) -> None:
+        self.seeds: dict[str, str] = {}
+
+    async def create(self, game_id: str) -> str:
+        return self.seeds.setdefault(game_id, "ab" * 32)
+
+    async def get(self, game_id: str) -> str | None:
+        return self.seeds.get(game_id)
+
+
+@pytest.fixture
+def store() -> FakeStore:
+    return FakeStore()
+
+
+@pytest.fixture
+def handler(store: FakeStore) -> CommandHandler:
+    return CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
+
+
+@pytest.fixture
+async def broker(handler: CommandHandler) -> AsyncIterator[RedisBroker]:
+    service = RulesService(Settings(redis_url="redis://unused:1/0", consumer="t"), handler)
+    async with TestRedisBroker(service.broker) as test_broker:
+        yield test_broker
+
+
+def env(command: c.AnyCommand, command_id: str, seat: int | None = None) -> CommandEnvelope:
+    return CommandEnvelope(GAME, command_id, command, seat)
+
+
+async def test_create_game_over_the_test_broker(broker: RedisBroker, store: FakeStore) -> None:
+    reply = await send_command(broker, env(c.CreateGame(GAME, 2, seed="mine"), "create"), 2)
+
+    assert reply == Reply("accepted", GAME, "create", 1, 1, 1)
+    created = e.decode(store.streams[GAME][0].data)
+    assert isinstance(created, e.GameCreated)
+    # the client's seed is ignored: the commitment is to the service's seed
+    assert created.seed_commitment == hashlib.sha256(("ab" * 32).encode()).hexdigest()
+    assert created.cause is not None
+    assert created.cause.command_id == "create"
+    assert created.cause.time == NOW.isoformat()
+    meta = msgspec.json.decode(store.streams[GAME][0].meta or b"")
+    assert meta["command"]["seed"] == ""
+    assert meta["time"] == "2026-01-02T03:04:05+00:00"
+
+
+async def test_rule_error_is_a_rejected_reply_and_appends_nothing(
+    broker: RedisBroker, store: FakeStore
+) -> None:
+    await send_command(broker, env(c.CreateGame(GAME, 2, ""), "create"), 2)
+    reply = await send_command(broker, env(c.StartGame(), "start"), 2)
+
+    assert reply.status == "rejected"
+    assert reply.code == "wrong_phase"
+    assert reply.message == "Seats [0, 1] have no player yet."
+    assert len(store.streams[GAME]) == 1
+    assert await send_command(broker, env(c.StartGame(), "start"), 2) == reply  # stored
+
+
+async def test_malformed_json_is_rejected(broker: RedisBroker) -> None:
+    message = await broker.request(b"{oops", stream="rn:commands", timeout=2)
+    reply = msgspec.json.decode(message.body, type=Reply)
+    assert (reply.status, reply.code) == ("rejected", "malformed")
+
+
+async def test_conflict_reloads_and_decides_again(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    await handler.handle(env(c.CreateGame(GAME, 2, ""), "create"))
+    store.conflicts_to_inject = 3
+    with capture_logs() as logs:
+        reply = msgspec.json.decode(
+            await handler.handle(env(c.JoinGame(0, "ann"), "join")), type=Reply
+        )
+    assert reply.status == "accepted"
+    assert [entry["event"] for entry in logs].count("append_conflict") == 3
+
+
+async def test_endless_contention_gives_up_with_a_retryable_rejection(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    await handler.handle(env(c.CreateGame(GAME, 2, ""), "create"))
+    store.conflicts_to_inject = 10_000
+    reply = msgspec.json.decode(await handler.handle(env(c.JoinGame(0, "a"), "j")), type=Reply)
+    assert (reply.status, reply.code) == ("rejected", "contended")
+    assert await store.get_outcome(GAME, "j") is None  # not final: a retry may succeed
+
+
+async def test_another_instance_appending_is_seen_through_the_cache(
+    store: FakeStore,
+) -> None:
+    one = CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
+    two = CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
+    await one.handle(env(c.CreateGame(GAME, 2, ""), "create"))
+    await one.load(GAME)
+    await two.handle(env(c.JoinGame(0, "ann"), "join-0"))  # one's cache is now stale
+    reply = msgspec.json.decode(await one.handle(env(c.JoinGame(0, "bob"), "j")), type=Reply)
+    assert (reply.status, reply.code) == ("rejected", "invalid_command")
+    assert reply.message == "Seat 0 is taken already."
+
+
+def test_seeds_are_redacted_from_stored_commands() -> None:
+    assert redacted(c.CreateGame(GAME, 2, seed="secret")) == c.CreateGame(GAME, 2, seed="")
+    assert redacted(c.FinishGame(seed="secret")) == c.FinishGame(seed="")
+    assert redacted(c.StartGame()) == c.StartGame()
+
+
+async def test_unexpected_failure_is_an_internal_error_reply(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    async def broken(*_: object, **__: object) -> bytes | None:
+        raise RuntimeError("disk on fire")
+
+    store.get_outcome = broken  # type: ignore[method-assign]
+    reply = msgspec.json.decode(await handler.handle(env(c.StartGame(), "x")), type=Reply)
+    assert (reply.status, reply.code) == ("rejected", "internal_error")
