@@ -26,13 +26,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 import msgspec
 from faststream import AckPolicy, FastStream
 from faststream.message import StreamMessage
 from faststream.redis import RedisBroker, StreamSub
 from faststream.specification import AsyncAPI
+from pydantic import WithJsonSchema
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
@@ -365,6 +366,29 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def inline_schema(kind: Any) -> dict[str, Any]:
+    """The JSON schema of a msgspec type with every ``$ref`` resolved in place, so it can be
+    embedded into the AsyncAPI document (which has no ``$defs`` of its own)."""
+    schema = msgspec.json.schema(kind)
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
+
+
+EnvelopeBytes = Annotated[bytes, WithJsonSchema(inline_schema(bus.CommandEnvelope))]
+"""The handler gets raw bytes (decoded by msgspec); the docs show the envelope's schema."""
+
+
 async def raw_body(message: StreamMessage[Any]) -> bytes:
     """Hand the handler the message bytes untouched (FastStream would parse JSON bodies)."""
     return bytes(message.body)
@@ -384,7 +408,7 @@ class RulesService:
     _redis: Redis | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        async def on_command(body: bytes) -> bytes:
+        async def on_command(body: EnvelopeBytes) -> bytes:
             """Handle one command envelope; the returned `Reply` bytes go to ``reply_to``."""
             return await self.on_command(body)
 
