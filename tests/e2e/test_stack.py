@@ -1,0 +1,248 @@
+"""End to end: every service in its own process, games played through the gateway over HTTP.
+
+Checks what only the whole stack can show: bots through the API reproduce the in-process
+games, read models equal a fresh replay (also after a projector is SIGKILLed mid-game), a
+duplicated command id appends nothing, two rules services racing on one game never fork it,
+and no view or live message shows a seat another seat's hand or token backs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+from websockets.asyncio.client import connect
+
+from renature import events as e
+from renature.game import outcome, play, replay
+from renature.rules import legal_actions
+from renature.view import view
+from renature_services.gateway.perspective import HIDDEN
+from renature_services.http_client import GatewayClient
+from renature_store import KeyLayout
+
+E2EStack = Any  # the stack fixture of tests/e2e/conftest.py (conftest is not importable)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.redis]
+
+LAYOUT = KeyLayout()
+GAMES = [(2, ["greedy", "random"]), (3, ["random", "greedy", "random"]), (4, ["greedy"] * 4)]
+
+
+def stream_events(stack: E2EStack, game_id: str) -> list[e.Event]:
+    with stack.client() as client:
+        entries = client.xrange(LAYOUT.game_key(game_id))
+    versions = [int(entry_id.decode().partition("-")[2]) for entry_id, _ in entries]
+    assert versions == list(range(1, len(entries) + 1)), "the stream has a gap or a fork"
+    return [e.decode(fields[b"event"]) for _, fields in entries]
+
+
+def read_model(stack: E2EStack, name: str, game_id: str) -> tuple[int, Any] | None:
+    key = f"{LAYOUT.base(LAYOUT.partition_of(game_id))}:{name}:{game_id}"
+    with stack.client() as client:
+        version, model = client.hmget(key, ["version", "model"])
+    return None if version is None else (int(version), json.loads(model))
+
+
+def wait_for_models(stack: E2EStack, game_id: str, version: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        models = [read_model(stack, name, game_id) for name in ("board", "score")]
+        if all(m is not None and m[0] == version for m in models):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"read models of {game_id} did not reach version {version}: {models}")
+
+
+def assert_models_equal_fresh_replay(stack: E2EStack, game_id: str) -> None:
+    """The projected board and score equal what a fresh fold of the stream gives."""
+    from renature_services.projectors import ScoreProjection
+
+    events = stream_events(stack, game_id)
+    wait_for_models(stack, game_id, len(events))
+    state = replay(events)
+    assert state is not None
+    board = read_model(stack, "board", game_id)
+    assert board is not None
+    assert board[1] == msgspec.to_builtins(view(state, None))
+    projection = ScoreProjection()
+    fold = None
+    for event in events:
+        fold = projection.apply(fold, event)
+    assert fold is not None
+    score = read_model(stack, "score", game_id)
+    assert score is not None
+    assert score[1] == json.loads(projection.render(fold))
+
+
+def assert_live_message_is_safe(message: dict[str, Any], viewer: int | None) -> None:
+    """Nothing of another seat's hand, of the deal, or of a token someone else holds."""
+    kind = message["type"]
+    if kind == "GameCreated":
+        assert message["deal"] is None
+    if kind in ("DominoDrawn", "DominoDiscarded") and message["seat"] != viewer:
+        assert message["domino"] is None, (viewer, message)
+    if kind == "AreaScored" and (message.get("final") or message["seat"] != viewer):
+        assert message["token"] is None, (viewer, message)
+
+
+async def watch(url: str) -> list[dict[str, Any]]:
+    """Every live message until the game ends (the gateway closes the channel then)."""
+    messages = []
+    async with connect(url) as ws:
+        async for raw in ws:
+            messages.append(json.loads(raw))
+    return messages
+
+
+@pytest.mark.parametrize(("players", "bots"), GAMES)
+async def test_bots_through_the_stack_equal_in_process_play(
+    e2e_stack: E2EStack, players: int, bots: list[str]
+) -> None:
+    seed = f"e2e-{players}"
+    live = f"{e2e_stack.gateway_url.replace('http', 'ws')}/games"
+    async with GatewayClient(e2e_stack.gateway_url) as client:
+        game_id = await client.create_game(players, seed=seed)
+        watchers = [asyncio.create_task(watch(f"{live}/{game_id}/live"))]
+        tokens = [await client.join(game_id, seat, name) for seat, name in enumerate(bots)]
+        watchers += [
+            asyncio.create_task(watch(f"{live}/{game_id}/live?token={token}")) for token in tokens
+        ]
+        result = await _play_joined(client, game_id, tokens, seed, bots)
+        messages = await asyncio.wait_for(asyncio.gather(*watchers), 30)
+        for seat, token in enumerate(tokens):
+            seat_view = await client.view(game_id, token)
+            assert all(s.hand is None for s in seat_view.seats if s.seat != seat)
+    log, state = play(players, seed, bots)
+    expected = outcome(state, bots, len(log))
+    assert (result.scores, result.ranking, result.winners) == (
+        expected.scores,
+        expected.ranking,
+        expected.winners,
+    )
+    assert result.events == expected.events
+    for viewer, received in zip([None, *range(players)], messages, strict=True):
+        assert [m["version"] for m in received] == list(range(1, result.events + 1))
+        for message in received:
+            assert_live_message_is_safe(message, viewer)
+    assert_models_equal_fresh_replay(e2e_stack, game_id)
+
+
+async def _play_joined(
+    client: GatewayClient, game_id: str, tokens: list[str], seed: str, bots: list[str]
+) -> Any:
+    """`play_game` after the seats were taken (so watchers could connect first)."""
+    from renature.bots import make_bot
+    from renature.game import bot_seed
+
+    await client.start(game_id, tokens[0])
+    agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
+    number = 0
+    while True:
+        summary = await client.summary(game_id)
+        if summary["phase"] in ("final_scoring", "finished"):
+            break
+        seat = summary["current_seat"]
+        state = await client.state(game_id, tokens[seat])
+        assert all(set(s.hand) <= {HIDDEN} for n, s in enumerate(state.seats) if n != seat)
+        await client.send(game_id, tokens[seat], agents[seat].choose(state, seat), f"b{number}")
+        number += 1
+    final = await client.state(game_id, tokens[0])
+    assert final.phase == "finished"
+    return outcome(final, bots, final.version)
+
+
+def test_bots_play_command_prints_the_simulated_outcome(e2e_stack: E2EStack) -> None:
+    command = [str(Path(sys.executable).parent / "renature"), "bots", "play"]
+    command += ["--gateway", e2e_stack.gateway_url, "--players", "2", "--seed", "cli"]
+    command += ["--bots", "greedy,random"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout.strip().splitlines()[-1])
+    log, state = play(2, "cli", ["greedy", "random"])
+    expected = outcome(state, ["greedy", "random"], len(log))
+    assert printed["scores"] == expected.scores
+    assert printed["winners"] == expected.winners
+    assert printed["ranking"] == expected.ranking
+
+
+async def test_projector_killed_mid_game_catches_up_without_double_counting(
+    e2e_stack: E2EStack,
+) -> None:
+    bots = ["greedy", "random", "greedy"]
+    async with GatewayClient(e2e_stack.gateway_url) as client:
+        game_id = await client.create_game(3, seed="crash")
+        tokens = [await client.join(game_id, seat, name) for seat, name in enumerate(bots)]
+        game = asyncio.create_task(_play_joined(client, game_id, tokens, "crash", bots))
+        with e2e_stack.client() as redis:
+            while not game.done() and redis.xlen(LAYOUT.game_key(game_id)) < 60:
+                await asyncio.sleep(0.02)
+        assert not game.done(), "the game ended before the projectors could be killed"
+        for name in ("board", "score"):
+            e2e_stack.services[name].kill()
+        await asyncio.sleep(0.5)  # moves keep coming while the projectors are down
+        for name in ("board", "score"):
+            e2e_stack.services[name].start()
+        result = await asyncio.wait_for(game, 120)
+    for name in ("board", "score"):
+        e2e_stack.wait_projector_ready(name)
+    assert_models_equal_fresh_replay(e2e_stack, game_id)
+    score = read_model(e2e_stack, "score", game_id)
+    assert score is not None
+    assert [s["score"] for s in score[1]["seats"]] == result.scores
+
+
+async def test_duplicate_command_id_appends_nothing(e2e_stack: E2EStack) -> None:
+    async with GatewayClient(e2e_stack.gateway_url) as client:
+        game_id = await client.create_game(2, seed="dup")
+        tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+        await client.start(game_id, tokens[0])
+        state = await client.state(game_id, tokens[0])
+        command = legal_actions(state, 0)[0]
+        first = await client.send(game_id, tokens[0], command, "same-id")
+        version = len(stream_events(e2e_stack, game_id))
+        again = await client.send(game_id, tokens[0], command, "same-id")
+    assert again == first
+    assert len(stream_events(e2e_stack, game_id)) == version == first.version
+
+
+async def test_two_rules_services_racing_on_one_game_never_fork_it(e2e_stack: E2EStack) -> None:
+    assert e2e_stack.services["rules-a"].alive
+    assert e2e_stack.services["rules-b"].alive
+    async with GatewayClient(e2e_stack.gateway_url) as client:
+        game_id = await client.create_game(2, seed="race")
+        tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+        await client.start(game_id, tokens[0])
+        for _ in range(5):  # several rounds of the same move sent many times at once
+            summary = await client.summary(game_id)
+            seat = summary["current_seat"]
+            state = await client.state(game_id, tokens[seat])
+            command = legal_actions(state, seat)[0]
+            before = len(stream_events(e2e_stack, game_id))
+            body = {"command": msgspec.to_builtins(command)}
+            async with httpx.AsyncClient(base_url=e2e_stack.gateway_url, timeout=30) as http:
+                responses = await asyncio.gather(
+                    *(
+                        http.post(
+                            f"/games/{game_id}/commands",
+                            json={**body, "command_id": f"race-{before}-{i}"},
+                            headers={"Authorization": f"Bearer {tokens[seat]}"},
+                        )
+                        for i in range(8)
+                    )
+                )
+            accepted = [r.json() for r in responses if r.status_code == 200]
+            refused = [r for r in responses if r.status_code != 200]
+            assert len(accepted) == 1, [r.text for r in responses]
+            assert all(r.status_code == 409 for r in refused), [r.text for r in refused]
+            events = stream_events(e2e_stack, game_id)  # contiguous versions, no fork
+            assert len(events) == accepted[0]["version"]
+            assert replay(events) is not None
