@@ -260,3 +260,28 @@ def _assert_legal_history(stored: list) -> None:  # type: ignore[type-arg]
             s.data for s in stored[index : index + len(events)]
         ]
         index += len(events)
+
+
+async def test_a_command_left_pending_by_a_dead_instance_is_reclaimed(
+    redis: aioredis.Redis, redis_url: str, store: RedisEventStore
+) -> None:
+    from faststream.redis.parser.binary import BinaryMessageFormatV1
+
+    body = msgspec.json.encode(envelope(c.CreateGame(GAME, 2, seed=""), "orphan"))
+    message = await BinaryMessageFormatV1.encode(
+        message=body, reply_to=None, headers=None, correlation_id="orphan"
+    )
+    await redis.xgroup_create("rn:commands", "rules", id="0", mkstream=True)
+    await redis.xadd("rn:commands", {"__data__": message})
+    taken = await redis.xreadgroup("rules", "dead", {"rn:commands": ">"})
+    assert taken  # read by an instance that then died without acknowledging
+
+    settings = Settings(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
+    async with RulesService(settings):
+        for _ in range(100):
+            if await store.version(GAME):
+                break
+            await asyncio.sleep(0.05)
+
+    assert await store.version(GAME) == 1
+    assert (await redis.xpending("rn:commands", "rules"))["pending"] == 0
