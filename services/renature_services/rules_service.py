@@ -297,11 +297,15 @@ class CommandHandler:
         """Put the secret seed into CreateGame/FinishGame; a client's seed is never used.
 
         CreateGame of an existing game gets a blank seed (it is rejected by the rules anyway),
-        so no seed is ever generated for nothing.
+        and an invalid creation is refused before a seed is generated, so no seed key is ever
+        written for nothing.
         """
         if isinstance(command, c.CreateGame):
-            seed = await self.seeds.create(game_id) if state is None else ""
-            return msgspec.structs.replace(command, seed=seed)
+            if state is not None:
+                return msgspec.structs.replace(command, seed="")
+            # Validate with a stand-in first: no seed is stored for a creation the rules refuse.
+            execute(None, msgspec.structs.replace(command, seed="stand-in"))
+            return msgspec.structs.replace(command, seed=await self.seeds.create(game_id))
         if isinstance(command, c.FinishGame):
             stored = await self.seeds.get(game_id) if state is not None else None
             return c.FinishGame(seed=stored or "")

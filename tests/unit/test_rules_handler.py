@@ -241,3 +241,14 @@ async def test_unexpected_failure_is_an_internal_error_reply(
     store.get_outcome = broken  # type: ignore[method-assign]
     reply = msgspec.json.decode(await handler.handle(env(c.StartGame(), "x")), type=Reply)
     assert (reply.status, reply.code) == ("rejected", "internal_error")
+
+
+async def test_refused_creation_stores_no_seed(store: FakeStore) -> None:
+    seeds = FakeSeeds()
+    handler = CommandHandler(store, seeds, clock=lambda: NOW)
+    reply = msgspec.json.decode(
+        await handler.handle(env(c.CreateGame(GAME, 7, seed=""), "create")), type=Reply
+    )
+    assert (reply.status, reply.code) == ("rejected", "invalid_command")
+    assert seeds.seeds == {}
+    assert GAME not in store.streams
