@@ -48,6 +48,7 @@ class Stack:
     client: GatewayClient
     http: httpx.AsyncClient
     store: RedisEventStore
+    store_redis: aioredis.Redis
 
 
 @dataclass
@@ -66,7 +67,7 @@ async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
         GatewayClient("http://gateway", transport=transport) as client,
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
     ):
-        yield Stack(app, client, http, RedisEventStore(redis))
+        yield Stack(app, client, http, RedisEventStore(redis), redis)
 
 
 async def started_game(stack: Stack, players: int = 2, seed: str | None = "gw-seed") -> Game:
@@ -200,11 +201,10 @@ async def test_bots_through_the_gateway_equal_in_process_play(
 async def test_malformed_bodies_are_422_in_the_common_shape(stack: Stack) -> None:
     assert_error(await stack.http.post("/games", json={"players": 9}), 422, "malformed_request")
     assert_error(await stack.http.post("/games", content=b"{nope"), 422, "malformed_request")
-    assert_error(
-        await stack.http.post("/games", json={"players": 2, "board": "moon"}),
-        422,
-        "invalid_command",
-    )
+    moon = {"players": 2, "board": "moon", "seed": "s"}
+    assert_error(await stack.http.post("/games", json=moon), 422, "invalid_command")
+    assert await stack.store.list_games() == []
+    assert [k async for k in stack.store_redis.scan_iter("*:seed:*")] == []
     game = await started_game(stack)
     before = await stack.store.version(game.game_id)
     token = game.tokens[0]

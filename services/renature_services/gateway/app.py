@@ -39,7 +39,7 @@ from renature_services.gateway.schemas import (
     MsgspecResponse,
 )
 from renature_services.gateway.seats import SeatTokens, new_token
-from renature_services.gateway.seeds import choose_seed
+from renature_services.gateway.seeds import choose_seed, forget_seed
 from renature_services.logging import bind_command, get_logger
 from renature_store import DEFAULT_PARTITIONS, DEFAULT_PREFIX, RedisEventStore
 
@@ -196,6 +196,8 @@ def create_app(
         # The seed stays blank on the bus: the rules service takes it from its vault.
         command = c.CreateGame(game_id=game_id, players=body.players, seed="", board=body.board)
         reply = await gateway.send(CommandEnvelope(game_id, "create", command, None))
+        if reply.status == "rejected" and body.seed is not None:
+            await forget_seed(redis, gateway.store.layout, game_id)  # no seed for no game
         result = accepted_or_raise(reply, "create")
         await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None)
         return CreateGameResponse(

@@ -20,3 +20,8 @@ async def choose_seed(redis: Redis, layout: KeyLayout, game_id: str, seed: str) 
     """Store ``seed`` as the seed of the not yet created ``game_id``; False if it had one."""
     key = RedisSeedVault(redis, layout).key(game_id)
     return bool(await redis.set(key, seed, nx=True))
+
+
+async def forget_seed(redis: Redis, layout: KeyLayout, game_id: str) -> None:
+    """Remove a chosen seed whose game the rules service refused to create."""
+    await redis.delete(RedisSeedVault(redis, layout).key(game_id))
