@@ -237,7 +237,11 @@ def view(state: GameState, viewer: int | None) -> GameView:
 
 def visible_event(event: e.Event, viewer: int | None) -> e.Event:
     """The event as ``viewer`` may see it (live updates): secrets are blanked, never dropped,
-    so every viewer sees the same versions."""
+    so every viewer sees the same versions. The hash chain is left out: it is for the audit
+    of the stored stream, and a hash of a redacted event would give its secret away."""
+    # A hash (or the next event's prev_hash) would let a viewer test every candidate for a
+    # blanked value (55 dominoes, a few tokens): views carry no hash chain at all.
+    event = replace(event, hash="", prev_hash="")
     if event.cause is not None and event.seat != viewer:
         event = replace(event, cause=None)  # a command may name a hidden domino
     match event:
