@@ -14,9 +14,10 @@ $(STAMP): pyproject.toml uv.lock
 
 install: $(STAMP)
 
-## Start the whole stack (Redis, rules service, projectors, gateway)
+## Start the whole stack (Redis, rules service, projectors, gateway). A development stack:
+## chosen seeds are allowed so that `renature bots play` deals like `renature simulate`.
 run: $(STAMP)
-	$(RUN) renature serve all
+	RENATURE_ALLOW_CHOSEN_SEEDS=$${RENATURE_ALLOW_CHOSEN_SEEDS:-1} $(RUN) renature serve all
 
 ## The whole suite: unit, integration (real Redis) and end-to-end tests, then the linters
 test: $(STAMP)

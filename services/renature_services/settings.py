@@ -11,6 +11,7 @@ configures its children by setting the environment rather than by passing flags.
 | ``RENATURE_CONSUMER`` | ``<host>-<pid>-<random>`` | consumer name in the consumer groups |
 | ``RENATURE_LOG_LEVEL`` | ``INFO`` | log level of the JSON logs |
 | ``RENATURE_RECLAIM_IDLE_MS`` | ``30000`` | pending entries idle this long are taken over |
+| ``RENATURE_ALLOW_CHOSEN_SEEDS`` | off | ``POST /games`` may take a seed (tests, bots) |
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class Settings:
     reclaim_idle_ms: int = 30_000
     reclaim_interval_s: float = 10.0
     cache_games: int = 10_000
+    # Whoever chooses a seed knows every hand: only test, bot and tournament servers allow it.
+    allow_chosen_seeds: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -65,6 +68,8 @@ class Settings:
             values["log_level"] = level.upper()
         if idle := env.get("RENATURE_RECLAIM_IDLE_MS"):
             values["reclaim_idle_ms"] = int(idle)
+        if chosen := env.get("RENATURE_ALLOW_CHOSEN_SEEDS"):
+            values["allow_chosen_seeds"] = chosen.lower() in ("1", "true", "yes", "on")
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 

@@ -85,10 +85,10 @@ def run_gateway(settings: Settings, *, host: str, port: int) -> None:
 
     configure_logging(settings.log_level, service="gateway")
     try:
-        from renature_services.gateway.app import create_app
+        from renature_services.gateway.app import app_from_settings
     except ImportError as error:  # the gateway is built separately; say so clearly
         raise SupervisorError(f"the gateway is not available: {error}") from error
-    uvicorn.run(create_app(settings.redis_url), host=host, port=port, log_config=None)
+    uvicorn.run(app_from_settings(settings), host=host, port=port, log_config=None)
 
 
 # -- a private Redis -------------------------------------------------------------------------

@@ -178,6 +178,7 @@ def e2e_stack(request: pytest.FixtureRequest) -> Iterator[E2EStack]:
         port = free_port()
         env = {
             **os.environ,
+            "RENATURE_ALLOW_CHOSEN_SEEDS": "1",  # the bots deal like `renature simulate`
             "REDIS_URL": server.url,
             "RENATURE_LOG_LEVEL": "INFO",
             "RENATURE_RECLAIM_IDLE_MS": "1000",

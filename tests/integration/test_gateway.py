@@ -59,7 +59,7 @@ class Game:
 
 @pytest.fixture
 async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
-    app = create_app(redis_url, command_timeout=5.0)
+    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
     transport = httpx.ASGITransport(app=app)
     async with (
         RulesService(Settings(redis_url=redis_url, consumer="rules-gw")),
@@ -539,3 +539,20 @@ async def test_redis_down_is_503() -> None:
     ):
         assert_error(await http.get(f"/games/{'0' * 32}/spectator"), 503, "store_unavailable")
         assert_error(await http.get("/healthz"), 503, "redis_unavailable")
+
+
+async def test_a_server_without_chosen_seeds_refuses_a_seed_and_creates_nothing(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    """Whoever chooses the seed knows every hand: by default the gateway deals from a secret
+    seed only."""
+    app = create_app(redis_url, command_timeout=5.0)
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
+    ):
+        response = await http.post("/games", json={"players": 2, "seed": "i-know-the-deal"})
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "chosen_seeds_disabled"
+    assert [k async for k in redis.scan_iter("*")] == []

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-import uvicorn
-
-from renature_services.gateway.app import create_app
-from renature_services.logging import configure_logging
 from renature_services.settings import Settings
+from renature_services.supervisor import run_gateway
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -21,15 +18,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
-    settings = Settings.from_env()
-    configure_logging(settings.log_level, service="gateway")
-    uvicorn.run(
-        create_app(settings.redis_url, prefix=settings.prefix, partitions=settings.partitions),
-        host=args.host,
-        port=args.port,
-        log_config=None,  # keep the JSON logging configured above
-        ws="websockets-sansio",
-    )
+    run_gateway(Settings.from_env(), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from renature_services.gateway.schemas import (
 from renature_services.gateway.seats import SeatTokens, new_token
 from renature_services.gateway.seeds import choose_seed, forget_seed
 from renature_services.logging import bind_command, get_logger
+from renature_services.settings import Settings
 from renature_store import DEFAULT_PARTITIONS, DEFAULT_PREFIX, RedisEventStore
 
 log = get_logger("renature.gateway")
@@ -151,10 +152,13 @@ def create_app(
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
     prefix: str = DEFAULT_PREFIX,
     partitions: int = DEFAULT_PARTITIONS,
+    allow_chosen_seeds: bool = False,
 ) -> FastAPI:
     """The gateway for the Redis at ``redis_url``. ``sender`` replaces the rules-service client
     (tests); by default commands go over the bus through ``renature_services.rules_client``.
-    ``prefix`` and ``partitions`` must match the other services (they are the key layout)."""
+    ``prefix`` and ``partitions`` must match the other services (they are the key layout).
+    ``allow_chosen_seeds`` lets ``POST /games`` take a seed: whoever chooses the seed knows
+    every hand, so only test, bot and tournament servers switch it on."""
     redis = Redis.from_url(redis_url)
     store = RedisEventStore(redis, prefix=prefix, partitions=partitions)
     gateway = Gateway(redis, sender or senders.BusSender(redis), command_timeout, store)
@@ -189,6 +193,13 @@ def create_app(
         """Create a game. Without ``seed`` the rules service deals from a secret random seed
         (revealed at the end); a ``seed`` is for tests, bots and tournaments."""
         game_id = uuid.uuid4().hex
+        if body.seed is not None and not allow_chosen_seeds:
+            raise ApiError(
+                403,
+                "chosen_seeds_disabled",
+                "This server deals every game from a secret seed; it does not take a chosen "
+                "seed (test and tournament servers set RENATURE_ALLOW_CHOSEN_SEEDS=1).",
+            )
         if body.seed is not None and not await choose_seed(
             redis, gateway.store.layout, game_id, body.seed
         ):
@@ -410,3 +421,13 @@ def gateway_of(request: Request) -> Gateway:
     """The app's shared `Gateway` (for extensions and tests)."""
     gateway: Gateway = request.app.state.gateway
     return gateway
+
+
+def app_from_settings(settings: Settings) -> FastAPI:
+    """The gateway configured like every other service: from the shared settings."""
+    return create_app(
+        settings.redis_url,
+        prefix=settings.prefix,
+        partitions=settings.partitions,
+        allow_chosen_seeds=settings.allow_chosen_seeds,
+    )
