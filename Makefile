@@ -35,11 +35,11 @@ test-e2e: $(STAMP)
 
 lint: $(STAMP)
 	$(RUN) ruff check .
-	$(RUN) ruff format --check .
+	$(RUN) ruff format --check shared services tests bench
 	$(RUN) mypy shared/renature
 
 fmt: $(STAMP)
-	$(RUN) ruff format .
+	$(RUN) ruff format shared services tests bench
 	$(RUN) ruff check --fix .
 
 ## Benchmarks: prints figures, asserts nothing
