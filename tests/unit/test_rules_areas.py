@@ -107,6 +107,21 @@ def test_the_highest_player_colour_scores_the_main_points_and_the_second_the_min
     assert [seat.score for seat in after.seats] == [4 + 4, 3, 2 + 2]
 
 
+def test_a_player_ahead_of_neutral_is_not_a_sole_colour_and_takes_the_main_points_only():
+    events, _ = close_area_n({(5, 9): "orange oak", (6, 9): "neutral bush"})
+
+    (scored,) = of_type(events, e.AreaScored)
+    assert awards(scored) == [(MARY, 4)]
+
+
+def test_there_are_no_points_for_third_place():
+    events, _ = close_area_n({(5, 9): "orange oak", (6, 9): "black pine", (7, 9): "neutral turf"})
+    no_third, _ = close_area_n({(5, 9): "neutral oak", (6, 9): "black pine", (7, 9): "orange turf"})
+
+    assert awards(of_type(events, e.AreaScored)[0]) == [(MARY, 4), (FRANK, 2)]
+    assert awards(of_type(no_third, e.AreaScored)[0]) == [(FRANK, 2)]
+
+
 def test_three_equal_totals_all_cancel_and_nothing_is_scored():
     events, after = close_area_n(
         {(5, 9): "orange bush", (6, 9): "black bush", (7, 9): "neutral bush"}
