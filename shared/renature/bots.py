@@ -60,7 +60,9 @@ class GreedyBot:
             return c.PlacePlant(seat, c.Cell(*state.board.xy(spot)), colour, plant)  # type: ignore[arg-type]
         if state.phase == "end_of_turn":
             return c.EndTurn(seat)
-        return self.rng.choice(legal_actions(state, seat))
+        # Valley: always take the mushroom, on a random space
+        places = [a for a in legal_actions(state, seat) if not isinstance(a, c.SkipMushroom)]
+        return self.rng.choice(places)
 
     def _domino(self, state: GameState, seat: int) -> c.Command:
         placements = legal_placements(state, state.seats[seat].hand)

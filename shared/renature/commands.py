@@ -84,6 +84,13 @@ class PlaceMushroom(Command, frozen=True):
     cell: Cell
 
 
+class SkipMushroom(Command, frozen=True):
+    """Valley: do not take the mushroom ("you may immediately take a mushroom"); it stays in
+    the supply."""
+
+    seat: int
+
+
 class EndTurn(Command, frozen=True):
     seat: int
 
@@ -95,7 +102,14 @@ class FinishGame(Command, frozen=True):
 
 
 SeatCommand = (
-    PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | EndTurn
+    PlaceDomino
+    | DiscardDomino
+    | PlacePlant
+    | SkipPlant
+    | CloudAction
+    | PlaceMushroom
+    | SkipMushroom
+    | EndTurn
 )
 AnyCommand = (
     CreateGame
@@ -107,6 +121,7 @@ AnyCommand = (
     | SkipPlant
     | CloudAction
     | PlaceMushroom
+    | SkipMushroom
     | EndTurn
     | FinishGame
 )

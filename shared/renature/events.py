@@ -166,6 +166,12 @@ class MushroomPlaced(Event, frozen=True):
     size: int
 
 
+class MushroomDeclined(Event, frozen=True):
+    """The player chose not to take the mushroom: it goes back to the supply."""
+
+    mushrooms_left: int
+
+
 class MushroomLost(Event, frozen=True):
     reason: str
 
@@ -214,6 +220,7 @@ AnyEvent = (
     | ExtraTurnTaken
     | MushroomGained
     | MushroomPlaced
+    | MushroomDeclined
     | MushroomLost
     | TurnEnded
     | CloudsScored

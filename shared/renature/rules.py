@@ -469,6 +469,10 @@ def _mushroom_lost(s: GameState, _: e.MushroomLost) -> GameState:
     return replace(s, phase="place_plant")
 
 
+def _mushroom_declined(s: GameState, ev: e.MushroomDeclined) -> GameState:
+    return replace(s, mushrooms_left=ev.mushrooms_left, phase="place_plant")
+
+
 def _turn_ended(s: GameState, ev: e.TurnEnded) -> GameState:
     if ev.next_seat is None:
         return replace(s, phase="final_scoring", current=-1, placed=())
@@ -506,6 +510,7 @@ _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
     e.MushroomGained: _mushroom_gained,
     e.MushroomPlaced: _mushroom_placed,
     e.MushroomLost: _mushroom_lost,
+    e.MushroomDeclined: _mushroom_declined,
     e.TurnEnded: _turn_ended,
     e.CloudsScored: _points,
     e.PlantsPenalised: _points,
@@ -728,8 +733,9 @@ def _place_domino(b: _Batch, cmd: c.PlaceDomino) -> None:
 
 
 def _gain_mushroom(b: _Batch, seat: int) -> None:
-    """Valley: covering a stump gives a mushroom while any are left; it must be placed at once,
-    and is lost when no meadow space beside an area space is free."""
+    """Valley: covering a stump gives a mushroom while any are left; the player places it at
+    once or declines it ("you may immediately take a mushroom"; declined, it stays in the
+    supply). It is lost when no meadow space beside an area space is free (rulings)."""
     s = b.state
     if s.mushrooms_left == 0:
         return
@@ -772,6 +778,16 @@ def _place_mushroom(b: _Batch, cmd: c.PlaceMushroom) -> None:
         joined=[board.area_ids[a] for a in joined],
         size=size,
     )
+
+
+def _skip_mushroom(b: _Batch, cmd: c.SkipMushroom) -> None:
+    s = b.state
+    if s.phase != "place_mushroom":
+        raise WrongPhase("You have no mushroom to decline.")
+    _check_seat_number(s, cmd.seat)
+    if cmd.seat != s.current:
+        raise NotYourTurn("Only the player who covered the stump decides about the mushroom.")
+    b.emit(e.MushroomDeclined, seat=cmd.seat, mushrooms_left=s.mushrooms_left + 1)
 
 
 def _discard(b: _Batch, cmd: c.DiscardDomino) -> None:
@@ -1042,6 +1058,7 @@ _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
     c.SkipPlant: _skip_plant,
     c.CloudAction: _cloud_action,
     c.PlaceMushroom: _place_mushroom,
+    c.SkipMushroom: _skip_mushroom,
     c.EndTurn: _end_turn_command,
     c.FinishGame: _finish,
 }
@@ -1114,7 +1131,8 @@ def legal_actions(s: GameState, seat_no: int) -> list[c.Command]:
     if s.phase in ("lobby", "final_scoring", "finished") or seat_no != s.current:
         return []
     if s.phase == "place_mushroom":
-        return [c.PlaceMushroom(seat_no, c.Cell(*s.board.xy(m))) for m in mushroom_spaces(s)]
+        spaces = [c.PlaceMushroom(seat_no, c.Cell(*s.board.xy(m))) for m in mushroom_spaces(s)]
+        return [*spaces, c.SkipMushroom(seat_no)]
     seat = s.seats[seat_no]
     out: list[c.Command] = []
     board = s.board

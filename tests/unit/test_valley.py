@@ -131,7 +131,7 @@ def mushroom_spaces(state: GameState) -> set[XY]:
 # --- tree stumps and mushrooms ---------------------------------------------------------------
 
 
-def test_covering_a_tree_stump_gives_a_mushroom_to_place_at_once():
+def test_covering_a_tree_stump_gives_a_mushroom_to_place_at_once_or_decline():
     events, state = cover_the_stump(valley())
 
     (placed,) = of_type(events, e.DominoPlaced)
@@ -141,9 +141,28 @@ def test_covering_a_tree_stump_gives_a_mushroom_to_place_at_once():
     assert state.phase == "place_mushroom"
     assert state.mushrooms_left == 7
     legal = legal_actions(state, MARY)
-    assert all(isinstance(action, c.PlaceMushroom) for action in legal)
-    assert {(a.cell.x, a.cell.y) for a in legal} == mushroom_spaces(state)
+    assert legal[-1] == c.SkipMushroom(MARY)
+    places = legal[:-1]
+    assert all(isinstance(action, c.PlaceMushroom) for action in places)
+    assert {(a.cell.x, a.cell.y) for a in places} == mushroom_spaces(state)
     assert (11, 5) in mushroom_spaces(state)
+
+
+def test_a_player_may_decline_the_mushroom_which_stays_in_the_supply():
+    """ "Whenever you cover a stump with a domino, you may immediately take a mushroom token." """
+    _, state = cover_the_stump(valley())
+    events, state = run(state, c.SkipMushroom(MARY))
+
+    (declined,) = of_type(events, e.MushroomDeclined)
+    assert declined.mushrooms_left == 8
+    assert state.mushrooms_left == 8
+    assert state.phase == "place_plant"
+    assert not of_type(events, e.MushroomPlaced)
+
+
+def test_only_a_player_holding_a_mushroom_can_decline_one():
+    with pytest.raises(WrongPhase):
+        decide(valley(), c.SkipMushroom(MARY))
 
 
 def test_a_domino_off_the_stumps_gives_no_mushroom():
@@ -554,7 +573,7 @@ def test_a_bot_game_on_a_valley_board_ends_and_keeps_every_invariant(board, play
     assert not (from_areas if board == "valley" else from_meadow)
     assert all(scored.final for scored in of_type(log, e.AreaScored))
 
-    gained = len(of_type(log, e.MushroomGained))
+    gained = len(of_type(log, e.MushroomGained)) - len(of_type(log, e.MushroomDeclined))
     joined = len(of_type(log, e.MushroomPlaced))
     assert gained == joined + len(of_type(log, e.MushroomLost)) == 8 - final.mushrooms_left
     assert joined > 0
