@@ -246,6 +246,24 @@ def test_no_live_event_shows_another_seats_dominoes_or_tokens(game):
                 assert seen.token is None
 
 
+@SAMPLES
+@given(games())
+def test_no_hidden_domino_can_be_found_by_hashing_the_candidates(game):
+    # A redacted event must not keep the hash of its secret, neither in its own ``hash`` nor in
+    # the next event's ``prev_hash``: 55 candidates are quickly tried.
+    log, _ = played(*game)
+    viewer = 1
+    seen = [visible_event(event, viewer) for event in log]
+    for index, (event, shown) in enumerate(zip(log, seen, strict=True)):
+        if not isinstance(event, e.DominoDrawn | e.DominoDiscarded) or event.seat == viewer:
+            continue
+        hashes = {shown.hash}
+        if index + 1 < len(seen):
+            hashes.add(seen[index + 1].prev_hash)
+        for candidate in range(55):
+            assert e.chain_hash(replace(shown, domino=candidate, hash="")) not in hashes
+
+
 # --- decide and legal_actions agree ---------------------------------------------------------------
 
 ANIMALS = components().animals
