@@ -671,13 +671,19 @@ def _animal_name(animal: int) -> str:
     return components().animals[animal]
 
 
-def _place_domino(b: _Batch, cmd: c.PlaceDomino) -> None:
-    s = b.state
-    seat = _check_turn(s, cmd.seat)
+def _check_step_a(s: GameState, seat_no: int, domino: int) -> SeatState:
+    """Step A: once per turn, with a domino from one's own hand."""
+    seat = _check_turn(s, seat_no)
     if s.phase != "place_domino":
         raise WrongPhase("You have already placed or discarded a domino this turn.")
-    if cmd.domino not in seat.hand:
-        raise NotInHand(f"Domino {cmd.domino} is not in your hand.")
+    if domino not in seat.hand:
+        raise NotInHand(f"Domino {domino} is not in your hand.")
+    return seat
+
+
+def _place_domino(b: _Batch, cmd: c.PlaceDomino) -> None:
+    s = b.state
+    seat = _check_step_a(s, cmd.seat, cmd.domino)
     first, second = _cell(s, cmd.first), _cell(s, cmd.second)
     board = s.board
     if second not in board.neighbours[first]:
@@ -753,13 +759,17 @@ def mushroom_spaces(s: GameState) -> list[int]:
     ]
 
 
+def _check_mushroom_holder(s: GameState, seat: int) -> None:
+    if s.phase != "place_mushroom":
+        raise WrongPhase("You have no mushroom to place or decline.")
+    _check_seat_number(s, seat)
+    if seat != s.current:
+        raise NotYourTurn("Only the player who covered the stump decides about the mushroom.")
+
+
 def _place_mushroom(b: _Batch, cmd: c.PlaceMushroom) -> None:
     s = b.state
-    if s.phase != "place_mushroom":
-        raise WrongPhase("You have no mushroom to place.")
-    _check_seat_number(s, cmd.seat)
-    if cmd.seat != s.current:
-        raise NotYourTurn("Only the player who gained the mushroom places it.")
+    _check_mushroom_holder(s, cmd.seat)
     cell = _cell(s, cmd.cell)
     if cell not in mushroom_spaces(s):
         raise IllegalMushroom(
@@ -782,21 +792,12 @@ def _place_mushroom(b: _Batch, cmd: c.PlaceMushroom) -> None:
 
 def _skip_mushroom(b: _Batch, cmd: c.SkipMushroom) -> None:
     s = b.state
-    if s.phase != "place_mushroom":
-        raise WrongPhase("You have no mushroom to decline.")
-    _check_seat_number(s, cmd.seat)
-    if cmd.seat != s.current:
-        raise NotYourTurn("Only the player who covered the stump decides about the mushroom.")
+    _check_mushroom_holder(s, cmd.seat)
     b.emit(e.MushroomDeclined, seat=cmd.seat, mushrooms_left=s.mushrooms_left + 1)
 
 
 def _discard(b: _Batch, cmd: c.DiscardDomino) -> None:
-    s = b.state
-    seat = _check_turn(s, cmd.seat)
-    if s.phase != "place_domino":
-        raise WrongPhase("You have already placed or discarded a domino this turn.")
-    if cmd.domino not in seat.hand:
-        raise NotInHand(f"Domino {cmd.domino} is not in your hand.")
+    _check_step_a(b.state, cmd.seat, cmd.domino)
     b.emit(e.DominoDiscarded, seat=cmd.seat, domino=cmd.domino)
     _finish_turn_steps(b, cmd.seat)
 
