@@ -66,6 +66,13 @@ the same game was appended meanwhile, so this bounds only pathological contentio
 
 FINISH_SUFFIX = ":finish"
 
+MAX_IN_FLIGHT = 32
+"""Commands one instance handles concurrently (and reads per ``XREADGROUP``). Handling is mostly
+waiting for Redis round trips, so one at a time leaves the process idle while the queue grows.
+Concurrent commands of one game are safe for the same reason two instances are: the append is
+conditional on the version decided on, and command ids are idempotent. Reading at most this
+many entries at a time leaves the rest of the queue to the other instances of the group."""
+
 
 class SeedVault(Protocol):
     """Where the secret seeds live (a Redis key per game in production, a dict in unit tests)."""
@@ -344,7 +351,10 @@ class CommandHandler:
         return state
 
     def _remember(self, state: GameState) -> None:
-        self.cache[state.game_id] = state
+        """Cache a game's state, unless a newer one is cached (by a concurrent command)."""
+        cached = self.cache.get(state.game_id)
+        if cached is None or cached.version <= state.version:
+            self.cache[state.game_id] = state
         self.cache.move_to_end(state.game_id)
         while len(self.cache) > self.cache_size:
             self.cache.popitem(last=False)
@@ -421,9 +431,13 @@ class RulesService:
         )
         self.broker.subscriber(
             stream=StreamSub(
-                bus.COMMAND_STREAM, group=bus.RULES_GROUP, consumer=self.settings.consumer
+                bus.COMMAND_STREAM,
+                group=bus.RULES_GROUP,
+                consumer=self.settings.consumer,
+                max_records=MAX_IN_FLIGHT,
             ),
             ack_policy=AckPolicy.ACK,
+            max_workers=MAX_IN_FLIGHT,
             decoder=raw_body,
             title="rules:commands",
             description=(
