@@ -1,5 +1,6 @@
 """``make bench``: print the benchmark figures of every layer."""
 
-from bench import core
+from bench import core, service
 
 core.run()
+service.run()

@@ -1,0 +1,433 @@
+"""Service figures on a real Redis: the raw XADD rate of one client, commands per second through
+the rules service with many concurrent bot games, and command → read-model latency.
+
+Everything runs as separate OS processes, as in production: a private ``redis-server`` on a free
+port (never the system Redis), the rules service (one instance, then two) and the board and score
+projectors (``python -m renature_services.supervisor <service>`` with ``REDIS_URL`` set). The
+load generator is this process: one coroutine per bot game, each sending one command at a time
+through `send_command` and keeping its own `GameState` by folding the events it reads back from
+the event store (the service deals from a secret seed, so the client cannot fold ``execute``
+itself). All processes share the machine's cores; the CPU each of them used is printed too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from renature import commands as c
+from renature import events as e
+from renature.bots import Bot, make_bot
+from renature.rules import evolve
+from renature.state import GameState
+from renature_services import bus
+from renature_services.projectors.runner import model_key
+from renature_services.rules_client import send_command
+from renature_store import RedisEventStore
+
+# tests/ is not a package: the private redis-server helper of the test suite is imported by path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from redis_server import RedisServer
+
+TARGET_COMMANDS_PER_S = 5_000
+TARGET_P99_MS = 10.0
+GAMES = 48  # concurrent bot games
+WARMUP_S = 2.0
+WINDOW_S = 8.0
+XADD_S = 1.5  # per XADD variant
+PIPELINE = 100
+PROBES = 4  # read-model probes in flight at most (each polls HGET in a tight loop)
+REPLY_TIMEOUT_S = 10.0
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+@dataclass
+class Service:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.process.pid)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Stack:
+    redis_url: str
+    workdir: Path
+    services: list[Service] = field(default_factory=list)
+
+    def start(self, name: str) -> Service:
+        env = {**os.environ, "REDIS_URL": self.redis_url}
+        env.pop("RENATURE_CONSUMER", None)  # every process needs its own consumer name
+        log = self.workdir / f"{name}-{len(self.services)}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "renature_services.supervisor", name],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, killed as a whole
+            )
+        service = Service(name, process, log)
+        self.services.append(service)
+        return service
+
+    def check_alive(self) -> None:
+        for service in self.services:
+            if service.process.poll() is not None:
+                tail = service.log.read_text(errors="replace").splitlines()[-15:]
+                raise RuntimeError(f"{service.name} exited early:\n" + "\n".join(tail))
+
+    def stop(self) -> None:
+        for service in self.services:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(service.process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        for service in self.services:
+            try:
+                service.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(service.process.pid, signal.SIGKILL)
+                service.process.wait()
+
+
+# -- figures ---------------------------------------------------------------------------------
+
+
+def percentile(samples: list[float], q: float) -> float:
+    """The q-th percentile (0..100) by the nearest-rank method."""
+    ordered = sorted(samples)
+    if not ordered:
+        return float("nan")
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def ms(samples: list[float]) -> str:
+    if not samples:
+        return "no samples"
+    return (
+        f"p50 {percentile(samples, 50) * 1e3:.1f} ms, p99 {percentile(samples, 99) * 1e3:.1f} ms "
+        f"({len(samples)} samples)"
+    )
+
+
+async def xadd_rates(redis: Redis) -> tuple[float, float, float]:
+    """Command-sized XADDs per second from one client, unpipelined and pipelined, and the
+    client CPU time of one unpipelined XADD."""
+    payload = b"x" * 400  # about the size of a command message
+    stream = "bench:xadd"
+    count = 0
+    start, cpu = time.perf_counter(), time.process_time()
+    while (elapsed := time.perf_counter() - start) < XADD_S:
+        for _ in range(100):
+            await redis.xadd(stream, {"__data__": payload}, maxlen=100_000)
+        count += 100
+    unpipelined = count / elapsed
+    cpu_per_call = (time.process_time() - cpu) / count
+    count = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < XADD_S:
+        pipe = redis.pipeline(transaction=False)
+        for _ in range(PIPELINE):
+            pipe.xadd(stream, {"__data__": payload}, maxlen=100_000)
+        await pipe.execute()
+        count += PIPELINE
+    pipelined = count / elapsed
+    await redis.delete(stream)
+    return unpipelined, pipelined, cpu_per_call
+
+
+# -- the load --------------------------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    """Shared by the game coroutines of one measurement."""
+
+    redis: Redis
+    store: RedisEventStore
+    label: str
+    window: tuple[float, float] = (float("inf"), float("inf"))
+    stopping: bool = False
+    accepted_in_window: int = 0
+    accepted_total: int = 0
+    rejected: int = 0
+    games_finished: int = 0
+    round_trips: list[float] = field(default_factory=list)
+    to_model: list[float] = field(default_factory=list)
+    probes: set[asyncio.Task[None]] = field(default_factory=set)
+    ids: Iterator[int] = field(default_factory=itertools.count)
+
+    def in_window(self, moment: float) -> bool:
+        return self.window[0] <= moment < self.window[1]
+
+
+async def send(
+    load: Load, game_id: str, command: c.Command, seat: int | None, probe: bool
+) -> bus.Reply:
+    envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, seat)
+    sent = time.perf_counter()
+    reply = await send_command(load.redis, envelope, timeout=REPLY_TIMEOUT_S)
+    done = time.perf_counter()
+    if reply.status != "accepted":
+        load.rejected += 1
+        return reply
+    load.accepted_total += 1
+    if load.in_window(done):
+        load.accepted_in_window += 1
+    if load.in_window(sent):
+        load.round_trips.append(done - sent)
+        if probe and len(load.probes) < PROBES:
+            task = asyncio.create_task(watch_model(load, game_id, reply.last_version, sent))
+            load.probes.add(task)
+            task.add_done_callback(load.probes.discard)
+    return reply
+
+
+async def watch_model(load: Load, game_id: str, version: int, sent: float) -> None:
+    """Poll the board model's version (HGET in a tight loop) until it reaches ``version``."""
+    key = model_key(load.store.layout, "board", game_id)
+    deadline = sent + REPLY_TIMEOUT_S
+    while time.perf_counter() < deadline:
+        stored = await load.redis.hget(key, "version")
+        if stored is not None and int(stored) >= version:
+            load.to_model.append(time.perf_counter() - sent)
+            return
+
+
+async def catch_up(load: Load, game_id: str, state: GameState | None) -> GameState | None:
+    """Fold the events appended after the client's state (read back from the game stream)."""
+    stored = await load.store.read(game_id, 0 if state is None else state.version)
+    for event in stored:
+        state = evolve(state, e.decode(event.data))
+    return state
+
+
+async def play_games(load: Load, index: int) -> None:
+    """Play bot games back to back until told to stop, one command at a time."""
+    for round_ in itertools.count():
+        players = 2 + (index + round_) % 3
+        kinds = ["greedy" if (index + seat) % 2 else "random" for seat in range(players)]
+        game_id = f"{load.label}-{index}-{round_}"
+        bots: list[Bot] = [make_bot(kind, f"{game_id}|{seat}") for seat, kind in enumerate(kinds)]
+        setup: list[tuple[c.Command, int | None]] = [
+            (c.CreateGame(game_id=game_id, players=players, seed=""), None),
+            *((c.JoinGame(seat, kind), seat) for seat, kind in enumerate(kinds)),
+            (c.StartGame(), None),
+        ]
+        for command, seat in setup:
+            await send(load, game_id, command, seat, probe=False)
+        state = await catch_up(load, game_id, None)
+        moves = 0
+        while state is not None and state.phase != "finished":
+            if load.stopping:
+                return
+            seat = state.current
+            reply = await send(load, game_id, bots[seat].choose(state, seat), seat, moves % 4 == 0)
+            if reply.status != "accepted":
+                raise RuntimeError(f"{game_id}: {reply.code}: {reply.message}")
+            state = await catch_up(load, game_id, state)
+            moves += 1
+        load.games_finished += 1
+
+
+async def measure(
+    redis: Redis, store: RedisEventStore, label: str, games: int, window_s: float
+) -> Load:
+    load = Load(redis, store, label)
+    tasks = [asyncio.create_task(play_games(load, index)) for index in range(games)]
+    try:
+        await asyncio.sleep(WARMUP_S)
+        start = time.perf_counter()
+        load.window = (start, start + window_s)
+        await asyncio.sleep(window_s)
+        load.stopping = True
+        finished, _ = await asyncio.wait(tasks, timeout=REPLY_TIMEOUT_S)
+        for task in finished:
+            if task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*load.probes), timeout=REPLY_TIMEOUT_S)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return load
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+async def wait_ready(redis: Redis, store: RedisEventStore, stack: Stack, rules: int) -> None:
+    """Until every rules instance says it started and both projectors have written a model."""
+    deadline = time.monotonic() + 30
+    game_id = f"ready-{rules}"
+    started = "FastStream app started successfully"
+    while not all(
+        started in service.log.read_text(errors="replace")
+        for service in stack.services
+        if service.name == "rules"
+    ):
+        stack.check_alive()
+        if time.monotonic() > deadline:
+            raise RuntimeError("the rules service did not start within 30 s")
+        await asyncio.sleep(0.1)
+    command = c.CreateGame(game_id=game_id, players=2, seed="")
+    await send_command(redis, bus.CommandEnvelope(game_id, "create", command), timeout=20)
+    for projection in ("board", "score"):
+        key = model_key(store.layout, projection, game_id)
+        while not await redis.hget(key, "version"):
+            stack.check_alive()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the {projection} projector wrote nothing within 30 s")
+            await asyncio.sleep(0.05)
+
+
+def cpu_lines(
+    stack: Stack, redis_pid: int, before: dict[str, float], seconds: float, commands: float
+) -> str:
+    """The cores each process kept busy during a measurement (1.00 = one core) and the CPU time
+    each spent per accepted command."""
+    now = snapshot(stack, redis_pid)
+    used = {name: now[name] - before.get(name, 0.0) for name in now}
+    busy = ", ".join(f"{name} {cpu / seconds:.2f}" for name, cpu in used.items())
+    per = ", ".join(f"{name} {cpu / commands * 1e3:.2f}" for name, cpu in used.items())
+    total = sum(used.values())
+    return (
+        f"  CPU (cores busy): {busy}; total {total / seconds:.2f} of {os.cpu_count()}\n"
+        f"  CPU ms per accepted command: {per}; total {total / commands * 1e3:.1f}"
+    )
+
+
+def machine_ticks() -> tuple[int, int, int]:
+    """(busy, steal, total) clock ticks of the whole machine so far (Linux /proc/stat)."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0, 0
+    idle = fields[3] + fields[4]  # idle + iowait
+    steal = fields[7] if len(fields) > 7 else 0
+    total = sum(fields[:8])
+    return total - idle - steal, steal, total
+
+
+def machine_line(before: tuple[int, int, int]) -> str:
+    busy, steal, total = (now - then for now, then in zip(machine_ticks(), before, strict=True))
+    if total <= 0:
+        return "  machine: (no /proc/stat)"
+    return f"  machine: {busy / total:.0%} busy, {steal / total:.0%} stolen by the hypervisor"
+
+
+def snapshot(stack: Stack, redis_pid: int) -> dict[str, float]:
+    cpu = {"client": time.process_time(), "redis": cpu_seconds(redis_pid)}
+    for number, service in enumerate(stack.services):
+        cpu[f"{service.name}#{number}"] = service.cpu_seconds()
+    return cpu
+
+
+async def bench(server: RedisServer, stack: Stack, redis_pid: int) -> None:
+    redis = Redis.from_url(server.url, max_connections=None)
+    store = RedisEventStore(redis)
+    try:
+        unpipelined, pipelined, cpu_per_call = await xadd_rates(redis)
+        print(
+            f"raw XADD, one client (redis.asyncio): {unpipelined:,.0f}/s unpipelined "
+            f"(the floor: one round trip per command, as send_command does; "
+            f"{cpu_per_call * 1e6:.0f} us client CPU per call), "
+            f"{pipelined:,.0f}/s pipelined by {PIPELINE}"
+        )
+        for service in ("board", "score", "rules"):
+            stack.start(service)
+        await wait_ready(redis, store, stack, rules=1)
+        single = await measure(redis, store, "solo", 1, 3.0)
+        print(f"one game alone: command round trip {ms(single.round_trips)}")
+
+        best: tuple[float, float, float] | None = None
+        for instances in (1, 2):
+            if instances == 2:
+                stack.start("rules")
+                await wait_ready(redis, store, stack, rules=2)
+            before, started = snapshot(stack, redis_pid), time.perf_counter()
+            ticks = machine_ticks()
+            load = await measure(redis, store, f"load{instances}", GAMES, WINDOW_S)
+            wall = time.perf_counter() - started
+            rate = load.accepted_in_window / WINDOW_S
+            print(
+                f"rules service x{instances}, {GAMES} concurrent bot games: {rate:,.0f} "
+                f"commands/s accepted ({load.rejected} rejected, "
+                f"{load.games_finished} games finished)"
+            )
+            print(f"  command round trip: {ms(load.round_trips)}")
+            print(f"  command -> board read model (HGET version, tight loop): {ms(load.to_model)}")
+            print(cpu_lines(stack, redis_pid, before, wall, max(1, load.accepted_total)))
+            print(machine_line(ticks))
+            print(
+                f"  ratio commands/s / raw XADD/s: {rate / unpipelined:.3f} of unpipelined, "
+                f"{rate / pipelined:.3f} of pipelined"
+            )
+            p99 = percentile(load.to_model, 99) * 1e3
+            if best is None or rate > best[0]:
+                best = (rate, p99, instances)
+        assert best is not None
+        rate, p99, instances = best
+        meets = rate >= TARGET_COMMANDS_PER_S and p99 < TARGET_P99_MS
+        print(
+            f"target {TARGET_COMMANDS_PER_S:,} commands/s with p99 < {TARGET_P99_MS:.0f} ms on "
+            f"{os.cpu_count()} cores: {'meets' if meets else 'MISSES'} "
+            f"(best: {rate:,.0f} commands/s, p99 to read model {p99:.1f} ms, "
+            f"{instances} rules instance{'s' if instances > 1 else ''})"
+        )
+    finally:
+        await redis.aclose()
+
+
+def run() -> None:
+    print("== services (separate processes, private Redis, this machine) ==")
+    try:
+        server = RedisServer().start()
+    except (FileNotFoundError, RuntimeError) as error:
+        print(f"skipped: no private redis-server ({error})")
+        return
+    workdir = Path(tempfile.mkdtemp(prefix="renature-bench-"))
+    stack = Stack(redis_url=server.url, workdir=workdir)
+    try:
+        assert server._process is not None
+        asyncio.run(bench(server, stack, server._process.pid))
+    finally:
+        stack.stop()
+        server.cleanup()
+        for log in workdir.glob("*.log"):
+            log.unlink()
+        with contextlib.suppress(OSError):
+            workdir.rmdir()
+
+
+if __name__ == "__main__":
+    run()
