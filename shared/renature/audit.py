@@ -27,6 +27,9 @@ from renature.errors import RuleError
 from renature.rules import evolve, execute
 from renature.state import GameState
 
+UNREVEALED = "seed not revealed yet"
+"""Stands in for the secret seed when the creation of an unfinished game is re-decided."""
+
 CHECK_ORDER = (
     "stream",
     "versions",
@@ -69,8 +72,23 @@ def _differences(stored: e.Event, expected: e.Event) -> str:
     fields = [k for k in theirs if k not in ("hash", "prev_hash") and ours.get(k) != theirs[k]]
     if not fields:
         fields = [k for k in theirs if ours.get(k) != theirs[k]]
-    shown = "; ".join(f"{k}: stored {ours.get(k)!r}, rules give {theirs[k]!r}" for k in fields)
+    shown = "; ".join(_shown(k, ours.get(k), theirs[k]) for k in fields)
     return f"{type(stored).__name__} differs from what the rules give ({shown})"
+
+
+def _shown(name: str, ours: object, theirs: object) -> str:
+    """``name: stored X, rules give Y``, narrowed to the differing parts of a nested object
+    (a forged deal names ``deal.hands``, not the whole deal)."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        keys = [k for k in theirs if ours.get(k) != theirs[k]]
+        keys += [k for k in ours if k not in theirs]
+        if keys:
+            return "; ".join(_shown(f"{name}.{k}", ours.get(k), theirs.get(k)) for k in keys)
+    return f"{name}: stored {ours!r}, rules give {theirs!r}"
+
+
+def _count(events: int) -> str:
+    return f"{events} event" if events == 1 else f"{events} events"
 
 
 def check_chain(events: Sequence[e.Event]) -> list[Finding]:
@@ -133,10 +151,11 @@ def _redecide(
     if first.cause is None:
         return [Finding(first.version, "provenance", "the batch records no command")], None, False
     command = first.cause.command
+    unrevealed = isinstance(command, c.CreateGame) and seed is None
     if isinstance(command, c.CreateGame):
-        if seed is None:
-            return [], None, False  # the deal can only be checked once the seed is revealed
-        command = replace(command, seed=seed)
+        # Until the seed is revealed the deal cannot be checked: the creation is re-decided
+        # with a stand-in seed and compared in everything but the commitment and the deal.
+        command = replace(command, seed=seed if seed is not None else UNREVEALED)
     try:
         expected, after = execute(
             state, command, command_id=first.cause.command_id, time=first.cause.time
@@ -148,24 +167,31 @@ def _redecide(
             None,
             False,
         )
+    if unrevealed and isinstance(first, e.GameCreated) and isinstance(expected[0], e.GameCreated):
+        masked = replace(expected[0], seed_commitment=first.seed_commitment, deal=first.deal)
+        expected = [e.seal(masked, ""), *expected[1:]]
     for stored, wanted in zip(batch, expected, strict=False):
         if stored != wanted:
-            check = "deal" if isinstance(stored, e.GameCreated) else "rules"
+            check = "rules"
+            if (
+                isinstance(stored, e.GameCreated)
+                and isinstance(wanted, e.GameCreated)
+                and stored.deal != wanted.deal
+            ):
+                check = "deal"
             return [Finding(stored.version, check, _differences(stored, wanted))], None, False
     if len(batch) != len(expected):
-        # the first event the stream holds beyond what the rules give, or the last one it has
-        at = batch[len(expected)].version if len(batch) > len(expected) else batch[-1].version
-        return (
-            [
-                Finding(
-                    at,
-                    "rules",
-                    f"the command gives {len(expected)} events, the stream holds {len(batch)}",
-                )
-            ],
-            None,
-            False,
-        )
+        given = f"the command gives {_count(len(expected))}, the stream holds {_count(len(batch))}"
+        if len(batch) > len(expected):  # the first event the stream holds beyond the rules'
+            extra = batch[len(expected)]
+            at, what = extra.version, f"event {extra.version} ({type(extra).__name__}) is extra"
+        else:  # the first event the rules give that the stream lacks
+            missing = expected[len(batch)]
+            at = missing.version
+            what = f"event {missing.version} ({type(missing).__name__}) is missing"
+        return [Finding(at, "rules", f"{given}: {what}")], None, False
+    if unrevealed:  # the stored creation stands, but its deal is not vouched for yet
+        return [], None, False
     return [], after, True
 
 
@@ -176,19 +202,22 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
         finding = Finding(0, "stream", "there are no events")
         return AuditReport(game_id, False, 0, 0, False, [], finding, [finding])
     findings = check_chain(events)
-    seed = _revealed_seed(events)
+    seed = revealed = _revealed_seed(events)
     created = events[0]
     if not isinstance(created, e.GameCreated):
         findings.append(Finding(1, "stream", "the first event is not the game's creation"))
     elif seed is not None and commitment(seed) != created.seed_commitment:
-        ended = next(ev for ev in events if isinstance(ev, e.GameEnded))
+        ended = next(ev for ev in reversed(events) if isinstance(ev, e.GameEnded))
         findings.append(
             Finding(
                 ended.version,
                 "seed",
-                "the revealed seed does not match the commitment made at creation",
+                f"the revealed seed {seed!r} does not match the commitment made at creation "
+                f"({created.seed_commitment}): its SHA-256 is {commitment(seed)}",
             )
         )
+        # A seed that fails its commitment cannot show the deal forged: the fault is the seed.
+        seed = None
     state: GameState | None = None
     groups = batches(events)
     for batch in groups:
@@ -218,7 +247,7 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
     findings.sort(key=lambda f: (f.version, CHECK_ORDER.index(f.check)))
     finished = state is not None and state.is_over
     checks = ["hash chain", "versions", "every command re-decided"]
-    if seed is not None:
+    if revealed is not None:
         checks += ["seed matches commitment", "deal reproduced from seed", "final scoring"]
     return AuditReport(
         game_id=game_id,
