@@ -36,8 +36,12 @@ async def read_store(game_id: str, settings: Settings) -> list[e.Event]:
 
 
 def load(game_id: str | None, events_file: Path | None, redis_url: str | None) -> list[e.Event]:
+    """The game's events; `NoSuchGame` when there are none to read."""
     if events_file is not None:
-        return read_file(events_file)
+        events = read_file(events_file)
+        if not events:
+            raise NoSuchGame(f"The file {events_file} holds no events.")
+        return events
     if game_id is None:
         raise NoSuchGame("Name a game id (read from Redis) or an --events file.")
     return asyncio.run(read_store(game_id, Settings.from_env(redis_url=redis_url)))

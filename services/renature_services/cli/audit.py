@@ -9,6 +9,7 @@ from typing import Annotated
 import msgspec
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from renature import events as e
@@ -19,6 +20,7 @@ from renature.game import replay as fold
 from renature.picture import board_svg
 from renature_services.cli.core import render_board
 from renature_services.event_source import NoSuchGame, load
+from renature_store import StoreError
 
 GameArg = Annotated[str | None, typer.Argument(help="game id in Redis (or use --events)")]
 EventsOpt = Annotated[
@@ -32,7 +34,10 @@ def _events(game_id: str | None, events_file: Path | None, redis_url: str | None
     try:
         return load(game_id, events_file, redis_url)
     except (NoSuchGame, OSError, msgspec.DecodeError, msgspec.ValidationError) as err:
-        Console(stderr=True).print(f"[red]{err}[/red]")
+        Console(stderr=True).print(f"[red]{escape(str(err))}[/red]")
+        raise typer.Exit(2) from None
+    except StoreError as err:  # Redis cannot be reached, or the stream is corrupt
+        Console(stderr=True).print(f"[red]Cannot read the event store: {escape(str(err))}[/red]")
         raise typer.Exit(2) from None
 
 
@@ -51,18 +56,20 @@ def audit(
         console = Console()
         verdict = "[green]holds[/green]" if report.ok else "[red]FAILS[/red]"
         console.print(
-            f"Audit of game {report.game_id}: {verdict} "
+            f"Audit of game {escape(report.game_id)}: {verdict} "
             f"({report.events} events, {report.batches} commands)"
         )
         for check in report.checks:
             console.print(f"  checked: {check}")
         if report.first_bad is not None:
             bad = report.first_bad
+            # messages quote stored values, which a forger chose: never read them as markup
             console.print(
-                f"[red]First bad event: number {bad.version} ({bad.check}): {bad.message}[/red]"
+                f"[red]First bad event: number {bad.version} ({bad.check}): "
+                f"{escape(bad.message)}[/red]"
             )
             for more in report.findings[1:6]:
-                console.print(f"  also event {more.version} ({more.check}): {more.message}")
+                console.print(f"  also event {more.version} ({more.check}): {escape(more.message)}")
         elif report.finished:
             console.print(f"  final scores {report.scores}, winners {report.winners}")
         else:
@@ -93,13 +100,18 @@ def explain(
     if as_json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
         return
-    table = Table(title=f"Where the points of game {report.game_id} came from")
+    table = Table(title=f"Where the points of game {escape(report.game_id)} came from")
     for column in ("event", "turn", "colour", "points", "total", "why"):
         table.add_column(column)
     for line in report.lines:
         sign = f"{line.points:+d}"
         table.add_row(
-            str(line.version), str(line.turn), line.colour, sign, str(line.total), line.text
+            str(line.version),
+            str(line.turn),
+            escape(line.colour),
+            sign,
+            str(line.total),
+            escape(line.text),
         )
     console = Console()
     console.print(table)
