@@ -19,13 +19,16 @@ import pytest
 import redis.asyncio as aioredis
 import uvicorn
 from fastapi import FastAPI
+from msgspec.structs import replace
 from websockets.asyncio.client import connect
 
 from redis_server import free_port
 from renature import commands as c
 from renature import events as e
+from renature.audit import AuditReport, audit
 from renature.board import load_board
 from renature.deal import deal
+from renature.explain import Explanation
 from renature.game import outcome, play
 from renature.rules import legal_actions
 from renature_services.bus import CommandEnvelope, Reply
@@ -556,3 +559,81 @@ async def test_a_server_without_chosen_seeds_refuses_a_seed_and_creates_nothing(
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "chosen_seeds_disabled"
     assert [k async for k in redis.scan_iter("*")] == []
+
+
+# -- dispute audit and explanation of a finished game -----------------------------------------
+
+
+async def test_audit_and_explanation_of_a_finished_game(stack: Stack) -> None:
+    result = await play_game(stack.client, 3, "gw-audit", ["greedy", "random", "greedy"])
+    game_id = result.game_id
+    response = await stack.http.get(f"/games/{game_id}/audit")
+    assert response.status_code == 200, response.text
+    report = msgspec.json.decode(response.content, type=AuditReport)
+    assert report.ok, report.findings
+    assert (report.first_bad, report.findings) == (None, [])
+    assert report.finished
+    assert report.game_id == game_id
+    assert report.events == await stack.store.version(game_id)
+    assert report.scores == result.scores
+    assert report.winners == result.winners
+    stored = [e.decode(s.data) for s in await stack.store.read(game_id)]
+    assert report == audit(stored)  # the gateway reports what the audit of the store gives
+
+    response = await stack.http.get(f"/games/{game_id}/explanation")
+    assert response.status_code == 200, response.text
+    explanation = msgspec.json.decode(response.content, type=Explanation)
+    assert explanation.scores == result.scores
+    assert explanation.ranking == result.ranking
+    assert explanation.colours == result.colours
+    for seat, score in enumerate(result.scores):
+        lines = [line for line in explanation.lines if line.seat == seat]
+        assert sum(line.points for line in lines) == score
+        assert lines[-1].total == score
+    colour = result.colours[1]
+    response = await stack.http.get(f"/games/{game_id}/explanation", params={"seat": colour})
+    assert response.status_code == 200, response.text
+    mine = msgspec.json.decode(response.content, type=Explanation)
+    assert mine.lines == [line for line in explanation.lines if line.seat == 1]
+    assert {line.colour for line in mine.lines} == {colour}
+    assert mine.lines[-1].total == result.scores[1]
+    nobody = next(c for c in ("orange", "blue", "black", "white") if c not in result.colours)
+    response = await stack.http.get(f"/games/{game_id}/explanation", params={"seat": nobody})
+    error = assert_error(response, 422, "no_such_seat")
+    assert nobody in error["message"]
+
+
+async def test_audit_and_explanation_wait_for_the_end_of_the_game(stack: Stack) -> None:
+    """Before the seed is revealed the stream holds every hand: nothing is shown."""
+    game = await started_game(stack)
+    for path in ("audit", "explanation", "explanation?seat=orange"):
+        response = await stack.http.get(f"/games/{game.game_id}/{path}")
+        error = assert_error(response, 409, "game_not_finished")
+        assert "not finished" in error["message"]
+        assert "deal" not in response.text
+    for path in (f"{'0' * 32}/audit", f"{'0' * 32}/explanation", "bad:id/audit"):
+        assert_error(await stack.http.get(f"/games/{path}"), 404, "game_not_found")
+
+
+async def test_the_audit_names_the_first_bad_event_of_a_tampered_stream(stack: Stack) -> None:
+    """A stream written past the rules service (a points value raised after the fact)."""
+    log, _ = play(2, "forged", ["greedy", "greedy"], game_id="forged-game")
+    at = next(i for i, ev in enumerate(log) if isinstance(ev, e.PlantPlaced))
+    plant = log[at]
+    assert isinstance(plant, e.PlantPlaced)
+    log[at] = replace(plant, points=plant.points + 5)
+    await stack.store.append(
+        "forged-game",
+        command_id="forgery",
+        expected_version=0,
+        events=[e.encode(ev) for ev in log],
+        outcome=b"{}",
+    )
+    response = await stack.http.get("/games/forged-game/audit")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["ok"] is False
+    assert body["first_bad"]["version"] == plant.version
+    assert body["first_bad"]["check"] == "hash chain"
+    assert "PlantPlaced" in body["first_bad"]["message"]
+    assert body["findings"][0] == body["first_bad"]

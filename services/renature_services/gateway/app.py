@@ -20,7 +20,12 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from redis.asyncio import Redis
 
 from renature import commands as c
+from renature import events as e
+from renature.audit import audit
+from renature.components import COLOURS
+from renature.explain import explain
 from renature.rules import legal_actions
+from renature.state import GameState
 from renature.view import view, visible_event
 from renature_services.bus import CommandEnvelope, Reply
 from renature_services.gateway import sender as senders
@@ -344,6 +349,38 @@ def create_app(
         """The score projector's read model: scores with every award and its reason."""
         return await _read_model(gateway, game_id, "score")
 
+    @app.get("/games/{game_id}/audit", response_class=MsgspecResponse, tags=["audit"])
+    async def game_audit(game_id: GameId) -> MsgspecResponse:
+        """The dispute audit of a finished game, from its stored events alone: the hash chain,
+        every recorded command re-decided, the revealed seed against its commitment and the
+        deal, the final scoring. ``ok`` says whether everything holds, ``first_bad`` names the
+        first bad event. 409 ``game_not_finished`` before the end (the stream holds the hands)."""
+        _, events = await _finished_game(gateway, game_id)
+        return MsgspecResponse(audit(events))
+
+    @app.get("/games/{game_id}/explanation", response_class=MsgspecResponse, tags=["audit"])
+    async def game_explanation(
+        game_id: GameId,
+        seat: Annotated[
+            str | None, Query(description="Only this colour's points (e.g. orange)")
+        ] = None,
+    ) -> MsgspecResponse:
+        """Where every point of a finished game came from: one line per award with its rule
+        and the running total, then scores, ranking and winners. 409 ``game_not_finished``
+        before the end."""
+        state, events = await _finished_game(gateway, game_id)
+        seat_no = None
+        if seat is not None:
+            colours = [COLOURS[s.colour] for s in state.seats]
+            if seat not in colours:
+                raise ApiError(
+                    422,
+                    "no_such_seat",
+                    f"No seat plays {seat!r} in this game; its colours are {', '.join(colours)}.",
+                )
+            seat_no = colours.index(seat)
+        return MsgspecResponse(explain(events, seat_no))
+
     @app.websocket("/games/{game_id}/live")
     async def live(
         websocket: WebSocket,
@@ -383,6 +420,19 @@ def create_app(
                 await websocket.close(code=1011 if failed else 1000)
 
     return app
+
+
+async def _finished_game(gateway: Gateway, game_id: str) -> tuple[GameState, list[e.Event]]:
+    """A finished game's state and every stored event: 404 for an unknown game, 409 before
+    its end (until the seed is revealed the stream holds every hand and token)."""
+    state = await gateway.games.state(game_id)
+    if not state.is_over:
+        raise ApiError(
+            409,
+            "game_not_finished",
+            "The game is not finished: its audit and explanation are given once it has ended.",
+        )
+    return state, await gateway.games.events(game_id, 0)
 
 
 async def _read_model(gateway: Gateway, game_id: str, name: str) -> MsgspecResponse:
