@@ -417,3 +417,44 @@ async def test_two_rules_services_racing_on_one_game_never_fork_it(e2e_stack: E2
             events = stream_events(e2e_stack, game_id)  # contiguous versions, no fork
             assert len(events) == accepted[0]["version"]
             assert replay(events) is not None
+
+
+async def test_a_game_through_the_stack_passes_the_dispute_audit(
+    e2e_stack: E2EStack, tmp_path: Path
+) -> None:
+    """``renature audit`` from Redis, ``export`` then ``audit --events``, and the gateway's
+    audit of the finished game all hold for a game the running services decided."""
+    from renature_services.cli.bots import play_game
+
+    async with GatewayClient(e2e_stack.gateway_url) as client:
+        result = await play_game(client, 3, "e2e-audit", ["greedy", "random", "greedy"])
+    async with httpx.AsyncClient(base_url=e2e_stack.gateway_url, timeout=30) as http:
+        over_http = await http.get(f"/games/{result.game_id}/audit")
+    renature = str(Path(sys.executable).parent / "renature")
+    url = ["--redis-url", e2e_stack.redis.url]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [renature, *args], capture_output=True, text=True, timeout=60, check=False
+        )
+
+    audited = await asyncio.to_thread(run, "audit", result.game_id, *url, "--json")
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    report = json.loads(audited.stdout)
+    assert report["ok"] is True
+    assert report["finished"] is True
+    assert report["scores"] == result.scores
+    assert report["events"] == len(stream_events(e2e_stack, result.game_id))
+
+    exported = tmp_path / "game.jsonl"
+    done = await asyncio.to_thread(run, "export", result.game_id, *url, "--out", str(exported))
+    assert done.returncode == 0, done.stderr
+    assert [e.decode(line) for line in exported.read_bytes().splitlines()] == stream_events(
+        e2e_stack, result.game_id
+    )
+    again = await asyncio.to_thread(run, "audit", "--events", str(exported), "--json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads(again.stdout) == report
+
+    assert over_http.status_code == 200, over_http.text
+    assert over_http.json() == report
