@@ -1,12 +1,19 @@
-"""The rules service: decode a command envelope, load the game, decide, append, reply.
+"""The rules service: decode command envelopes, load the games, decide, append, reply.
 
 A thin FastStream app. It consumes ``COMMAND_STREAM`` with the consumer group ``RULES_GROUP``
-(one consumer name per process, so several instances share the work) and answers every envelope
-with a `Reply` through FastStream request/reply: the publisher puts a ``reply_to`` pub/sub
-channel in the message headers and the handler's return value is published there (see
-`renature_services.rules_client.send_command`). Messages are acknowledged after the handler
-returns; a process that dies mid-command leaves its message pending, and a second subscriber
-takes such messages over with ``XAUTOCLAIM`` once they are idle long enough.
+(one consumer name per process, so several instances share the work), a batch of up to
+``MAX_BATCH`` envelopes per ``XREADGROUP``, and answers every envelope with a `Reply` on the
+``reply_to`` pub/sub channel named in its headers, with the request's correlation id
+(FastStream's request/reply wire format; see `renature_services.rules_client`).
+
+A batch costs three round trips to Redis whatever its size: one pipeline reads what other
+instances appended to the batch's games since the cached states, one runs the conditional
+append script once per accepted command, and one publishes the replies and acknowledges the
+batch. Commands of one game in one batch are taken in order, one per round. A command whose
+append meets a conflict, and the rare commands that need the seed vault (creating and finishing
+a game), go through the one-command path (`CommandHandler.handle`), which reloads and decides
+again. A process that dies mid-batch leaves its messages pending, and a second subscriber takes
+such messages over with ``XAUTOCLAIM`` once they are idle long enough.
 
 Correctness never depends on there being one instance: appends are conditional on the version
 the command was decided on, so two instances racing on one game cannot fork it (the loser
@@ -21,6 +28,8 @@ to issue ``FinishGame`` when the last domino is gone; the ``GameEnded`` event th
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -29,9 +38,11 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Protocol
 
 import msgspec
-from faststream import AckPolicy, FastStream
+from faststream import AckPolicy, Context, FastStream
 from faststream.message import StreamMessage
 from faststream.redis import RedisBroker, StreamSub
+from faststream.redis.message import bDATA_KEY as DATA_KEY
+from faststream.redis.parser.binary import BinaryMessageFormatV1
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
 from redis.asyncio import Redis
@@ -48,6 +59,7 @@ from renature_services.logging import bind_command, configure_logging, get_logge
 from renature_services.settings import Settings
 from renature_store import (
     Appended,
+    AppendRequest,
     AppendResult,
     Conflict,
     Duplicate,
@@ -66,12 +78,9 @@ the same game was appended meanwhile, so this bounds only pathological contentio
 
 FINISH_SUFFIX = ":finish"
 
-MAX_IN_FLIGHT = 32
-"""Commands one instance handles concurrently (and reads per ``XREADGROUP``). Handling is mostly
-waiting for Redis round trips, so one at a time leaves the process idle while the queue grows.
-Concurrent commands of one game are safe for the same reason two instances are: the append is
-conditional on the version decided on, and command ids are idempotent. Reading at most this
-many entries at a time leaves the rest of the queue to the other instances of the group."""
+MAX_BATCH = 256
+"""Envelopes read per ``XREADGROUP`` and handled together (see the module docstring). Reading
+at most this many at a time leaves the rest of the queue to the other instances of the group."""
 
 
 class SeedVault(Protocol):
@@ -168,6 +177,15 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """An accepted command, decided and ready to append."""
+
+    reply: bytes
+    request: AppendRequest
+    state: GameState
+
+
 @dataclass
 class CommandHandler:
     """decode → load → decide → append → reply, independent of the transport.
@@ -185,24 +203,38 @@ class CommandHandler:
 
     async def handle_bytes(self, body: bytes) -> bytes:
         """Answer one raw message; never raises for a bad message (it is answered rejected)."""
-        try:
-            envelope = bus.envelope_decoder.decode(body)
-        except (msgspec.DecodeError, msgspec.ValidationError) as error:
-            ids = _ids_of(body)
-            # msgspec names the offending path and type, never the value: safe to log.
-            log.warning("malformed_envelope", error=str(error), **msgspec.structs.asdict(ids))
-            reply = bus.Reply(
-                status="rejected",
-                game_id=ids.game_id,
-                command_id=ids.command_id,
-                code="malformed",
-                message=f"The command could not be read: {error}",
-            )
-            return bus.encoder.encode(reply)
-        return await self.handle(envelope)
+        return (await self.handle_batch([body]))[0]
+
+    async def handle_batch(self, bodies: Sequence[bytes]) -> list[bytes]:
+        """The encoded replies to raw messages, in their order; never raises.
+
+        Each game's commands are taken in order, one per round; every round reads, appends
+        and records for all its games together (see the module docstring).
+        """
+        replies = [b""] * len(bodies)
+        queues: dict[str, list[tuple[int, bus.CommandEnvelope]]] = {}
+        for index, body in enumerate(bodies):
+            envelope = _decode(body)
+            if isinstance(envelope, bytes):
+                replies[index] = envelope
+                continue
+            problem = check_envelope(envelope)
+            if problem is not None:
+                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                    log.info("command_rejected", code=problem.code)
+                replies[index] = bus.encoder.encode(problem)
+                continue
+            queues.setdefault(envelope.game_id, []).append((index, envelope))
+        while queues:
+            round_ = [queue.pop(0) for queue in queues.values()]
+            queues = {game_id: queue for game_id, queue in queues.items() if queue}
+            for index, reply in await self._round(round_):
+                replies[index] = reply
+        return replies
 
     async def handle(self, envelope: bus.CommandEnvelope) -> bytes:
-        """The encoded reply to one envelope (the stored outcome for a retried command id)."""
+        """The encoded reply to one envelope, one round trip at a time (the stored outcome for
+        a retried command id). Creations, finishes and lost races take this path."""
         with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
             problem = check_envelope(envelope)
             if problem is not None:
@@ -219,83 +251,163 @@ class CommandHandler:
             except Exception:
                 # Retrying with the same command id is safe whatever happened before the error.
                 log.exception("command_failed", command=type(envelope.command).__name__)
-                reply = rejected(envelope, "internal_error", "The server failed; please retry.")
-                return bus.encoder.encode(reply)
+                return _internal_error(envelope)
+        if state is not None and state.phase == "final_scoring":
+            await self._finish(envelope)
+        return outcome
+
+    # -- one round of a batch: at most one command per game ----------------------------------
+
+    async def _round(
+        self, items: Sequence[tuple[int, bus.CommandEnvelope]]
+    ) -> list[tuple[int, bytes]]:
+        """Decide and append one command of each of several games, sharing the round trips."""
+        answered: list[tuple[int, bytes]] = []
+        alone: list[tuple[int, bus.CommandEnvelope]] = []  # for `handle`, after the round
+        batched: list[tuple[int, bus.CommandEnvelope]] = []
+        for index, envelope in items:
+            needs_seed = isinstance(envelope.command, c.CreateGame | c.FinishGame)
+            (alone if needs_seed else batched).append((index, envelope))
+        try:
+            states = await self.load_many([envelope.game_id for _, envelope in batched])
+        except Exception:
+            log.exception("load_failed", games=len(batched))
+            answered += [(index, _internal_error(envelope)) for index, envelope in batched]
+            batched, states = [], []
+
+        decided: list[tuple[int, bus.CommandEnvelope, Decision]] = []
+        refused: list[tuple[int, bus.CommandEnvelope, RuleError]] = []
+        for (index, envelope), state in zip(batched, states, strict=True):
+            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                try:
+                    decided.append((index, envelope, self._decide(envelope, state)))
+                except RuleError as error:
+                    refused.append((index, envelope, error))
+                except Exception:
+                    log.exception("command_failed", command=type(envelope.command).__name__)
+                    answered.append((index, _internal_error(envelope)))
+
+        try:
+            results: Sequence[AppendResult] = await self.store.append_many(
+                [decision.request for _, _, decision in decided]
+            )
+        except Exception:
+            log.exception("append_failed", commands=len(decided))
+            answered += [(index, _internal_error(envelope)) for index, envelope, _ in decided]
+            decided, results = [], []
+        for (index, envelope, decision), result in zip(decided, results, strict=True):
+            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                if isinstance(result, Conflict):
+                    log.info("append_conflict", expected=result.expected, actual=result.actual)
+                    alone.append((index, envelope))
+                else:
+                    answered.append((index, self._settle(envelope, decision, result)))
+
+        rejections = await asyncio.gather(
+            *(self._reject(envelope, error) for _, envelope, error in refused),
+            return_exceptions=True,
+        )
+        for (index, envelope, _), rejection in zip(refused, rejections, strict=True):
+            if isinstance(rejection, BaseException):
+                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                    log.error("command_failed", exc_info=rejection)
+                answered.append((index, _internal_error(envelope)))
+            else:
+                answered.append((index, rejection))
+
+        for index, envelope in alone:
+            answered.append((index, await self.handle(envelope)))
+        for _, envelope in batched:  # alone ones were finished by `handle`
+            state = self.cache.get(envelope.game_id)
             if state is not None and state.phase == "final_scoring":
                 await self._finish(envelope)
-            return outcome
+        return answered
 
-    # -- the decide/append loop --------------------------------------------------------------
+    # -- deciding and appending --------------------------------------------------------------
 
-    async def _decide_and_append(self, envelope: bus.CommandEnvelope) -> bytes:
-        """Decide on the latest state and append; on a conflict reload and decide again."""
-        game_id, command_id = envelope.game_id, envelope.command_id
-        kind = type(envelope.command).__name__
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            state = await self.load(game_id)
-            now = self.clock().isoformat()
-            try:
-                command = await self._with_seed(envelope.command, state, game_id)
-                events, new_state = execute(state, command, command_id=command_id, time=now)
-            except RuleError as error:
-                reply = rejected(envelope, error.code, error.message)
-                encoded = bus.encoder.encode(reply)
-                duplicate = await self.store.record_outcome(game_id, command_id, encoded)
-                log.info("command_rejected", command=kind, code=error.code)
-                return encoded if duplicate is None else duplicate.outcome
-            expected = 0 if state is None else state.version
-            reply = bus.Reply(
-                status="accepted",
-                game_id=game_id,
-                command_id=command_id,
-                version=expected + len(events),
-                first_version=expected + 1,
-                last_version=expected + len(events),
-            )
-            encoded = bus.encoder.encode(reply)
-            result = await self._append(envelope, expected, events, encoded, now)
-            match result:
-                case Appended():
-                    self._remember(new_state)
-                    log.info(
-                        "command_accepted",
-                        command=kind,
-                        first_version=reply.first_version,
-                        last_version=reply.last_version,
-                        attempt=attempt,
-                    )
-                    return encoded
-                case Duplicate(outcome=outcome):
-                    log.info("command_duplicate", command=kind)
-                    return outcome
-                case Conflict(actual=actual):
-                    log.info("append_conflict", expected=expected, actual=actual, attempt=attempt)
-        log.warning("command_contended", command=kind, attempts=MAX_ATTEMPTS)
-        return bus.encoder.encode(
-            rejected(envelope, "contended", "The game is too busy right now; please retry.")
-        )
-
-    async def _append(
+    def _decide(
         self,
         envelope: bus.CommandEnvelope,
-        expected: int,
-        events: Sequence[e.Event],
-        outcome: bytes,
-        time: str,
-    ) -> AppendResult:
+        state: GameState | None,
+        command: c.Command | None = None,
+    ) -> Decision:
+        """Run the rules on ``state``; raises `RuleError` for an illegal command.
+        ``command`` replaces the envelope's (the seed put into a creation or a finish)."""
+        now = self.clock().isoformat()
+        events, new_state = execute(
+            state, command or envelope.command, command_id=envelope.command_id, time=now
+        )
+        expected = 0 if state is None else state.version
+        reply = bus.Reply(
+            status="accepted",
+            game_id=envelope.game_id,
+            command_id=envelope.command_id,
+            version=expected + len(events),
+            first_version=expected + 1,
+            last_version=expected + len(events),
+        )
+        encoded = bus.encoder.encode(reply)
         meta = BatchMeta(
             command_id=envelope.command_id,
             seat=envelope.seat,
             command=redacted(envelope.command),
-            time=time,
+            time=now,
         )
-        return await self.store.append(
-            envelope.game_id,
+        request = AppendRequest(
+            game_id=envelope.game_id,
             command_id=envelope.command_id,
             expected_version=expected,
             events=[e.encode(event) for event in events],
-            outcome=outcome,
+            outcome=encoded,
             batch_meta=_meta_encoder.encode(meta),
+        )
+        return Decision(encoded, request, new_state)
+
+    def _settle(
+        self, envelope: bus.CommandEnvelope, decision: Decision, result: Appended | Duplicate
+    ) -> bytes:
+        """The reply once the append is done (a duplicate answers what was stored)."""
+        kind = type(envelope.command).__name__
+        if isinstance(result, Duplicate):
+            log.info("command_duplicate", command=kind)
+            return result.outcome
+        self._remember(decision.state)
+        log.info(
+            "command_accepted",
+            command=kind,
+            first_version=result.first_version,
+            last_version=result.last_version,
+        )
+        return decision.reply
+
+    async def _reject(self, envelope: bus.CommandEnvelope, error: RuleError) -> bytes:
+        """Record and return the rejection (or what was stored first for this command id)."""
+        encoded = bus.encoder.encode(rejected(envelope, error.code, error.message))
+        duplicate = await self.store.record_outcome(envelope.game_id, envelope.command_id, encoded)
+        with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+            log.info("command_rejected", command=type(envelope.command).__name__, code=error.code)
+        return encoded if duplicate is None else duplicate.outcome
+
+    async def _decide_and_append(self, envelope: bus.CommandEnvelope) -> bytes:
+        """Decide on the latest state and append; on a conflict reload and decide again."""
+        game_id = envelope.game_id
+        kind = type(envelope.command).__name__
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            state = await self.load(game_id)
+            try:
+                command = await self._with_seed(envelope.command, state, game_id)
+                decision = self._decide(envelope, state, command)
+            except RuleError as error:
+                return await self._reject(envelope, error)
+            (result,) = await self.store.append_many([decision.request])
+            if not isinstance(result, Conflict):
+                return self._settle(envelope, decision, result)
+            log.info(
+                "append_conflict", expected=result.expected, actual=result.actual, attempt=attempt
+            )
+        log.warning("command_contended", command=kind, attempts=MAX_ATTEMPTS)
+        return bus.encoder.encode(
+            rejected(envelope, "contended", "The game is too busy right now; please retry.")
         )
 
     async def _with_seed(
@@ -350,6 +462,21 @@ class CommandHandler:
             self._remember(state)
         return state
 
+    async def load_many(self, game_ids: Sequence[str]) -> list[GameState | None]:
+        """The latest states of several (distinct) games, read in one round trip."""
+        cached = [self.cache.get(game_id) for game_id in game_ids]
+        pages = await self.store.read_many(
+            [
+                (game_id, 0 if state is None else state.version)
+                for game_id, state in zip(game_ids, cached, strict=True)
+            ]
+        )
+        states = [fold(state, page) for state, page in zip(cached, pages, strict=True)]
+        for state in states:
+            if state is not None:
+                self._remember(state)
+        return states
+
     def _remember(self, state: GameState) -> None:
         """Cache a game's state, unless a newer one is cached (by a concurrent command)."""
         cached = self.cache.get(state.game_id)
@@ -367,6 +494,30 @@ def fold(state: GameState | None, stored: Sequence[StoredEvent]) -> GameState | 
     for event in stored:
         state = evolve(state, e.decode(event.data))
     return state
+
+
+def _decode(body: bytes) -> bus.CommandEnvelope | bytes:
+    """The envelope in a message, or the encoded rejection of a malformed one."""
+    try:
+        return bus.envelope_decoder.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        ids = _ids_of(body)
+        # msgspec names the offending path and type, never the value: safe to log.
+        log.warning("malformed_envelope", error=str(error), **msgspec.structs.asdict(ids))
+        reply = bus.Reply(
+            status="rejected",
+            game_id=ids.game_id,
+            command_id=ids.command_id,
+            code="malformed",
+            message=f"The command could not be read: {error}",
+        )
+        return bus.encoder.encode(reply)
+
+
+def _internal_error(envelope: bus.CommandEnvelope) -> bytes:
+    """Retrying with the same command id is safe whatever happened before the error."""
+    reply = rejected(envelope, "internal_error", "The server failed; please retry.")
+    return bus.encoder.encode(reply)
 
 
 def _ids_of(body: bytes) -> _Ids:
@@ -399,13 +550,19 @@ def inline_schema(kind: Any) -> dict[str, Any]:
     return resolved
 
 
-EnvelopeBytes = Annotated[bytes, WithJsonSchema(inline_schema(bus.CommandEnvelope))]
-"""The handler gets raw bytes (decoded by msgspec); the docs show the envelope's schema."""
+EnvelopeBatch = Annotated[
+    list[bytes],
+    WithJsonSchema({"type": "array", "items": inline_schema(bus.CommandEnvelope)}),
+]
+"""The handler gets each message's raw bytes (decoded by msgspec); the docs show the schema."""
 
 
-async def raw_body(message: StreamMessage[Any]) -> bytes:
-    """Hand the handler the message bytes untouched (FastStream would parse JSON bodies)."""
-    return bytes(message.body)
+async def raw_bodies(message: StreamMessage[Any]) -> list[bytes]:
+    """The bytes of every message of a batch, untouched (FastStream would parse JSON bodies)."""
+    return [
+        BinaryMessageFormatV1.parse(entry.get(DATA_KEY, b""))[0]
+        for entry in message.raw_message["data"]
+    ]
 
 
 # -- the FastStream app ----------------------------------------------------------------------
@@ -422,43 +579,49 @@ class RulesService:
     _redis: Redis | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        async def on_command(body: EnvelopeBytes) -> bytes:
-            """Handle one command envelope; the returned `Reply` bytes go to ``reply_to``."""
-            return await self.on_command(body)
+        async def on_commands(
+            bodies: EnvelopeBatch, message: Annotated[StreamMessage[Any], Context("message")]
+        ) -> None:
+            """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
+            await self.on_commands(bodies, message)
 
         self.broker = RedisBroker(
-            self.settings.redis_url, logger=stdlib_logger("renature.rules.faststream")
+            self.settings.redis_url,
+            logger=stdlib_logger("renature.rules.faststream"),
+            log_level=logging.DEBUG,  # per-message lines; the handler logs each command
         )
         self.broker.subscriber(
             stream=StreamSub(
                 bus.COMMAND_STREAM,
                 group=bus.RULES_GROUP,
                 consumer=self.settings.consumer,
-                max_records=MAX_IN_FLIGHT,
+                batch=True,
+                max_records=MAX_BATCH,
             ),
-            ack_policy=AckPolicy.ACK,
-            max_workers=MAX_IN_FLIGHT,
-            decoder=raw_body,
+            ack_policy=AckPolicy.MANUAL,  # acknowledged with the replies, in one round trip
+            decoder=raw_bodies,
             title="rules:commands",
             description=(
-                "Command envelopes (msgspec JSON `CommandEnvelope`); the reply (msgspec JSON "
-                "`Reply`) goes to the `reply_to` pub/sub channel of the message headers."
+                "Command envelopes (msgspec JSON `CommandEnvelope`); each reply (msgspec JSON "
+                "`Reply`) goes to the `reply_to` pub/sub channel of the message's headers, "
+                "with its `correlation_id`."
             ),
-        )(on_command)
+        )(on_commands)
         # Takes over commands a dead instance read but never acknowledged.
         self.broker.subscriber(
             stream=StreamSub(
                 bus.COMMAND_STREAM,
                 group=bus.RULES_GROUP,
                 consumer=self.settings.consumer,
+                batch=True,
                 min_idle_time=self.settings.reclaim_idle_ms,
                 polling_interval=1000,
             ),
-            ack_policy=AckPolicy.ACK,
-            decoder=raw_body,
+            ack_policy=AckPolicy.MANUAL,
+            decoder=raw_bodies,
             title="rules:commands:reclaim",
             include_in_schema=False,
-        )(on_command)
+        )(on_commands)
         self.app = FastStream(
             self.broker,
             logger=stdlib_logger("renature.rules.app"),
@@ -472,12 +635,29 @@ class RulesService:
             ),
         )
 
-    async def on_command(self, body: bytes) -> bytes:
-        """FastStream handler: the encoded `Reply` is sent back to the requester."""
-        if self.handler is None:
+    async def on_commands(self, bodies: Sequence[bytes], message: StreamMessage[Any]) -> None:
+        """Answer a batch: handle it, then publish every reply and acknowledge the batch in
+        one pipeline. A failure before that leaves the batch pending, to be reclaimed."""
+        if self.handler is None or self._redis is None:
             await self.startup()
         assert self.handler is not None
-        return await self.handler.handle_bytes(body)
+        assert self._redis is not None
+        replies = await self.handler.handle_batch(bodies)
+        headers = message.batch_headers or [message.headers] * len(bodies)
+        pipe = self._redis.pipeline(transaction=False)
+        for reply, header in zip(replies, headers, strict=True):
+            if reply_to := header.get("reply_to"):
+                wire = await BinaryMessageFormatV1.encode(
+                    message=reply,
+                    reply_to=None,
+                    headers=None,
+                    correlation_id=header.get("correlation_id") or "",
+                )
+                pipe.publish(reply_to, wire)
+        pipe.xack(
+            message.raw_message["channel"], bus.RULES_GROUP, *message.raw_message["message_ids"]
+        )
+        await pipe.execute()
 
     async def __aenter__(self) -> RulesService:
         """Run the service inside the current event loop (tests, embedding)."""
@@ -490,15 +670,18 @@ class RulesService:
         await self.shutdown()
 
     async def startup(self) -> None:
-        """Connect the event store (unless a handler was injected, as in unit tests).
+        """Connect to Redis (replies go there) and the event store (unless a handler was
+        injected, as in unit tests).
 
         The consumer group is created here from the *start* of the command stream, before the
         subscribers start (FastStream would create it at ``$``): commands published before any
         rules service ever ran are then handled rather than silently skipped.
         """
-        if self.handler is not None:
+        if self._redis is not None:
             return
         self._redis = Redis.from_url(self.settings.redis_url)
+        if self.handler is not None:
+            return
         try:
             await self._redis.xgroup_create(
                 bus.COMMAND_STREAM, bus.RULES_GROUP, id="0", mkstream=True

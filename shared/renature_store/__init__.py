@@ -10,6 +10,7 @@ from renature_store.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout, p
 from renature_store.store import DEFAULT_OUTCOME_TTL_SECONDS, DEFAULT_PAGE_SIZE, RedisEventStore
 from renature_store.types import (
     Appended,
+    AppendRequest,
     AppendResult,
     Conflict,
     CorruptStreamError,
@@ -25,6 +26,7 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_PARTITIONS",
     "DEFAULT_PREFIX",
+    "AppendRequest",
     "AppendResult",
     "Appended",
     "Conflict",

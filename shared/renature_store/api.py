@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from renature_store.types import AppendResult, Duplicate, FeedEntry, StoredEvent
+from renature_store.types import AppendRequest, AppendResult, Duplicate, FeedEntry, StoredEvent
 
 
 class EventStore(Protocol):
@@ -33,6 +33,8 @@ class EventStore(Protocol):
         batch_meta: bytes | None = None,
     ) -> AppendResult: ...
 
+    async def append_many(self, requests: Sequence[AppendRequest]) -> list[AppendResult]: ...
+
     async def record_outcome(
         self, game_id: str, command_id: str, outcome: bytes
     ) -> Duplicate | None: ...
@@ -42,6 +44,8 @@ class EventStore(Protocol):
     async def read(
         self, game_id: str, after_version: int = 0, limit: int | None = None
     ) -> list[StoredEvent]: ...
+
+    async def read_many(self, requests: Sequence[tuple[str, int]]) -> list[list[StoredEvent]]: ...
 
     async def version(self, game_id: str) -> int: ...
 

@@ -19,6 +19,7 @@ from renature_store._lua import APPEND_LUA, TAG_APPENDED, TAG_CONFLICT, TAG_DUPL
 from renature_store.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout
 from renature_store.types import (
     Appended,
+    AppendRequest,
     AppendResult,
     Conflict,
     CorruptStreamError,
@@ -103,28 +104,74 @@ class RedisEventStore:
         handled before (nothing written, whatever ``expected_version`` says). ``outcome`` is
         what a retry of this command will get back in that `Duplicate`.
         """
-        _check_events(events)
-        if expected_version < 0:
-            raise ValueError(f"expected version must not be negative, got {expected_version}")
+        request = AppendRequest(game_id, command_id, expected_version, events, outcome, batch_meta)
+        keys, args = self._script_call(request)
+        with _translate_errors():
+            reply = await self._append_script(keys=keys, args=args)
+        return _parse_append_reply(reply, expected_version)
+
+    async def append_many(self, requests: Sequence[AppendRequest]) -> list[AppendResult]:
+        """`append` for several commands in one round trip (a pipeline, not a transaction).
+
+        Each request is its own atomic, conditional and idempotent append, exactly as if
+        `append` had been called for each in order; they merely share the network round trip.
+        Two requests for the same game are allowed, but the second is only appended if the
+        first left the game at the second's expected version.
+        """
+        calls = [self._script_call(request) for request in requests]
+        if not calls:
+            return []
+        with _translate_errors():
+            replies = await self._evalsha_all(calls)
+            missing = [i for i, reply in enumerate(replies) if _is_noscript(reply)]
+            if missing:  # the server lost its script cache (restart, SCRIPT FLUSH): load, redo
+                await self._redis.script_load(APPEND_LUA)
+                again = await self._evalsha_all([calls[i] for i in missing])
+                for i, reply in zip(missing, again, strict=True):
+                    replies[i] = reply
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise _store_error(reply)
+        return [
+            _parse_append_reply(reply, request.expected_version)
+            for reply, request in zip(replies, requests, strict=True)
+        ]
+
+    def _script_call(self, request: AppendRequest) -> tuple[list[str], list[bytes | str | int]]:
+        """The keys and arguments of the append script for one request (checked)."""
+        _check_events(request.events)
+        if request.expected_version < 0:
+            raise ValueError(
+                f"expected version must not be negative, got {request.expected_version}"
+            )
+        game_id = request.game_id
         partition = self.layout.partition_of(game_id)
         keys = [
             self.layout.game_key(game_id),
-            self.layout.command_key(game_id, command_id),
+            self.layout.command_key(game_id, request.command_id),
             self.layout.feed_key(partition),
             self.layout.games_key(partition),
         ]
         args: list[bytes | str | int] = [
-            expected_version,
-            outcome,
+            request.expected_version,
+            request.outcome,
             self._outcome_ttl,
             game_id,
-            0 if batch_meta is None else 1,
-            b"" if batch_meta is None else batch_meta,
-            *events,
+            0 if request.batch_meta is None else 1,
+            b"" if request.batch_meta is None else request.batch_meta,
+            *request.events,
         ]
-        with _translate_errors():
-            reply = await self._append_script(keys=keys, args=args)
-        return _parse_append_reply(reply, expected_version)
+        return keys, args
+
+    async def _evalsha_all(
+        self, calls: Sequence[tuple[list[str], list[bytes | str | int]]]
+    ) -> list[Any]:
+        """Run the append script once per call in one pipeline; errors come back as values."""
+        pipe = self._redis.pipeline(transaction=False)
+        sha = self._append_script.sha
+        for keys, args in calls:
+            pipe.evalsha(sha, len(keys), *keys, *args)
+        return list(await pipe.execute(raise_on_error=False))
 
     async def record_outcome(
         self, game_id: str, command_id: str, outcome: bytes
@@ -159,6 +206,23 @@ class RedisEventStore:
     ) -> list[StoredEvent]:
         """The events after ``after_version`` in order, at most ``limit`` of them."""
         return [event async for event in self.iter_events(game_id, after_version, limit)]
+
+    async def read_many(self, requests: Sequence[tuple[str, int]]) -> list[list[StoredEvent]]:
+        """`read` for several ``(game_id, after_version)`` pairs in one round trip.
+
+        Meant for catching up cached states, which are at most one game long: each game's
+        events after its version are read whole (no paging).
+        """
+        if not requests:
+            return []
+        pipe = self._redis.pipeline(transaction=False)
+        for game_id, after_version in requests:
+            if after_version < 0:
+                raise ValueError(f"after_version must not be negative, got {after_version}")
+            pipe.xrange(self.layout.game_key(game_id), min=f"0-{after_version + 1}")
+        with _translate_errors():
+            pages = await pipe.execute()
+        return [[_parse_game_entry(raw) for raw in page or []] for page in pages]
 
     async def iter_events(
         self, game_id: str, after_version: int = 0, limit: int | None = None
@@ -302,6 +366,19 @@ def _translate_errors() -> Iterator[None]:
         if "renature_store:" in str(error):
             raise CorruptStreamError(str(error)) from error
         raise StoreError(str(error)) from error
+
+
+def _is_noscript(reply: Any) -> bool:
+    return isinstance(reply, redis_errors.NoScriptError) or (
+        isinstance(reply, redis_errors.ResponseError) and str(reply).startswith("NOSCRIPT")
+    )
+
+
+def _store_error(error: Exception) -> StoreError:
+    """The store error for a Redis error reply returned as a pipeline value."""
+    if "renature_store:" in str(error):
+        return CorruptStreamError(str(error))
+    return StoreError(str(error))
 
 
 def _check_events(events: Sequence[bytes]) -> None:

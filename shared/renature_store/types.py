@@ -8,6 +8,7 @@ failures (Redis unreachable, a malformed stream).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -64,6 +65,18 @@ class Duplicate:
 
 
 AppendResult = Appended | Conflict | Duplicate
+
+
+@dataclass(frozen=True, slots=True)
+class AppendRequest:
+    """One command's append, for `append_many` (the arguments of `append`)."""
+
+    game_id: str
+    command_id: str
+    expected_version: int
+    events: Sequence[bytes]
+    outcome: bytes
+    batch_meta: bytes | None = None
 
 
 class StoreError(Exception):

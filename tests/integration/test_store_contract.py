@@ -19,6 +19,7 @@ from redis.crc import key_slot
 
 from renature_store import (
     Appended,
+    AppendRequest,
     Conflict,
     Duplicate,
     EventStore,
@@ -161,6 +162,81 @@ class TestEventStoreContract:
         assert await store.version(GAME) == 2
         assert await store.get_outcome(GAME, "c1") == accepted
         assert len(await feed_of(store)) == 2
+
+    async def test_append_many_appends_each_request_as_append_would(
+        self, store: EventStore
+    ) -> None:
+        await store.append(
+            "other", command_id="o1", expected_version=0, events=events("x"), outcome=b"o1"
+        )
+        results = await store.append_many(
+            [
+                AppendRequest(GAME, "c1", 0, events("a", "b"), b"r1", b"meta1"),
+                AppendRequest("other", "o2", 0, events("y"), b"r2"),  # stale: conflict
+                AppendRequest("third", "t1", 0, events("t"), b"r3"),
+                AppendRequest(GAME, "c2", 2, events("c"), b"r4"),  # after c1 in the same trip
+                AppendRequest("other", "o1", 1, events("z"), b"again"),  # a retried command
+            ]
+        )
+        assert results == [
+            Appended(1, 2),
+            Conflict(expected=0, actual=1),
+            Appended(1, 1),
+            Appended(3, 3),
+            Duplicate(b"o1"),
+        ]
+        stored = await store.read(GAME)
+        assert [event.data for event in stored] == events("a", "b", "c")
+        assert [event.meta for event in stored] == [b"meta1", None, None]
+        assert await store.version("other") == 1
+        assert await store.get_outcome(GAME, "c2") == b"r4"
+        assert await store.get_outcome("other", "o2") is None
+        assert len(await feed_of(store)) == 5
+        assert await store.append_many([]) == []
+
+    async def test_append_many_conflict_does_not_let_a_chained_request_through(
+        self, store: EventStore
+    ) -> None:
+        """A request expecting the version its predecessor would have left is refused when the
+        predecessor lost its race: nothing is appended on a state that never existed."""
+        await store.append(
+            GAME, command_id="x", expected_version=0, events=events("x"), outcome=b"x"
+        )
+        results = await store.append_many(
+            [
+                AppendRequest(GAME, "c1", 0, events("a", "b"), b"r1"),
+                AppendRequest(GAME, "c2", 2, events("c"), b"r2"),
+            ]
+        )
+        assert results == [Conflict(expected=0, actual=1), Conflict(expected=2, actual=1)]
+        assert await store.version(GAME) == 1
+
+    async def test_append_many_checks_its_input_before_writing(self, store: EventStore) -> None:
+        with pytest.raises(ValueError, match="non-empty sequence of events"):
+            await store.append_many(
+                [
+                    AppendRequest(GAME, "c1", 0, events("a"), b"r1"),
+                    AppendRequest(GAME, "c2", 1, [], b"r2"),
+                ]
+            )
+        assert await store.version(GAME) == 0
+
+    async def test_read_many_reads_each_game_after_its_version(self, store: EventStore) -> None:
+        await store.append(
+            GAME, command_id="c1", expected_version=0, events=events("a", "b"), outcome=b"1"
+        )
+        await store.append(
+            "other", command_id="c1", expected_version=0, events=events("x"), outcome=b"1"
+        )
+        pages = await store.read_many([(GAME, 1), ("other", 0), ("missing", 0), (GAME, 2)])
+        assert [[(ev.version, ev.data) for ev in page] for page in pages] == [
+            [(2, events("b")[0])],
+            [(1, events("x")[0])],
+            [],
+            [],
+        ]
+        assert pages[1] == await store.read("other")
+        assert await store.read_many([]) == []
 
     async def test_command_ids_are_per_game(self, store: EventStore) -> None:
         for game in ("game-1", "game-2"):
@@ -408,6 +484,20 @@ class TestRedisLayout:
             GAME, command_id="c3", expected_version=1, events=events("b"), outcome=b"3"
         )
         assert await redis.ttl(store.layout.command_key(GAME, "c3")) == -1
+
+    async def test_append_many_survives_a_flushed_script_cache(self, redis: aioredis.Redis) -> None:
+        store = RedisEventStore(redis)
+        await store.append(
+            GAME, command_id="c1", expected_version=0, events=events("a"), outcome=b"1"
+        )
+        await redis.script_flush()
+        results = await store.append_many(
+            [
+                AppendRequest(GAME, "c2", 1, events("b"), b"2"),
+                AppendRequest("g2", "c", 0, [b"x"], b""),
+            ]
+        )
+        assert results == [Appended(2, 2), Appended(1, 1)]
 
     async def test_conflict_leaves_raw_streams_unchanged(self, redis: aioredis.Redis) -> None:
         store = RedisEventStore(redis)

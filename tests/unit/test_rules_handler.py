@@ -1,30 +1,28 @@
 """UNIT tests of the rules service handler: no Redis at all.
 
-The FastStream app runs under ``TestRedisBroker`` (in-memory transport, real request/reply
-path through `send_command`), and the handler talks to an in-memory fake of the event store
-that follows the store's contract (idempotent, version-checked appends). The real store and
-the real bus are covered by tests/integration/test_rules_service.py.
+The handler talks to an in-memory fake of the event store that follows the store's contract
+(idempotent, version-checked appends) and counts its round trips. The real store and the real
+bus (batches read with XREADGROUP, replies over pub/sub) are covered by
+tests/integration/test_rules_service.py.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 import msgspec
 import pytest
-from faststream.redis import RedisBroker, TestRedisBroker
 from structlog.testing import capture_logs
 
 from renature import commands as c
 from renature import events as e
 from renature_services.bus import CommandEnvelope, Reply
-from renature_services.rules_client import send_command
-from renature_services.rules_service import CommandHandler, RulesService, redacted
-from renature_services.settings import Settings
+from renature_services.rules_service import CommandHandler, redacted
 from renature_store import (
     Appended,
+    AppendRequest,
     AppendResult,
     Conflict,
     Duplicate,
@@ -43,6 +41,7 @@ class FakeStore:
         self.streams: dict[str, list[StoredEvent]] = {}
         self.outcomes: dict[tuple[str, str], bytes] = {}
         self.conflicts_to_inject = 0
+        self.round_trips: list[str] = []
 
     def partition_of(self, game_id: str) -> int:
         return 0
@@ -76,6 +75,20 @@ class FakeStore:
         self.outcomes[game_id, command_id] = outcome
         return Appended(expected_version + 1, expected_version + len(events))
 
+    async def append_many(self, requests: Sequence[AppendRequest]) -> list[AppendResult]:
+        self.round_trips.append("append_many")
+        return [
+            await self.append(
+                r.game_id,
+                command_id=r.command_id,
+                expected_version=r.expected_version,
+                events=r.events,
+                outcome=r.outcome,
+                batch_meta=r.batch_meta,
+            )
+            for r in requests
+        ]
+
     async def record_outcome(
         self, game_id: str, command_id: str, outcome: bytes
     ) -> Duplicate | None:
@@ -91,6 +104,10 @@ class FakeStore:
         self, game_id: str, after_version: int = 0, limit: int | None = None
     ) -> list[StoredEvent]:
         return self.streams.get(game_id, [])[after_version:][:limit]
+
+    async def read_many(self, requests: Sequence[tuple[str, int]]) -> list[list[StoredEvent]]:
+        self.round_trips.append("read_many")
+        return [self.streams.get(game_id, [])[after:] for game_id, after in requests]
 
     async def version(self, game_id: str) -> int:
         return len(self.streams.get(game_id, []))
@@ -144,19 +161,24 @@ def handler(store: FakeStore) -> CommandHandler:
     return CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
 
 
-@pytest.fixture
-async def broker(handler: CommandHandler) -> AsyncIterator[RedisBroker]:
-    service = RulesService(Settings(redis_url="redis://unused:1/0", consumer="t"), handler)
-    async with TestRedisBroker(service.broker) as test_broker:
-        yield test_broker
-
-
 def env(command: c.AnyCommand, command_id: str, seat: int | None = None) -> CommandEnvelope:
     return CommandEnvelope(GAME, command_id, command, seat)
 
 
-async def test_create_game_over_the_test_broker(broker: RedisBroker, store: FakeStore) -> None:
-    reply = await send_command(broker, env(c.CreateGame(GAME, 2, seed="mine"), "create"), 2)
+def body(
+    command: c.AnyCommand, command_id: str, seat: int | None = None, game: str = GAME
+) -> bytes:
+    return msgspec.json.encode(CommandEnvelope(game, command_id, command, seat))
+
+
+async def replies_to(handler: CommandHandler, *bodies: bytes) -> list[Reply]:
+    return [msgspec.json.decode(r, type=Reply) for r in await handler.handle_batch(bodies)]
+
+
+async def test_create_game_takes_the_services_seed(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    (reply,) = await replies_to(handler, body(c.CreateGame(GAME, 2, seed="mine"), "create"))
 
     assert reply == Reply("accepted", GAME, "create", 1, 1, 1)
     created = e.decode(store.streams[GAME][0].data)
@@ -172,22 +194,105 @@ async def test_create_game_over_the_test_broker(broker: RedisBroker, store: Fake
 
 
 async def test_rule_error_is_a_rejected_reply_and_appends_nothing(
-    broker: RedisBroker, store: FakeStore
+    handler: CommandHandler, store: FakeStore
 ) -> None:
-    await send_command(broker, env(c.CreateGame(GAME, 2, ""), "create"), 2)
-    reply = await send_command(broker, env(c.StartGame(), "start"), 2)
+    await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
+    (reply,) = await replies_to(handler, body(c.StartGame(), "start"))
 
     assert reply.status == "rejected"
     assert reply.code == "wrong_phase"
     assert reply.message == "Seats [0, 1] have no player yet."
     assert len(store.streams[GAME]) == 1
-    assert await send_command(broker, env(c.StartGame(), "start"), 2) == reply  # stored
+    assert await replies_to(handler, body(c.StartGame(), "start")) == [reply]  # stored
 
 
-async def test_malformed_json_is_rejected(broker: RedisBroker) -> None:
-    message = await broker.request(b"{oops", stream="rn:commands", timeout=2)
-    reply = msgspec.json.decode(message.body, type=Reply)
+async def test_malformed_json_is_rejected(handler: CommandHandler) -> None:
+    (reply,) = await replies_to(handler, b"{oops")
     assert (reply.status, reply.code) == ("rejected", "malformed")
+
+
+async def test_a_batch_answers_every_message_in_its_order(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    """Commands of one game are taken in order; other games and bad messages in between are
+    answered in their places."""
+    other = "g-other"
+    replies = await replies_to(
+        handler,
+        body(c.CreateGame(GAME, 2, ""), "create"),
+        body(c.JoinGame(0, "ann"), "j0", seat=0),
+        b"not json",
+        body(c.CreateGame(other, 3, ""), "create", game=other),
+        body(c.JoinGame(1, "bob"), "j1", seat=1),
+        body(c.JoinGame(1, "cat"), "j1-again", seat=1),  # seat taken by then
+        body(c.StartGame(), "start"),
+        body(c.EndTurn(seat=0), "spoof", seat=1),
+    )
+    assert [(r.status, r.code, r.command_id, r.last_version) for r in replies] == [
+        ("accepted", None, "create", 1),
+        ("accepted", None, "j0", 2),
+        ("rejected", "malformed", "", 0),
+        ("accepted", None, "create", 1),
+        ("accepted", None, "j1", 3),
+        ("rejected", "invalid_command", "j1-again", 0),
+        ("accepted", None, "start", replies[6].last_version),
+        ("rejected", "not_your_seat", "spoof", 0),
+    ]
+    assert replies[6].first_version == 4
+    assert len(store.streams[GAME]) == replies[6].last_version
+    assert len(store.streams[other]) == 1
+
+
+async def test_one_round_trip_per_round_for_all_games_of_a_batch(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    games = [f"g{i}" for i in range(10)]
+    await replies_to(handler, *(body(c.CreateGame(g, 2, ""), "create", game=g) for g in games))
+    store.round_trips.clear()
+
+    replies = await replies_to(
+        handler, *(body(c.JoinGame(0, "ann"), "join", seat=0, game=g) for g in games)
+    )
+
+    assert {r.status for r in replies} == {"accepted"}
+    assert store.round_trips == ["read_many", "append_many"]
+
+
+async def test_a_lost_race_in_a_batch_is_decided_again(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
+    store.conflicts_to_inject = 1
+    with capture_logs() as logs:
+        (reply,) = await replies_to(handler, body(c.JoinGame(0, "ann"), "join", seat=0))
+    assert reply.status == "accepted"
+    assert [entry["event"] for entry in logs].count("append_conflict") == 1
+    assert len(store.streams[GAME]) == 2
+
+
+async def test_a_retried_command_in_a_batch_gets_the_first_reply(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
+    join = body(c.JoinGame(0, "ann"), "join", seat=0)
+    first, again = await replies_to(handler, join, join)
+    assert first == again
+    assert first.status == "accepted"
+    assert len(store.streams[GAME]) == 2
+
+
+async def test_a_failing_store_answers_internal_error_and_appends_nothing(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
+
+    async def broken(*_: object, **__: object) -> list[AppendResult]:
+        raise RuntimeError("disk on fire")
+
+    store.append_many = broken  # type: ignore[method-assign]
+    (reply,) = await replies_to(handler, body(c.JoinGame(0, "ann"), "join", seat=0))
+    assert (reply.status, reply.code) == ("rejected", "internal_error")
+    assert len(store.streams[GAME]) == 1
 
 
 async def test_conflict_reloads_and_decides_again(
