@@ -3,11 +3,13 @@ the rules service with many concurrent bot games, and command → read-model lat
 
 Everything runs as separate OS processes, as in production: a private ``redis-server`` on a free
 port (never the system Redis), the rules service (one instance, then two) and the board and score
-projectors (``python -m renature_services.supervisor <service>`` with ``REDIS_URL`` set). The
-load generator is this process: one coroutine per bot game, each sending one command at a time
-through `send_command` and keeping its own `GameState` by folding the events it reads back from
-the event store (the service deals from a secret seed, so the client cannot fold ``execute``
-itself). All processes share the machine's cores; the CPU each of them used is printed too.
+projectors (``python -m renature_services.supervisor <service>`` with ``REDIS_URL`` set).
+
+The load generator is this process. Its bot games are worked out beforehand, in process, from
+chosen seeds, which it puts into the seed vault as a tournament server would (see
+``renature_services.gateway.seeds``): during the measurement it only sends commands, one at a
+time per game, through one `RulesClient`, and every game must end with the scores its
+in-process twin got. All processes share the machine's cores; the CPU each used is printed.
 """
 
 from __future__ import annotations
@@ -24,17 +26,20 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from redis.asyncio import Redis
 
 from renature import commands as c
 from renature import events as e
-from renature.bots import Bot, make_bot
-from renature.rules import evolve
+from renature.bots import make_bot
+from renature.game import bot_seed, replay, setup_commands
+from renature.rules import execute
 from renature.state import GameState
 from renature_services import bus
+from renature_services.gateway.seeds import choose_seed
 from renature_services.projectors.runner import model_key
-from renature_services.rules_client import send_command
+from renature_services.rules_client import RulesClient, send_command
 from renature_store import RedisEventStore
 
 # tests/ is not a package: the private redis-server helper of the test suite is imported by path.
@@ -43,7 +48,8 @@ from redis_server import RedisServer
 
 TARGET_COMMANDS_PER_S = 5_000
 TARGET_P99_MS = 10.0
-GAMES = 48  # concurrent bot games
+GAMES = 256  # concurrent bot games, one command in flight each
+SCRIPTS = 60  # distinct games worked out beforehand (replayed under fresh game ids)
 WARMUP_S = 2.0
 WINDOW_S = 8.0
 XADD_S = 1.5  # per XADD variant
@@ -167,19 +173,54 @@ async def xadd_rates(redis: Redis) -> tuple[float, float, float]:
 # -- the load --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Script:
+    """A bot game worked out in process: the commands to send and the final scores."""
+
+    seed: str
+    players: int
+    steps: list[tuple[c.AnyCommand, int | None]]
+    scores: list[int]
+
+
+def script(index: int) -> Script:
+    """Game ``index`` of the pool: 2 to 4 players, greedy and random bots, base board."""
+    players = 2 + index % 3
+    seed = f"bench-{index}"
+    bots = ["greedy" if (index + seat) % 2 else "random" for seat in range(players)]
+    agents = [make_bot(kind, bot_seed(seed, seat)) for seat, kind in enumerate(bots)]
+    steps: list[tuple[c.AnyCommand, int | None]] = []
+    state: GameState | None = None
+    for command in setup_commands("bench", players, seed, "base", bots):
+        _, state = execute(state, command)
+        seat = command.seat if isinstance(command, c.JoinGame) else None
+        blank = c.CreateGame("", players, seed="") if isinstance(command, c.CreateGame) else None
+        steps.append((cast(c.AnyCommand, blank or command), seat))
+    assert state is not None
+    while state.phase != "final_scoring":
+        seat = state.current
+        command = agents[seat].choose(state, seat)
+        _, state = execute(state, command)
+        steps.append((cast(c.AnyCommand, command), seat))
+    _, state = execute(state, c.FinishGame(seed))  # the service issues it by itself
+    return Script(seed, players, steps, [s.score for s in state.seats])
+
+
 @dataclass
 class Load:
     """Shared by the game coroutines of one measurement."""
 
     redis: Redis
+    client: RulesClient
     store: RedisEventStore
+    scripts: list[Script]
     label: str
     window: tuple[float, float] = (float("inf"), float("inf"))
     stopping: bool = False
     accepted_in_window: int = 0
     accepted_total: int = 0
-    rejected: int = 0
     games_finished: int = 0
+    finished: list[tuple[str, Script]] = field(default_factory=list)
     round_trips: list[float] = field(default_factory=list)
     to_model: list[float] = field(default_factory=list)
     probes: set[asyncio.Task[None]] = field(default_factory=set)
@@ -189,23 +230,21 @@ class Load:
         return self.window[0] <= moment < self.window[1]
 
 
-async def send(
-    load: Load, game_id: str, command: c.Command, seat: int | None, probe: bool
-) -> bus.Reply:
-    envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, seat)
+async def send(load: Load, envelope: bus.CommandEnvelope, probe: bool) -> bus.Reply:
     sent = time.perf_counter()
-    reply = await send_command(load.redis, envelope, timeout=REPLY_TIMEOUT_S)
+    reply = await load.client.send(envelope, timeout=REPLY_TIMEOUT_S)
     done = time.perf_counter()
     if reply.status != "accepted":
-        load.rejected += 1
-        return reply
+        raise RuntimeError(f"{envelope.game_id}: {reply.code}: {reply.message}")
     load.accepted_total += 1
     if load.in_window(done):
         load.accepted_in_window += 1
     if load.in_window(sent):
         load.round_trips.append(done - sent)
         if probe and len(load.probes) < PROBES:
-            task = asyncio.create_task(watch_model(load, game_id, reply.last_version, sent))
+            task = asyncio.create_task(
+                watch_model(load, envelope.game_id, reply.last_version, sent)
+            )
             load.probes.add(task)
             task.add_done_callback(load.probes.discard)
     return reply
@@ -222,46 +261,38 @@ async def watch_model(load: Load, game_id: str, version: int, sent: float) -> No
             return
 
 
-async def catch_up(load: Load, game_id: str, state: GameState | None) -> GameState | None:
-    """Fold the events appended after the client's state (read back from the game stream)."""
-    stored = await load.store.read(game_id, 0 if state is None else state.version)
-    for event in stored:
-        state = evolve(state, e.decode(event.data))
-    return state
-
-
 async def play_games(load: Load, index: int) -> None:
-    """Play bot games back to back until told to stop, one command at a time."""
+    """Play scripted games back to back until told to stop, one command at a time."""
     for round_ in itertools.count():
-        players = 2 + (index + round_) % 3
-        kinds = ["greedy" if (index + seat) % 2 else "random" for seat in range(players)]
+        game = load.scripts[(index + round_ * 7) % len(load.scripts)]
         game_id = f"{load.label}-{index}-{round_}"
-        bots: list[Bot] = [make_bot(kind, f"{game_id}|{seat}") for seat, kind in enumerate(kinds)]
-        setup: list[tuple[c.Command, int | None]] = [
-            (c.CreateGame(game_id=game_id, players=players, seed=""), None),
-            *((c.JoinGame(seat, kind), seat) for seat, kind in enumerate(kinds)),
-            (c.StartGame(), None),
-        ]
-        for command, seat in setup:
-            await send(load, game_id, command, seat, probe=False)
-        state = await catch_up(load, game_id, None)
-        moves = 0
-        while state is not None and state.phase != "finished":
+        await choose_seed(load.redis, load.store.layout, game_id, game.seed)
+        for step, (command, seat) in enumerate(game.steps):
             if load.stopping:
                 return
-            seat = state.current
-            reply = await send(load, game_id, bots[seat].choose(state, seat), seat, moves % 4 == 0)
-            if reply.status != "accepted":
-                raise RuntimeError(f"{game_id}: {reply.code}: {reply.message}")
-            state = await catch_up(load, game_id, state)
-            moves += 1
+            if isinstance(command, c.CreateGame):
+                command = c.CreateGame(game_id, command.players, seed="")
+            envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, seat)
+            await send(load, envelope, probe=step % 4 == 0)
         load.games_finished += 1
+        load.finished.append((game_id, game))
 
 
-async def measure(
-    redis: Redis, store: RedisEventStore, label: str, games: int, window_s: float
-) -> Load:
-    load = Load(redis, store, label)
+async def check_games(load: Load) -> int:
+    """Every finished game's stored events end with its in-process twin's scores."""
+    for game_id, game in load.finished:
+        for _ in range(100):  # the service finishes a game right after its last reply
+            state = replay(e.decode(stored.data) for stored in await load.store.read(game_id))
+            if state is not None and state.phase == "finished":
+                break
+            await asyncio.sleep(0.05)
+        scores = None if state is None else [seat.score for seat in state.seats]
+        if scores != game.scores:
+            raise RuntimeError(f"{game_id} ended {scores}, in process {game.scores}")
+    return len(load.finished)
+
+
+async def measure(load: Load, games: int, window_s: float) -> Load:
     tasks = [asyncio.create_task(play_games(load, index)) for index in range(games)]
     try:
         await asyncio.sleep(WARMUP_S)
@@ -353,36 +384,45 @@ def snapshot(stack: Stack, redis_pid: int) -> dict[str, float]:
 
 
 async def bench(server: RedisServer, stack: Stack, redis_pid: int) -> None:
-    redis = Redis.from_url(server.url, max_connections=None)
+    redis = Redis.from_url(server.url, max_connections=1024)
     store = RedisEventStore(redis)
+    client = RulesClient(redis)
     try:
         unpipelined, pipelined, cpu_per_call = await xadd_rates(redis)
         print(
             f"raw XADD, one client (redis.asyncio): {unpipelined:,.0f}/s unpipelined "
-            f"(the floor: one round trip per command, as send_command does; "
-            f"{cpu_per_call * 1e6:.0f} us client CPU per call), "
+            f"({cpu_per_call * 1e6:.0f} us client CPU per call), "
             f"{pipelined:,.0f}/s pipelined by {PIPELINE}"
+        )
+        started = time.perf_counter()
+        scripts = [script(index) for index in range(SCRIPTS)]
+        steps = sum(len(game.steps) for game in scripts)
+        print(
+            f"load: {SCRIPTS} bot games worked out in process in "
+            f"{time.perf_counter() - started:.1f} s ({steps / SCRIPTS:.0f} commands a game)"
         )
         for service in ("board", "score", "rules"):
             stack.start(service)
         await wait_ready(redis, store, stack, rules=1)
-        single = await measure(redis, store, "solo", 1, 3.0)
+        await client.start()
+        single = await measure(Load(redis, client, store, scripts, "solo"), 1, 3.0)
         print(f"one game alone: command round trip {ms(single.round_trips)}")
 
-        best: tuple[float, float, float] | None = None
+        best: tuple[float, float, int] | None = None
         for instances in (1, 2):
             if instances == 2:
                 stack.start("rules")
                 await wait_ready(redis, store, stack, rules=2)
             before, started = snapshot(stack, redis_pid), time.perf_counter()
             ticks = machine_ticks()
-            load = await measure(redis, store, f"load{instances}", GAMES, WINDOW_S)
+            load = Load(redis, client, store, scripts, f"load{instances}")
+            await measure(load, GAMES, WINDOW_S)
             wall = time.perf_counter() - started
             rate = load.accepted_in_window / WINDOW_S
             print(
                 f"rules service x{instances}, {GAMES} concurrent bot games: {rate:,.0f} "
-                f"commands/s accepted ({load.rejected} rejected, "
-                f"{load.games_finished} games finished)"
+                f"commands/s accepted ({load.games_finished} games finished, "
+                f"{await check_games(load)} checked against their in-process scores)"
             )
             print(f"  command round trip: {ms(load.round_trips)}")
             print(f"  command -> board read model (HGET version, tight loop): {ms(load.to_model)}")
@@ -405,6 +445,7 @@ async def bench(server: RedisServer, stack: Stack, redis_pid: int) -> None:
             f"{instances} rules instance{'s' if instances > 1 else ''})"
         )
     finally:
+        await client.aclose()
         await redis.aclose()
 
 

@@ -20,7 +20,7 @@ from renature.game import replay
 from renature.rules import execute
 from renature.state import GameState
 from renature_services.bus import CommandEnvelope, Reply
-from renature_services.rules_client import send_command
+from renature_services.rules_client import CommandTimeout, RulesClient, send_command
 from renature_services.rules_service import (
     BatchMeta,
     CommandHandler,
@@ -285,3 +285,46 @@ async def test_a_command_left_pending_by_a_dead_instance_is_reclaimed(
 
     assert await store.version(GAME) == 1
     assert (await redis.xpending("rn:commands", "rules"))["pending"] == 0
+
+
+async def test_one_rules_client_channel_serves_many_concurrent_commands(
+    service: RulesService, redis: aioredis.Redis, store: RedisEventStore
+) -> None:
+    """Replies share one channel and still reach the request they answer (correlation id)."""
+    games = [f"g-client-{i}" for i in range(24)]
+    async with RulesClient(redis) as client:
+        replies = await asyncio.gather(
+            *(
+                client.send(CommandEnvelope(g, "create", c.CreateGame(g, 2 + i % 3, "")), 5)
+                for i, g in enumerate(games)
+            )
+        )
+        assert [(r.game_id, r.status) for r in replies] == [(g, "accepted") for g in games]
+        channels = await redis.pubsub_channels("rn:reply:*")
+        assert channels == [client.channel.encode()]
+    assert [await store.version(g) for g in games] == [1] * len(games)
+    assert await redis.pubsub_channels("rn:reply:*") == []
+
+
+async def test_rules_client_times_out_when_no_service_answers(redis: aioredis.Redis) -> None:
+    async with RulesClient(redis) as client:
+        with pytest.raises(CommandTimeout, match="resend it with the same command id"):
+            await client.send(envelope(c.CreateGame(GAME, 2, ""), "lonely"), timeout=0.3)
+
+
+async def test_rules_client_resubscribes_after_its_connection_is_killed(
+    service: RulesService, redis: aioredis.Redis
+) -> None:
+    async with RulesClient(redis) as client:
+        first = await client.send(envelope(c.CreateGame(GAME, 2, ""), "create"), 5)
+        assert first.status == "accepted"
+        killed = await redis.client_kill_filter(_type="pubsub")
+        assert killed >= 1
+        for _ in range(50):  # until the listener has reconnected and resubscribed
+            if await redis.pubsub_channels(client.channel):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the reply channel was not subscribed again within 2.5 s")
+        join = await client.send(envelope(c.JoinGame(0, "ann"), "join", seat=0), 5)
+        assert join.status == "accepted"

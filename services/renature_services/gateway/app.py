@@ -166,13 +166,18 @@ def create_app(
     every hand, so only test, bot and tournament servers switch it on."""
     redis = Redis.from_url(redis_url)
     store = RedisEventStore(redis, prefix=prefix, partitions=partitions)
-    gateway = Gateway(redis, sender or senders.BusSender(redis), command_timeout, store)
+    bus_sender: senders.BusSender | None = None
+    if sender is None:
+        sender = bus_sender = senders.BusSender(redis)
+    gateway = Gateway(redis, sender, command_timeout, store)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            if bus_sender is not None:
+                await bus_sender.aclose()
             await redis.aclose()
 
     app = FastAPI(

@@ -2,8 +2,8 @@
 
 The gateway depends on this small protocol rather than on the bus directly, so the handlers stay
 thin and tests can swap the transport. `BusSender` is the real one: it publishes the envelope on
-the command stream through ``renature_services.rules_client.send_command`` (the one way to send
-a command and await its ``Reply``).
+the command stream through ``renature_services.rules_client.RulesClient`` (one reply channel
+for the gateway's whole life, replies matched by correlation id).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
 from renature_services.bus import CommandEnvelope, Reply
-from renature_services.rules_client import send_command
+from renature_services.rules_client import RulesClient
 
 
 class SenderUnavailableError(Exception):
@@ -29,15 +29,18 @@ class CommandSender(Protocol):
 
 
 class BusSender:
-    """Commands over the Redis bus (``rules_client.send_command`` with a plain Redis client:
-    one short-lived reply channel per request, no broker to keep connected)."""
+    """Commands over the Redis bus (a `RulesClient` on the gateway's Redis client: its reply
+    channel is subscribed on the first command and kept until `aclose`)."""
 
     def __init__(self, redis: Redis) -> None:
-        self._redis = redis
+        self._client = RulesClient(redis)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
 
     async def send(self, envelope: CommandEnvelope, timeout: float) -> Reply:
         try:
-            return await send_command(self._redis, envelope, timeout)
+            return await self._client.send(envelope, timeout)
         except TimeoutError:  # an OSError too, but it means "no answer", not "unreachable"
             raise
         except (redis_errors.ConnectionError, OSError) as error:
