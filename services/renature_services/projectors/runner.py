@@ -172,29 +172,70 @@ class Projector(Generic[F]):
         return total
 
     async def process(self, entries: Sequence[FeedEntry]) -> None:
-        """Project a batch game by game, then acknowledge the entries of each projected game.
+        """Project a batch, then acknowledge the entries of each game whose model was written.
 
-        A game that fails (Redis hiccup, an undecodable event) is logged and left pending, so
-        it is retried through `reclaim`; the other games of the batch go on.
+        Three round trips whatever the batch holds: the stored versions of its games, the
+        model writes, the acknowledgements. A game that fails (Redis hiccup, an undecodable
+        event) is logged and left pending, so it is retried through `reclaim`; the other
+        games of the batch go on.
         """
         by_game: dict[str, list[FeedEntry]] = defaultdict(list)
         for entry in entries:
             by_game[entry.game_id].append(entry)
-        for game_id, game_entries in by_game.items():
+        if not by_game:
+            return
+        games = list(by_game)
+        pipe = self.redis.pipeline(transaction=False)
+        for game_id in games:
+            pipe.hget(self.key(game_id), "version")
+        stored_versions = await pipe.execute()
+
+        done: list[str] = []
+        writes: list[tuple[str, int, bytes]] = []
+        for game_id, stored in zip(games, stored_versions, strict=True):
             try:
-                await self.project(game_id, game_entries)
+                fold = await self._advance(game_id, by_game[game_id], stored)
+                if fold is not None:
+                    version = self.projection.version(fold)
+                    writes.append((game_id, version, self.projection.render(fold)))
             except Exception:
                 self._log.exception("projection_failed", game_id=game_id)
                 continue
-            for partition, ids in _ids_by_partition(game_entries).items():
-                await self.store.ack(partition, self.projection.group, ids)
+            done.append(game_id)
+
+        failed: set[str] = set()
+        if writes:
+            pipe = self.redis.pipeline(transaction=False)
+            for game_id, version, model in writes:
+                pipe.eval(WRITE_MODEL_LUA, 1, self.key(game_id), version, model)
+            results = await pipe.execute(raise_on_error=False)
+            for (game_id, version, _), result in zip(writes, results, strict=True):
+                if isinstance(result, Exception):
+                    self._log.error("projection_failed", game_id=game_id, error=str(result))
+                    failed.add(game_id)
+                elif result:
+                    self._log.debug("model_written", game_id=game_id, version=version)
+        acked = [entry for game_id in done if game_id not in failed for entry in by_game[game_id]]
+        if acked:
+            pipe = self.redis.pipeline(transaction=False)
+            for partition, ids in _ids_by_partition(acked).items():
+                pipe.xack(self.store.feed_key(partition), self.projection.group, *ids)
+            await pipe.execute()
 
     async def project(self, game_id: str, entries: Sequence[FeedEntry]) -> bool:
         """Bring the game's model up to at least the newest of ``entries``; True if written."""
-        newest = max(entry.version for entry in entries)
         stored = await self.redis.hget(self.key(game_id), "version")
+        fold = await self._advance(game_id, entries, stored)
+        return fold is not None and await self._store_model(game_id, fold)
+
+    async def _advance(
+        self, game_id: str, entries: Sequence[FeedEntry], stored: bytes | str | None
+    ) -> F | None:
+        """The game's fold up to the newest of ``entries`` (cached, caught up from the game
+        stream when behind), or ``None`` when the stored model has them all already."""
+        newest = max(entry.version for entry in entries)
         if stored is not None and int(stored) >= newest:
-            return False  # redelivered: every one of these events is in the model already
+            return None  # redelivered: every one of these events is in the model already
         fold = self.cache.get(game_id)
         for entry in sorted(entries, key=lambda item: item.version):
             version = self._version(fold)
@@ -204,10 +245,9 @@ class Projector(Generic[F]):
                 fold = await self._catch_up(game_id, fold)
                 continue
             fold = self.projection.apply(fold, e.decode(entry.data))
-        if fold is None:
-            return False
-        self._remember(game_id, fold)
-        return await self._store_model(game_id, fold)
+        if fold is not None:
+            self._remember(game_id, fold)
+        return fold
 
     # -- rebuilding --------------------------------------------------------------------------
 
