@@ -7,7 +7,6 @@ actions", "End of the game") and at the rulings page (``ruling N``).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -219,10 +218,12 @@ def majority_ranks(totals: list[int]) -> tuple[list[int], list[tuple[int, str]]]
     a sole remaining colour ranks ``sole`` (main + minor), otherwise the highest ``main`` and
     the second ``minor``. Returns (cancelled colours, [(colour, rank)]). Neutral still takes
     its rank here; it is the caller who gives a neutral rank no points."""
-    present = {colour: t for colour, t in enumerate(totals) if t > 0}
-    counts = Counter(present.values())
-    cancelled = sorted(col for col, t in present.items() if counts[t] > 1)
-    remaining = sorted(((t, col) for col, t in present.items() if counts[t] == 1), reverse=True)
+    present = [(t, colour) for colour, t in enumerate(totals) if t > 0]
+    if not present:
+        return [], []
+    values = [t for t, _ in present]  # at most five: counting beats a Counter here
+    cancelled = [col for t, col in present if values.count(t) > 1]
+    remaining = sorted(((t, col) for t, col in present if values.count(t) == 1), reverse=True)
     if len(remaining) == 1:
         return cancelled, [(remaining[0][1], "sole")]
     return cancelled, [
