@@ -278,14 +278,14 @@ class CommandHandler:
         decided: list[tuple[int, bus.CommandEnvelope, Decision]] = []
         refused: list[tuple[int, bus.CommandEnvelope, RuleError]] = []
         for (index, envelope), state in zip(batched, states, strict=True):
-            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
-                try:
-                    decided.append((index, envelope, self._decide(envelope, state)))
-                except RuleError as error:
-                    refused.append((index, envelope, error))
-                except Exception:
+            try:
+                decided.append((index, envelope, self._decide(envelope, state)))
+            except RuleError as error:
+                refused.append((index, envelope, error))
+            except Exception:
+                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                     log.exception("command_failed", command=type(envelope.command).__name__)
-                    answered.append((index, _internal_error(envelope)))
+                answered.append((index, _internal_error(envelope)))
 
         try:
             results: Sequence[AppendResult] = await self.store.append_many(
@@ -296,12 +296,12 @@ class CommandHandler:
             answered += [(index, _internal_error(envelope)) for index, envelope, _ in decided]
             decided, results = [], []
         for (index, envelope, decision), result in zip(decided, results, strict=True):
-            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
-                if isinstance(result, Conflict):
+            if isinstance(result, Conflict):
+                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                     log.info("append_conflict", expected=result.expected, actual=result.actual)
-                    alone.append((index, envelope))
-                else:
-                    answered.append((index, self._settle(envelope, decision, result)))
+                alone.append((index, envelope))
+            else:
+                answered.append((index, self._settle(envelope, decision, result)))
 
         rejections = await asyncio.gather(
             *(self._reject(envelope, error) for _, envelope, error in refused),
@@ -369,11 +369,17 @@ class CommandHandler:
         """The reply once the append is done (a duplicate answers what was stored)."""
         kind = type(envelope.command).__name__
         if isinstance(result, Duplicate):
-            log.info("command_duplicate", command=kind)
+            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                log.info("command_duplicate", command=kind)
             return result.outcome
         self._remember(decision.state)
-        log.info(
+        # DEBUG: the store records every accepted command with its provenance already, and a
+        # log line per move costs more CPU than deciding it.
+        log.debug(
             "command_accepted",
+            game_id=envelope.game_id,
+            command_id=envelope.command_id,
+            seat=envelope.seat,
             command=kind,
             first_version=result.first_version,
             last_version=result.last_version,
