@@ -102,9 +102,12 @@ class RulesClient:
     """Sends commands over one reply channel subscribed for the client's whole life.
 
     Replies come back on ``rn:reply:<random>`` with the correlation id of their request; a
-    listener task hands each to the request awaiting it. If the subscription's connection
-    drops, redis-py resubscribes when it reconnects; replies published meanwhile are lost and
-    their requests time out (resend them with the same command id to learn the outcome).
+    listener task hands each to the request awaiting it. Commands sent while an earlier
+    ``XADD`` is on its way are queued and go out together in one pipeline, so a busy client
+    (the gateway under load) pays one round trip for many commands. If the subscription's
+    connection drops, redis-py resubscribes when it reconnects; replies published meanwhile
+    are lost and their requests time out (resend them with the same command id to learn the
+    outcome).
     """
 
     def __init__(self, redis: Redis, *, maxlen: int = COMMAND_STREAM_MAXLEN) -> None:
@@ -112,6 +115,8 @@ class RulesClient:
         self._maxlen = maxlen
         self.channel = f"rn:reply:{uuid.uuid4().hex}"
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
+        self._outbox: list[tuple[bytes, asyncio.Future[bytes]]] = []
+        self._sender: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
 
@@ -133,15 +138,18 @@ class RulesClient:
 
     async def aclose(self) -> None:
         """Stop listening; requests still waiting get `CommandTimeout` at their deadline."""
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-            self._listener = None
+        for task in (self._listener, self._sender):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._listener = self._sender = None
 
     async def send(self, envelope: bus.CommandEnvelope, timeout: float = 10.0) -> bus.Reply:
-        """Publish ``envelope`` and return its `Reply`; `CommandTimeout` after ``timeout`` s."""
-        await self.start()
+        """Publish ``envelope`` and return its `Reply`; `CommandTimeout` after ``timeout`` s.
+        Redis errors while publishing are raised (redis-py's ``ConnectionError`` and so on)."""
+        if self._listener is None:
+            await self.start()
         correlation_id = uuid.uuid4().hex
         message = await BinaryMessageFormatV1.encode(
             message=bus.encoder.encode(envelope),
@@ -151,14 +159,31 @@ class RulesClient:
         )
         waiter = asyncio.get_running_loop().create_future()
         self._waiting[correlation_id] = waiter
+        self._outbox.append((message, waiter))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send_queued())
         try:
-            await self._redis.xadd(bus.COMMAND_STREAM, {"__data__": message}, maxlen=self._maxlen)
             data = await asyncio.wait_for(waiter, timeout)
         except TimeoutError as error:
             raise CommandTimeout(_timeout_message(envelope, timeout)) from error
         finally:
             self._waiting.pop(correlation_id, None)
         return bus.reply_decoder.decode(data)
+
+    async def _send_queued(self) -> None:
+        """XADD everything queued, one pipeline per round trip, until the queue is empty."""
+        while self._outbox:
+            batch, self._outbox = self._outbox, []
+            pipe = self._redis.pipeline(transaction=False)
+            for message, _ in batch:
+                pipe.xadd(bus.COMMAND_STREAM, {"__data__": message}, maxlen=self._maxlen)
+            try:
+                results = await pipe.execute(raise_on_error=False)
+            except Exception as error:  # the connection: every command of the batch failed
+                results = [error] * len(batch)
+            for (_, waiter), result in zip(batch, results, strict=True):
+                if isinstance(result, Exception) and not waiter.done():
+                    waiter.set_exception(result)
 
     async def _listen(self, pubsub: PubSub) -> None:
         try:

@@ -10,9 +10,11 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 from faststream.redis import RedisBroker
+from redis import exceptions as redis_errors
 from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
+from redis_server import RedisServer
 from renature import commands as c
 from renature import events as e
 from renature.bots import make_bot
@@ -328,3 +330,15 @@ async def test_rules_client_resubscribes_after_its_connection_is_killed(
             raise AssertionError("the reply channel was not subscribed again within 2.5 s")
         join = await client.send(envelope(c.JoinGame(0, "ann"), "join", seat=0), 5)
         assert join.status == "accepted"
+
+
+async def test_rules_client_raises_redis_errors_rather_than_waiting() -> None:
+    """A command that cannot be published fails at once (the gateway answers 503), instead of
+    waiting for a reply that cannot come."""
+    with RedisServer() as server:
+        redis = aioredis.Redis.from_url(server.url)
+        async with RulesClient(redis) as client:
+            server.stop(kill=True)
+            with pytest.raises(redis_errors.ConnectionError):
+                await client.send(envelope(c.CreateGame(GAME, 2, ""), "create"), timeout=30)
+        await redis.aclose()
