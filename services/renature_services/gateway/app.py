@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import msgspec
 from fastapi import Depends, FastAPI, Path, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 from renature import commands as c
 from renature import events as e
@@ -150,6 +150,10 @@ def seat_command(payload: dict[str, Any], seat: int) -> c.SeatCommand:
     return command
 
 
+REDIS_CONNECTIONS = 200
+"""Connections the gateway opens to Redis at most (requests beyond that wait their turn)."""
+
+
 def create_app(
     redis_url: str,
     *,
@@ -164,7 +168,11 @@ def create_app(
     ``prefix`` and ``partitions`` must match the other services (they are the key layout).
     ``allow_chosen_seeds`` lets ``POST /games`` take a seed: whoever chooses the seed knows
     every hand, so only test, bot and tournament servers switch it on."""
-    redis = Redis.from_url(redis_url)
+    # Requests wait for a free connection rather than fail when many are in flight at once.
+    pool = BlockingConnectionPool.from_url(
+        redis_url, max_connections=REDIS_CONNECTIONS, timeout=command_timeout
+    )
+    redis = Redis.from_pool(pool)
     store = RedisEventStore(redis, prefix=prefix, partitions=partitions)
     bus_sender: senders.BusSender | None = None
     if sender is None:
