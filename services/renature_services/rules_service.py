@@ -556,11 +556,9 @@ def inline_schema(kind: Any) -> dict[str, Any]:
     return resolved
 
 
-EnvelopeBatch = Annotated[
-    list[bytes],
-    WithJsonSchema({"type": "array", "items": inline_schema(bus.CommandEnvelope)}),
-]
-"""The handler gets each message's raw bytes (decoded by msgspec); the docs show the schema."""
+EnvelopeBatch = Annotated[list[bytes], WithJsonSchema(inline_schema(bus.CommandEnvelope))]
+"""The handler gets the raw bytes of a batch of messages (decoded by msgspec). The docs show the
+schema of one message: each stream entry is one envelope, however many are read at once."""
 
 
 async def raw_bodies(message: StreamMessage[Any]) -> list[bytes]:
