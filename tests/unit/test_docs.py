@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
+import pytest
+
+from renature import board, commands, events
 from renature_services.rules_service import create_service
 from renature_services.settings import Settings
 
@@ -17,3 +21,13 @@ def test_asyncapi_document_matches_the_rules_service() -> None:
     settings = Settings(redis_url="redis://127.0.0.1:6379/0", consumer="rules-1")
     generated = json.loads(create_service(settings).app.schema.to_specification().to_json())
     assert generated == json.loads((DOCS / "asyncapi.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("events", events.AnyEvent), ("commands", commands.AnyCommand), ("board", board.BoardJson)],
+)
+def test_json_schemas_match_the_types(name: str, kind: object) -> None:
+    """docs/schema/<name>.json is what ``renature schema <name>`` prints."""
+    expected = msgspec.json.format(msgspec.json.encode(msgspec.json.schema(kind))).decode()
+    assert (DOCS / "schema" / f"{name}.json").read_text() == expected + "\n"
