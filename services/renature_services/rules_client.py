@@ -70,32 +70,8 @@ async def send_command(
         except TimeoutError as error:
             raise CommandTimeout(_timeout_message(envelope, timeout)) from error
         return bus.reply_decoder.decode(message.body)
-    return await _request_with_redis(broker_or_redis, body, envelope, timeout)
-
-
-async def _request_with_redis(
-    redis: Redis, body: bytes, envelope: bus.CommandEnvelope, timeout: float
-) -> bus.Reply:
-    """The same request as `RedisBroker.request`, for callers that hold only a Redis client."""
-    reply_to = f"rn:reply:{uuid.uuid4().hex}"
-    message = await BinaryMessageFormatV1.encode(
-        message=body, reply_to=reply_to, headers=None, correlation_id=envelope.command_id
-    )
-    pubsub = redis.pubsub()
-    try:
-        await pubsub.subscribe(reply_to)
-        await redis.xadd(bus.COMMAND_STREAM, {"__data__": message}, maxlen=COMMAND_STREAM_MAXLEN)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while (left := deadline - loop.time()) > 0:
-            received = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
-            if received is not None and received.get("type") == "message":
-                data, _headers = BinaryMessageFormatV1.parse(received["data"])
-                return bus.reply_decoder.decode(data)
-        raise CommandTimeout(_timeout_message(envelope, timeout))
-    finally:
-        await pubsub.unsubscribe()
-        await pubsub.aclose()  # type: ignore[no-untyped-call]
+    async with RulesClient(broker_or_redis) as client:  # a reply channel for this command
+        return await client.send(envelope, timeout)
 
 
 class RulesClient:
