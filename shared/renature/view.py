@@ -77,6 +77,14 @@ class CloudView(msgspec.Struct, frozen=True):
     count: int
 
 
+class MushroomView(msgspec.Struct, frozen=True):
+    """Valley: a mushroom on a meadow space, now a space of ``area`` (as merged)."""
+
+    x: int
+    y: int
+    area: str
+
+
 class AreaView(msgspec.Struct, frozen=True):
     """An area now: plant totals per colour and what each would get if it were scored now."""
 
@@ -106,6 +114,7 @@ class GameView(msgspec.Struct, frozen=True):
     clouds: list[CloudView]
     areas: list[AreaView]
     placed: list[HalfView]
+    mushrooms: list[MushroomView]
     mushrooms_left: int
     winners: list[int]
     ranking: list[int]
@@ -228,6 +237,12 @@ def view(state: GameState, viewer: int | None) -> GameView:
         ],
         areas=area_views(state),
         placed=[half(cell) for cell in state.placed],
+        # A mushroom is the only meadow space that belongs to an area.
+        mushrooms=[
+            MushroomView(*board.xy(cell), area=board.area_ids[area])
+            for cell, area in enumerate(state.area_of)
+            if area >= 0 and board.kinds[cell] == PATH
+        ],
         mushrooms_left=state.mushrooms_left,
         winners=list(state.winners),
         ranking=list(state.result),

@@ -249,6 +249,27 @@ def test_rule_book_example_a_mushroom_joins_two_joined_areas_into_16_and_an_oak_
     assert {area.id: area.size for area in view(state, MARY).areas}["N"] == 16
 
 
+def test_every_view_shows_where_each_mushroom_stands_and_the_area_it_belongs_to_now():
+    # The board read model is the spectator view: without the mushrooms in it, a spectator
+    # (or a frontend) could not tell which meadow spaces hold one.
+    state = valley()
+    assert view(state, None).mushrooms == []
+    state = joined_earlier(state, (21, 5), (21, 11))  # N + T and b + g
+
+    shown = {(m.x, m.y): m.area for m in view(state, None).mushrooms}
+    assert shown == {(21, 5): "N", (21, 11): "b"}
+
+    state = lay(state, {(19, 8): "woodpecker"})
+    state = with_seat(state, MARY, hand=(domino("woodpecker", "woodpecker"),))
+    state = run(state, place(MARY, "woodpecker", (20, 8), "woodpecker", (21, 8)))[1]
+    state = run(state, mushroom(MARY, 22, 8))[1]  # joins N and b
+
+    for viewer in (None, MARY, PAUL):
+        shown = {(m.x, m.y): m.area for m in view(state, viewer).mushrooms}
+        assert shown == {(21, 5): "N", (21, 11): "N", (22, 8): "N"}
+    assert view(state, None).mushrooms_left == 8 - 3
+
+
 def test_a_mushroom_with_no_free_meadow_space_beside_an_area_is_lost():
     state = valley()
     state = lay(state, dict.fromkeys(mushroom_spaces(state), "butterfly"))
