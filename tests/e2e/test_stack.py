@@ -3,7 +3,9 @@
 Checks what only the whole stack can show: bots through the API reproduce the in-process
 games, read models equal a fresh replay (also after a projector is SIGKILLed mid-game), a
 duplicated command id appends nothing, two rules services racing on one game never fork it,
-and no view or live message shows a seat another seat's hand or token backs.
+and no view or live message shows a seat another seat's hand or token backs. Valley games on
+both sides of the board (2 and 4 players) do the same, show their mushrooms and merged areas
+in the board read model, and pass ``renature audit``.
 
 The stack: a private Redis, two rules services, the board and score projectors and the gateway,
 each its own process started with ``python -m renature_services.supervisor <service>`` (what
@@ -24,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,7 @@ from websockets.asyncio.client import connect
 
 from redis_server import RedisServer, find_redis_server, free_port
 from renature import events as e
+from renature.board import PATH
 from renature.game import outcome, play, replay
 from renature.rules import legal_actions
 from renature.view import view
@@ -458,3 +462,169 @@ async def test_a_game_through_the_stack_passes_the_dispute_audit(
 
     assert over_http.status_code == 200, over_http.text
     assert over_http.json() == report
+
+
+# -- Valley through the stack --------------------------------------------------------------------
+
+VALLEY_GAMES = [
+    ("valley", 2, ("greedy", "random")),
+    ("valley", 4, ("random", "greedy", "greedy", "random")),
+    ("valley-back", 2, ("random", "greedy")),
+    ("valley-back", 4, ("greedy", "random", "random", "greedy")),
+]
+"""Every Valley game has a greedy seat: the greedy bot always takes its mushrooms."""
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A ``renature`` command that ran: its exit status and what it printed."""
+
+    status: int
+    stdout: str
+    stderr: str = ""
+
+    @property
+    def printed(self) -> Any:
+        """The JSON on the last line of its output."""
+        return json.loads(self.stdout.strip().splitlines()[-1])
+
+    def __str__(self) -> str:
+        return f"exit status {self.status}\n{self.stdout}\n{self.stderr}"
+
+
+def renature_process(*args: str, timeout: float = 120) -> Ran:
+    """``renature ...`` as its own process (as a person or a bot host runs it)."""
+    command = [str(Path(sys.executable).parent / "renature"), *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def renature_here(*args: str) -> Ran:
+    """``renature ...`` in this process: the same command, without the CLI's start-up time."""
+    from typer.testing import CliRunner
+
+    from renature_services.cli import app
+
+    result = CliRunner().invoke(app, list(args))
+    error = result.exception
+    crash = "" if error is None or isinstance(error, SystemExit) else f"\n{error!r}"
+    return Ran(result.exit_code, result.stdout, result.stderr + crash)
+
+
+@dataclass
+class ValleyGame:
+    """One Valley game as the CLI saw it: played through the gateway, simulated in process and
+    audited from Redis (``audited`` is None when the game could not be played)."""
+
+    played: Ran
+    simulated: Ran
+    audited: Ran | None
+
+
+@pytest.fixture(scope="module")
+def valley_games(e2e_stack: E2EStack) -> dict[tuple[str, int], ValleyGame]:
+    """Every game of `VALLEY_GAMES` played at once, each by a ``renature bots play`` process
+    through the gateway; meanwhile ``renature simulate --json`` of each, and once they are
+    over ``renature audit --redis-url`` of each. Simulate and audit run in this process: the
+    CLI's start-up costs more than either, and the audit reads Redis all the same."""
+    with ThreadPoolExecutor(max_workers=len(VALLEY_GAMES)) as pool:
+        played, simulated = {}, {}
+        for board, players, bots in VALLEY_GAMES:
+            game = ["--board", board, "--players", str(players), "--seed", f"e2e-{board}-{players}"]
+            game += ["--bots", ",".join(bots)]
+            gateway = ["--gateway", e2e_stack.gateway_url]
+            played[board, players] = pool.submit(renature_process, "bots", "play", *gateway, *game)
+            simulated[board, players] = renature_here("simulate", *game, "--json")
+        games = {}
+        for key, future in played.items():
+            done = future.result()
+            audited = None
+            if done.status == 0:
+                redis_url = ["--redis-url", e2e_stack.redis.url]
+                audited = renature_here("audit", done.printed["game_id"], *redis_url, "--json")
+            games[key] = ValleyGame(done, simulated[key], audited)
+        return games
+
+
+@pytest.mark.parametrize(("board", "players", "bots"), VALLEY_GAMES)
+async def test_valley_bot_games_through_the_stack(
+    e2e_stack: E2EStack,
+    valley_games: dict[tuple[str, int], ValleyGame],
+    board: str,
+    players: int,
+    bots: tuple[str, ...],
+) -> None:
+    """A whole Valley game played by bots through the gateway: the outcome is ``renature
+    simulate``'s, the read models are a fresh replay of the stream and show every mushroom and
+    merged area, and ``renature audit`` of the stored stream holds."""
+    game = valley_games[board, players]
+    assert game.played.status == 0, str(game.played)
+    assert game.simulated.status == 0, str(game.simulated)
+    result, expected = game.played.printed, game.simulated.printed
+    assert (result["board"], result["bots"]) == (board, list(bots))
+    for key in ("board", "players", "bots", "scores", "ranking", "winners", "colours", "events"):
+        assert result[key] == expected[key], key
+    game_id = result["game_id"]
+
+    events = stream_events(e2e_stack, game_id)
+    assert len(events) == result["events"]
+    assert_models_equal_fresh_replay(e2e_stack, game_id)
+    state = replay(events)
+    assert state is not None
+    assert (state.board_id, state.phase) == (board, "finished")
+
+    # Mushrooms: where the events put them is where the replayed state has them (the only
+    # meadow spaces that belong to an area) and what the board read model shows.
+    placed = [event for event in events if isinstance(event, e.MushroomPlaced)]
+    assert placed, "no mushroom was placed: the game does not exercise Valley"
+    layout = state.board
+    merged_area = {
+        layout.xy(cell): layout.area_ids[area]
+        for cell, area in enumerate(state.area_of)
+        if area >= 0 and layout.kinds[cell] == PATH
+    }
+    assert sorted((m.x, m.y) for m in placed) == sorted(merged_area)
+    model = read_model(e2e_stack, "board", game_id)
+    assert model is not None
+    board_model = model[1]
+    assert {(m["x"], m["y"]): m["area"] for m in board_model["mushrooms"]} == merged_area
+    gained = sum(isinstance(event, e.MushroomGained) for event in events)
+    declined = sum(isinstance(event, e.MushroomDeclined) for event in events)
+    lost = sum(isinstance(event, e.MushroomLost) for event in events)
+    assert gained == len(placed) + declined + lost
+    assert board_model["mushrooms_left"] == state.mushrooms_left == 8 - len(placed) - lost
+
+    # Merged areas: an area a mushroom joined into another is gone from the model, and every
+    # area shown has its merged size (the board's spaces plus one per mushroom).
+    merged_away = {area for m in placed for area in m.joined if area != m.area}
+    shown = {area["id"]: area["size"] for area in board_model["areas"]}
+    assert not merged_away & set(shown)
+    assert set(shown) == set(layout.area_ids) - merged_away
+    assert shown == {
+        area_id: size
+        for area_id, size in zip(layout.area_ids, state.area_sizes, strict=True)
+        if size > 0
+    }
+    assert sum(shown.values()) == sum(layout.area_sizes) + len(placed)
+
+    # The score model adds up to the final scores (end-only area scoring included), and the
+    # gateway serves both read models as projected.
+    score = read_model(e2e_stack, "score", game_id)
+    assert score is not None
+    assert [seat["score"] for seat in score[1]["seats"]] == expected["scores"]
+    assert any(seat["breakdown"].get("final_areas") for seat in score[1]["seats"])
+    assert not any(seat["breakdown"].get("areas") for seat in score[1]["seats"])
+    async with httpx.AsyncClient(base_url=e2e_stack.gateway_url, timeout=30) as http:
+        served = {name: await http.get(f"/games/{game_id}/{name}") for name in ("board", "scores")}
+    assert served["board"].status_code == 200, served["board"].text
+    assert served["board"].json() == board_model
+    assert served["scores"].status_code == 200, served["scores"].text
+    assert served["scores"].json() == score[1]
+
+    # The dispute audit of the stored stream holds (exit status 0) and agrees on the scores.
+    assert game.audited is not None
+    assert game.audited.status == 0, str(game.audited)
+    report = game.audited.printed
+    assert (report["ok"], report["finished"]) == (True, True)
+    assert report["scores"] == expected["scores"]
+    assert report["events"] == len(events)
