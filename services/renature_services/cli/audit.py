@@ -19,8 +19,6 @@ from renature.explain import explain as run_explain
 from renature.game import replay as fold
 from renature.picture import board_svg
 from renature_services.cli.core import render_board
-from renature_services.event_source import NoSuchGame, load
-from renature_store import StoreError
 
 GameArg = Annotated[str | None, typer.Argument(help="game id in Redis (or use --events)")]
 EventsOpt = Annotated[
@@ -31,6 +29,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable JSON")]
 
 
 def _events(game_id: str | None, events_file: Path | None, redis_url: str | None) -> list[e.Event]:
+    # Imported here: redis takes a third of a second to import, and most commands never need it.
+    from renature_services.event_source import NoSuchGame, load
+    from renature_store import StoreError
+
     try:
         return load(game_id, events_file, redis_url)
     except (NoSuchGame, OSError, msgspec.DecodeError, msgspec.ValidationError) as err:

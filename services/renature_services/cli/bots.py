@@ -15,7 +15,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
@@ -23,7 +23,9 @@ import typer
 from renature.bots import make_bot
 from renature.game import Outcome, bot_seed, outcome
 from renature.state import GameState
-from renature_services.http_client import GatewayClient
+
+if TYPE_CHECKING:  # httpx is imported when a game is played, not at every start of the CLI
+    from renature_services.http_client import GatewayClient
 
 app = typer.Typer(help="Bots that play whole games through the HTTP gateway.", no_args_is_help=True)
 
@@ -104,6 +106,8 @@ def play(
 
     Same seed and bots as ``renature simulate --json``: same scores, ranking and winners.
     """
+    from renature_services.http_client import GatewayClient
+
     names = parse_bot_names(bots, players)
 
     async def run() -> Outcome:
