@@ -52,11 +52,13 @@ GAMES = 256  # concurrent bot games, one command in flight each
 SCRIPTS = 60  # distinct games worked out beforehand (replayed under fresh game ids)
 WARMUP_S = 2.0
 WINDOW_S = 8.0
+SOLO_S = 3.0  # the one-game run
 XADD_S = 1.5  # per XADD variant
 PIPELINE = 100
 PROBES = 4  # read-model probes in flight at most
 POLL_S = 0.0005  # how often a probe reads the model's version
 LIGHT_GAMES = 16  # concurrent games of the moderate-load run
+FEW_GAMES = 4  # concurrent games of the light-load run
 REPLY_TIMEOUT_S = 10.0
 
 
@@ -408,11 +410,16 @@ async def bench(server: RedisServer, stack: Stack, redis_pid: int) -> None:
             stack.start(service)
         await wait_ready(redis, store, stack, rules=1)
         await client.start()
-        single = await measure(Load(redis, client, store, scripts, "solo"), 1, 3.0)
+        single = await measure(Load(redis, client, store, scripts, "solo"), 1, SOLO_S)
         print(f"one game alone: command round trip {ms(single.round_trips)}")
+        print(f"  command -> board read model: {ms(single.to_model)}")
 
         best: tuple[float, float, int] | None = None
-        for instances, games in ((1, GAMES), (1, LIGHT_GAMES), (2, GAMES)):
+        within: tuple[float, float, int] | None = None  # the best run that kept p99 < target
+        p99 = percentile(single.to_model, 99) * 1e3
+        if p99 < TARGET_P99_MS:
+            within = (single.accepted_in_window / SOLO_S, p99, 1)
+        for instances, games in ((1, GAMES), (1, LIGHT_GAMES), (1, FEW_GAMES), (2, GAMES)):
             if instances == 2 and len(stack.services) < 4:
                 stack.start("rules")
                 await wait_ready(redis, store, stack, rules=2)
@@ -438,6 +445,8 @@ async def bench(server: RedisServer, stack: Stack, redis_pid: int) -> None:
             p99 = percentile(load.to_model, 99) * 1e3
             if best is None or rate > best[0]:
                 best = (rate, p99, instances)
+            if p99 < TARGET_P99_MS and (within is None or rate > within[0]):
+                within = (rate, p99, games)
         assert best is not None
         rate, p99, instances = best
         meets = rate >= TARGET_COMMANDS_PER_S and p99 < TARGET_P99_MS
@@ -447,6 +456,13 @@ async def bench(server: RedisServer, stack: Stack, redis_pid: int) -> None:
             f"(best: {rate:,.0f} commands/s, p99 to read model {p99:.1f} ms, "
             f"{instances} rules instance{'s' if instances > 1 else ''})"
         )
+        if within is None:
+            print(f"  no run kept p99 to read model under {TARGET_P99_MS:.0f} ms")
+        else:
+            print(
+                f"  within p99 < {TARGET_P99_MS:.0f} ms to read model: {within[0]:,.0f} "
+                f"commands/s ({within[2]} concurrent games, p99 {within[1]:.1f} ms)"
+            )
     finally:
         await client.aclose()
         await redis.aclose()
