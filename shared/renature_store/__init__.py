@@ -7,7 +7,12 @@ layout and the append algorithm are described in docs/event-store.md.
 
 from renature_store.api import EventStore
 from renature_store.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout, partition_of
-from renature_store.store import DEFAULT_OUTCOME_TTL_SECONDS, DEFAULT_PAGE_SIZE, RedisEventStore
+from renature_store.store import (
+    DEFAULT_OUTCOME_TTL_SECONDS,
+    DEFAULT_PAGE_SIZE,
+    MAX_VERSION,
+    RedisEventStore,
+)
 from renature_store.types import (
     Appended,
     AppendRequest,
@@ -26,6 +31,7 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_PARTITIONS",
     "DEFAULT_PREFIX",
+    "MAX_VERSION",
     "AppendRequest",
     "AppendResult",
     "Appended",

@@ -32,6 +32,9 @@ from renature_store.types import (
 
 DEFAULT_OUTCOME_TTL_SECONDS: Final = 7 * 24 * 3600
 DEFAULT_PAGE_SIZE: Final = 1000
+MAX_VERSION: Final = 2**63 - 1
+"""The largest version there can be: a version is the sequence part of a stream entry id (a
+64-bit number); reading after it gives nothing."""
 
 _EVENT: Final = b"event"
 _META: Final = b"meta"
@@ -215,14 +218,21 @@ class RedisEventStore:
         """
         if not requests:
             return []
-        pipe = self._redis.pipeline(transaction=False)
-        for game_id, after_version in requests:
+        for _, after_version in requests:
             if after_version < 0:
                 raise ValueError(f"after_version must not be negative, got {after_version}")
+        # Nothing can come after the last possible version (nor is there an entry id for it).
+        wanted = [i for i, (_, after) in enumerate(requests) if after < MAX_VERSION]
+        pipe = self._redis.pipeline(transaction=False)
+        for i in wanted:
+            game_id, after_version = requests[i]
             pipe.xrange(self.layout.game_key(game_id), min=f"0-{after_version + 1}")
         with _translate_errors():
-            pages = await pipe.execute()
-        return [[_parse_game_entry(raw) for raw in page or []] for page in pages]
+            pages = await pipe.execute() if wanted else []
+        out: list[list[StoredEvent]] = [[] for _ in requests]
+        for i, page in zip(wanted, pages, strict=True):
+            out[i] = [_parse_game_entry(raw) for raw in page or []]
+        return out
 
     async def iter_events(
         self, game_id: str, after_version: int = 0, limit: int | None = None
@@ -232,6 +242,8 @@ class RedisEventStore:
             raise ValueError(f"after_version must not be negative, got {after_version}")
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative, got {limit}")
+        if after_version >= MAX_VERSION:
+            return  # nothing can come after the last possible version
         key = self.layout.game_key(game_id)
         remaining = limit
         next_version = after_version + 1

@@ -38,7 +38,7 @@ from renature_services.gateway.perspective import HIDDEN
 from renature_services.http_client import GatewayClient
 from renature_services.rules_service import RulesService
 from renature_services.settings import Settings
-from renature_store import RedisEventStore
+from renature_store import MAX_VERSION, RedisEventStore
 
 pytestmark = pytest.mark.redis
 
@@ -320,8 +320,8 @@ async def test_seats_cannot_be_taken_twice_or_invented(stack: Stack) -> None:
     assert_error(taken, 409, "seat_taken")
     assert_error(
         await stack.http.post(f"/games/{game_id}/seats/2", json={"name": "Eve"}),
-        422,
-        "invalid_command",
+        404,
+        "no_such_seat",
     )
     assert_error(
         await stack.http.post(f"/games/{game_id}/seats/1", json={"name": ""}),
@@ -531,6 +531,20 @@ async def test_live_resumes_after_a_version_and_refuses_bad_tokens(
         assert json.loads(await ws.recv())["error"]["code"] == "game_not_found"
         await ws.wait_closed()
         assert ws.close_code == 4404
+    async with connect(f"{url}?after={2**64}") as ws:  # no version can be that large
+        assert json.loads(await ws.recv())["error"]["code"] == "malformed_request"
+        await ws.wait_closed()
+        assert ws.close_code == 4422
+
+
+async def test_events_after_a_version_beyond_any_are_none_or_refused(stack: Stack) -> None:
+    game = await started_game(stack)
+    url = f"/games/{game.game_id}/events"
+    response = await stack.http.get(url, params={"after": MAX_VERSION})
+    assert response.status_code == 200
+    assert response.json() == []
+    assert_error(await stack.http.get(url, params={"after": 2**64}), 422, "malformed_request")
+    assert_error(await stack.http.get(url, params={"after": -1}), 422, "malformed_request")
 
 
 async def test_redis_down_is_503() -> None:

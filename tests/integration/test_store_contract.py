@@ -18,6 +18,7 @@ import redis.asyncio as aioredis
 from redis.crc import key_slot
 
 from renature_store import (
+    MAX_VERSION,
     Appended,
     AppendRequest,
     Conflict,
@@ -111,6 +112,16 @@ class TestEventStoreContract:
         assert [e.version for e in await store.read(GAME, after_version=4)] == [5, 6]
         assert await store.read(GAME, after_version=6) == []
         assert await store.read(GAME, limit=0) == []
+
+    async def test_nothing_comes_after_the_last_possible_version(self, store: EventStore) -> None:
+        await store.append(
+            GAME, command_id="c1", expected_version=0, events=events(*"ab"), outcome=b"ok"
+        )
+        # A version is the sequence part of an entry id: beyond it there is no id to ask for.
+        assert await store.read(GAME, after_version=MAX_VERSION) == []
+        assert await store.read(GAME, after_version=2**70) == []
+        pages = await store.read_many([(GAME, 2**64), (GAME, 1)])
+        assert [[e.version for e in page] for page in pages] == [[], [2]]
 
     async def test_stale_expected_version_conflicts_and_writes_nothing(
         self, store: EventStore

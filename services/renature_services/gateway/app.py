@@ -21,17 +21,19 @@ from redis.asyncio import BlockingConnectionPool, Redis
 
 from renature import commands as c
 from renature import events as e
-from renature.audit import audit
+from renature.audit import AuditReport, audit
 from renature.components import COLOURS
-from renature.explain import explain
+from renature.explain import Explanation, explain
 from renature.rules import legal_actions
 from renature.state import GameState
-from renature.view import view, visible_event
+from renature.view import GameView, view, visible_event
 from renature_services.bus import CommandEnvelope, Reply
 from renature_services.gateway import sender as senders
 from renature_services.gateway.errors import ApiError, install_error_handlers, rule_error_status
 from renature_services.gateway.games import GameStates
 from renature_services.gateway.live import pump_events
+from renature_services.gateway.openapi import Bodies, errors
+from renature_services.gateway.openapi import install as install_openapi
 from renature_services.gateway.perspective import encode_state, perspective
 from renature_services.gateway.schemas import (
     Accepted,
@@ -46,8 +48,9 @@ from renature_services.gateway.schemas import (
 from renature_services.gateway.seats import SeatTokens, new_token
 from renature_services.gateway.seeds import choose_seed, forget_seed
 from renature_services.logging import bind_command, get_logger
+from renature_services.projectors.score import ScoreModel
 from renature_services.settings import Settings
-from renature_store import DEFAULT_PARTITIONS, DEFAULT_PREFIX, RedisEventStore
+from renature_store import DEFAULT_PARTITIONS, DEFAULT_PREFIX, MAX_VERSION, RedisEventStore
 
 log = get_logger("renature.gateway")
 
@@ -196,8 +199,11 @@ def create_app(
     )
     app.state.gateway = gateway
     install_error_handlers(app)
+    bodies = Bodies()
+    # /state sends a GameState without its static board (it is loaded by board_id).
+    install_openapi(app, bodies, strip={"GameState": ["board"]})
 
-    @app.get("/healthz", tags=["service"])
+    @app.get("/healthz", tags=["service"], responses=errors(503))
     async def health() -> dict[str, str]:
         """Ready when Redis answers (used by process supervisors and the e2e tests)."""
         try:
@@ -206,7 +212,13 @@ def create_app(
             raise ApiError(503, "redis_unavailable", "Redis does not answer.") from error
         return {"status": "ok"}
 
-    @app.post("/games", status_code=201, response_model=CreateGameResponse, tags=["games"])
+    @app.post(
+        "/games",
+        status_code=201,
+        response_model=CreateGameResponse,
+        tags=["games"],
+        responses=errors(400, 403, 409, 422, 503, 504),
+    )
     async def create_game(body: CreateGameRequest) -> CreateGameResponse:
         """Create a game. Without ``seed`` the rules service deals from a secret random seed
         (revealed at the end); a ``seed`` is for tests, bots and tournaments."""
@@ -237,7 +249,12 @@ def create_app(
             seed="chosen" if body.seed is not None else "secret",
         )
 
-    @app.get("/games/{game_id}", response_model=GameSummary, tags=["games"])
+    @app.get(
+        "/games/{game_id}",
+        response_model=GameSummary,
+        tags=["games"],
+        responses=errors(404, 422, 503),
+    )
     async def game_summary(game_id: GameId) -> GameSummary:
         """Public facts of a game: phase, whose turn it is, which seats are taken."""
         state = await gateway.games.state(game_id)
@@ -257,6 +274,7 @@ def create_app(
         status_code=201,
         response_model=JoinResponse,
         tags=["games"],
+        responses=errors(400, 404, 409, 422, 503, 504),
     )
     async def join_seat(
         game_id: GameId, seat: Annotated[int, Path(ge=0, le=3)], body: JoinRequest
@@ -266,8 +284,8 @@ def create_app(
         state = await gateway.games.state(game_id)
         if seat >= state.players:
             raise ApiError(
-                422,
-                "invalid_command",
+                404,
+                "no_such_seat",
                 f"There is no seat {seat} in this {state.players}-player game.",
             )
         if state.seats[seat].name is not None:
@@ -287,7 +305,12 @@ def create_app(
             raise
         return JoinResponse(game_id=game_id, seat=seat, token=token, version=result.version)
 
-    @app.post("/games/{game_id}/start", response_model=Accepted, tags=["games"])
+    @app.post(
+        "/games/{game_id}/start",
+        response_model=Accepted,
+        tags=["games"],
+        responses=errors(401, 403, 404, 409, 422, 503, 504),
+    )
     async def start_game(game_id: GameId, credentials: Credentials) -> Accepted:
         """Start the game once every seat is taken; any seated player may do it."""
         await gateway.games.require(game_id)
@@ -296,7 +319,12 @@ def create_app(
         reply = await gateway.send(CommandEnvelope(game_id, command_id, c.StartGame(), seat))
         return accepted_or_raise(reply, command_id)
 
-    @app.post("/games/{game_id}/commands", response_model=Accepted, tags=["play"])
+    @app.post(
+        "/games/{game_id}/commands",
+        response_model=Accepted,
+        tags=["play"],
+        responses=errors(400, 401, 403, 404, 409, 422, 503, 504),
+    )
     async def send_command(
         game_id: GameId, body: CommandRequest, credentials: Credentials
     ) -> Accepted:
@@ -310,19 +338,37 @@ def create_app(
         envelope = CommandEnvelope(game_id, f"seat{seat}:{body.command_id}", command, seat)
         return accepted_or_raise(await gateway.send(envelope), body.command_id)
 
-    @app.get("/games/{game_id}/view", response_class=MsgspecResponse, tags=["read"])
+    @app.get(
+        "/games/{game_id}/view",
+        response_class=MsgspecResponse,
+        tags=["read"],
+        responses={**bodies.body(GameView, "Your seat's view"), **errors(401, 403, 404, 422, 503)},
+    )
     async def seat_view(game_id: GameId, credentials: Credentials) -> MsgspecResponse:
         """The game as your seat sees it: your hand, nobody else's."""
         await gateway.games.require(game_id)
         seat = await gateway.seat_of(game_id, credentials)
         return MsgspecResponse(view(await gateway.games.state(game_id), seat))
 
-    @app.get("/games/{game_id}/spectator", response_class=MsgspecResponse, tags=["read"])
+    @app.get(
+        "/games/{game_id}/spectator",
+        response_class=MsgspecResponse,
+        tags=["read"],
+        responses={**bodies.body(GameView, "The spectator view"), **errors(404, 422, 503)},
+    )
     async def spectator_view(game_id: GameId) -> MsgspecResponse:
         """The game as a spectator sees it: no hands, no token backs."""
         return MsgspecResponse(view(await gateway.games.state(game_id), None))
 
-    @app.get("/games/{game_id}/state", response_class=MsgspecResponse, tags=["read"])
+    @app.get(
+        "/games/{game_id}/state",
+        response_class=MsgspecResponse,
+        tags=["read"],
+        responses={
+            **bodies.body(GameState, "Your seat's perspective of the state"),
+            **errors(401, 403, 404, 422, 503),
+        },
+    )
     async def seat_state(game_id: GameId, credentials: Credentials) -> MsgspecResponse:
         """Your seat's own-perspective ``GameState`` (for bots using the pure core): every
         secret your seat may not know is replaced by a stand-in (see docs/http-api.md)."""
@@ -331,18 +377,38 @@ def create_app(
         state = await gateway.games.state(game_id)
         return MsgspecResponse(encode_state(perspective(state, seat)))
 
-    @app.get("/games/{game_id}/legal-actions", response_class=MsgspecResponse, tags=["read"])
+    @app.get(
+        "/games/{game_id}/legal-actions",
+        response_class=MsgspecResponse,
+        tags=["read"],
+        responses={
+            **bodies.body(list[c.SeatCommand], "Every command your seat may send now"),
+            **errors(401, 403, 404, 422, 503),
+        },
+    )
     async def seat_legal_actions(game_id: GameId, credentials: Credentials) -> MsgspecResponse:
         """Every command your seat may send now (empty when it is not your turn)."""
         await gateway.games.require(game_id)
         seat = await gateway.seat_of(game_id, credentials)
         return MsgspecResponse(legal_actions(await gateway.games.state(game_id), seat))
 
-    @app.get("/games/{game_id}/events", response_class=MsgspecResponse, tags=["read"])
+    @app.get(
+        "/games/{game_id}/events",
+        response_class=MsgspecResponse,
+        tags=["read"],
+        responses={
+            **bodies.body(list[e.AnyEvent], "The events after `after`, as you may see them"),
+            **errors(403, 404, 422, 503),
+        },
+        # The token is optional here: without one the events are shown as to a spectator.
+        openapi_extra={"security": [{}]},
+    )
     async def game_events(
         game_id: GameId,
         credentials: Credentials,
-        after: Annotated[int, Query(ge=0, description="Only events after this version")] = 0,
+        after: Annotated[
+            int, Query(ge=0, le=MAX_VERSION, description="Only events after this version")
+        ] = 0,
     ) -> MsgspecResponse:
         """The game's events after ``after``, with the secrets your seat (or a spectator) may
         not see blanked out."""
@@ -351,18 +417,33 @@ def create_app(
         events = await gateway.games.events(game_id, after)
         return MsgspecResponse([visible_event(event, viewer) for event in events])
 
-    @app.get("/games/{game_id}/board", response_class=MsgspecResponse, tags=["read models"])
+    @app.get(
+        "/games/{game_id}/board",
+        response_class=MsgspecResponse,
+        tags=["read models"],
+        responses={**bodies.body(GameView, "The board model"), **errors(404, 422, 503)},
+    )
     async def board_model(game_id: GameId) -> MsgspecResponse:
         """The board projector's read model (the spectator view, as last projected; it may lag
         a few events behind ``/spectator``). ``X-Model-Version`` says which version it shows."""
         return await _read_model(gateway, game_id, "board")
 
-    @app.get("/games/{game_id}/scores", response_class=MsgspecResponse, tags=["read models"])
+    @app.get(
+        "/games/{game_id}/scores",
+        response_class=MsgspecResponse,
+        tags=["read models"],
+        responses={**bodies.body(ScoreModel, "The score model"), **errors(404, 422, 503)},
+    )
     async def score_model(game_id: GameId) -> MsgspecResponse:
         """The score projector's read model: scores with every award and its reason."""
         return await _read_model(gateway, game_id, "score")
 
-    @app.get("/games/{game_id}/audit", response_class=MsgspecResponse, tags=["audit"])
+    @app.get(
+        "/games/{game_id}/audit",
+        response_class=MsgspecResponse,
+        tags=["audit"],
+        responses={**bodies.body(AuditReport, "The audit report"), **errors(404, 409, 422, 503)},
+    )
     async def game_audit(game_id: GameId) -> MsgspecResponse:
         """The dispute audit of a finished game, from its stored events alone: the hash chain,
         every recorded command re-decided, the revealed seed against its commitment and the
@@ -371,7 +452,12 @@ def create_app(
         _, events = await _finished_game(gateway, game_id)
         return MsgspecResponse(audit(events))
 
-    @app.get("/games/{game_id}/explanation", response_class=MsgspecResponse, tags=["audit"])
+    @app.get(
+        "/games/{game_id}/explanation",
+        response_class=MsgspecResponse,
+        tags=["audit"],
+        responses={**bodies.body(Explanation, "The explanation"), **errors(404, 409, 422, 503)},
+    )
     async def game_explanation(
         game_id: GameId,
         seat: Annotated[
@@ -404,6 +490,10 @@ def create_app(
         """Each new event as this viewer may see it, in version order (see docs/http-api.md)."""
         await websocket.accept()
         try:
+            if not 0 <= after <= MAX_VERSION:
+                raise ApiError(
+                    422, "malformed_request", f"after: a version from 0 to {MAX_VERSION}"
+                )
             await gateway.games.require(game_id)
             credentials = (
                 None
@@ -417,7 +507,7 @@ def create_app(
             return
         stream_key = gateway.store.layout.game_key(game_id)
         pump = asyncio.create_task(
-            pump_events(redis, stream_key, viewer, max(after, 0), websocket.send_text)
+            pump_events(redis, stream_key, viewer, after, websocket.send_text)
         )
         listen = asyncio.create_task(_until_disconnect(websocket))
         done, _ = await asyncio.wait({pump, listen}, return_when=asyncio.FIRST_COMPLETED)

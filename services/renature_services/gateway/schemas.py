@@ -9,13 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+
+from renature.board import BOARD_IDS
 
 
 class CreateGameRequest(BaseModel):
     players: int = Field(ge=2, le=4, description="2, 3 or 4 players")
-    board: str = Field(default="base", description="base, valley or valley-back")
+    # Validated by the rules (whose message lists the boards); the enum is for the docs.
+    board: str = Field(
+        default="base",
+        description="base, valley or valley-back",
+        json_schema_extra={"enum": list(BOARD_IDS)},
+    )
     seed: str | None = Field(
         default=None,
         min_length=1,
@@ -79,8 +86,9 @@ class GameSummary(BaseModel):
     seed: str | None = Field(description="'chosen', 'secret', or null if not created here")
 
 
-class MsgspecResponse(Response):
-    """A JSON response encoded by msgspec (core structs encode natively and fast)."""
+class MsgspecResponse(JSONResponse):
+    """A JSON response encoded by msgspec (core structs encode natively and fast). A
+    `JSONResponse` so that the OpenAPI document shows the schema a route declares for it."""
 
     media_type = "application/json"
 
