@@ -8,14 +8,23 @@ last domino is gone.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
+from renature.components import Colour, PlantType
+
+Coordinate = Annotated[int, msgspec.Meta(ge=0, le=255)]
+"""A column or row of the board grid (no board is wider or taller than this)."""
+SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=3, description="0 is the starting player")]
+DominoNumber = Annotated[
+    int, msgspec.Meta(ge=0, le=999, description="Its index in GameCreated.dominoes")
+]
+
 
 class Cell(msgspec.Struct, frozen=True):
-    x: int
-    y: int
+    x: Coordinate
+    y: Coordinate
 
 
 class Command(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fields=True):
@@ -30,7 +39,7 @@ class CreateGame(Command, frozen=True):
 
 
 class JoinGame(Command, frozen=True):
-    seat: int
+    seat: SeatNumber
     name: str
 
 
@@ -42,26 +51,26 @@ class PlaceDomino(Command, frozen=True):
     """Put ``domino`` from the hand on the board: its first animal on ``first``, its second on
     ``second`` (the animals as listed for that domino, e.g. in the seat's view)."""
 
-    seat: int
-    domino: int
+    seat: SeatNumber
+    domino: DominoNumber
     first: Cell
     second: Cell
 
 
 class DiscardDomino(Command, frozen=True):
-    seat: int
-    domino: int
+    seat: SeatNumber
+    domino: DominoNumber
 
 
 class PlacePlant(Command, frozen=True):
-    seat: int
+    seat: SeatNumber
     cell: Cell
-    colour: str
-    plant: Literal["turf", "bush", "pine", "oak"]
+    colour: Colour
+    plant: PlantType
 
 
 class SkipPlant(Command, frozen=True):
-    seat: int
+    seat: SeatNumber
 
 
 CloudActionKind = Literal["change_joker", "extra_turn", "return_plant"]
@@ -71,7 +80,7 @@ class CloudAction(Command, frozen=True):
     """Spend clouds: ``change_joker`` (2, needs ``animal``), ``extra_turn`` (3, at the end of
     the turn), ``return_plant`` (the plant's value, needs ``cell``)."""
 
-    seat: int
+    seat: SeatNumber
     kind: CloudActionKind
     animal: str | None = None
     cell: Cell | None = None
@@ -80,7 +89,7 @@ class CloudAction(Command, frozen=True):
 class PlaceMushroom(Command, frozen=True):
     """Valley: put the mushroom just gained on a free meadow space beside an area space."""
 
-    seat: int
+    seat: SeatNumber
     cell: Cell
 
 
@@ -88,11 +97,11 @@ class SkipMushroom(Command, frozen=True):
     """Valley: do not take the mushroom ("you may immediately take a mushroom"); it stays in
     the supply."""
 
-    seat: int
+    seat: SeatNumber
 
 
 class EndTurn(Command, frozen=True):
-    seat: int
+    seat: SeatNumber
 
 
 class FinishGame(Command, frozen=True):

@@ -11,11 +11,13 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, Literal, get_args
 
-COLOURS: tuple[str, ...] = ("orange", "blue", "black", "white", "neutral")
+Colour = Literal["orange", "blue", "black", "white", "neutral"]
+PlantType = Literal["turf", "bush", "pine", "oak"]
+COLOURS: tuple[str, ...] = get_args(Colour)
 NEUTRAL = COLOURS.index("neutral")
-PLANT_TYPES: tuple[str, ...] = ("turf", "bush", "pine", "oak")
+PLANT_TYPES: tuple[str, ...] = get_args(PlantType)
 
 
 def plant_code(colour: int, plant_type: int) -> int:

@@ -662,9 +662,11 @@ def _check_turn(s: GameState, seat: int) -> SeatState:
     return s.seats[seat]
 
 
-def _cell(s: GameState, cell: c.Cell) -> int:
+def _cell(s: GameState, cell: c.Cell, broken: type[RuleError]) -> int:
+    """The board index of ``cell``; a cell off the board breaks the rule ``broken`` (every
+    piece lies inside the grid), like any other space the piece may not go on."""
     if not s.board.contains(cell.x, cell.y):
-        raise InvalidCommand(f"({cell.x}, {cell.y}) is not on the board.")
+        raise broken(f"({cell.x}, {cell.y}) is not on the board.")
     return s.board.index(cell.x, cell.y)
 
 
@@ -685,7 +687,8 @@ def _check_step_a(s: GameState, seat_no: int, domino: int) -> SeatState:
 def _place_domino(b: _Batch, cmd: c.PlaceDomino) -> None:
     s = b.state
     seat = _check_step_a(s, cmd.seat, cmd.domino)
-    first, second = _cell(s, cmd.first), _cell(s, cmd.second)
+    first = _cell(s, cmd.first, IllegalPlacement)
+    second = _cell(s, cmd.second, IllegalPlacement)
     board = s.board
     if second not in board.neighbours[first]:
         raise IllegalPlacement("The two halves of a domino must lie on two spaces side by side.")
@@ -771,7 +774,7 @@ def _check_mushroom_holder(s: GameState, seat: int) -> None:
 def _place_mushroom(b: _Batch, cmd: c.PlaceMushroom) -> None:
     s = b.state
     _check_mushroom_holder(s, cmd.seat)
-    cell = _cell(s, cmd.cell)
+    cell = _cell(s, cmd.cell, IllegalMushroom)
     if cell not in mushroom_spaces(s):
         raise IllegalMushroom(
             "A mushroom goes on a free meadow space orthogonally beside at least one area space."
@@ -816,7 +819,7 @@ def _place_plant(b: _Batch, cmd: c.PlacePlant) -> None:
     s = b.state
     seat = _check_turn(s, cmd.seat)
     _check_plant_phase(s)
-    cell = _cell(s, cmd.cell)
+    cell = _cell(s, cmd.cell, IllegalPlant)
     where = (cmd.cell.x, cmd.cell.y)
     if s.area_of[cell] < 0:
         raise IllegalPlant(f"Plants go on area spaces; {where} is not an area space.")
@@ -957,7 +960,7 @@ def _cloud_action(b: _Batch, cmd: c.CloudAction) -> None:
     elif cmd.kind == "return_plant":
         if cmd.cell is None:
             raise InvalidCommand("Name the cell of the plant to return.")
-        cell = _cell(s, cmd.cell)
+        cell = _cell(s, cmd.cell, IllegalCloudAction)
         code = s.plants[cell]
         if code < 0:
             raise IllegalCloudAction(f"There is no plant on ({cmd.cell.x}, {cmd.cell.y}).")

@@ -273,6 +273,8 @@ def test_returning_a_plant_needs_as_many_clouds_as_its_value():
 def test_there_must_be_a_plant_to_return():
     with pytest.raises(IllegalCloudAction, match="no plant"):
         run(new_game(), return_plant(MARY, 14, 5))
+    with pytest.raises(IllegalCloudAction, match="not on the board"):
+        run(new_game(), return_plant(MARY, 200, 5))
 
 
 def test_a_plant_may_be_returned_from_an_area_already_scored():

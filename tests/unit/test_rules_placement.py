@@ -23,7 +23,7 @@ from helpers import (
 
 from renature import commands as c
 from renature import events as e
-from renature.errors import IllegalPlacement, InvalidCommand, NotInHand
+from renature.errors import IllegalPlacement, NotInHand
 from renature.rules import legal_actions, legal_placements
 from renature.state import GameState
 
@@ -131,7 +131,7 @@ def test_a_domino_may_not_reach_beyond_the_grid(first, second):
     state = mary_holds(("owl", "salamander"))
     command = c.PlaceDomino(0, domino("owl", "salamander"), c.Cell(*first), c.Cell(*second))
 
-    with pytest.raises(InvalidCommand, match="not on the board"):
+    with pytest.raises(IllegalPlacement, match="not on the board"):
         run(state, command)
 
 

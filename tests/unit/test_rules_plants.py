@@ -125,6 +125,8 @@ def test_a_plant_must_go_on_a_free_area_space():
         run(state, plant(MARY, (14, 5), "orange bush"))
     with pytest.raises(IllegalPlant, match="not an area space"):
         run(state, plant(MARY, (12, 4), "orange bush"))  # brook beside the domino
+    with pytest.raises(IllegalPlant, match="not on the board"):
+        run(state, plant(MARY, (200, 5), "orange bush"))
 
 
 def test_a_plant_needs_a_domino_placed_first():
