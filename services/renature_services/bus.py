@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 import msgspec
@@ -45,8 +46,16 @@ class Reply(msgspec.Struct, frozen=True):
     last_version: int = 0
     code: str | None = None
     message: str | None = None
+    command_digest: str = ""
+    """The `command_digest` of the command answered, so that a command id sent again with
+    another command is told apart from a retry (empty in replies stored before it existed)."""
 
 
 envelope_decoder = msgspec.json.Decoder(CommandEnvelope)
 reply_decoder = msgspec.json.Decoder(Reply)
 encoder = msgspec.json.Encoder()
+
+
+def command_digest(command: AnyCommand) -> str:
+    """SHA-256 of the command as sent (a creation's seed is blank on the bus)."""
+    return hashlib.sha256(encoder.encode(command)).hexdigest()

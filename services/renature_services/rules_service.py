@@ -148,7 +148,25 @@ def rejected(envelope: bus.CommandEnvelope, code: str, message: str) -> bus.Repl
         command_id=envelope.command_id,
         code=code,
         message=message,
+        command_digest=bus.command_digest(envelope.command),
     )
+
+
+def answer_again(envelope: bus.CommandEnvelope, outcome: bytes) -> bytes:
+    """The answer to a command id handled before: its stored outcome for a retry of the same
+    command, a refusal when the id was used for another command (an idempotency key reused by
+    mistake must not report a move the client did not make as accepted)."""
+    digest = bus.reply_decoder.decode(outcome).command_digest
+    if not digest or digest == bus.command_digest(envelope.command):
+        return outcome
+    with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+        log.info("command_id_reused", command=type(envelope.command).__name__)
+    reused = rejected(
+        envelope,
+        "command_id_reused",
+        "This command id was used for another command; give every new command a new id.",
+    )
+    return bus.encoder.encode(reused)
 
 
 def redacted(command: c.AnyCommand) -> c.AnyCommand:
@@ -247,6 +265,7 @@ class CommandHandler:
                     state = self.cache.get(envelope.game_id)
                 else:
                     log.info("command_duplicate")
+                    outcome = answer_again(envelope, outcome)
                     state = await self.load(envelope.game_id)
             except Exception:
                 # Retrying with the same command id is safe whatever happened before the error.
@@ -345,6 +364,7 @@ class CommandHandler:
             version=expected + len(events),
             first_version=expected + 1,
             last_version=expected + len(events),
+            command_digest=bus.command_digest(envelope.command),
         )
         encoded = bus.encoder.encode(reply)
         meta = BatchMeta(
@@ -371,7 +391,7 @@ class CommandHandler:
         if isinstance(result, Duplicate):
             with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                 log.info("command_duplicate", command=kind)
-            return result.outcome
+            return answer_again(envelope, result.outcome)
         self._remember(decision.state)
         # DEBUG: the store records every accepted command with its provenance already, and a
         # log line per move costs more CPU than deciding it.
@@ -392,7 +412,7 @@ class CommandHandler:
         duplicate = await self.store.record_outcome(envelope.game_id, envelope.command_id, encoded)
         with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
             log.info("command_rejected", command=type(envelope.command).__name__, code=error.code)
-        return encoded if duplicate is None else duplicate.outcome
+        return encoded if duplicate is None else answer_again(envelope, duplicate.outcome)
 
     async def _decide_and_append(self, envelope: bus.CommandEnvelope) -> bytes:
         """Decide on the latest state and append; on a conflict reload and decide again."""

@@ -22,6 +22,7 @@ from renature.game import replay
 from renature.rules import execute
 from renature.state import GameState
 from renature_services.bus import CommandEnvelope, Reply
+from renature_services.bus import command_digest as digest
 from renature_services.rules_client import CommandTimeout, RulesClient, send_command
 from renature_services.rules_service import (
     BatchMeta,
@@ -79,9 +80,10 @@ async def state_of(store: RedisEventStore) -> GameState:
 async def test_accepted_command_is_appended_and_answered(
     client: RedisBroker, store: RedisEventStore
 ) -> None:
-    reply = await send_command(client, envelope(c.CreateGame(GAME, 2, seed=""), "create"), 5)
+    create = c.CreateGame(GAME, 2, seed="")
+    reply = await send_command(client, envelope(create, "create"), 5)
 
-    assert reply == Reply("accepted", GAME, "create", 1, 1, 1)
+    assert reply == Reply("accepted", GAME, "create", 1, 1, 1, command_digest=digest(create))
     stored = await store.read(GAME)
     assert [ev.version for ev in stored] == [1]
     assert isinstance(e.decode(stored[0].data), e.GameCreated)

@@ -19,6 +19,7 @@ from structlog.testing import capture_logs
 from renature import commands as c
 from renature import events as e
 from renature_services.bus import CommandEnvelope, Reply
+from renature_services.bus import command_digest as digest
 from renature_services.rules_service import CommandHandler, redacted
 from renature_store import (
     Appended,
@@ -178,9 +179,10 @@ async def replies_to(handler: CommandHandler, *bodies: bytes) -> list[Reply]:
 async def test_create_game_takes_the_services_seed(
     handler: CommandHandler, store: FakeStore
 ) -> None:
-    (reply,) = await replies_to(handler, body(c.CreateGame(GAME, 2, seed="mine"), "create"))
+    create = c.CreateGame(GAME, 2, seed="mine")
+    (reply,) = await replies_to(handler, body(create, "create"))
 
-    assert reply == Reply("accepted", GAME, "create", 1, 1, 1)
+    assert reply == Reply("accepted", GAME, "create", 1, 1, 1, command_digest=digest(create))
     created = e.decode(store.streams[GAME][0].data)
     assert isinstance(created, e.GameCreated)
     # the client's seed is ignored: the commitment is to the service's seed
@@ -279,6 +281,37 @@ async def test_a_retried_command_in_a_batch_gets_the_first_reply(
     assert first == again
     assert first.status == "accepted"
     assert len(store.streams[GAME]) == 2
+
+
+async def test_a_command_id_used_again_for_another_command_is_refused(
+    handler: CommandHandler, store: FakeStore
+) -> None:
+    """A retry gets its first reply; the same id with another command is no retry, whether the
+    first was accepted or rejected, and never reports the first command's outcome."""
+    await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
+    (joined,) = await replies_to(handler, body(c.JoinGame(0, "ann"), "join", seat=0))
+    (refused,) = await replies_to(handler, body(c.StartGame(), "start"))  # seat 1 is empty
+    outcomes = dict(store.outcomes)
+
+    reused = await replies_to(
+        handler,
+        body(c.JoinGame(0, "ann"), "join", seat=0),
+        body(c.JoinGame(1, "bob"), "join", seat=1),
+        body(c.JoinGame(1, "bob"), "start", seat=1),
+    )
+    (alone,) = await replies_to(handler, body(c.JoinGame(1, "cat"), "join", seat=1))
+
+    assert joined.status == "accepted"
+    assert refused.code == "wrong_phase"
+    assert reused[0] == joined
+    assert [(r.status, r.code) for r in [*reused[1:], alone]] == [
+        ("rejected", "command_id_reused")
+    ] * 3
+    assert reused[1].message == (
+        "This command id was used for another command; give every new command a new id."
+    )
+    assert len(store.streams[GAME]) == 2
+    assert store.outcomes == outcomes  # the first outcomes stand
 
 
 async def test_a_failing_store_answers_internal_error_and_appends_nothing(
