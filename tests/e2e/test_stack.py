@@ -630,26 +630,22 @@ async def test_valley_bot_games_through_the_stack(
     assert report["events"] == len(events)
 
 
-def test_the_gateway_answers_as_its_openapi_document_says(
-    e2e_stack: E2EStack, tmp_path: Path
-) -> None:
-    """Schemathesis drives every operation of /openapi.json with generated requests, valid and
-    invalid, alone and in sequences (create, join, start, ...): every answer must be a
-    documented status with a body that matches its schema, and none may be a server error.
-    The services must all still be up afterwards."""
+def run_schemathesis(url: str, workdir: Path, env: dict[str, str] | None = None) -> str:
+    """``st run`` against the gateway's document with every check; its report on failure."""
     schemathesis = Path(sys.executable).with_name("st")
     result = subprocess.run(
         [
             str(schemathesis),
             "run",
-            f"{e2e_stack.gateway_url}/openapi.json",
+            f"{url}/openapi.json",
             "--checks=all",
             "--max-examples=30",
             "--seed=1",
             "--workers=1",  # its coverage phase is not thread-safe on Python 3.11
             "--no-color",
         ],
-        cwd=tmp_path,  # its Hypothesis database stays out of the repository
+        cwd=workdir,  # reads schemathesis.toml there; its Hypothesis database stays out too
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=600,
@@ -657,5 +653,38 @@ def test_the_gateway_answers_as_its_openapi_document_says(
     )
     assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-2000:]
     assert " passed" in result.stdout
+    return result.stdout
+
+
+def test_the_gateway_answers_as_its_openapi_document_says(
+    e2e_stack: E2EStack, tmp_path: Path
+) -> None:
+    """Schemathesis drives every operation of /openapi.json with generated requests, valid and
+    invalid, alone and in sequences (create, join, start, ...): every answer must be a
+    documented status with a body that matches its schema, and none may be a server error.
+    A second run sends every request as a seated player of a started game (its id in every
+    path, its seat token in every request), so commands, views and legal actions are fuzzed
+    past authentication too. The services must all still be up afterwards."""
+    anonymous, seated = tmp_path / "anonymous", tmp_path / "seated"
+    anonymous.mkdir()
+    seated.mkdir()
+    run_schemathesis(e2e_stack.gateway_url, anonymous)
+
+    with httpx.Client(base_url=e2e_stack.gateway_url, timeout=30) as http:
+        game_id = http.post("/games", json={"players": 2}).json()["game_id"]
+        tokens = [
+            http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"}).json()["token"]
+            for seat in (0, 1)
+        ]
+        auth = {"Authorization": f"Bearer {tokens[0]}"}
+        assert http.post(f"/games/{game_id}/start", headers=auth).status_code == 200
+    (seated / "schemathesis.toml").write_text(
+        'headers = { Authorization = "Bearer ${SEAT_TOKEN}" }\n\n'
+        '[parameters]\n"path.game_id" = "${GAME_ID}"\n'
+    )
+    run_schemathesis(
+        e2e_stack.gateway_url, seated, env={"SEAT_TOKEN": tokens[0], "GAME_ID": game_id}
+    )
+
     dead = [name for name, service in e2e_stack.services.items() if not service.alive]
     assert not dead, f"{dead} died\n{e2e_stack.logs()}"

@@ -166,6 +166,20 @@ async def test_retried_command_id_returns_the_same_reply_and_appends_nothing(
     assert await stack.store.version(game.game_id) == version
 
 
+async def test_a_command_id_used_again_for_another_command_is_a_409(stack: Stack) -> None:
+    game = await started_game(stack)
+    state = await stack.client.state(game.game_id, game.tokens[0])
+    discards = [a for a in legal_actions(state, 0) if isinstance(a, c.DiscardDomino)]
+    discard, other = (msgspec.to_builtins(action) for action in discards[:2])
+    assert (await post_command(stack, game, game.tokens[0], discard, "mine")).status_code == 200
+    version = await stack.store.version(game.game_id)
+
+    response = await post_command(stack, game, game.tokens[0], other, "mine")
+
+    assert_error(response, 409, "command_id_reused")
+    assert await stack.store.version(game.game_id) == version
+
+
 async def test_chosen_seed_deals_like_the_in_process_game(stack: Stack) -> None:
     game = await started_game(stack, players=3, seed="same-deal")
     reference = deal("same-deal", 3, load_board("base"))

@@ -270,6 +270,9 @@ async def test_refused_mushroom_commands_append_nothing(stack: Stack) -> None:
         assert response.status_code == 409, (command, response.text)
         assert response.json()["error"]["code"] == code, command
     response = await post(stack, game, game.mover, mushroom_json(99, 99), "off-board")
+    assert response.status_code == 409, response.text
+    assert response.json()["error"]["code"] == "illegal_mushroom"
+    response = await post(stack, game, game.mover, mushroom_json(256, 0), "beyond-any-grid")
     assert response.status_code == 422, response.text
     assert response.json()["error"]["code"] == "invalid_command"
 

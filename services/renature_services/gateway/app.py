@@ -135,7 +135,7 @@ def seat_command(payload: dict[str, Any], seat: int) -> c.SeatCommand:
     """Decode a client's command for ``seat``: refuse set-up commands (403), fill in a missing
     seat, refuse another seat's command (403), report a malformed one (422)."""
     kind = payload.get("type")
-    if kind in SET_UP_COMMANDS:
+    if isinstance(kind, str) and kind in SET_UP_COMMANDS:
         raise ApiError(
             403,
             "not_a_seat_command",
@@ -145,12 +145,24 @@ def seat_command(payload: dict[str, Any], seat: int) -> c.SeatCommand:
     if "seat" not in payload:
         payload = {**payload, "seat": seat}
     try:
-        command: c.SeatCommand = msgspec.convert(payload, c.SeatCommand)
+        command: c.SeatCommand = msgspec.convert(json_integers(payload), c.SeatCommand)
     except msgspec.ValidationError as error:
         raise ApiError(422, "invalid_command", f"Malformed command: {error}") from error
     if command.seat != seat:
         raise ApiError(403, "wrong_seat", "You can only act for your own seat.")
     return command
+
+
+def json_integers(value: Any) -> Any:
+    """``value`` with every whole float as an int: JSON has one kind of number, and 142.0 is
+    the integer 142 to JSON Schema too (msgspec would refuse it where an int is due)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: json_integers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_integers(item) for item in value]
+    return value
 
 
 REDIS_CONNECTIONS = 200

@@ -6,13 +6,64 @@ are (``MsgspecResponse``) and described in docs/http-api.md rather than duplicat
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Annotated, Any
 
 import msgspec
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
+from renature import commands as c
 from renature.board import BOARD_IDS
+from renature.components import components
+
+
+def seat_command_schema() -> dict[str, Any]:
+    """What a client may send as a command: msgspec's schema of ``SeatCommand`` with its
+    definitions inlined, ``seat`` optional (the token's seat is filled in), and what the rules
+    would otherwise refuse as naming nothing spelled out: the animals of the component data,
+    and the ``animal`` or ``cell`` each kind of cloud action needs. So a command that fits this
+    schema is refused, if at all, by a rule of the game (409), never as malformed (422)."""
+    schema = msgspec.json.schema(c.SeatCommand)
+    definitions = schema["$defs"]
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return inline(definitions[node["$ref"].rsplit("/", 1)[1]])
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(value) for value in node]
+        return node
+
+    variants = []
+    for reference in schema["anyOf"]:
+        variant = inline(reference)
+        variant["required"].remove("seat")
+        if variant["title"] == "CloudAction":
+            variants.extend(_cloud_action_variants(variant, inline(definitions["Cell"])))
+        else:
+            variants.append(variant)
+    return {"anyOf": variants}
+
+
+def _cloud_action_variants(action: dict[str, Any], cell: dict[str, Any]) -> list[dict[str, Any]]:
+    """One variant per kind of cloud action, each requiring what that kind names."""
+    needs = {
+        "change_joker": ("animal", {"enum": list(components().animals)}),
+        "return_plant": ("cell", cell),
+    }
+    variants = []
+    for kind in action["properties"]["kind"]["enum"]:
+        variant = copy.deepcopy(action)
+        variant["title"] = f"CloudAction ({kind})"
+        variant["properties"]["kind"] = {"enum": [kind]}
+        if kind in needs:
+            field, field_schema = needs[kind]
+            variant["properties"][field] = field_schema
+            variant["required"].append(field)
+        variants.append(variant)
+    return variants
 
 
 class CreateGameRequest(BaseModel):
@@ -61,7 +112,7 @@ class CommandRequest(BaseModel):
         description="Chosen by the client (letters, digits, . _ ~ -), unique per game and "
         "seat; a retry with the same id returns the same reply and appends nothing",
     )
-    command: dict[str, Any] = Field(
+    command: Annotated[dict[str, Any], WithJsonSchema(seat_command_schema())] = Field(
         description="A seat command tagged by 'type', e.g. {'type': 'EndTurn'}; "
         "'seat' may be left out (the token's seat is filled in)"
     )
