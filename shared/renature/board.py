@@ -268,6 +268,9 @@ def _validate_valley(board: Board, area_clouds: list[int], path_clouds: list[int
         problems.append("Valley boards have no area tokens")
     if len(board.stumps) != 8:
         problems.append(f"there are {len(board.stumps)} tree stumps, not 8")
+    if any(n in board.stumps for stump in board.stumps for n in board.neighbours[stump]):
+        # A domino covers one stump at most, so it gains one mushroom at most.
+        problems.append("no two tree stumps may lie side by side")
     if board.mushrooms != 8:
         problems.append("the Valley expansion has 8 mushrooms")
     if any(s > 13 for s in board.area_sizes):

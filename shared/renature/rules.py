@@ -1045,13 +1045,25 @@ def _finish(b: _Batch, cmd: c.FinishGame) -> None:
 
 
 def tiebreak_keys(s: GameState) -> list[list[int]]:
-    """Base game: the number of area tokens. Valley: the seat's plant total in the largest
-    area, then the next largest, and so on (areas as merged, largest first)."""
+    """Per seat, what breaks a tie in points (higher first).
+
+    Base game: the number of area tokens. Valley, "the player with the majority in the
+    largest area": per area size, largest first, the number of areas of that size where the
+    seat's colour holds the majority, i.e. ranks first once tied totals have cancelled (ruling
+    7). So the seat holding the majority in the largest area wins the tie; where none of the
+    tied seats holds it, the next largest decides, and so on. Areas of one size count alike,
+    whatever their place on the board."""
     if s.board.tokens:
         return [[len(seat.tokens)] for seat in s.seats]
-    areas = sorted(live_areas(s), key=lambda a: (-s.area_sizes[a], a))
-    totals = [colour_totals(s, a) for a in areas]
-    return [[t[seat.colour] for t in totals] for seat in s.seats]
+    seat_of = {seat.colour: number for number, seat in enumerate(s.seats)}
+    held: dict[int, list[int]] = {}
+    for area in live_areas(s):
+        counts = held.setdefault(s.area_sizes[area], [0] * s.players)
+        _, ranks = majority_ranks(colour_totals(s, area))
+        if ranks and ranks[0][0] in seat_of:
+            counts[seat_of[ranks[0][0]]] += 1
+    sizes = sorted(held, reverse=True)
+    return [[held[size][seat] for size in sizes] for seat in range(s.players)]
 
 
 _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {

@@ -523,7 +523,7 @@ def test_a_tie_goes_to_the_player_with_the_majority_in_the_largest_area():
     ended = tied_game({(21, 3): "black oak", (21, 6): "white pine"}, (20, 24), (21, 5))
 
     assert ended.scores == [28, 28]
-    assert (ended.tiebreak[0][0], ended.tiebreak[1][0]) == (4, 3)
+    assert (ended.tiebreak[0][0], ended.tiebreak[1][0]) == (1, 0)  # majorities in 8-space areas
     assert ended.winners == [0]
     assert ended.ranking == [0, 1]
 
@@ -539,10 +539,32 @@ def test_a_tie_in_the_largest_area_is_broken_in_the_next_largest():
     ended = tied_game(plants, (24, 20), (11, 5), (21, 5))
 
     assert ended.scores == [24 + 4, 20 + 8]
-    assert ended.tiebreak[0][:2] == [3, 1]
-    assert ended.tiebreak[1][:2] == [3, 2]
+    assert ended.tiebreak[0][:2] == [0, 0]  # nobody holds J + R: the tied totals cancel
+    assert ended.tiebreak[1][:2] == [0, 1]
     assert ended.winners == [1]
     assert ended.ranking == [1, 0]
+
+
+def test_the_majority_in_the_largest_area_is_held_by_the_colour_left_after_a_tie():
+    # J + R (11 spaces): black 3 and neutral 3 cancel (ruling 7), so white's 2 is the majority
+    # and scores 11 + 5 alone; black's higher total holds nothing.
+    plants = {(10, 3): "black pine", (10, 6): "neutral pine", (11, 3): "white bush"}
+    ended = tied_game(plants, (16, 0), (11, 5))
+
+    assert ended.scores == [16, 16]
+    assert (ended.tiebreak[0][0], ended.tiebreak[1][0]) == (0, 1)
+    assert ended.winners == [1]
+
+
+def test_areas_of_the_same_size_count_alike_in_the_tie_break():
+    # Without mushrooms the largest areas are A, H, I, Q, S and V (6 spaces each): white holds
+    # two of them, black one; which comes first on the board does not matter.
+    plants = {(1, 0): "black turf", (0, 3): "white turf", (7, 3): "white turf"}
+    ended = tied_game(plants, (20, 11))
+
+    assert ended.scores == [29, 29]
+    assert (ended.tiebreak[0][0], ended.tiebreak[1][0]) == (1, 2)
+    assert ended.winners == [1]
 
 
 def test_players_tied_in_points_and_in_every_area_share_the_victory():

@@ -19,9 +19,12 @@ lanes. The right edge of the front side, x = 19 to 23::
 
 from __future__ import annotations
 
+import tomllib
+from importlib import resources
+
 import pytest
 
-from renature.board import AREA, PATH, Board, load_board, validate
+from renature.board import AREA, PATH, Board, load_board, parse_board, validate
 
 VALLEY_BOARDS = ("valley", "valley-back")
 
@@ -156,3 +159,15 @@ def test_four_areas_on_the_right_edge_can_grow_into_the_rule_books_area_of_16(bo
     assert joins(22, 8) == {"T", "b"}
     assert joins(21, 11) == {"b", "g"}
     assert board.index(20, 8) in board.stumps
+
+
+def test_the_validator_catches_two_stumps_side_by_side():
+    """A domino covers one stump at most, so one mushroom per domino is all the rules need."""
+    text = resources.files("renature").joinpath("data", "boards", "valley.toml").read_text()
+    raw = tomllib.loads(text)
+    rows = [list(row) for row in raw["map"].strip("\n").split("\n")]
+    assert (rows[2][4], rows[2][5], rows[2][14]) == ("^", ".", "^")
+    rows[2][5], rows[2][14] = "^", "."  # still 8 stumps, two of them side by side
+    raw["map"] = "\n".join("".join(row) for row in rows)
+
+    assert validate(parse_board(raw)) == ["no two tree stumps may lie side by side"]
