@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -59,3 +59,22 @@ encoder = msgspec.json.Encoder()
 def command_digest(command: AnyCommand) -> str:
     """SHA-256 of the command as sent (a creation's seed is blank on the bus)."""
     return hashlib.sha256(encoder.encode(command)).hexdigest()
+
+
+def inline_schema(kind: Any) -> dict[str, Any]:
+    """The JSON schema of a msgspec type with every ``$ref`` resolved in place, so it can be
+    embedded into a document that has no ``$defs`` of its own (AsyncAPI, OpenAPI)."""
+    schema = msgspec.json.schema(kind)
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved

@@ -557,26 +557,7 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def inline_schema(kind: Any) -> dict[str, Any]:
-    """The JSON schema of a msgspec type with every ``$ref`` resolved in place, so it can be
-    embedded into the AsyncAPI document (which has no ``$defs`` of its own)."""
-    schema = msgspec.json.schema(kind)
-    defs = schema.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
-            return {key: resolve(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [resolve(item) for item in node]
-        return node
-
-    resolved: dict[str, Any] = resolve(schema)
-    return resolved
-
-
-EnvelopeBatch = Annotated[list[bytes], WithJsonSchema(inline_schema(bus.CommandEnvelope))]
+EnvelopeBatch = Annotated[list[bytes], WithJsonSchema(bus.inline_schema(bus.CommandEnvelope))]
 """The handler gets the raw bytes of a batch of messages (decoded by msgspec). The docs show the
 schema of one message: each stream entry is one envelope, however many are read at once."""
 

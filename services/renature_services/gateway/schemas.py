@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 from renature import commands as c
 from renature.board import BOARD_IDS
 from renature.components import components
+from renature_services import bus
 
 
 def seat_command_schema() -> dict[str, Any]:
@@ -24,24 +25,11 @@ def seat_command_schema() -> dict[str, Any]:
     would otherwise refuse as naming nothing spelled out: the animals of the component data,
     and the ``animal`` or ``cell`` each kind of cloud action needs. So a command that fits this
     schema is refused, if at all, by a rule of the game (409), never as malformed (422)."""
-    schema = msgspec.json.schema(c.SeatCommand)
-    definitions = schema["$defs"]
-
-    def inline(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return inline(definitions[node["$ref"].rsplit("/", 1)[1]])
-            return {key: inline(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [inline(value) for value in node]
-        return node
-
     variants = []
-    for reference in schema["anyOf"]:
-        variant = inline(reference)
+    for variant in bus.inline_schema(c.SeatCommand)["anyOf"]:
         variant["required"].remove("seat")
         if variant["title"] == "CloudAction":
-            variants.extend(_cloud_action_variants(variant, inline(definitions["Cell"])))
+            variants.extend(_cloud_action_variants(variant, bus.inline_schema(c.Cell)))
         else:
             variants.append(variant)
     return {"anyOf": variants}
