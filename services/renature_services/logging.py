@@ -8,12 +8,15 @@ library and are rendered by the same formatter.
 Secrets never reach a log line: the seed of a game (until it is revealed, and even then it
 belongs to the events, not to the logs), hands, reserves and the deal. Code must not log them in
 the first place (log the command *type*, never the command); `redact_secrets` is the safety
-net for keys with those names.
+net for keys with those names. Seat tokens are secrets too: a browser opens the live channel
+with ``?token=...`` (it cannot set a header), and uvicorn logs every request line with its query
+string, so `redact_secrets` also blanks a token in the text of a line.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
@@ -25,12 +28,18 @@ from structlog.typing import Processor
 SECRET_KEYS = frozenset({"seed", "seeds", "hand", "hands", "reserve", "reserves", "deal"})
 NOISE_KEYS = ("color_message",)  # uvicorn's ANSI-coloured duplicate of the message
 REDACTED = "[redacted]"
+TOKEN_IN_TEXT = re.compile(r"([?&;]token=|Bearer )[^&\s\"'#;]+", re.IGNORECASE)
+"""A seat token in a request line (``?token=...``) or an ``Authorization`` header value."""
 
 
 def redact_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Any:
-    """Replace the value of any key that names a secret (see `SECRET_KEYS`)."""
+    """Replace the value of any key that names a secret (see `SECRET_KEYS`) and any seat token
+    in the text of the line (see `TOKEN_IN_TEXT`)."""
     for key in SECRET_KEYS.intersection(event_dict):
         event_dict[key] = REDACTED
+    message = event_dict.get("event")
+    if isinstance(message, str) and ("token=" in message or "Bearer " in message):
+        event_dict["event"] = TOKEN_IN_TEXT.sub(rf"\1{REDACTED}", message)
     for key in NOISE_KEYS:
         event_dict.pop(key, None)
     return event_dict

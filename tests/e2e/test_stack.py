@@ -133,6 +133,9 @@ class E2EStack:
     def client(self) -> redis.Redis:
         return redis.Redis.from_url(self.redis.url)
 
+    def log_paths(self) -> list[Path]:
+        return [service.log_path for service in self.services.values()]
+
     def logs(self) -> str:
         return "\n".join(service.tail() for service in self.services.values())
 
@@ -308,6 +311,10 @@ async def test_bots_through_the_stack_equal_in_process_play(
         assert [m["version"] for m in received] == list(range(1, result.events + 1))
         for message in received:
             assert_live_message_is_safe(message, viewer)
+    # The live channel took each seat's token in its query string; no log line shows one.
+    logs = "".join(path.read_text(errors="replace") for path in e2e_stack.log_paths())
+    assert "live?token=[redacted]" in logs
+    assert not [token for token in tokens if token in logs]
     assert_models_equal_fresh_replay(e2e_stack, game_id)
 
 

@@ -429,6 +429,12 @@ async def test_own_perspective_state_masks_every_secret(stack: Stack) -> None:
         assert set(state.box_dominoes) <= {HIDDEN}
         assert "seed" not in json.dumps(raw).lower().replace("revealed_seed", "")
         full = await stack.store.read(game.game_id)
+        # The stream's last hash would let a seat test candidates for the secrets it was not
+        # shown (hashes cover unredacted events): the state carries none.
+        last_hash = e.decode(full[-1].data).hash
+        assert last_hash
+        assert state.last_hash == ""
+        assert last_hash not in json.dumps(raw)
         created = e.decode(full[0].data)
         assert isinstance(created, e.GameCreated)
         assert created.deal is not None

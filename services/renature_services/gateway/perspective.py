@@ -11,7 +11,10 @@ none of them affects the legal actions of the acting seat or the bots' choices:
 * every reserve (face down, even for its owner) and the box: ids become ``-1``, counts stay;
 * an area token still lying in an area, and a token another seat collected (until the end):
   its id becomes the first token id with the same front (size and minor points), so the
-  points a closing would bring are right while its identity and back stay unknown.
+  points a closing would bring are right while its identity and back stay unknown;
+* the hash of the last stored event (``last_hash``) becomes empty: a hash of the unredacted
+  stream lets a seat test every candidate for a value blanked in the events it sees (a drawn
+  domino, a collected token), as the views' events carry no hash chain for the same reason.
 
 Fields this module does not know pass through unchanged: a new secret added to ``GameState``
 must be masked here too (``tests/integration/test_gateway.py`` checks the known ones).
@@ -50,6 +53,7 @@ def perspective(state: GameState, seat: int) -> GameState:
         seats=seats,
         area_tokens=tuple(None if t is None else _stand_in(board, t) for t in state.area_tokens),
         box_dominoes=_hidden(state.box_dominoes),
+        last_hash="",
     )
 
 

@@ -1,0 +1,65 @@
+"""Log lines are JSON and carry no secret, whoever writes them (structlog or a library)."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pytest
+from structlog.testing import capture_logs
+
+from renature_services.logging import configure_logging, get_logger
+
+TOKEN = "vLBvP4i8QZ_TjlHC4FiAjZwjJjy3yEgF4sK4Jn-2Bqk"
+
+
+@pytest.fixture
+def lines():
+    """The JSON lines the services' log configuration writes (to a buffer, not stdout)."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    configure_logging("INFO", service="test")
+    out = io.StringIO()
+    handler = root.handlers[0]
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(out)
+
+    def read() -> list[dict[str, object]]:
+        return [json.loads(line) for line in out.getvalue().splitlines()]
+
+    yield read
+    root.handlers, root.level = handlers, level
+
+
+@pytest.mark.parametrize(
+    "request_line",
+    [
+        f'127.0.0.1:48858 - "WebSocket /games/g1/live?token={TOKEN}&after=0" [accepted]',
+        f'127.0.0.1:48858 - "GET /games/g1/live?after=3&token={TOKEN} HTTP/1.1" 403',
+        f"Authorization: Bearer {TOKEN}",
+    ],
+)
+def test_a_seat_token_in_a_library_log_line_is_blanked(lines, request_line: str) -> None:
+    """uvicorn logs every request line with its query string, and a browser can only send its
+    seat token to the live channel in the query string (the e2e tests read the real logs)."""
+    logging.getLogger("a.library").info(request_line)
+
+    (line,) = lines()
+    assert TOKEN not in json.dumps(line)
+    assert "[redacted]" in str(line["event"])
+    assert line["logger"] == "a.library"
+
+
+def test_secret_keys_are_blanked_and_the_rest_is_kept(lines) -> None:
+    get_logger("renature.test").info("dealt", seed="s3cr3t", hand=[1, 2], game_id="g1")
+
+    (line,) = lines()
+    assert (line["seed"], line["hand"], line["game_id"]) == ("[redacted]", "[redacted]", "g1")
+    assert line["service"] == "test"
+
+
+def test_a_line_without_secrets_is_left_alone() -> None:
+    with capture_logs() as logs:
+        get_logger("renature.test").info("area token scored", token_count=3)
+    assert logs == [{"event": "area token scored", "token_count": 3, "log_level": "info"}]
