@@ -937,6 +937,7 @@ def _cloud_action(b: _Batch, cmd: c.CloudAction) -> None:
     s = b.state
     seat = _check_turn(s, cmd.seat)
     comps = components()
+    _check_cloud_action_fields(cmd)
     if cmd.kind == "change_joker":
         if cmd.animal not in comps.animals:
             raise InvalidCommand(f"Name the new joker animal, one of: {', '.join(comps.animals)}.")
@@ -984,6 +985,17 @@ def _cloud_action(b: _Batch, cmd: c.CloudAction) -> None:
         )
     else:  # pragma: no cover - msgspec rejects other kinds when decoding
         raise InvalidCommand(f"Unknown cloud action {cmd.kind!r}.")
+
+
+def _check_cloud_action_fields(cmd: c.CloudAction) -> None:
+    """A cloud action names what its kind needs and nothing else, so that every command
+    ``decide`` accepts is one ``legal_actions`` lists."""
+    if cmd.kind == "change_joker" and cmd.cell is not None:
+        raise InvalidCommand("Changing the joker names an animal, not a cell.")
+    if cmd.kind == "extra_turn" and (cmd.animal is not None or cmd.cell is not None):
+        raise InvalidCommand("Another turn names neither an animal nor a cell.")
+    if cmd.kind == "return_plant" and cmd.animal is not None:
+        raise InvalidCommand("Returning a plant names its cell, not an animal.")
 
 
 def _pay_check(seat: SeatState, cost: int, what: str) -> None:

@@ -19,6 +19,8 @@ from renature_services.gateway.app import seat_command
 from renature_services.gateway.errors import ApiError
 from renature_services.gateway.schemas import seat_command_schema
 
+CELL = {"x": 3, "y": 4}
+
 
 @cache
 def validator() -> Any:
@@ -80,6 +82,16 @@ def test_what_the_schema_refuses_is_malformed(command: dict[str, Any]) -> None:
         ({"type": "CloudAction", "kind": "change_joker", "animal": "unicorn"}, "one of: butterfly"),
         ({"type": "CloudAction", "kind": "change_joker"}, "Name the new joker animal"),
         ({"type": "CloudAction", "kind": "return_plant"}, "Name the cell"),
+        (
+            {"type": "CloudAction", "kind": "change_joker", "animal": "owl", "cell": CELL},
+            "names an animal, not a cell",
+        ),
+        ({"type": "CloudAction", "kind": "extra_turn", "animal": "owl"}, "neither an animal"),
+        ({"type": "CloudAction", "kind": "extra_turn", "cell": CELL}, "neither an animal"),
+        (
+            {"type": "CloudAction", "kind": "return_plant", "cell": CELL, "animal": "owl"},
+            "its cell, not an animal",
+        ),
     ],
 )
 def test_what_only_the_rules_can_check_they_refuse_as_invalid(

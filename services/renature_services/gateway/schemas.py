@@ -36,20 +36,21 @@ def seat_command_schema() -> dict[str, Any]:
 
 
 def _cloud_action_variants(action: dict[str, Any], cell: dict[str, Any]) -> list[dict[str, Any]]:
-    """One variant per kind of cloud action, each requiring what that kind names."""
-    needs = {
-        "change_joker": ("animal", {"enum": list(components().animals)}),
-        "return_plant": ("cell", cell),
+    """One variant per kind of cloud action, each requiring what that kind names and
+    refusing what it does not."""
+    needs: dict[str, dict[str, Any]] = {
+        "change_joker": {"animal": {"enum": list(components().animals)}},
+        "extra_turn": {},
+        "return_plant": {"cell": cell},
     }
     variants = []
     for kind in action["properties"]["kind"]["enum"]:
         variant = copy.deepcopy(action)
         variant["title"] = f"CloudAction ({kind})"
         variant["properties"]["kind"] = {"enum": [kind]}
-        if kind in needs:
-            field, field_schema = needs[kind]
-            variant["properties"][field] = field_schema
-            variant["required"].append(field)
+        for field in ("animal", "cell"):  # what the kind does not name stays out (or null)
+            variant["properties"][field] = needs[kind].get(field, {"type": "null"})
+        variant["required"].extend(needs[kind])
         variants.append(variant)
     return variants
 
