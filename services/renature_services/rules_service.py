@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Protocol
 
 import msgspec
-from faststream import AckPolicy, Context, FastStream
+from faststream import AckPolicy, FastStream
 from faststream.message import StreamMessage
 from faststream.redis import RedisBroker, StreamSub
 from faststream.redis.message import bDATA_KEY as DATA_KEY
@@ -584,11 +584,11 @@ class RulesService:
     _redis: Redis | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        async def on_commands(
-            bodies: EnvelopeBatch, message: Annotated[StreamMessage[Any], Context("message")]
-        ) -> None:
+        async def on_commands(bodies: EnvelopeBatch) -> None:
             """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
-            await self.on_commands(bodies, message)
+            # Read from the context rather than injected with Context(): FastDepends resolves
+            # an injected context value in a worker thread, a thread hop for every batch.
+            await self.on_commands(bodies, self.broker.context.get_local("message"))
 
         self.broker = RedisBroker(
             self.settings.redis_url,
@@ -604,6 +604,7 @@ class RulesService:
                 max_records=MAX_BATCH,
             ),
             ack_policy=AckPolicy.MANUAL,  # acknowledged with the replies, in one round trip
+            no_reply=True,  # the replies are published by `on_commands`, not by FastStream
             decoder=raw_bodies,
             title="rules:commands",
             description=(
@@ -623,6 +624,7 @@ class RulesService:
                 polling_interval=1000,
             ),
             ack_policy=AckPolicy.MANUAL,
+            no_reply=True,
             decoder=raw_bodies,
             title="rules:commands:reclaim",
             include_in_schema=False,
