@@ -169,7 +169,44 @@ def schema(
     )
 
 
+def corpus(
+    check_file: Annotated[
+        Path | None,
+        typer.Option("--check", help="replay the games of this corpus file and compare"),
+    ] = None,
+) -> None:
+    """Print the corpus of recorded games (JSON lines, as in docs/corpus.jsonl), or check a
+    corpus file: every game is replayed, and the legal actions counted before each command
+    and the result must be the recorded ones. Exit status 1 when any game differs."""
+    from renature import corpus as recorded
+
+    if check_file is None:
+        for board, players, bot in recorded.GAMES:
+            game = recorded.record(board, players, bot)
+            sys.stdout.write(msgspec.json.encode(game).decode() + "\n")
+        return
+    decoder = msgspec.json.Decoder(recorded.CorpusGame)
+    differ = 0
+    lines = [line for line in check_file.read_bytes().splitlines() if line.strip()]
+    for number, line in enumerate(lines, start=1):
+        try:
+            game = decoder.decode(line)
+        except msgspec.DecodeError as error:  # ValidationError included
+            problems = [f"not a corpus game: {error}"]
+            name = f"line {number}"
+        else:
+            problems = recorded.check(game)
+            name = f"line {number} ({game.board}, {game.players} players, {game.seed!r})"
+        for problem in problems:
+            sys.stdout.write(f"{name}: {problem}\n")
+        differ += bool(problems)
+    sys.stdout.write(f"{len(lines) - differ} of {len(lines)} games agree\n")
+    if differ or not lines:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     app.command()(simulate)
     app.command()(schema)
+    app.command()(corpus)
     app.add_typer(board_app, name="board")
