@@ -678,7 +678,8 @@ def test_the_gateway_answers_as_its_openapi_document_says(
     run_schemathesis(e2e_stack.gateway_url, anonymous)
 
     with httpx.Client(base_url=e2e_stack.gateway_url, timeout=30) as http:
-        game_id = http.post("/games", json={"players": 2}).json()["game_id"]
+        # A chosen deal, so that the generated commands meet the same hands in every run.
+        game_id = http.post("/games", json={"players": 2, "seed": "fuzz"}).json()["game_id"]
         tokens = [
             http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"}).json()["token"]
             for seat in (0, 1)
