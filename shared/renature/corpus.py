@@ -14,7 +14,6 @@ cloud actions, mushrooms declined), greedy ones play like people who want points
 from __future__ import annotations
 
 import hashlib
-from typing import get_args
 
 import msgspec
 
@@ -24,8 +23,6 @@ from renature.errors import RuleError
 from renature.game import play, setup_commands, simulation_id
 from renature.rules import execute, legal_actions
 from renature.state import GameState
-
-SEAT_COMMANDS: tuple[type[c.Command], ...] = get_args(c.SeatCommand)
 
 GAMES: tuple[tuple[str, int, str], ...] = tuple(
     (board, players, bot)
@@ -61,12 +58,67 @@ def record(board: str, players: int, bot: str) -> CorpusGame:
     seed = seed_of(board, players, bot)
     bots = [bot] * players
     log, _ = play(players, seed, bots, board=board)
-    played: list[c.SeatCommand] = [
-        event.cause.command  # type: ignore[misc]  # a seat command, as isinstance says
+    played = [
+        event.cause.command
         for event in log
-        if event.cause is not None and isinstance(event.cause.command, SEAT_COMMANDS)
+        if event.cause is not None and isinstance(event.cause.command, c.SeatCommand)
     ]
-    counts, log, state = _replay(board, players, seed, bots, played)
+    return _replayed(board, players, seed, bots, played)
+
+
+def check(game: CorpusGame) -> list[str]:
+    """Replay a corpus game; what differs from the record (empty when everything agrees)."""
+    if len(game.legal_actions) != len(game.commands):
+        return ["the record has not one legal-action count per command"]
+    try:
+        found = _replayed(game.board, game.players, game.seed, game.bots, game.commands)
+    except RuleError as error:
+        return [f"a recorded command is refused: {error.message}"]
+    for number, (command, counted, recorded) in enumerate(
+        zip(game.commands, found.legal_actions, game.legal_actions, strict=True), start=1
+    ):
+        if counted != recorded:
+            return [
+                f"command {number}: seat {command.seat} has {counted} legal actions, not {recorded}"
+            ]
+    problems = []
+    found_result = (found.events, found.scores, found.ranking)
+    expected_result = (game.events, game.scores, game.ranking)
+    if found_result != expected_result:
+        problems.append(f"(events, scores, ranking) {found_result}, not {expected_result}")
+    if found.winners != game.winners:
+        problems.append(f"winners {found.winners}, not {game.winners}")
+    if found.log_sha256 != game.log_sha256:
+        problems.append("the event log differs from the recorded one")
+    return problems
+
+
+def log_digest(log: list[e.Event]) -> str:
+    digest = hashlib.sha256()
+    for event in log:
+        digest.update(e.encode(event) + b"\n")
+    return digest.hexdigest()
+
+
+def _replayed(
+    board: str, players: int, seed: str, bots: list[str], played: list[c.SeatCommand]
+) -> CorpusGame:
+    """The record of a game: set it up, count the acting seat's legal actions before each
+    command and play it, then finish the game. Raises `RuleError` for a command the rules
+    refuse or a game that does not end with the last command."""
+    log: list[e.Event] = []
+    state: GameState | None = None
+    for command in setup_commands(simulation_id(seed), players, seed, board, bots):
+        events, state = execute(state, command)
+        log += events
+    assert state is not None
+    counts = []
+    for command in played:
+        counts.append(len(legal_actions(state, command.seat)))
+        events, state = execute(state, command)
+        log += events
+    events, state = execute(state, c.FinishGame(seed))  # refused unless the game has ended
+    log += events
     return CorpusGame(
         board=board,
         players=players,
@@ -80,57 +132,3 @@ def record(board: str, players: int, bot: str) -> CorpusGame:
         ranking=list(state.result),
         winners=list(state.winners),
     )
-
-
-def check(game: CorpusGame) -> list[str]:
-    """Replay a corpus game; what differs from the record (empty when everything agrees)."""
-    if len(game.legal_actions) != len(game.commands):
-        return ["the record has not one legal-action count per command"]
-    try:
-        counts, log, state = _replay(game.board, game.players, game.seed, game.bots, game.commands)
-    except RuleError as error:
-        return [f"a recorded command is refused: {error.message}"]
-    for number, (found, expected) in enumerate(
-        zip(counts, game.legal_actions, strict=True), start=1
-    ):
-        if found != expected:
-            seat = game.commands[number - 1].seat
-            return [f"command {number}: seat {seat} has {found} legal actions, not {expected}"]
-    problems = []
-    found_result = (len(log), [s.score for s in state.seats], list(state.result))
-    expected_result = (game.events, game.scores, game.ranking)
-    if found_result != expected_result:
-        problems.append(f"(events, scores, ranking) {found_result}, not {expected_result}")
-    if list(state.winners) != game.winners:
-        problems.append(f"winners {list(state.winners)}, not {game.winners}")
-    if log_digest(log) != game.log_sha256:
-        problems.append("the event log differs from the recorded one")
-    return problems
-
-
-def log_digest(log: list[e.Event]) -> str:
-    digest = hashlib.sha256()
-    for event in log:
-        digest.update(e.encode(event) + b"\n")
-    return digest.hexdigest()
-
-
-def _replay(
-    board: str, players: int, seed: str, bots: list[str], played: list[c.SeatCommand]
-) -> tuple[list[int], list[e.Event], GameState]:
-    """Set the game up, count the acting seat's legal actions before each command and play
-    it, then finish the game: (counts, event log, final state). Raises `RuleError` for a
-    command the rules refuse or a game that does not end with the last command."""
-    log: list[e.Event] = []
-    state: GameState | None = None
-    for command in setup_commands(simulation_id(seed), players, seed, board, bots):
-        events, state = execute(state, command)
-        log += events
-    assert state is not None
-    counts = []
-    for command in played:
-        counts.append(len(legal_actions(state, command.seat)))
-        events, state = execute(state, command)
-        log += events
-    events, state = execute(state, c.FinishGame(seed))  # refused unless the game has ended
-    return counts, log + events, state
