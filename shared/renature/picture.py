@@ -1,24 +1,39 @@
-"""The board as an SVG picture: areas shaded by the colour that controls them, dominoes with
-their animals, plants by type (size) and colour. Pure: a state in, SVG text out."""
+"""The board as an SVG picture, shared by ``renature replay --svg`` and the web client.
+
+Pure: a state in, SVG text out. What is drawn is public only (no hand, reserve or token back):
+areas shaded by the colour that controls them, dominoes with their animals' full names, plants
+by type (size) and colour, clouds, area tokens still lying in their areas, and a side panel with
+the scores, the tokens each seat holds, the joker and a legend.
+
+Colours stay apart for colour-blind players: every plant and seat colour also carries a letter
+(O, B, K, W, N), so no information is given by hue alone. Every board cell carries
+``data-cell`` (its flat index) and its kind, so a client can highlight legal moves on the very
+drawing the export shows.
+"""
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape, quoteattr
 
-from renature.board import AREA, OFF, PATH
+from renature.board import AREA, OFF, PATH, Board
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.rules import colour_totals, live_areas, majority_ranks
 from renature.state import GameState
 
-CELL = 36
+CELL = 44
+PANEL = 230
+FOOT = 30
 FILL = {
-    "orange": "#f28c28",
-    "blue": "#2f6fd6",
+    "orange": "#e69f00",  # Okabe-Ito orange
+    "blue": "#0072b2",  # Okabe-Ito blue
     "black": "#222222",
     "white": "#f4f4f4",
     "neutral": "#8a9a5b",
 }
-PLANT_RADIUS = {"turf": 5, "bush": 8, "pine": 11, "oak": 14}
+INK = {"orange": "#000", "blue": "#fff", "black": "#fff", "white": "#000", "neutral": "#000"}
+LETTER = {"orange": "O", "blue": "B", "black": "K", "white": "W", "neutral": "N"}
+PLANT_RADIUS = {"turf": 6, "bush": 9, "pine": 12, "oak": 15}
+AREA_SOIL, AREA_SCORED, AREA_EDGE = "#9c7445", "#4f7a3a", "#6b4e2e"
 
 
 def controlling_colour(state: GameState, area: int) -> str | None:
@@ -31,100 +46,250 @@ def controlling_colour(state: GameState, area: int) -> str | None:
 
 
 def board_svg(state: GameState, title: str = "") -> str:
+    """The whole picture: the board on the left, the score panel and legend on the right."""
     board = state.board
-    animals = components().animals
-    width, height = board.width * CELL, board.height * CELL + 28
+    width = board.width * CELL + PANEL
+    height = max(board.height * CELL, 420) + FOOT
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif">',
-        f"<title>{escape(title or f'Renature game {state.game_id}')}</title>",
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" role="img" '
+        f'aria-labelledby="picture-title">',
+        f'<title id="picture-title">{escape(title or f"Renature game {state.game_id}")}</title>',
         f'<rect width="{width}" height="{height}" fill="#fbf8ef"/>',
     ]
+    out += _cells(state)
+    out += _dominoes(state)
+    out += _plants(state)
+    out += _area_labels(state)
+    out += _panel(state, board.width * CELL + 10)
+    out.append(
+        f'<text class="footer" x="6" y="{height - 10}" font-size="13">'
+        f"{escape(_footer(state))}</text>"
+    )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _cells(state: GameState) -> list[str]:
+    board = state.board
     control = {area: controlling_colour(state, area) for area in live_areas(state)}
     scored = {a for a, token in enumerate(state.area_tokens) if token is None}
     on_closing = board.scoring == "on_closing"
+    first_cell: dict[int, int] = {}
+    for cell in board.cells:
+        if state.area_of[cell] >= 0:
+            first_cell.setdefault(state.area_of[cell], cell)
+    out: list[str] = []
     for cell in board.cells:
         kind = board.kinds[cell]
         if kind == OFF:
             continue
-        x, y = board.xy(cell)
-        px, py = x * CELL, y * CELL
+        px, py = _corner(board, cell)
         area = state.area_of[cell]
         if area >= 0:
-            base = "#4f7a3a" if on_closing and area in scored else "#9c7445"
-            out.append(
-                f'<rect class="area" data-area="{board.area_ids[area]}" x="{px}" y="{py}" '
-                f'width="{CELL}" height="{CELL}" fill="{base}" stroke="#6b4e2e"/>'
-            )
+            soil = AREA_SCORED if on_closing and area in scored else AREA_SOIL
             owner = control.get(area)
+            out.append(
+                f'<rect class="cell area" data-cell="{cell}" data-area="{board.area_ids[area]}" '
+                f'x="{px}" y="{py}" width="{CELL}" height="{CELL}" fill="{soil}" '
+                f'stroke="{AREA_EDGE}"/>'
+            )
             if owner:
                 out.append(
                     f'<rect x="{px}" y="{py}" width="{CELL}" height="{CELL}" '
-                    f'fill="{FILL[owner]}" fill-opacity="0.35"/>'
+                    f'fill="{FILL[owner]}" fill-opacity="0.35" pointer-events="none"/>'
                 )
             if kind != AREA:  # a Valley mushroom
                 out.append(
-                    f'<circle class="mushroom" cx="{px + 6}" cy="{py + 6}" r="4" fill="#c0392b"/>'
+                    f'<circle class="mushroom" cx="{px + 7}" cy="{py + 7}" r="5" fill="#c0392b">'
+                    "<title>mushroom</title></circle>"
                 )
         elif kind == PATH:
             fill = "#bfe3f5" if board.path_name == "brook" else "#b9dba0"
             out.append(
-                f'<rect x="{px}" y="{py}" width="{CELL}" height="{CELL}" fill="{fill}" '
-                f'stroke="#9cc"/>'
+                f'<rect class="cell path" data-cell="{cell}" x="{px}" y="{py}" width="{CELL}" '
+                f'height="{CELL}" fill="{fill}" stroke="#9cc"/>'
             )
             if cell in board.starts:
                 out.append(
-                    f'<circle cx="{px + CELL / 2}" cy="{py + CELL / 2}" r="{CELL / 3}" '
-                    f'fill="none" stroke="#1a5276" stroke-width="2"/>'
+                    f'<circle class="start" cx="{px + CELL / 2}" cy="{py + CELL / 2}" '
+                    f'r="{CELL / 3}" fill="none" stroke="#1a5276" stroke-width="2">'
+                    "<title>starting space</title></circle>"
                 )
             if cell in board.stumps and state.cover[cell] < 0:
                 out.append(
-                    f'<rect x="{px + 11}" y="{py + 11}" width="14" height="14" fill="#6e4b2a"/>'
+                    f'<rect class="stump" x="{px + 14}" y="{py + 14}" width="16" height="16" '
+                    'fill="#6e4b2a"><title>tree stump</title></rect>'
                 )
         if state.clouds[cell]:
-            out.append(
-                f'<text x="{px + CELL - 4}" y="{py + 12}" font-size="10" text-anchor="end" '
-                f'fill="#1a5276">☁{state.clouds[cell]}</text>'
-            )
-    for area in live_areas(state):
-        cells = [c for c in board.cells if state.area_of[c] == area]
-        x, y = board.xy(min(cells))
-        out.append(
-            f'<text x="{x * CELL + 3}" y="{y * CELL + CELL - 4}" font-size="9" '
-            f'fill="#fff">{board.area_ids[area]}{state.area_sizes[area]}</text>'
-        )
+            out.append(_cloud(px + CELL - 12, py + 9, state.clouds[cell]))
+        token = state.area_tokens[area] if area >= 0 and area < len(state.area_tokens) else None
+        if token is not None and cell == first_cell.get(area):
+            out.append(_token(board, token, px + CELL - 10, py + CELL - 10))
+    return out
+
+
+def _dominoes(state: GameState) -> list[str]:
+    board = state.board
+    animals = components().animals
+    out: list[str] = []
     for domino, first, second in state.dominoes:
         (x1, y1), (x2, y2) = board.xy(first), board.xy(second)
         left, top = min(x1, x2) * CELL + 2, min(y1, y2) * CELL + 2
         w = (abs(x1 - x2) + 1) * CELL - 4
         h = (abs(y1 - y2) + 1) * CELL - 4
-        out.append(f'<g class="domino" data-domino="{domino}">')
+        names = f"{animals[state.cover[first]]} and {animals[state.cover[second]]}"
+        out.append(f'<g class="domino" data-domino="{domino}" aria-label={quoteattr(names)}>')
         out.append(
-            f'<rect x="{left}" y="{top}" width="{w}" height="{h}" rx="5" fill="#fffdf5" '
-            f'stroke="#333"/>'
+            f'<rect x="{left}" y="{top}" width="{w}" height="{h}" rx="6" fill="#fffdf5" '
+            'stroke="#333"/>'
         )
         for cell in (first, second):
-            x, y = board.xy(cell)
+            px, py = _corner(board, cell)
             name = animals[state.cover[cell]]
             out.append(
-                f'<text x="{x * CELL + CELL / 2}" y="{y * CELL + CELL / 2 + 4}" font-size="10" '
-                f'text-anchor="middle"><title>{name}</title>{escape(name[:4])}</text>'
+                f'<text x="{px + CELL / 2}" y="{py + CELL / 2 + 4}" font-size="9" '
+                f'text-anchor="middle" textLength="{min(CELL - 6, 6 * len(name))}" '
+                f'lengthAdjust="spacingAndGlyphs"><title>{name}</title>{escape(name)}</text>'
             )
         out.append("</g>")
+    return out
+
+
+def _plants(state: GameState) -> list[str]:
+    board = state.board
+    out: list[str] = []
     for cell, code in enumerate(state.plants):
         if code < 0:
             continue
-        x, y = board.xy(cell)
+        px, py = _corner(board, cell)
         colour, plant = COLOURS[plant_colour(code)], PLANT_TYPES[plant_type(code)]
+        cx, cy, r = px + CELL / 2, py + CELL / 2, PLANT_RADIUS[plant]
         out.append(
-            f'<circle class="plant" data-colour="{colour}" data-plant="{plant}" '
-            f'cx="{x * CELL + CELL / 2}" cy="{y * CELL + CELL / 2}" r="{PLANT_RADIUS[plant]}" '
-            f'fill="{FILL[colour]}" stroke="#000"><title>{colour} {plant}</title></circle>'
+            f'<circle class="plant" data-cell="{cell}" data-colour="{colour}" '
+            f'data-plant="{plant}" cx="{cx}" cy="{cy}" r="{r}" fill="{FILL[colour]}" '
+            f'stroke="#000"><title>{colour} {plant}</title></circle>'
         )
-    scores = "   ".join(f"{COLOURS[s.colour]} {s.score}" for s in state.seats)
-    out.append(
-        f'<text x="6" y="{board.height * CELL + 19}" font-size="14">'
-        f"joker: {animals[state.joker]}   {escape(scores)}</text>"
+        if r >= 9:  # the letter keeps colours apart without hue; a turf is too small for it
+            out.append(
+                f'<text x="{cx}" y="{cy + 3}" font-size="9" text-anchor="middle" '
+                f'fill="{INK[colour]}" pointer-events="none" aria-hidden="true">'
+                f"{LETTER[colour]}</text>"
+            )
+    return out
+
+
+def _area_labels(state: GameState) -> list[str]:
+    """Each area's name and size in its top-left cell's corner, above plants and shading."""
+    board = state.board
+    out: list[str] = []
+    for area in live_areas(state):
+        cells = [c for c in board.cells if state.area_of[c] == area]
+        px, py = _corner(board, min(cells))
+        label = f"{board.area_ids[area]}{state.area_sizes[area]}"
+        out.append(
+            f'<g class="area-label" data-area="{board.area_ids[area]}">'
+            f'<rect x="{px + 1}" y="{py + 1}" width="{6 * len(label) + 4}" height="11" rx="2" '
+            f'fill="#000" fill-opacity="0.55"/>'
+            f'<text x="{px + 3}" y="{py + 10}" font-size="9" fill="#fff">{escape(label)}</text>'
+            "</g>"
+        )
+    return out
+
+
+def _panel(state: GameState, left: int) -> list[str]:
+    """Scores, tokens held, clouds, the joker and the legend."""
+    animals = components().animals
+    out = [f'<g class="panel" transform="translate({left},0)">']
+    out.append('<text x="0" y="20" font-size="15" font-weight="bold">Scores</text>')
+    y = 42
+    for number, seat in enumerate(state.seats):
+        colour = COLOURS[seat.colour]
+        marker = "▶ " if number == state.current and not state.is_over else ""
+        name = f" ({seat.name})" if seat.name else ""
+        out.append(
+            f'<g class="seat" data-seat="{number}" data-colour="{colour}">'
+            f'<rect x="0" y="{y - 12}" width="16" height="16" fill="{FILL[colour]}" '
+            f'stroke="#000"/><text x="8" y="{y}" font-size="10" text-anchor="middle" '
+            f'fill="{INK[colour]}">{LETTER[colour]}</text>'
+            f'<text x="22" y="{y}" font-size="13">{escape(marker)}{colour} {seat.score}'
+            f"{escape(name)}</text></g>"
+        )
+        held = ", ".join(seat.tokens) or "none"
+        out.append(
+            f'<text x="22" y="{y + 15}" font-size="10" fill="#444">clouds {seat.clouds}, '
+            f"tokens: {escape(held)}</text>"
+        )
+        y += 38
+    out.append(f'<text x="0" y="{y}" font-size="12">joker: {escape(animals[state.joker])}</text>')
+    out.append(f'<text x="0" y="{y + 16}" font-size="12">phase: {escape(state.phase)}</text>')
+    out += _legend(y + 40)
+    out.append("</g>")
+    return out
+
+
+def _legend(top: int) -> list[str]:
+    out = [
+        f'<g class="legend"><text x="0" y="{top}" font-size="13" font-weight="bold">Legend</text>'
+    ]
+    y = top + 20
+    for plant, r in PLANT_RADIUS.items():
+        out.append(
+            f'<circle cx="12" cy="{y - 4}" r="{r * 0.6:.1f}" fill="#ccc" stroke="#000"/>'
+            f'<text x="30" y="{y}" font-size="11">{plant} ({PLANT_TYPES.index(plant) + 1})</text>'
+        )
+        y += 18
+    for colour in COLOURS:
+        out.append(
+            f'<rect x="4" y="{y - 11}" width="14" height="14" fill="{FILL[colour]}" '
+            f'stroke="#000"/><text x="30" y="{y}" font-size="11">{LETTER[colour]} = {colour}'
+            "</text>"
+        )
+        y += 18
+    out.append(_cloud(11, y - 5, 1))
+    out.append(f'<text x="30" y="{y}" font-size="11">cloud(s) on a space</text>')
+    y += 18
+    out.append(_token_shape(11, y - 5, "T"))
+    out.append(f'<text x="30" y="{y}" font-size="11">area token still in its area</text>')
+    out.append("</g>")
+    return out
+
+
+def _cloud(cx: float, cy: float, count: int) -> str:
+    return (
+        f'<g class="cloud" data-count="{count}"><title>{count} cloud(s)</title>'
+        f'<ellipse cx="{cx}" cy="{cy}" rx="9" ry="6" fill="#fff" stroke="#1a5276"/>'
+        f'<text x="{cx}" y="{cy + 3}" font-size="8" text-anchor="middle" fill="#1a5276">'
+        f"{count}</text></g>"
     )
-    out.append("</svg>")
-    return "\n".join(out)
+
+
+def _token(board: Board, token_id: str, cx: float, cy: float) -> str:
+    token = board.token(token_id)
+    return (
+        f'<g class="area-token" data-token="{escape(token_id)}">'
+        f"<title>area token {escape(token_id)}: {token.main} main, {token.minor} minor</title>"
+        + _token_shape(cx, cy, str(token.main))
+        + "</g>"
+    )
+
+
+def _token_shape(cx: float, cy: float, text: str) -> str:
+    points = " ".join(
+        f"{cx + dx:.1f},{cy + dy:.1f}"
+        for dx, dy in ((-8, 0), (-4, -7), (4, -7), (8, 0), (4, 7), (-4, 7))
+    )
+    return (
+        f'<polygon points="{points}" fill="#f7dc6f" stroke="#7d6608"/>'
+        f'<text x="{cx}" y="{cy + 3}" font-size="8" text-anchor="middle">{escape(text)}</text>'
+    )
+
+
+def _footer(state: GameState) -> str:
+    scores = ", ".join(f"{COLOURS[s.colour]} {s.score}" for s in state.seats)
+    return f"after event {state.version}. scores: {scores}" if scores else "lobby"
+
+
+def _corner(board: Board, cell: int) -> tuple[int, int]:
+    x, y = board.xy(cell)
+    return x * CELL, y * CELL
