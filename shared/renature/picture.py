@@ -7,7 +7,7 @@ the scores, the tokens each seat holds, the joker and a legend.
 
 Colours stay apart for colour-blind players: every plant and seat colour also carries a letter
 (O, B, K, W, N), so no information is given by hue alone. Every board cell carries
-``data-cell`` (its flat index) and its kind, so a client can highlight legal moves on the very
+``data-cell`` (its flat index), ``data-x``/``data-y`` (as commands name it) and its kind, so a client can highlight legal moves on the very
 drawing the export shows.
 """
 
@@ -90,7 +90,7 @@ def _cells(state: GameState) -> list[str]:
             soil = AREA_SCORED if on_closing and area in scored else AREA_SOIL
             owner = control.get(area)
             out.append(
-                f'<rect class="cell area" data-cell="{cell}" data-area="{board.area_ids[area]}" '
+                f'<rect class="cell area" data-cell="{cell}" {_xy(board, cell)} data-area="{board.area_ids[area]}" '
                 f'x="{px}" y="{py}" width="{CELL}" height="{CELL}" fill="{soil}" '
                 f'stroke="{AREA_EDGE}"/>'
             )
@@ -107,7 +107,7 @@ def _cells(state: GameState) -> list[str]:
         elif kind == PATH:
             fill = "#bfe3f5" if board.path_name == "brook" else "#b9dba0"
             out.append(
-                f'<rect class="cell path" data-cell="{cell}" x="{px}" y="{py}" width="{CELL}" '
+                f'<rect class="cell path" data-cell="{cell}" {_xy(board, cell)} x="{px}" y="{py}" width="{CELL}" '
                 f'height="{CELL}" fill="{fill}" stroke="#9cc"/>'
             )
             if cell in board.starts:
@@ -288,6 +288,12 @@ def _token_shape(cx: float, cy: float, text: str) -> str:
 def _footer(state: GameState) -> str:
     scores = ", ".join(f"{COLOURS[s.colour]} {s.score}" for s in state.seats)
     return f"after event {state.version}. scores: {scores}" if scores else "lobby"
+
+
+def _xy(board: Board, cell: int) -> str:
+    """The cell's grid coordinates as commands name them (``Cell(x, y)``)."""
+    x, y = board.xy(cell)
+    return f'data-x="{x}" data-y="{y}"'
 
 
 def _corner(board: Board, cell: int) -> tuple[int, int]:
