@@ -1,14 +1,15 @@
 """The board as an SVG picture, shared by ``renature replay --svg`` and the web client.
 
-Pure: a state in, SVG text out. What is drawn is public only (no hand, reserve or token back):
-areas shaded by the colour that controls them, dominoes with their animals' full names, plants
-by type (size) and colour, clouds, area tokens still lying in their areas, and a side panel with
-the scores, the tokens each seat holds, the joker and a legend.
+Pure: a state in, SVG text out. What is drawn is public only (no hand, reserve, token id or
+token back before the end), so the picture of any state may be shown to anyone: areas shaded by
+the colour that controls them, dominoes with their animals' full names, plants by type (size)
+and colour, clouds, area tokens still lying in their areas, and a side panel with the scores,
+the tokens each seat holds, the joker and a legend.
 
 Colours stay apart for colour-blind players: every plant and seat colour also carries a letter
 (O, B, K, W, N), so no information is given by hue alone. Every board cell carries
-``data-cell`` (its flat index), ``data-x``/``data-y`` (as commands name it) and its kind, so a client can highlight legal moves on the very
-drawing the export shows.
+``data-cell`` (its flat index), ``data-x``/``data-y`` (as commands name it) and its kind, so a
+client can highlight legal moves on the very drawing the export shows.
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ def _cells(state: GameState) -> list[str]:
             soil = AREA_SCORED if on_closing and area in scored else AREA_SOIL
             owner = control.get(area)
             out.append(
-                f'<rect class="cell area" data-cell="{cell}" {_xy(board, cell)} data-area="{board.area_ids[area]}" '
-                f'x="{px}" y="{py}" width="{CELL}" height="{CELL}" fill="{soil}" '
+                f'<rect class="cell area" data-cell="{cell}" {_xy(board, cell)} '
+                f'data-area="{board.area_ids[area]}" x="{px}" y="{py}" width="{CELL}" height="{CELL}" fill="{soil}" '
                 f'stroke="{AREA_EDGE}"/>'
             )
             if owner:
@@ -107,8 +108,8 @@ def _cells(state: GameState) -> list[str]:
         elif kind == PATH:
             fill = "#bfe3f5" if board.path_name == "brook" else "#b9dba0"
             out.append(
-                f'<rect class="cell path" data-cell="{cell}" {_xy(board, cell)} x="{px}" y="{py}" width="{CELL}" '
-                f'height="{CELL}" fill="{fill}" stroke="#9cc"/>'
+                f'<rect class="cell path" data-cell="{cell}" {_xy(board, cell)} x="{px}" '
+                f'y="{py}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="#9cc"/>'
             )
             if cell in board.starts:
                 out.append(
@@ -215,7 +216,7 @@ def _panel(state: GameState, left: int) -> list[str]:
             f'<text x="22" y="{y}" font-size="13">{escape(marker)}{colour} {seat.score}'
             f"{escape(name)}</text></g>"
         )
-        held = ", ".join(seat.tokens) or "none"
+        held = ", ".join(_token_front(state, t) for t in seat.tokens) or "none"
         out.append(
             f'<text x="22" y="{y + 15}" font-size="10" fill="#444">clouds {seat.clouds}, '
             f"tokens: {escape(held)}</text>"
@@ -265,13 +266,21 @@ def _cloud(cx: float, cy: float, count: int) -> str:
 
 
 def _token(board: Board, token_id: str, cx: float, cy: float) -> str:
+    """A token lying in its area, front up: its id would name its secret back."""
     token = board.token(token_id)
     return (
-        f'<g class="area-token" data-token="{escape(token_id)}">'
-        f"<title>area token {escape(token_id)}: {token.main} main, {token.minor} minor</title>"
+        f'<g class="area-token" data-main="{token.main}" data-minor="{token.minor}">'
+        f"<title>area token: {token.main} main, {token.minor} minor</title>"
         + _token_shape(cx, cy, str(token.main))
         + "</g>"
     )
+
+
+def _token_front(state: GameState, token_id: str) -> str:
+    """A held token as everyone may see it: main/minor; its back only once the game is over."""
+    token = state.board.token(token_id)
+    back = f" back {token.back}" if state.is_over else ""
+    return f"{token.main}/{token.minor}{back}"
 
 
 def _token_shape(cx: float, cy: float, text: str) -> str:
