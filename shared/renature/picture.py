@@ -92,8 +92,8 @@ def _cells(state: GameState) -> list[str]:
             owner = control.get(area)
             out.append(
                 f'<rect class="cell area" data-cell="{cell}" {_xy(board, cell)} '
-                f'data-area="{board.area_ids[area]}" x="{px}" y="{py}" width="{CELL}" height="{CELL}" fill="{soil}" '
-                f'stroke="{AREA_EDGE}"/>'
+                f'data-area="{board.area_ids[area]}" x="{px}" y="{py}" width="{CELL}" '
+                f'height="{CELL}" fill="{soil}" stroke="{AREA_EDGE}"/>'
             )
             if owner:
                 out.append(
