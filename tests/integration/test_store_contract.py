@@ -1,8 +1,9 @@
-"""Contract tests of the event store, run against a real Redis.
+"""Contract tests of the event store, run against every back end: a real Redis and memory.
 
-`TestEventStoreContract` only uses the `EventStore` protocol through the ``store`` fixture, so
-another back end can be added to the fixture's params and must pass the same suite.
-`TestRedisLayout` checks what is specific to Redis: entry ids, key layout, cluster slots, TTLs.
+`TestEventStoreContract` only uses the `EventStore` protocol through the ``store`` fixture, whose
+params are the back ends (`RedisEventStore`, `MemoryEventStore`); a new back end is added there
+and must pass the same suite. `TestRedisLayout` checks what is specific to Redis: entry ids, key
+layout, cluster slots, TTLs.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from renature_store import (
     KeyLayout,
     RedisEventStore,
     StoredEvent,
+    StoreError,
     partition_of,
 )
-
-pytestmark = pytest.mark.redis
+from renature_store.memory import MemoryEventStore
 
 GAME = "game-1"  # partition 12 of 16: crc32(b"game-1") % 16
 
@@ -45,11 +46,14 @@ def outcome(text: str) -> bytes:
     return msgspec.json.encode({"reply": text})
 
 
-@pytest.fixture(params=["redis"])
-async def store(request: pytest.FixtureRequest, redis: aioredis.Redis) -> EventStore:
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "memory"])
+def store(request: pytest.FixtureRequest) -> EventStore:
     """Every back end of the contract; add new ones to ``params``."""
     if request.param == "redis":
-        return RedisEventStore(redis)
+        # Only the Redis back end needs a server (an empty one: the fixture flushes it).
+        return RedisEventStore(request.getfixturevalue("redis"))
+    if request.param == "memory":
+        return MemoryEventStore()
     raise AssertionError(f"unknown back end {request.param}")
 
 
@@ -375,6 +379,40 @@ class TestEventStoreContract:
         assert await store.autoclaim(p, "proj", "alive", min_idle_ms=0) == []
         assert await store.ack(p, "proj", []) == 0
 
+    async def test_a_blocked_group_read_wakes_when_an_event_arrives(
+        self, store: EventStore
+    ) -> None:
+        p = store.partition_of(GAME)
+        await store.ensure_group(p, "proj")
+        reader = asyncio.create_task(store.read_group("proj", "r", [p], block_ms=5_000))
+        await asyncio.sleep(0.05)
+        assert not reader.done()
+        await store.append(
+            GAME, command_id="c1", expected_version=0, events=events("a"), outcome=b"1"
+        )
+        taken = await asyncio.wait_for(reader, 5)
+        assert [(f.game_id, f.version) for f in taken] == [(GAME, 1)]
+
+    async def test_a_group_created_at_the_end_sees_only_what_comes_next(
+        self, store: EventStore
+    ) -> None:
+        p = store.partition_of(GAME)
+        await store.append(
+            GAME, command_id="c1", expected_version=0, events=events("a"), outcome=b"1"
+        )
+        assert await store.ensure_group(p, "late", start_id="$") is True
+        assert await store.read_group("late", "r", [p]) == []
+        await store.append(
+            GAME, command_id="c2", expected_version=1, events=events("b"), outcome=b"2"
+        )
+        assert [f.version for f in await store.read_group("late", "r", [p])] == [2]
+
+    async def test_reading_a_group_that_does_not_exist_is_a_store_error(
+        self, store: EventStore
+    ) -> None:
+        with pytest.raises(StoreError, match="NOGROUP"):
+            await store.read_group("nobody", "r", [0])
+
     async def test_pagination_over_more_than_a_page(self, store: EventStore) -> None:
         total, batch = 2_345, 100
         version = 0
@@ -419,6 +457,7 @@ class TestEventStoreContract:
         assert list(store.partitions()) == list(range(16))
 
 
+@pytest.mark.redis
 class TestRedisLayout:
     """What is specific to the Redis back end: ids, keys, slots, TTLs, raw streams."""
 

@@ -1,7 +1,8 @@
 """UNIT tests of the rules service handler: no Redis at all.
 
-The handler talks to an in-memory fake of the event store that follows the store's contract
-(idempotent, version-checked appends) and counts its round trips. The real store and the real
+The handler talks to the in-memory event store (`renature_store.memory`, which passes the same
+contract suite as the Redis store), wrapped here to count its round trips and to lose races on
+demand. The real store and the real
 bus (batches read with XREADGROUP, replies over pub/sub) are covered by
 tests/integration/test_rules_service.py.
 """
@@ -9,7 +10,7 @@ tests/integration/test_rules_service.py.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import msgspec
@@ -21,37 +22,20 @@ from renature import events as e
 from renature_services.bus import CommandEnvelope, Reply
 from renature_services.bus import command_digest as digest
 from renature_services.rules_service import CommandHandler, redacted
-from renature_store import (
-    Appended,
-    AppendRequest,
-    AppendResult,
-    Conflict,
-    Duplicate,
-    FeedEntry,
-    StoredEvent,
-)
+from renature_store import AppendRequest, AppendResult, Conflict, StoredEvent
+from renature_store.memory import MemoryEventStore
 
 GAME = "g-unit"
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
-class FakeStore:
-    """In-memory event store with the contract's append semantics (unit tests only)."""
+class CountingStore(MemoryEventStore):
+    """The in-memory store, counting its round trips and losing races on demand."""
 
     def __init__(self) -> None:
-        self.streams: dict[str, list[StoredEvent]] = {}
-        self.outcomes: dict[tuple[str, str], bytes] = {}
+        super().__init__()
         self.conflicts_to_inject = 0
         self.round_trips: list[str] = []
-
-    def partition_of(self, game_id: str) -> int:
-        return 0
-
-    def partitions(self) -> range:
-        return range(1)
-
-    def feed_key(self, partition: int) -> str:
-        return "feed"
 
     async def append(
         self,
@@ -63,82 +47,27 @@ class FakeStore:
         outcome: bytes,
         batch_meta: bytes | None = None,
     ) -> AppendResult:
-        if (game_id, command_id) in self.outcomes:
-            return Duplicate(self.outcomes[game_id, command_id])
-        stream = self.streams.setdefault(game_id, [])
-        if self.conflicts_to_inject:
-            self.conflicts_to_inject -= 1
-            return Conflict(expected_version, len(stream))
-        if len(stream) != expected_version:
-            return Conflict(expected_version, len(stream))
-        for i, data in enumerate(events):
-            stream.append(StoredEvent(len(stream) + 1, data, batch_meta if i == 0 else None))
-        self.outcomes[game_id, command_id] = outcome
-        return Appended(expected_version + 1, expected_version + len(events))
+        request = AppendRequest(game_id, command_id, expected_version, events, outcome, batch_meta)
+        return (await self._append_each([request]))[0]
 
     async def append_many(self, requests: Sequence[AppendRequest]) -> list[AppendResult]:
         self.round_trips.append("append_many")
-        return [
-            await self.append(
-                r.game_id,
-                command_id=r.command_id,
-                expected_version=r.expected_version,
-                events=r.events,
-                outcome=r.outcome,
-                batch_meta=r.batch_meta,
-            )
-            for r in requests
-        ]
+        return await self._append_each(requests)
 
-    async def record_outcome(
-        self, game_id: str, command_id: str, outcome: bytes
-    ) -> Duplicate | None:
-        if (game_id, command_id) in self.outcomes:
-            return Duplicate(self.outcomes[game_id, command_id])
-        self.outcomes[game_id, command_id] = outcome
-        return None
-
-    async def get_outcome(self, game_id: str, command_id: str) -> bytes | None:
-        return self.outcomes.get((game_id, command_id))
-
-    async def read(
-        self, game_id: str, after_version: int = 0, limit: int | None = None
-    ) -> list[StoredEvent]:
-        return self.streams.get(game_id, [])[after_version:][:limit]
+    async def _append_each(self, requests: Sequence[AppendRequest]) -> list[AppendResult]:
+        """Each request appended alone; an injected conflict (a lost race) writes nothing."""
+        results: list[AppendResult] = []
+        for r in requests:
+            if self.conflicts_to_inject and await self.get_outcome(r.game_id, r.command_id) is None:
+                self.conflicts_to_inject -= 1
+                results.append(Conflict(r.expected_version, await self.version(r.game_id)))
+            else:
+                results += await super().append_many([r])
+        return results
 
     async def read_many(self, requests: Sequence[tuple[str, int]]) -> list[list[StoredEvent]]:
         self.round_trips.append("read_many")
-        return [self.streams.get(game_id, [])[after:] for game_id, after in requests]
-
-    async def version(self, game_id: str) -> int:
-        return len(self.streams.get(game_id, []))
-
-    async def exists(self, game_id: str) -> bool:
-        return bool(self.streams.get(game_id))
-
-    async def list_games(self, partition: int | None = None) -> list[str]:
-        return sorted(self.streams)
-
-    async def ensure_group(self, partition: int, group: str, start_id: str = "0") -> bool:
-        return True
-
-    async def read_group(
-        self,
-        group: str,
-        consumer: str,
-        partitions: Iterable[int],
-        count: int = 100,
-        block_ms: int | None = None,
-    ) -> list[FeedEntry]:
-        return []
-
-    async def ack(self, partition: int, group: str, entry_ids: Iterable[str]) -> int:
-        return 0
-
-    async def autoclaim(
-        self, partition: int, group: str, consumer: str, min_idle_ms: int, count: int = 100
-    ) -> list[FeedEntry]:
-        return []
+        return await super().read_many(requests)
 
 
 class FakeSeeds:
@@ -153,12 +82,12 @@ class FakeSeeds:
 
 
 @pytest.fixture
-def store() -> FakeStore:
-    return FakeStore()
+def store() -> CountingStore:
+    return CountingStore()
 
 
 @pytest.fixture
-def handler(store: FakeStore) -> CommandHandler:
+def handler(store: CountingStore) -> CommandHandler:
     return CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
 
 
@@ -177,26 +106,26 @@ async def replies_to(handler: CommandHandler, *bodies: bytes) -> list[Reply]:
 
 
 async def test_create_game_takes_the_services_seed(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     create = c.CreateGame(GAME, 2, seed="mine")
     (reply,) = await replies_to(handler, body(create, "create"))
 
     assert reply == Reply("accepted", GAME, "create", 1, 1, 1, command_digest=digest(create))
-    created = e.decode(store.streams[GAME][0].data)
+    created = e.decode((await store.read(GAME))[0].data)
     assert isinstance(created, e.GameCreated)
     # the client's seed is ignored: the commitment is to the service's seed
     assert created.seed_commitment == hashlib.sha256(("ab" * 32).encode()).hexdigest()
     assert created.cause is not None
     assert created.cause.command_id == "create"
     assert created.cause.time == NOW.isoformat()
-    meta = msgspec.json.decode(store.streams[GAME][0].meta or b"")
+    meta = msgspec.json.decode((await store.read(GAME))[0].meta or b"")
     assert meta["command"]["seed"] == ""
     assert meta["time"] == "2026-01-02T03:04:05+00:00"
 
 
 async def test_rule_error_is_a_rejected_reply_and_appends_nothing(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
     (reply,) = await replies_to(handler, body(c.StartGame(), "start"))
@@ -204,7 +133,7 @@ async def test_rule_error_is_a_rejected_reply_and_appends_nothing(
     assert reply.status == "rejected"
     assert reply.code == "wrong_phase"
     assert reply.message == "Seats [0, 1] have no player yet."
-    assert len(store.streams[GAME]) == 1
+    assert await store.version(GAME) == 1
     assert await replies_to(handler, body(c.StartGame(), "start")) == [reply]  # stored
 
 
@@ -214,7 +143,7 @@ async def test_malformed_json_is_rejected(handler: CommandHandler) -> None:
 
 
 async def test_a_batch_answers_every_message_in_its_order(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     """Commands of one game are taken in order; other games and bad messages in between are
     answered in their places."""
@@ -241,12 +170,12 @@ async def test_a_batch_answers_every_message_in_its_order(
         ("rejected", "not_your_seat", "spoof", 0),
     ]
     assert replies[6].first_version == 4
-    assert len(store.streams[GAME]) == replies[6].last_version
-    assert len(store.streams[other]) == 1
+    assert await store.version(GAME) == replies[6].last_version
+    assert await store.version(other) == 1
 
 
 async def test_one_round_trip_per_round_for_all_games_of_a_batch(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     games = [f"g{i}" for i in range(10)]
     await replies_to(handler, *(body(c.CreateGame(g, 2, ""), "create", game=g) for g in games))
@@ -261,7 +190,7 @@ async def test_one_round_trip_per_round_for_all_games_of_a_batch(
 
 
 async def test_a_lost_race_in_a_batch_is_decided_again(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
     store.conflicts_to_inject = 1
@@ -269,29 +198,30 @@ async def test_a_lost_race_in_a_batch_is_decided_again(
         (reply,) = await replies_to(handler, body(c.JoinGame(0, "ann"), "join", seat=0))
     assert reply.status == "accepted"
     assert [entry["event"] for entry in logs].count("append_conflict") == 1
-    assert len(store.streams[GAME]) == 2
+    assert await store.version(GAME) == 2
 
 
 async def test_a_retried_command_in_a_batch_gets_the_first_reply(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
     join = body(c.JoinGame(0, "ann"), "join", seat=0)
     first, again = await replies_to(handler, join, join)
     assert first == again
     assert first.status == "accepted"
-    assert len(store.streams[GAME]) == 2
+    assert await store.version(GAME) == 2
 
 
 async def test_a_command_id_used_again_for_another_command_is_refused(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     """A retry gets its first reply; the same id with another command is no retry, whether the
     first was accepted or rejected, and never reports the first command's outcome."""
     await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
     (joined,) = await replies_to(handler, body(c.JoinGame(0, "ann"), "join", seat=0))
     (refused,) = await replies_to(handler, body(c.StartGame(), "start"))  # seat 1 is empty
-    outcomes = dict(store.outcomes)
+    ids = ("create", "join", "start")  # every command id this test uses
+    outcomes = [await store.get_outcome(GAME, i) for i in ids]
 
     reused = await replies_to(
         handler,
@@ -310,12 +240,12 @@ async def test_a_command_id_used_again_for_another_command_is_refused(
     assert reused[1].message == (
         "This command id was used for another command; give every new command a new id."
     )
-    assert len(store.streams[GAME]) == 2
-    assert store.outcomes == outcomes  # the first outcomes stand
+    assert await store.version(GAME) == 2
+    assert [await store.get_outcome(GAME, i) for i in ids] == outcomes  # the first ones stand
 
 
 async def test_a_failing_store_answers_internal_error_and_appends_nothing(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     await replies_to(handler, body(c.CreateGame(GAME, 2, ""), "create"))
 
@@ -325,11 +255,11 @@ async def test_a_failing_store_answers_internal_error_and_appends_nothing(
     store.append_many = broken  # type: ignore[method-assign]
     (reply,) = await replies_to(handler, body(c.JoinGame(0, "ann"), "join", seat=0))
     assert (reply.status, reply.code) == ("rejected", "internal_error")
-    assert len(store.streams[GAME]) == 1
+    assert await store.version(GAME) == 1
 
 
 async def test_conflict_reloads_and_decides_again(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     await handler.handle(env(c.CreateGame(GAME, 2, ""), "create"))
     store.conflicts_to_inject = 3
@@ -342,7 +272,7 @@ async def test_conflict_reloads_and_decides_again(
 
 
 async def test_endless_contention_gives_up_with_a_retryable_rejection(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     await handler.handle(env(c.CreateGame(GAME, 2, ""), "create"))
     store.conflicts_to_inject = 10_000
@@ -352,7 +282,7 @@ async def test_endless_contention_gives_up_with_a_retryable_rejection(
 
 
 async def test_another_instance_appending_is_seen_through_the_cache(
-    store: FakeStore,
+    store: CountingStore,
 ) -> None:
     one = CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
     two = CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
@@ -371,7 +301,7 @@ def test_seeds_are_redacted_from_stored_commands() -> None:
 
 
 async def test_unexpected_failure_is_an_internal_error_reply(
-    handler: CommandHandler, store: FakeStore
+    handler: CommandHandler, store: CountingStore
 ) -> None:
     async def broken(*_: object, **__: object) -> bytes | None:
         raise RuntimeError("disk on fire")
@@ -381,7 +311,7 @@ async def test_unexpected_failure_is_an_internal_error_reply(
     assert (reply.status, reply.code) == ("rejected", "internal_error")
 
 
-async def test_refused_creation_stores_no_seed(store: FakeStore) -> None:
+async def test_refused_creation_stores_no_seed(store: CountingStore) -> None:
     seeds = FakeSeeds()
     handler = CommandHandler(store, seeds, clock=lambda: NOW)
     reply = msgspec.json.decode(
@@ -389,4 +319,4 @@ async def test_refused_creation_stores_no_seed(store: FakeStore) -> None:
     )
     assert (reply.status, reply.code) == ("rejected", "invalid_command")
     assert seeds.seeds == {}
-    assert GAME not in store.streams
+    assert not await store.exists(GAME)
