@@ -12,13 +12,44 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from renature.components import Colour, PlantType
+from renature.components import Colour, PlantType, components
 
 Coordinate = Annotated[int, msgspec.Meta(ge=0, le=255)]
 """A column or row of the board grid (no board is wider or taller than this)."""
 SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=3, description="0 is the starting player")]
 DominoNumber = Annotated[
     int, msgspec.Meta(ge=0, le=999, description="Its index in GameCreated.dominoes")
+]
+# Every string a command carries is bounded, and enumerated where it can be, so a command that
+# decodes is small whatever a client sent (and no message that names it can grow with it).
+ANIMALS: tuple[str, ...] = components().animals
+AnimalName = Annotated[
+    str,
+    msgspec.Meta(
+        max_length=max(len(a) for a in ANIMALS),
+        pattern=f"^({'|'.join(ANIMALS)})$",
+        extra_json_schema={"enum": list(ANIMALS)},
+        description="One of the animals of the component data",
+    ),
+]
+GameIdText = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=r"^[^:{}\s]+$")]
+"""A game id: what the store's key layout accepts (no colon, brace or white space)."""
+SeedText = Annotated[str, msgspec.Meta(max_length=512)]
+BoardName = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=r"^[a-z0-9-]+$")]
+"""A board id (base, valley, valley-back); the rules refuse one they do not know."""
+PLAYER_NAME_PATTERN = (
+    "^[^\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff]+$"
+)
+"""No control, zero-width or bidirectional-override characters (they could hide or reorder
+what other players see)."""
+PlayerName = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=40,
+        pattern=PLAYER_NAME_PATTERN,
+        description="1 to 40 characters, no control or invisible formatting characters",
+    ),
 ]
 
 
@@ -32,15 +63,15 @@ class Command(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fiel
 
 
 class CreateGame(Command, frozen=True):
-    game_id: str
+    game_id: GameIdText
     players: int
-    seed: str
-    board: str = "base"
+    seed: SeedText
+    board: BoardName = "base"
 
 
 class JoinGame(Command, frozen=True):
     seat: SeatNumber
-    name: str
+    name: PlayerName
 
 
 class StartGame(Command, frozen=True):
@@ -82,7 +113,7 @@ class CloudAction(Command, frozen=True):
 
     seat: SeatNumber
     kind: CloudActionKind
-    animal: str | None = None
+    animal: AnimalName | None = None
     cell: Cell | None = None
 
 
@@ -107,7 +138,7 @@ class EndTurn(Command, frozen=True):
 class FinishGame(Command, frozen=True):
     """Reveal the seed and carry out the final scoring (after the last domino)."""
 
-    seed: str
+    seed: SeedText
 
 
 SeatCommand = (

@@ -65,6 +65,9 @@ def test_every_legal_action_fits_the_schema_and_decodes_to_itself(board: str) ->
         {"type": "PlacePlant", "cell": {"x": 3, "y": 4}, "colour": "purple", "plant": "oak"},
         {"type": "PlacePlant", "cell": {"x": 3, "y": 4}, "colour": "blue", "plant": "tree"},
         {"type": "CloudAction", "kind": "sell_clouds"},
+        {"type": "CloudAction", "kind": "change_joker", "animal": "unicorn"},
+        {"type": "CloudAction", "kind": "change_joker", "animal": "owl" * 100_000},
+        {"type": "PlaceMushroom", "cell": {"x": 1, "y": 1}, "x" * 10_000: 1},
         {"type": "EndTurn", "seat": 4},
     ],
     ids=repr,
@@ -79,7 +82,6 @@ def test_what_the_schema_refuses_is_malformed(command: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("command", "message"),
     [
-        ({"type": "CloudAction", "kind": "change_joker", "animal": "unicorn"}, "one of: butterfly"),
         ({"type": "CloudAction", "kind": "change_joker"}, "Name the new joker animal"),
         ({"type": "CloudAction", "kind": "return_plant"}, "Name the cell"),
         (
@@ -97,9 +99,9 @@ def test_what_the_schema_refuses_is_malformed(command: dict[str, Any]) -> None:
 def test_what_only_the_rules_can_check_they_refuse_as_invalid(
     command: dict[str, Any], message: str
 ) -> None:
-    """Animals are component data and a cloud action's needs depend on its kind, so the rules
-    check them (the schema spells them out): the rules service answers invalid_command, which
-    the gateway turns into a 422 as well."""
+    """A cloud action's needs depend on its kind, so the rules check them (the schema spells
+    them out): the rules service answers invalid_command, which the gateway turns into a 422 as
+    well. (An animal the components do not name is refused by the decoding already.)"""
     assert not validator().is_valid(command)
     events, _ = play(2, "invalid", ["random"] * 2)
     state = replay(events[:4])  # created, joined, started: the first seat's turn
