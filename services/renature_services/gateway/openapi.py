@@ -2,9 +2,9 @@
 
 Views, states, events, audit reports and explanations are msgspec structs of the rules core,
 sent as they are (``MsgspecResponse``). FastAPI cannot see their shape, so each such route
-declares its body with `body`, and `install` merges the JSON Schemas msgspec generates for
-them into the document's components. Every error a route can answer is declared with `errors`,
-in the common error shape.
+declares its body with `body` (kept in the shared `BODIES`), and `install` merges the JSON
+Schemas msgspec generates for them into the document's components. Every error a route can
+answer is declared with `errors`, in the common error shape.
 """
 
 from __future__ import annotations
@@ -54,14 +54,14 @@ class Bodies:
     """The msgspec types named by routes, so their schemas can join the components."""
 
     def __init__(self) -> None:
-        self.types: list[Any] = []
+        self.types: list[tuple[Any, bytes]] = []  # each type with its schema's JSON
 
     def body(
         self, type_: Any, description: str, *, status: int = 200
     ) -> dict[int | str, dict[str, Any]]:
         """A route's answer whose body is the msgspec type ``type_`` (for its ``responses``)."""
-        self.types.append(type_)
         (schema,), _ = msgspec.json.schema_components([type_], ref_template=REF_TEMPLATE)
+        self.types.append((type_, msgspec.json.encode(schema)))
         return {
             status: {
                 "description": description,
@@ -69,9 +69,27 @@ class Bodies:
             }
         }
 
-    def components(self) -> dict[str, Any]:
-        _, components = msgspec.json.schema_components(self.types, ref_template=REF_TEMPLATE)
+    def components(self, paths: bytes) -> dict[str, Any]:
+        """The components of every body, in the order the bodies first appear in ``paths``
+        (the encoded paths of the document), whatever order the routers were imported in."""
+
+        def first_use(item: tuple[Any, bytes]) -> int:
+            at = paths.find(item[1])
+            return len(paths) if at < 0 else at
+
+        types = [type_ for type_, _ in sorted(self.types, key=first_use)]
+        _, components = msgspec.json.schema_components(types, ref_template=REF_TEMPLATE)
         return components
+
+
+BODIES = Bodies()
+"""The msgspec bodies of every router (each router module declares its own at import; `install`
+drops the components of routers an app does not include)."""
+
+
+def body(type_: Any, description: str, *, status: int = 200) -> dict[int | str, dict[str, Any]]:
+    """`Bodies.body` on the routers' shared `BODIES`."""
+    return BODIES.body(type_, description, status=status)
 
 
 def install(app: FastAPI, bodies: Bodies, *, strip: dict[str, list[str]] | None = None) -> None:
@@ -92,7 +110,8 @@ def install(app: FastAPI, bodies: Bodies, *, strip: dict[str, list[str]] | None 
             routes=app.routes,
         )
         schemas: dict[str, Any] = document.setdefault("components", {}).setdefault("schemas", {})
-        for name, schema in bodies.components().items():
+        paths = msgspec.json.encode(document.get("paths", {}))
+        for name, schema in bodies.components(paths).items():
             if name in schemas and schemas[name] != schema:
                 raise RuntimeError(f"Two different schemas are called {name!r}.")
             schemas[name] = schema

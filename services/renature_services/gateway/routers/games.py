@@ -1,0 +1,133 @@
+"""Games and seats: create a game, read its public summary, take a seat, start it."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from renature import commands as c
+from renature_services.bus import CommandEnvelope
+from renature_services.gateway.commands import accepted_or_raise
+from renature_services.gateway.dependencies import Credentials, GameId, GatewayDep
+from renature_services.gateway.errors import ApiError
+from renature_services.gateway.openapi import errors
+from renature_services.gateway.schemas import (
+    Accepted,
+    CreateGameRequest,
+    CreateGameResponse,
+    GameSummary,
+    JoinRequest,
+    JoinResponse,
+)
+from renature_services.gateway.seats import new_token
+from renature_services.gateway.seeds import choose_seed, forget_seed
+
+router = APIRouter(tags=["games"])
+
+
+@router.post(
+    "/games",
+    status_code=201,
+    response_model=CreateGameResponse,
+    responses=errors(400, 403, 409, 422, 503, 504),
+)
+async def create_game(body: CreateGameRequest, gateway: GatewayDep) -> CreateGameResponse:
+    """Create a game. Without ``seed`` the rules service deals from a secret random seed
+    (revealed at the end); a ``seed`` is for tests, bots and tournaments."""
+    game_id = uuid.uuid4().hex
+    if body.seed is not None:
+        await _choose_seed(gateway, game_id, body.seed)
+    # The seed stays blank on the bus: the rules service takes it from its vault.
+    command = c.CreateGame(game_id=game_id, players=body.players, seed="", board=body.board)
+    reply = await gateway.send(CommandEnvelope(game_id, "create", command, None))
+    if reply.status == "rejected" and body.seed is not None:
+        await forget_seed(gateway.redis, gateway.layout, game_id)  # no seed for no game
+    result = accepted_or_raise(reply, "create")
+    await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None)
+    return CreateGameResponse(
+        game_id=game_id,
+        players=body.players,
+        board=body.board,
+        version=result.version,
+        seed="chosen" if body.seed is not None else "secret",
+    )
+
+
+async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str) -> None:
+    """Put a caller's seed in the vault before the game exists: 403 where chosen seeds are
+    off, 409 when the id has a seed already."""
+    if not gateway.allow_chosen_seeds:
+        raise ApiError(
+            403,
+            "chosen_seeds_disabled",
+            "This server deals every game from a secret seed; it does not take a chosen "
+            "seed (test and tournament servers set RENATURE_ALLOW_CHOSEN_SEEDS=1).",
+        )
+    if not await choose_seed(gateway.redis, gateway.layout, game_id, seed):
+        raise ApiError(409, "game_exists", "A game with this id exists already; retry.")
+
+
+@router.get("/games/{game_id}", response_model=GameSummary, responses=errors(404, 422, 503))
+async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
+    """Public facts of a game: phase, whose turn it is, which seats are taken."""
+    state = await gateway.games.state(game_id)
+    return GameSummary(
+        game_id=game_id,
+        version=state.version,
+        board=state.board_id,
+        players=state.players,
+        phase=state.phase,
+        current_seat=state.current if state.current >= 0 else None,
+        seats_joined=[n for n, s in enumerate(state.seats) if s.name is not None],
+        seed=await gateway.tokens.seed_origin(game_id),
+    )
+
+
+@router.post(
+    "/games/{game_id}/seats/{seat}",
+    status_code=201,
+    response_model=JoinResponse,
+    responses=errors(400, 404, 409, 422, 503, 504),
+)
+async def join_seat(
+    game_id: GameId,
+    seat: Annotated[int, Path(ge=0, le=3)],
+    body: JoinRequest,
+    gateway: GatewayDep,
+) -> JoinResponse:
+    """Take a seat. The token in the answer is shown once: keep it, it is the only way to
+    act for the seat (only its SHA-256 is stored)."""
+    state = await gateway.games.state(game_id)
+    if seat >= state.players:
+        raise ApiError(
+            404, "no_such_seat", f"There is no seat {seat} in this {state.players}-player game."
+        )
+    token = new_token()
+    if state.seats[seat].name is not None or not await gateway.tokens.claim(game_id, seat, token):
+        raise ApiError(409, "seat_taken", f"Seat {seat} is taken already.")
+    command_id = f"join:{seat}:{uuid.uuid4().hex}"
+    try:
+        reply = await gateway.send(
+            CommandEnvelope(game_id, command_id, c.JoinGame(seat, body.name), seat)
+        )
+        result = accepted_or_raise(reply, command_id)
+    except ApiError as error:
+        if error.status != 504:  # after a timeout the join may still happen: keep the claim
+            await gateway.tokens.release(game_id, seat, token)
+        raise
+    return JoinResponse(game_id=game_id, seat=seat, token=token, version=result.version)
+
+
+@router.post(
+    "/games/{game_id}/start",
+    response_model=Accepted,
+    responses=errors(401, 403, 404, 409, 422, 503, 504),
+)
+async def start_game(game_id: GameId, credentials: Credentials, gateway: GatewayDep) -> Accepted:
+    """Start the game once every seat is taken; any seated player may do it."""
+    seat = await gateway.seated(game_id, credentials)
+    command_id = f"start:{seat}:{uuid.uuid4().hex}"
+    reply = await gateway.send(CommandEnvelope(game_id, command_id, c.StartGame(), seat))
+    return accepted_or_raise(reply, command_id)

@@ -1,0 +1,31 @@
+"""Play: a seated player's commands, handed to the rules service."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from renature_services.bus import CommandEnvelope
+from renature_services.gateway.commands import accepted_or_raise, seat_command
+from renature_services.gateway.dependencies import Credentials, GameId, GatewayDep
+from renature_services.gateway.openapi import errors
+from renature_services.gateway.schemas import Accepted, CommandRequest
+
+router = APIRouter(tags=["play"])
+
+
+@router.post(
+    "/games/{game_id}/commands",
+    response_model=Accepted,
+    responses=errors(400, 401, 403, 404, 409, 422, 503, 504),
+)
+async def send_command(
+    game_id: GameId, body: CommandRequest, credentials: Credentials, gateway: GatewayDep
+) -> Accepted:
+    """Play a move for your seat. 409 when the rules refuse it (``not_your_turn``,
+    ``illegal_placement``, ...), 422 for ``invalid_command``; nothing is appended then."""
+    seat = await gateway.seated(game_id, credentials)
+    command = seat_command(body.command, seat)
+    # Command ids are namespaced per seat, so one seat can never pre-empt (or read the
+    # outcome of) another seat's command by guessing its id.
+    envelope = CommandEnvelope(game_id, f"seat{seat}:{body.command_id}", command, seat)
+    return accepted_or_raise(await gateway.send(envelope), body.command_id)

@@ -1,0 +1,137 @@
+"""Reads: each viewer's picture of a game, replayed from its stream with the pure core, and
+the projectors' read models."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from renature import commands as c
+from renature import events as e
+from renature.rules import legal_actions
+from renature.state import GameState
+from renature.view import GameView, view, visible_event
+from renature_services.gateway.dependencies import Credentials, GameId, Gateway, GatewayDep
+from renature_services.gateway.errors import ApiError
+from renature_services.gateway.openapi import body, errors
+from renature_services.gateway.perspective import encode_state, perspective
+from renature_services.gateway.schemas import MsgspecResponse
+from renature_services.projectors.score import ScoreModel
+from renature_store import MAX_VERSION
+
+router = APIRouter(tags=["read"], default_response_class=MsgspecResponse)
+models = APIRouter(tags=["read models"], default_response_class=MsgspecResponse)
+
+
+@router.get(
+    "/games/{game_id}/view",
+    responses={**body(GameView, "Your seat's view"), **errors(401, 403, 404, 422, 503)},
+)
+async def seat_view(
+    game_id: GameId, credentials: Credentials, gateway: GatewayDep
+) -> MsgspecResponse:
+    """The game as your seat sees it: your hand, nobody else's."""
+    seat = await gateway.seated(game_id, credentials)
+    return MsgspecResponse(view(await gateway.games.state(game_id), seat))
+
+
+@router.get(
+    "/games/{game_id}/spectator",
+    responses={**body(GameView, "The spectator view"), **errors(404, 422, 503)},
+)
+async def spectator_view(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
+    """The game as a spectator sees it: no hands, no token backs."""
+    return MsgspecResponse(view(await gateway.games.state(game_id), None))
+
+
+@router.get(
+    "/games/{game_id}/state",
+    responses={
+        **body(GameState, "Your seat's perspective of the state"),
+        **errors(401, 403, 404, 422, 503),
+    },
+)
+async def seat_state(
+    game_id: GameId, credentials: Credentials, gateway: GatewayDep
+) -> MsgspecResponse:
+    """Your seat's own-perspective ``GameState`` (for bots using the pure core): every
+    secret your seat may not know is replaced by a stand-in (see docs/http-api.md)."""
+    seat = await gateway.seated(game_id, credentials)
+    state = await gateway.games.state(game_id)
+    return MsgspecResponse(encode_state(perspective(state, seat)))
+
+
+@router.get(
+    "/games/{game_id}/legal-actions",
+    responses={
+        **body(list[c.SeatCommand], "Every command your seat may send now"),
+        **errors(401, 403, 404, 422, 503),
+    },
+)
+async def seat_legal_actions(
+    game_id: GameId, credentials: Credentials, gateway: GatewayDep
+) -> MsgspecResponse:
+    """Every command your seat may send now (empty when it is not your turn)."""
+    seat = await gateway.seated(game_id, credentials)
+    return MsgspecResponse(legal_actions(await gateway.games.state(game_id), seat))
+
+
+@router.get(
+    "/games/{game_id}/events",
+    responses={
+        **body(list[e.AnyEvent], "The events after `after`, as you may see them"),
+        **errors(403, 404, 422, 503),
+    },
+    # The token is optional here: without one the events are shown as to a spectator.
+    openapi_extra={"security": [{}]},
+)
+async def game_events(
+    game_id: GameId,
+    credentials: Credentials,
+    gateway: GatewayDep,
+    after: Annotated[
+        int, Query(ge=0, le=MAX_VERSION, description="Only events after this version")
+    ] = 0,
+) -> MsgspecResponse:
+    """The game's events after ``after``, with the secrets your seat (or a spectator) may
+    not see blanked out."""
+    await gateway.games.require(game_id)
+    viewer = await gateway.viewer_of(game_id, credentials)
+    events = await gateway.games.events(game_id, after)
+    return MsgspecResponse([visible_event(event, viewer) for event in events])
+
+
+@models.get(
+    "/games/{game_id}/board",
+    responses={**body(GameView, "The board model"), **errors(404, 422, 503)},
+)
+async def board_model(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
+    """The board projector's read model (the spectator view, as last projected; it may lag
+    a few events behind ``/spectator``). ``X-Model-Version`` says which version it shows."""
+    return await _read_model(gateway, game_id, "board")
+
+
+@models.get(
+    "/games/{game_id}/scores",
+    responses={**body(ScoreModel, "The score model"), **errors(404, 422, 503)},
+)
+async def score_model(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
+    """The score projector's read model: scores with every award and its reason."""
+    return await _read_model(gateway, game_id, "score")
+
+
+async def _read_model(gateway: Gateway, game_id: str, name: str) -> MsgspecResponse:
+    """A projector's model hash ``<prefix>:{pNN}:<name>:<game_id>`` = {version, model}."""
+    await gateway.games.require(game_id)
+    layout = gateway.layout
+    key = f"{layout.base(layout.partition_of(game_id))}:{name}:{game_id}"
+    version, model = await gateway.redis.hmget(key, ["version", "model"])
+    if version is None or model is None:
+        raise ApiError(404, "not_projected", f"The {name} of this game is not projected yet.")
+    content = model if isinstance(model, bytes) else model.encode()
+    return MsgspecResponse(content, headers={"X-Model-Version": _text(version)})
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
