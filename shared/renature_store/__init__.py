@@ -6,6 +6,12 @@ layout and the append algorithm are described in docs/event-store.md.
 """
 
 from renature_store.api import EventStore
+from renature_store.durability import (
+    DEFAULT_DURABILITY,
+    Durability,
+    DurabilityStatus,
+    parse_durability,
+)
 from renature_store.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout, partition_of
 from renature_store.store import (
     DEFAULT_OUTCOME_TTL_SECONDS,
@@ -21,12 +27,14 @@ from renature_store.types import (
     CorruptStreamError,
     Duplicate,
     FeedEntry,
+    NotDurableError,
     StoredEvent,
     StoreError,
     StoreUnavailableError,
 )
 
 __all__ = [
+    "DEFAULT_DURABILITY",
     "DEFAULT_OUTCOME_TTL_SECONDS",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_PARTITIONS",
@@ -38,12 +46,16 @@ __all__ = [
     "Conflict",
     "CorruptStreamError",
     "Duplicate",
+    "Durability",
+    "DurabilityStatus",
     "EventStore",
     "FeedEntry",
     "KeyLayout",
+    "NotDurableError",
     "RedisEventStore",
     "StoreError",
     "StoreUnavailableError",
     "StoredEvent",
+    "parse_durability",
     "partition_of",
 ]

@@ -2,8 +2,10 @@
 
 One stream per game holds the game's events with explicit entry ids ``0-<version>``, so the
 stream id *is* the version and a reader never needs a separate index. Appends go through one
-Lua script (see `renature_store._lua`) that checks idempotency and the expected version and
-writes the batch, the partition feed and the games set atomically. See docs/event-store.md.
+Lua script (see `renature_store._lua`) that checks idempotency, the expected version and the
+expected last hash and writes the batch, the partition feed and the games set atomically. The
+durability mode (`renature_store.durability`) decides what must happen before an append counts
+as done. See docs/event-store.md.
 """
 
 from __future__ import annotations
@@ -16,6 +18,17 @@ from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
 from renature_store._lua import APPEND_LUA, TAG_APPENDED, TAG_CONFLICT, TAG_DUPLICATE
+from renature_store.durability import (
+    DEFAULT_DURABILITY,
+    DEFAULT_REPLICAS,
+    DEFAULT_WAIT_TIMEOUT_MS,
+    Durability,
+    DurabilityStatus,
+    check_durability,
+    parse_durability,
+    server_version,
+    supports_waitaof,
+)
 from renature_store.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout
 from renature_store.types import (
     Appended,
@@ -25,6 +38,7 @@ from renature_store.types import (
     CorruptStreamError,
     Duplicate,
     FeedEntry,
+    NotDurableError,
     StoredEvent,
     StoreError,
     StoreUnavailableError,
@@ -40,6 +54,7 @@ _EVENT: Final = b"event"
 _META: Final = b"meta"
 _GAME: Final = b"game"
 _VERSION: Final = b"version"
+_HASH: Final = b"hash"
 
 # A raw stream entry as redis-py returns it: (entry id, field map or None when deleted).
 _RawEntry = tuple[bytes | str | None, Mapping[bytes | str, bytes | str] | None]
@@ -56,11 +71,16 @@ class RedisEventStore:
         partitions: int = DEFAULT_PARTITIONS,
         outcome_ttl_seconds: int | None = DEFAULT_OUTCOME_TTL_SECONDS,
         page_size: int = DEFAULT_PAGE_SIZE,
+        durability: Durability | str = DEFAULT_DURABILITY,
+        replicas: int = DEFAULT_REPLICAS,
+        wait_timeout_ms: int = DEFAULT_WAIT_TIMEOUT_MS,
     ) -> None:
         """Wrap a client; ``partitions`` and ``prefix`` are part of the stored layout.
 
         The client must return bytes (``decode_responses=False``): events are opaque binary
-        data and decoding them as text would corrupt them.
+        data and decoding them as text would corrupt them. ``durability`` is the mode of
+        `renature_store.durability`: with ``replica`` every write waits for ``replicas``
+        replicas (at most ``wait_timeout_ms``) before it counts as done.
         """
         if redis.connection_pool.connection_kwargs.get("decode_responses"):
             raise ValueError("the event store needs a Redis client with decode_responses=False")
@@ -73,6 +93,12 @@ class RedisEventStore:
         self._outcome_ttl = outcome_ttl_seconds or 0
         self._page_size = page_size
         self._append_script = redis.register_script(APPEND_LUA)
+        self.durability = parse_durability(durability)
+        if replicas < 1:
+            raise ValueError(f"replicas must be at least 1, got {replicas}")
+        self._replicas = replicas
+        self._wait_timeout_ms = wait_timeout_ms
+        self._waitaof: bool | None = None  # known once the server's version was read
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -108,10 +134,8 @@ class RedisEventStore:
         what a retry of this command will get back in that `Duplicate`.
         """
         request = AppendRequest(game_id, command_id, expected_version, events, outcome, batch_meta)
-        keys, args = self._script_call(request)
-        with _translate_errors():
-            reply = await self._append_script(keys=keys, args=args)
-        return _parse_append_reply(reply, expected_version)
+        (result,) = await self.append_many([request])
+        return result
 
     async def append_many(self, requests: Sequence[AppendRequest]) -> list[AppendResult]:
         """`append` for several commands in one round trip (a pipeline, not a transaction).
@@ -120,6 +144,10 @@ class RedisEventStore:
         `append` had been called for each in order; they merely share the network round trip.
         Two requests for the same game are allowed, but the second is only appended if the
         first left the game at the second's expected version.
+
+        Under the ``replica`` durability mode the results are returned only once the writes
+        (and, for a `Duplicate`, the earlier write it answers with) are on enough replicas;
+        `NotDurableError` otherwise.
         """
         calls = [self._script_call(request) for request in requests]
         if not calls:
@@ -129,16 +157,25 @@ class RedisEventStore:
             missing = [i for i, reply in enumerate(replies) if _is_noscript(reply)]
             if missing:  # the server lost its script cache (restart, SCRIPT FLUSH): load, redo
                 await self._redis.script_load(APPEND_LUA)
-                again = await self._evalsha_all([calls[i] for i in missing])
+                again = await self._evalsha_all([calls[i] for i in missing], wait=False)
                 for i, reply in zip(missing, again, strict=True):
                     replies[i] = reply
+                await self._wait_replicas(touch=True)
         for reply in replies:
             if isinstance(reply, Exception):
                 raise _store_error(reply)
-        return [
+        results = [
             _parse_append_reply(reply, request.expected_version)
             for reply, request in zip(replies, requests, strict=True)
         ]
+        if self.durability is Durability.REPLICA and any(
+            isinstance(result, Duplicate) for result in results
+        ):
+            # A duplicate answers with an outcome another connection wrote, maybe an instant
+            # ago: WAIT only covers this connection's writes, so write a marker and wait again.
+            with _translate_errors():
+                await self._wait_replicas(touch=True)
+        return results
 
     def _script_call(self, request: AppendRequest) -> tuple[list[str], list[bytes | str | int]]:
         """The keys and arguments of the append script for one request (checked)."""
@@ -146,6 +183,10 @@ class RedisEventStore:
         if request.expected_version < 0:
             raise ValueError(
                 f"expected version must not be negative, got {request.expected_version}"
+            )
+        if request.hashes is not None and len(request.hashes) != len(request.events):
+            raise ValueError(
+                f"{len(request.hashes)} hashes for {len(request.events)} events: one per event"
             )
         game_id = request.game_id
         partition = self.layout.partition_of(game_id)
@@ -162,19 +203,75 @@ class RedisEventStore:
             game_id,
             0 if request.batch_meta is None else 1,
             b"" if request.batch_meta is None else request.batch_meta,
-            *request.events,
+            0 if request.prev_hash is None else 1,
+            request.prev_hash or "",
         ]
+        if request.hashes is None:
+            args += [0, *request.events]
+        else:
+            args.append(1)
+            for event, event_hash in zip(request.events, request.hashes, strict=True):
+                args += [event, event_hash]
         return keys, args
 
     async def _evalsha_all(
-        self, calls: Sequence[tuple[list[str], list[bytes | str | int]]]
+        self, calls: Sequence[tuple[list[str], list[bytes | str | int]]], *, wait: bool = True
     ) -> list[Any]:
-        """Run the append script once per call in one pipeline; errors come back as values."""
+        """Run the append script once per call in one pipeline; errors come back as values.
+
+        Under the ``replica`` mode the pipeline ends with the wait for the replicas (on the
+        same connection, so it covers these writes), checked here."""
         pipe = self._redis.pipeline(transaction=False)
         sha = self._append_script.sha
         for keys, args in calls:
             pipe.evalsha(sha, len(keys), *keys, *args)
-        return list(await pipe.execute(raise_on_error=False))
+        waiting = wait and self.durability is Durability.REPLICA
+        if waiting:
+            await self._queue_wait(pipe)
+        replies = list(await pipe.execute(raise_on_error=False))
+        if waiting:
+            self._check_wait(replies.pop())
+        return replies
+
+    # -- durability --------------------------------------------------------------------------
+
+    async def check_durability(self) -> DurabilityStatus:
+        """What the server does against what the store's durability mode needs (start-up)."""
+        with _translate_errors():
+            return await check_durability(self._redis, self.durability, self._replicas)
+
+    async def _queue_wait(self, pipe: Any) -> None:
+        """Add the wait for the replicas to ``pipe``: WAITAOF on Redis 7.2+, WAIT before."""
+        if self._waitaof is None:
+            self._waitaof = supports_waitaof(await server_version(self._redis))
+        if self._waitaof:
+            pipe.execute_command("WAITAOF", 0, self._replicas, self._wait_timeout_ms)
+        else:
+            pipe.execute_command("WAIT", self._replicas, self._wait_timeout_ms)
+
+    def _check_wait(self, reply: Any) -> None:
+        """Raise `NotDurableError` unless enough replicas acknowledged."""
+        if isinstance(reply, Exception):
+            raise _store_error(reply)
+        acknowledged = int(reply[1]) if isinstance(reply, list) else int(reply)
+        if acknowledged < self._replicas:
+            raise NotDurableError(
+                f"{acknowledged} of {self._replicas} replica(s) acknowledged the write within "
+                f"{self._wait_timeout_ms} ms; not acknowledged, retry with the same command id"
+            )
+
+    async def _wait_replicas(self, *, touch: bool) -> None:
+        """Under the ``replica`` mode: wait until the replicas have everything this connection
+        wrote, after writing a marker (``touch``) so the wait also covers what other
+        connections wrote before now (what a duplicate or a read answer relies on)."""
+        if self.durability is not Durability.REPLICA:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        if touch:
+            pipe.set(f"{self.layout.prefix}:durable-marker", b"1")
+        await self._queue_wait(pipe)
+        replies = list(await pipe.execute(raise_on_error=False))
+        self._check_wait(replies[-1])
 
     async def record_outcome(
         self, game_id: str, command_id: str, outcome: bytes
@@ -190,6 +287,7 @@ class RedisEventStore:
             previous = await self._redis.set(
                 key, outcome, nx=True, get=True, ex=self._outcome_ttl or None
             )
+            await self._wait_replicas(touch=previous is not None)
         if previous is None:
             return None
         if not isinstance(previous, bytes | str):
@@ -414,7 +512,8 @@ def _parse_append_reply(reply: Any, expected_version: int) -> AppendResult:
     if tag == TAG_APPENDED:
         return Appended(first_version=int(reply[1]), last_version=int(reply[2]))
     if tag == TAG_CONFLICT:
-        return Conflict(expected=expected_version, actual=int(reply[1]))
+        actual_hash = _as_str(reply[2]) if len(reply) > 2 else None
+        return Conflict(expected=expected_version, actual=int(reply[1]), actual_hash=actual_hash)
     if tag == TAG_DUPLICATE:
         return Duplicate(outcome=_as_bytes(reply[1]))
     raise StoreError(f"unexpected reply from the append script: {reply!r}")
@@ -434,10 +533,12 @@ def _parse_game_entry(raw: _RawEntry) -> StoredEvent:
     if not fields or _EVENT not in fields:
         raise CorruptStreamError(f"game stream entry {entry_id!r} has no event field")
     meta = fields.get(_META)
+    event_hash = fields.get(_HASH)
     return StoredEvent(
         version=_parse_version(entry_id),
         data=_as_bytes(fields[_EVENT]),
         meta=None if meta is None else _as_bytes(meta),
+        hash=None if event_hash is None else _as_str(event_hash),
     )
 
 
@@ -447,12 +548,14 @@ def _parse_feed_entry(partition: int, raw: _RawEntry) -> FeedEntry:
     try:
         if fields is None or entry_id is None:
             raise KeyError(_EVENT)
+        event_hash = fields.get(_HASH)
         return FeedEntry(
             partition=partition,
             entry_id=_as_str(entry_id),
             game_id=_as_str(fields[_GAME]),
             version=int(fields[_VERSION]),
             data=_as_bytes(fields[_EVENT]),
+            hash=None if event_hash is None else _as_str(event_hash),
         )
     except (KeyError, ValueError) as error:
         raise CorruptStreamError(f"malformed feed entry {entry_id!r}: {fields!r}") from error

@@ -9,7 +9,7 @@ failures (Redis unreachable, a malformed stream).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,12 +17,14 @@ class StoredEvent:
     """One event of a game as stored: its version, its opaque bytes and the batch meta.
 
     ``meta`` is only set on the first event of an appended batch (the command's provenance);
-    it is ``None`` on every other event.
+    it is ``None`` on every other event. ``hash`` is the event's chain hash as the appender
+    stated it (``None`` for events appended without one).
     """
 
     version: int
     data: bytes
     meta: bytes | None = None
+    hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,7 @@ class FeedEntry:
     game_id: str
     version: int
     data: bytes
+    hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +54,16 @@ class Appended:
 
 @dataclass(frozen=True, slots=True)
 class Conflict:
-    """Nothing was written: the game is at ``actual``, not at the ``expected`` version."""
+    """Nothing was written: the game is at ``actual``, not at the ``expected`` version, or at
+    that version but ending in another event than the one the caller decided on.
+
+    ``actual_hash`` is the hash of the stream's last event (``""`` for an empty stream, ``None``
+    when unknown); it is left out of comparisons.
+    """
 
     expected: int
     actual: int
+    actual_hash: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +86,12 @@ class AppendRequest:
     events: Sequence[bytes]
     outcome: bytes
     batch_meta: bytes | None = None
+    prev_hash: str | None = None
+    """The hash of the last event the command was decided on (``""`` for a new game): the
+    append is refused as a `Conflict` unless the stream still ends in that very event.
+    ``None``: the version alone is checked."""
+    hashes: Sequence[str] | None = None
+    """The chain hash of each event, stored with it (``None``: the events carry none)."""
 
 
 class StoreError(Exception):
@@ -90,6 +105,12 @@ class StoreUnavailableError(StoreError):
     written. Retrying with the *same* command id is safe: the store answers a command it has
     already applied with ``Duplicate``.
     """
+
+
+class NotDurableError(StoreUnavailableError):
+    """The write was made but not confirmed durable under the store's durability mode (too
+    few replicas acknowledged it in time). Its outcome must not be reported as accepted;
+    retrying with the same command id is safe and answers it once it is durable."""
 
 
 class CorruptStreamError(StoreError):
