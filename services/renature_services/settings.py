@@ -10,7 +10,9 @@ configures its children by setting the environment rather than by passing flags.
 | ``RENATURE_PARTITIONS`` | ``16`` | partition count (part of the key layout) |
 | ``RENATURE_CONSUMER`` | ``<host>-<pid>-<random>`` | consumer name in the consumer groups |
 | ``RENATURE_LOG_LEVEL`` | ``INFO`` | log level of the JSON logs |
-| ``RENATURE_RECLAIM_IDLE_MS`` | ``30000`` | pending entries idle this long are taken over |
+| ``RENATURE_RECLAIM_IDLE_MS`` | ``4000`` | pending entries idle this long are taken over |
+| ``RENATURE_DURABILITY`` | ``always`` | ``always``, ``replica`` or ``everysec`` (durability.py) |
+| ``RENATURE_DURABILITY_REPLICAS`` | ``1`` | replicas a write waits for under ``replica`` |
 | ``RENATURE_ALLOW_CHOSEN_SEEDS`` | off | ``POST /games`` may take a seed (tests, bots) |
 """
 
@@ -45,9 +47,13 @@ class Settings:
     partitions: int = 16
     consumer: str = field(default_factory=default_consumer_name)
     log_level: str = "INFO"
-    reclaim_idle_ms: int = 30_000
+    # Well under the gateway's 10 s command timeout: a stalled instance's batch is taken over
+    # (and answered) by another one in time; taking a batch twice is harmless (idempotency).
+    reclaim_idle_ms: int = 4_000
     reclaim_interval_s: float = 10.0
     cache_games: int = 10_000
+    durability: str = "always"
+    durability_replicas: int = 1
     # Whoever chooses a seed knows every hand: only test, bot and tournament servers allow it.
     allow_chosen_seeds: bool = False
 
@@ -68,6 +74,10 @@ class Settings:
             values["log_level"] = level.upper()
         if idle := env.get("RENATURE_RECLAIM_IDLE_MS"):
             values["reclaim_idle_ms"] = int(idle)
+        if durability := env.get("RENATURE_DURABILITY"):
+            values["durability"] = durability.strip().lower()
+        if replicas := env.get("RENATURE_DURABILITY_REPLICAS"):
+            values["durability_replicas"] = int(replicas)
         if chosen := env.get("RENATURE_ALLOW_CHOSEN_SEEDS"):
             values["allow_chosen_seeds"] = chosen.lower() in ("1", "true", "yes", "on")
         values.update({k: v for k, v in overrides.items() if v is not None})
