@@ -7,8 +7,9 @@ The audit checks, in order of the stream:
 - every batch starts with its cause (the recorded command) and re-deciding that command on the
   replayed state gives exactly the stored events (an illegal move is caught here even when its
   forger recomputed the hash chain);
-- the revealed seed matches the commitment made at creation and reproduces the recorded deal
-  (the creation is re-decided with the revealed seed);
+- the revealed seed and salt match the commitment made at creation (an HMAC-SHA256 of the seed
+  keyed with the salt; a bare SHA-256 for an unsalted game) and the seed reproduces the
+  recorded deal (the creation is re-decided with the revealed seed and salt);
 - the final scoring is recomputed (the FinishGame command is re-decided) and every seat's final
   score equals the sum of the points its events award.
 """
@@ -136,15 +137,22 @@ def batches(events: Sequence[e.Event]) -> list[list[e.Event]]:
     return out
 
 
-def _revealed_seed(events: Sequence[e.Event]) -> str | None:
+class Revealed(msgspec.Struct, frozen=True):
+    """What ``GameEnded`` reveals: the seed and the salt of its commitment."""
+
+    seed: str
+    salt: str = ""
+
+
+def _revealed_seed(events: Sequence[e.Event]) -> Revealed | None:
     for event in reversed(events):
         if isinstance(event, e.GameEnded):
-            return event.seed
+            return Revealed(event.seed, event.salt)
     return None
 
 
 def _redecide(
-    state: GameState | None, batch: list[e.Event], seed: str | None
+    state: GameState | None, batch: list[e.Event], seed: Revealed | None
 ) -> tuple[list[Finding], GameState | None, bool]:
     """Re-run the batch's recorded command. Returns (findings, state after, verified)."""
     first = batch[0]
@@ -155,7 +163,13 @@ def _redecide(
     if isinstance(command, c.CreateGame):
         # Until the seed is revealed the deal cannot be checked: the creation is re-decided
         # with a stand-in seed and compared in everything but the commitment and the deal.
-        command = replace(command, seed=seed if seed is not None else UNREVEALED)
+        if seed is None:
+            command = replace(command, seed=UNREVEALED)
+        else:
+            command = replace(command, seed=seed.seed, salt=seed.salt)
+    elif isinstance(command, c.FinishGame) and seed is not None:
+        # The cause leaves the seed out; GameEnded reveals it (and the rules check it).
+        command = replace(command, seed=seed.seed, salt=seed.salt)
     try:
         expected, after = execute(
             state, command, command_id=first.cause.command_id, time=first.cause.time
@@ -206,14 +220,15 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
     created = events[0]
     if not isinstance(created, e.GameCreated):
         findings.append(Finding(1, "stream", "the first event is not the game's creation"))
-    elif seed is not None and commitment(seed) != created.seed_commitment:
+    elif seed is not None and commitment(seed.seed, seed.salt) != created.seed_commitment:
         ended = next(ev for ev in reversed(events) if isinstance(ev, e.GameEnded))
+        how = "its HMAC with the revealed salt" if seed.salt else "its SHA-256"
         findings.append(
             Finding(
                 ended.version,
                 "seed",
-                f"the revealed seed {seed!r} does not match the commitment made at creation "
-                f"({created.seed_commitment}): its SHA-256 is {commitment(seed)}",
+                f"the revealed seed {seed.seed!r} does not match the commitment made at creation "
+                f"({created.seed_commitment}): {how} is {commitment(seed.seed, seed.salt)}",
             )
         )
         # A seed that fails its commitment cannot show the deal forged: the fault is the seed.
@@ -221,6 +236,14 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
     state: GameState | None = None
     groups = batches(events)
     for batch in groups:
+        cause = batch[0].cause
+        if (
+            seed is None
+            and revealed is not None
+            and cause
+            and isinstance(cause.command, c.FinishGame)
+        ):
+            break  # the finish cannot be re-decided without a seed that holds (found above)
         problems, after, verified = _redecide(state, batch, seed)
         findings += problems
         if problems:

@@ -63,10 +63,16 @@ class Command(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fiel
 
 
 class CreateGame(Command, frozen=True):
+    """Create a game dealt from ``seed``. The service fills ``seed`` and ``salt`` from its seed
+    vault (a client's are never used) and says with ``chosen_seed`` whether the seed was chosen
+    by a caller (tests, bots, tournaments) rather than drawn at random."""
+
     game_id: GameIdText
     players: int
     seed: SeedText
     board: BoardName = "base"
+    salt: str = ""
+    chosen_seed: bool = False
 
 
 class JoinGame(Command, frozen=True):
@@ -136,9 +142,11 @@ class EndTurn(Command, frozen=True):
 
 
 class FinishGame(Command, frozen=True):
-    """Reveal the seed and carry out the final scoring (after the last domino)."""
+    """Reveal the seed (and the salt of its commitment) and carry out the final scoring
+    (after the last domino)."""
 
     seed: SeedText
+    salt: str = ""
 
 
 SeatCommand = (

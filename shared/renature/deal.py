@@ -9,6 +9,7 @@ from the last position down, swapping position i with ``number mod (i + 1)``.
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -19,9 +20,23 @@ from renature.events import Deal
 T = TypeVar("T")
 
 
-def commitment(seed: str) -> str:
-    """SHA-256 of the seed: published at creation, checked when the seed is revealed."""
-    return hashlib.sha256(seed.encode()).hexdigest()
+SALTED = "hmac-sha256:"
+"""The label of a salted commitment (what the services publish for every game they create)."""
+
+
+def commitment(seed: str, salt: str = "") -> str:
+    """The commitment to a seed, published at creation and checked when the seed is revealed.
+
+    With a ``salt`` (the services draw 256 random bits per game and reveal them with the seed):
+    ``"hmac-sha256:"`` and the hex HMAC-SHA256 of the seed keyed with the salt, so that nobody
+    can test candidate seeds against the commitment before the end, however small the seed (a
+    chosen seed such as ``731337`` included). Without a salt (in-process simulations, whose
+    seed is public anyway, and games recorded before salts): the bare hex SHA-256 of the seed,
+    which a short seed does not hide.
+    """
+    if not salt:
+        return hashlib.sha256(seed.encode()).hexdigest()
+    return SALTED + hmac.new(salt.encode(), seed.encode(), hashlib.sha256).hexdigest()
 
 
 def shuffled(seed: str, purpose: str, items: Sequence[T]) -> list[T]:

@@ -13,7 +13,7 @@ import hashlib
 import msgspec
 from msgspec.structs import replace
 
-from renature.commands import AnyCommand, CreateGame
+from renature.commands import AnyCommand, CreateGame, FinishGame
 
 
 class Cause(msgspec.Struct, frozen=True):
@@ -68,6 +68,9 @@ class GameCreated(Event, frozen=True):
     seed_commitment: str
     deal: Deal | None
     dominoes: list[tuple[str, str]]
+    chosen_seed: bool = False
+    """The deal comes from a seed a caller chose (tests, bots, tournaments), not a secret
+    random one: whoever chose it knows every hand."""
 
 
 class PlayerJoined(Event, frozen=True):
@@ -198,11 +201,14 @@ class TokensRevealed(Event, frozen=True):
 
 
 class GameEnded(Event, frozen=True):
+    """The end: the seed and the salt of its commitment are revealed here, and only here."""
+
     seed: str
     scores: list[int]
     tiebreak: list[list[int]]
     ranking: list[int]
     winners: list[int]
+    salt: str = ""
 
 
 AnyEvent = (
@@ -258,9 +264,11 @@ def seal(event: Event, prev_hash: str) -> Event:
 
 
 def public_command(command: AnyCommand) -> AnyCommand:
-    """The command as recorded in provenance: a creation's secret seed is left out."""
-    if isinstance(command, CreateGame):
-        return replace(command, seed="")
+    """The command as recorded in provenance: seeds and salts are left out. A creation's must
+    stay secret until the end; a finish's are revealed by design in ``GameEnded`` (the last
+    event of the batch), not by the cause on its first event, which every viewer may see."""
+    if isinstance(command, CreateGame | FinishGame):
+        return replace(command, seed="", salt="")
     return command
 
 

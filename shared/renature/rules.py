@@ -286,6 +286,7 @@ def _created(_: GameState | None, ev: e.GameCreated) -> GameState:
         board_id=ev.board,
         players=ev.players,
         commitment=ev.seed_commitment,
+        chosen_seed=ev.chosen_seed,
         board=board,
         version=ev.version,
         seats=seats,
@@ -604,9 +605,10 @@ def _create(cmd: c.CreateGame) -> e.GameCreated:
         board=board.id,
         players=cmd.players,
         seat_colours=list(comps.seat_colours[cmd.players]),
-        seed_commitment=commitment(cmd.seed),
+        seed_commitment=commitment(cmd.seed, cmd.salt),
         deal=deal(cmd.seed, cmd.players, board),
         dominoes=[(comps.animals[a], comps.animals[b]) for a, b in comps.dominoes],
+        chosen_seed=cmd.chosen_seed,
     )
 
 
@@ -1008,7 +1010,7 @@ def _finish(b: _Batch, cmd: c.FinishGame) -> None:
     s = b.state
     if s.phase != "final_scoring":
         raise WrongPhase("The game can only be finished when nobody has any dominoes left.")
-    if commitment(cmd.seed) != s.commitment:
+    if commitment(cmd.seed, cmd.salt) != s.commitment:
         raise SeedMismatch("The revealed seed does not match the commitment made at creation.")
     if s.board.scoring == "on_closing":
         for area, token in enumerate(s.area_tokens):
@@ -1053,6 +1055,7 @@ def _finish(b: _Batch, cmd: c.FinishGame) -> None:
         tiebreak=tiebreak,
         ranking=ranking,
         winners=winners,
+        salt=cmd.salt,
     )
 
 

@@ -65,6 +65,7 @@ class GameState(msgspec.Struct, frozen=True):
     result: tuple[int, ...] = ()  # ranking, once finished
     winners: tuple[int, ...] = ()
     revealed_seed: str | None = None
+    chosen_seed: bool = False  # dealt from a seed a caller chose (GameCreated.chosen_seed)
     last_hash: str = ""  # hash of the last event applied (the chain continues from it)
 
     @property

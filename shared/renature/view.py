@@ -119,6 +119,9 @@ class GameView(msgspec.Struct, frozen=True):
     winners: list[int]
     ranking: list[int]
     seed: str | None = None
+    chosen_seed: bool = False
+    """Dealt from a seed a caller chose (tests, bots, tournaments): whoever chose it knows
+    every hand. Every seat's view says so from the creation on."""
 
 
 def _seat_view(state: GameState, seat: int, viewer: int | None) -> SeatView:
@@ -247,6 +250,7 @@ def view(state: GameState, viewer: int | None) -> GameView:
         winners=list(state.winners),
         ranking=list(state.result),
         seed=state.revealed_seed,
+        chosen_seed=state.chosen_seed,
     )
 
 
