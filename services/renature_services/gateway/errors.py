@@ -28,8 +28,14 @@ REJECTION_STATUS = {
     "game_not_found": 404,
     "not_your_seat": 403,
     "contended": 503,
+    "store_unavailable": 503,  # the rules service could not reach Redis: retry (issue 11)
     "internal_error": 500,
 }
+
+
+RETRY_AFTER = {"Retry-After": "1"}
+"""Sent with every 503: the outage is transient (Redis restarting, an instance taking over), and
+services reconnect within a second of Redis answering again."""
 
 
 class ApiError(Exception):
@@ -66,7 +72,10 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_api_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
-        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+        headers = RETRY_AFTER if exc.status == 503 else None
+        return JSONResponse(
+            error_body(exc.code, exc.message), status_code=exc.status, headers=headers
+        )
 
     async def on_validation(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
@@ -88,7 +97,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_redis_down(_: Request, exc: Exception) -> JSONResponse:
         log.error("gateway_redis_unavailable", error=str(exc))
         body = error_body("store_unavailable", "The game store cannot be reached; retry.")
-        return JSONResponse(body, status_code=503)
+        return JSONResponse(body, status_code=503, headers=RETRY_AFTER)
 
     async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.error("gateway_internal_error", error=type(exc).__name__, exc_info=exc)
