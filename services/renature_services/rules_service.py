@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -51,12 +50,18 @@ from redis.exceptions import ResponseError
 from renature import commands as c
 from renature import events as e
 from renature.errors import RuleError
-from renature.game import replay
-from renature.rules import evolve, execute
+from renature.rules import execute
 from renature.state import GameState
 from renature_services import bus
 from renature_services.logging import bind_command, configure_logging, get_logger, stdlib_logger
 from renature_services.settings import Settings
+from renature_services.state_cache import (
+    DEFAULT_MAX_GAMES,
+    Cached,
+    StateCache,
+    cached_state,
+    fold_states,
+)
 from renature_store import (
     Appended,
     AppendRequest,
@@ -66,7 +71,6 @@ from renature_store import (
     EventStore,
     KeyLayout,
     RedisEventStore,
-    StoredEvent,
 )
 from renature_store.keys import check_game_id
 
@@ -216,8 +220,11 @@ class CommandHandler:
     store: EventStore
     seeds: SeedVault
     clock: Callable[[], datetime] = utc_now
-    cache_size: int = 10_000
-    cache: OrderedDict[str, GameState] = field(default_factory=OrderedDict)
+    cache_size: int = DEFAULT_MAX_GAMES
+    cache: StateCache[GameState] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cache = StateCache(self.cache_size)
 
     async def handle_bytes(self, body: bytes) -> bytes:
         """Answer one raw message; never raises for a bad message (it is answered rejected)."""
@@ -262,7 +269,7 @@ class CommandHandler:
                 outcome = await self.store.get_outcome(envelope.game_id, envelope.command_id)
                 if outcome is None:
                     outcome = await self._decide_and_append(envelope)
-                    state = self.cache.get(envelope.game_id)
+                    state = self.cache.value(envelope.game_id)
                 else:
                     log.info("command_duplicate")
                     outcome = answer_again(envelope, outcome)
@@ -337,7 +344,7 @@ class CommandHandler:
         for index, envelope in alone:
             answered.append((index, await self.handle(envelope)))
         for _, envelope in batched:  # alone ones were finished by `handle`
-            state = self.cache.get(envelope.game_id)
+            state = self.cache.value(envelope.game_id)
             if state is not None and state.phase == "final_scoring":
                 await self._finish(envelope)
         return answered
@@ -392,7 +399,7 @@ class CommandHandler:
             with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                 log.info("command_duplicate", command=kind)
             return answer_again(envelope, result.outcome)
-        self._remember(decision.state)
+        self._remember(cached_state(decision.state))
         # DEBUG: the store records every accepted command with its provenance already, and a
         # log line per move costs more CPU than deciding it.
         log.debug(
@@ -482,44 +489,30 @@ class CommandHandler:
         """The game's latest state: the cached fold plus the events appended after it."""
         cached = self.cache.get(game_id)
         after = 0 if cached is None else cached.version
-        stored = await self.store.read(game_id, after_version=after)
-        state = fold(cached, stored)
-        if state is not None:
-            self._remember(state)
-        return state
+        return self._remember(
+            fold_states(cached, await self.store.read(game_id, after_version=after))
+        )
 
     async def load_many(self, game_ids: Sequence[str]) -> list[GameState | None]:
         """The latest states of several (distinct) games, read in one round trip."""
         cached = [self.cache.get(game_id) for game_id in game_ids]
         pages = await self.store.read_many(
             [
-                (game_id, 0 if state is None else state.version)
-                for game_id, state in zip(game_ids, cached, strict=True)
+                (game_id, 0 if entry is None else entry.version)
+                for game_id, entry in zip(game_ids, cached, strict=True)
             ]
         )
-        states = [fold(state, page) for state, page in zip(cached, pages, strict=True)]
-        for state in states:
-            if state is not None:
-                self._remember(state)
-        return states
+        return [
+            self._remember(fold_states(entry, page))
+            for entry, page in zip(cached, pages, strict=True)
+        ]
 
-    def _remember(self, state: GameState) -> None:
+    def _remember(self, entry: Cached[GameState] | None) -> GameState | None:
         """Cache a game's state, unless a newer one is cached (by a concurrent command)."""
-        cached = self.cache.get(state.game_id)
-        if cached is None or cached.version <= state.version:
-            self.cache[state.game_id] = state
-        self.cache.move_to_end(state.game_id)
-        while len(self.cache) > self.cache_size:
-            self.cache.popitem(last=False)
-
-
-def fold(state: GameState | None, stored: Sequence[StoredEvent]) -> GameState | None:
-    """Fold stored events onto a state (``replay`` when starting from nothing)."""
-    if state is None:
-        return replay(e.decode(event.data) for event in stored)
-    for event in stored:
-        state = evolve(state, e.decode(event.data))
-    return state
+        if entry is None:
+            return None
+        self.cache.remember(entry.value.game_id, entry)
+        return entry.value
 
 
 def _decode(body: bytes) -> bus.CommandEnvelope | bytes:

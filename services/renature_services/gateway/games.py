@@ -8,35 +8,30 @@ costs one short XRANGE once the game is warm.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from renature import events as e
-from renature.rules import evolve
 from renature.state import GameState
 from renature_services.gateway.errors import ApiError
+from renature_services.state_cache import StateCache, fold_states
 from renature_store import RedisEventStore
 
 
 class GameStates:
-    """A bounded LRU cache of folded game states over the event store."""
+    """Folded game states over the event store, cached in a `StateCache`."""
 
     def __init__(self, store: RedisEventStore, max_games: int = 2048) -> None:
         self._store = store
-        self._max_games = max_games
-        self._states: OrderedDict[str, GameState] = OrderedDict()
+        self._states: StateCache[GameState] = StateCache(max_games)
 
     async def state(self, game_id: str) -> GameState:
         """The game's current state; 404 ``game_not_found`` when it has no events."""
         self._check_id(game_id)
         cached = self._states.get(game_id)
-        after = cached.version if cached is not None else 0
-        state = cached
-        for stored in await self._store.read(game_id, after_version=after):
-            state = evolve(state, e.decode(stored.data))
-        if state is None:
+        after = 0 if cached is None else cached.version
+        entry = fold_states(cached, await self._store.read(game_id, after_version=after))
+        if entry is None:
             raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
-        self._remember(game_id, state)
-        return state
+        self._states.remember(game_id, entry)
+        return entry.value
 
     async def events(self, game_id: str, after: int) -> list[e.Event]:
         """The decoded events after version ``after`` (404 for an unknown game)."""
@@ -51,15 +46,6 @@ class GameStates:
         self._check_id(game_id)
         if game_id not in self._states and not await self._store.exists(game_id):
             raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
-
-    def _remember(self, game_id: str, state: GameState) -> None:
-        """Keep the newest state (concurrent requests may finish out of order)."""
-        current = self._states.get(game_id)
-        if current is None or current.version <= state.version:
-            self._states[game_id] = state
-        self._states.move_to_end(game_id)
-        while len(self._states) > self._max_games:
-            self._states.popitem(last=False)
 
     @staticmethod
     def _check_id(game_id: str) -> None:

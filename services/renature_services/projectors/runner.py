@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Generic, Protocol, TypeVar
 
@@ -31,7 +31,8 @@ from redis.exceptions import RedisError
 from renature import events as e
 from renature_services.logging import configure_logging, get_logger
 from renature_services.settings import Settings
-from renature_store import FeedEntry, KeyLayout, RedisEventStore, StoredEvent, StoreError
+from renature_services.state_cache import DEFAULT_MAX_GAMES, Cached, StateCache, fold, fold_stored
+from renature_store import FeedEntry, KeyLayout, RedisEventStore, StoreError
 
 log = get_logger("renature.projector")
 
@@ -88,7 +89,7 @@ class Projector(Generic[F]):
         *,
         batch: int = 200,
         reclaim_idle_ms: int = 30_000,
-        cache_size: int = 10_000,
+        cache_size: int = DEFAULT_MAX_GAMES,
     ) -> None:
         self.store = store
         self.redis = redis
@@ -97,7 +98,7 @@ class Projector(Generic[F]):
         self.batch = batch
         self.reclaim_idle_ms = reclaim_idle_ms
         self.cache_size = cache_size
-        self.cache: OrderedDict[str, F] = OrderedDict()
+        self.cache: StateCache[F] = StateCache(cache_size)
         self._write = redis.register_script(WRITE_MODEL_LUA)
         self._log = log.bind(projection=projection.name, consumer=consumer)
 
@@ -194,10 +195,9 @@ class Projector(Generic[F]):
         writes: list[tuple[str, int, bytes]] = []
         for game_id, stored in zip(games, stored_versions, strict=True):
             try:
-                fold = await self._advance(game_id, by_game[game_id], stored)
-                if fold is not None:
-                    version = self.projection.version(fold)
-                    writes.append((game_id, version, self.projection.render(fold)))
+                cached = await self._advance(game_id, by_game[game_id], stored)
+                if cached is not None:
+                    writes.append((game_id, cached.version, self.projection.render(cached.value)))
             except Exception:
                 self._log.exception("projection_failed", game_id=game_id)
                 continue
@@ -225,29 +225,29 @@ class Projector(Generic[F]):
     async def project(self, game_id: str, entries: Sequence[FeedEntry]) -> bool:
         """Bring the game's model up to at least the newest of ``entries``; True if written."""
         stored = await self.redis.hget(self.key(game_id), "version")
-        fold = await self._advance(game_id, entries, stored)
-        return fold is not None and await self._store_model(game_id, fold)
+        cached = await self._advance(game_id, entries, stored)
+        return cached is not None and await self._store_model(game_id, cached)
 
     async def _advance(
         self, game_id: str, entries: Sequence[FeedEntry], stored: bytes | str | None
-    ) -> F | None:
+    ) -> Cached[F] | None:
         """The game's fold up to the newest of ``entries`` (cached, caught up from the game
         stream when behind), or ``None`` when the stored model has them all already."""
         newest = max(entry.version for entry in entries)
         if stored is not None and int(stored) >= newest:
             return None  # redelivered: every one of these events is in the model already
-        fold = self.cache.get(game_id)
+        cached = self.cache.get(game_id)
         for entry in sorted(entries, key=lambda item: item.version):
-            version = self._version(fold)
+            version = 0 if cached is None else cached.version
             if entry.version <= version:
                 continue
             if entry.version != version + 1:  # a gap: the cache is missing or behind
-                fold = await self._catch_up(game_id, fold)
+                cached = await self._catch_up(game_id, cached)
                 continue
-            fold = self.projection.apply(fold, e.decode(entry.data))
-        if fold is not None:
-            self._remember(game_id, fold)
-        return fold
+            cached = fold(cached, [e.decode(entry.data)], self.projection.apply)
+        if cached is not None:
+            self.cache.remember(game_id, cached)
+        return cached
 
     # -- rebuilding --------------------------------------------------------------------------
 
@@ -267,39 +267,29 @@ class Projector(Generic[F]):
             await self.redis.delete(*keys[start : start + 500])
         self.cache.clear()
         for game_id in games:
-            fold = await self._catch_up(game_id, None)
-            if fold is not None:
-                self._remember(game_id, fold)
-                await self._store_model(game_id, fold)
+            cached = await self._catch_up(game_id, None)
+            if cached is not None:
+                self.cache.remember(game_id, cached)
+                await self._store_model(game_id, cached)
         self._log.info("projection_rebuilt", games=len(games))
         return len(games)
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _version(self, fold: F | None) -> int:
-        return 0 if fold is None else self.projection.version(fold)
-
-    async def _catch_up(self, game_id: str, fold: F | None) -> F | None:
+    async def _catch_up(self, game_id: str, cached: Cached[F] | None) -> Cached[F] | None:
         """Fold the events of the game stream after the fold's version (the source of truth)."""
-        stored: list[StoredEvent] = await self.store.read(game_id, self._version(fold))
-        for event in stored:
-            fold = self.projection.apply(fold, e.decode(event.data))
-        return fold
+        after = 0 if cached is None else cached.version
+        stored = await self.store.read(game_id, after_version=after)
+        return fold_stored(cached, stored, self.projection.apply)
 
-    async def _store_model(self, game_id: str, fold: F) -> bool:
-        version = self.projection.version(fold)
+    async def _store_model(self, game_id: str, cached: Cached[F]) -> bool:
+        version = cached.version
         written = await self._write(
-            keys=[self.key(game_id)], args=[version, self.projection.render(fold)]
+            keys=[self.key(game_id)], args=[version, self.projection.render(cached.value)]
         )
         if written:
             self._log.debug("model_written", game_id=game_id, version=version)
         return bool(written)
-
-    def _remember(self, game_id: str, fold: F) -> None:
-        self.cache[game_id] = fold
-        self.cache.move_to_end(game_id)
-        while len(self.cache) > self.cache_size:
-            self.cache.popitem(last=False)
 
     def _scan_pattern(self) -> str:
         return f"{self.store.layout.prefix}:{{p*}}:{self.projection.name}:*"

@@ -1,0 +1,141 @@
+"""One cache of folded games for every service: the rules service, the gateway, the projectors.
+
+Each service keeps, per game, a value folded from the game's events (a `GameState`, or a
+projection's fold) and reads only the events after the cached version, so a warm game costs one
+short read. The cache never decides anything: a missing or evicted entry is rebuilt from the
+stream, and an entry written by another instance is caught up on the next read.
+
+An entry keeps the value, the version of the last event folded in *and* that event's chain hash
+(``Event.hash``). The hash is the cache's lineage: the next event of the stream must name it as
+its ``prev_hash``. `Cached.lineage` says whether a stream continues the cached entry, is behind
+it, or differs from it (e.g. a store restored from an older backup), so a reader can tell a
+cache to trust from one to drop.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from renature import events as e
+from renature.rules import evolve
+from renature.state import GameState
+from renature_store import StoredEvent
+
+F = TypeVar("F")
+
+DEFAULT_MAX_GAMES = 10_000
+
+Apply = Callable[[F | None, e.Event], F]
+"""One step of a fold: the value after one more event (``None`` before the first)."""
+
+
+class Lineage(enum.Enum):
+    """How a game's stream relates to a cached entry."""
+
+    CURRENT = "current"  # the stream ends at the cached event
+    AHEAD = "ahead"  # the stream continues the cached entry with newer events
+    BEHIND = "behind"  # the stream ends before the cached version (lost writes)
+    DIVERGED = "diverged"  # the stream holds other events than those the cache folded
+
+
+@dataclass(frozen=True, slots=True)
+class Cached(Generic[F]):
+    """A folded value with the version and the chain hash of the last event folded in."""
+
+    value: F
+    version: int
+    last_hash: str
+
+    def lineage(self, stream_version: int, next_event: e.Event | None = None) -> Lineage:
+        """Compare with a stream at ``stream_version`` whose event after the cached version is
+        ``next_event`` (when the stream is ahead). Without ``next_event`` an ahead stream is
+        taken on trust; with it, its ``prev_hash`` must be the cached ``last_hash``."""
+        if stream_version < self.version:
+            return Lineage.BEHIND
+        if stream_version == self.version:
+            return Lineage.CURRENT
+        if next_event is not None and (
+            next_event.version != self.version + 1 or next_event.prev_hash != self.last_hash
+        ):
+            return Lineage.DIVERGED
+        return Lineage.AHEAD
+
+
+def fold(entry: Cached[F] | None, events: Iterable[e.Event], apply: Apply[F]) -> Cached[F] | None:
+    """``entry`` with ``events`` folded in by ``apply`` (``None`` while nothing was folded)."""
+    value = None if entry is None else entry.value
+    version = 0 if entry is None else entry.version
+    last_hash = "" if entry is None else entry.last_hash
+    folded = False
+    for event in events:
+        value = apply(value, event)
+        version, last_hash, folded = event.version, event.hash, True
+    if not folded:
+        return entry
+    assert value is not None  # `apply` returns a value once an event was folded
+    return Cached(value, version, last_hash)
+
+
+def fold_stored(
+    entry: Cached[F] | None, stored: Sequence[StoredEvent], apply: Apply[F]
+) -> Cached[F] | None:
+    """`fold` over events as the store returns them."""
+    return fold(entry, (e.decode(event.data) for event in stored), apply)
+
+
+def fold_states(
+    entry: Cached[GameState] | None, stored: Sequence[StoredEvent]
+) -> Cached[GameState] | None:
+    """The game's state with the stored events folded in by the core's ``evolve``."""
+    return fold_stored(entry, stored, evolve)
+
+
+def cached_state(state: GameState) -> Cached[GameState]:
+    """A state as a cache entry (its own version and last hash)."""
+    return Cached(state, state.version, state.last_hash)
+
+
+class StateCache(Generic[F]):
+    """A bounded LRU of folded games: the newest entry of each game, the least recently used
+    game dropped first."""
+
+    def __init__(self, max_games: int = DEFAULT_MAX_GAMES) -> None:
+        self.max_games = max_games
+        self._entries: OrderedDict[str, Cached[F]] = OrderedDict()
+
+    def get(self, game_id: str) -> Cached[F] | None:
+        """The cached entry of a game, if any (no change to the LRU order)."""
+        return self._entries.get(game_id)
+
+    def value(self, game_id: str) -> F | None:
+        """The cached value of a game, if any."""
+        entry = self._entries.get(game_id)
+        return None if entry is None else entry.value
+
+    def version(self, game_id: str) -> int:
+        """The cached version of a game: where to read its stream from (0 when not cached)."""
+        entry = self._entries.get(game_id)
+        return 0 if entry is None else entry.version
+
+    def remember(self, game_id: str, entry: Cached[F]) -> None:
+        """Cache ``entry`` unless a newer one is cached (concurrent reads may finish out of
+        order), and mark the game as used most recently."""
+        current = self._entries.get(game_id)
+        if current is None or current.version <= entry.version:
+            self._entries[game_id] = entry
+        self._entries.move_to_end(game_id)
+        while len(self._entries) > self.max_games:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __contains__(self, game_id: object) -> bool:
+        return game_id in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)

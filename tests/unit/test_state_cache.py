@@ -1,0 +1,96 @@
+"""The one state cache of the services: folds, keeps the newest entry, evicts the least
+recently used game, and tells a stream that continues it from one that is behind or differs."""
+
+from __future__ import annotations
+
+import msgspec
+
+from renature import commands as c
+from renature import events as e
+from renature.rules import evolve, execute
+from renature.state import GameState
+from renature_services.state_cache import (
+    Cached,
+    Lineage,
+    StateCache,
+    cached_state,
+    fold,
+    fold_states,
+)
+from renature_store import StoredEvent
+
+
+def created(game_id: str = "g1") -> list[e.Event]:
+    events, _ = execute(None, c.CreateGame(game_id=game_id, players=2, seed="s"))
+    joined, _ = execute(replay(events), c.JoinGame(0, "Ada"))
+    return [*events, *joined]
+
+
+def replay(events: list[e.Event]) -> GameState:
+    state = None
+    for event in events:
+        state = evolve(state, event)
+    assert state is not None
+    return state
+
+
+def test_a_fold_keeps_the_value_the_version_and_the_hash_of_the_last_event() -> None:
+    events = created()
+    entry = fold(None, events, evolve)
+    assert entry is not None
+    assert entry.value == replay(events)
+    assert entry.version == events[-1].version
+    assert entry.last_hash == events[-1].hash != ""
+    assert entry == cached_state(entry.value)
+
+
+def test_folding_nothing_leaves_the_entry_as_it_was() -> None:
+    assert fold(None, [], evolve) is None
+    entry = fold(None, created(), evolve)
+    assert fold(entry, [], evolve) is entry
+
+
+def test_stored_events_fold_like_decoded_ones_and_in_steps() -> None:
+    events = created()
+    stored = [StoredEvent(event.version, e.encode(event)) for event in events]
+    whole = fold_states(None, stored)
+    stepped = fold_states(fold_states(None, stored[:1]), stored[1:])
+    assert whole == stepped == fold(None, events, evolve)
+
+
+def test_the_cache_keeps_the_newest_entry_of_a_game() -> None:
+    cache: StateCache[str] = StateCache(10)
+    cache.remember("g", Cached("new", 5, "h5"))
+    cache.remember("g", Cached("old", 3, "h3"))
+    assert cache.value("g") == "new"
+    assert cache.version("g") == 5
+    assert cache.version("other") == 0
+    assert cache.value("other") is None
+
+
+def test_the_least_recently_used_game_is_dropped_first() -> None:
+    cache: StateCache[int] = StateCache(2)
+    cache.remember("a", Cached(1, 1, ""))
+    cache.remember("b", Cached(1, 1, ""))
+    cache.remember("a", Cached(2, 2, ""))  # a is used again: b is now the oldest
+    cache.remember("c", Cached(1, 1, ""))
+    assert "a" in cache
+    assert "c" in cache
+    assert "b" not in cache
+    assert len(cache) == 2
+    cache.clear()
+    assert len(cache) == 0
+
+
+def test_the_lineage_tells_a_continued_stream_from_one_behind_or_different() -> None:
+    events = created()
+    entry = fold(None, events[:1], evolve)
+    assert entry is not None
+    assert entry.lineage(1) is Lineage.CURRENT
+    assert entry.lineage(0) is Lineage.BEHIND
+    assert entry.lineage(len(events)) is Lineage.AHEAD
+    assert entry.lineage(len(events), events[1]) is Lineage.AHEAD
+    forged = msgspec.structs.replace(events[1], prev_hash="0" * 64)
+    assert entry.lineage(len(events), forged) is Lineage.DIVERGED
+    skipped = msgspec.structs.replace(events[1], version=3)
+    assert entry.lineage(len(events), skipped) is Lineage.DIVERGED
