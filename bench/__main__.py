@@ -1,6 +1,48 @@
-"""``make bench``: print the benchmark figures of every layer."""
+"""``make bench``: print the benchmark figures of every layer.
 
-from bench import core, service
+``python -m bench`` runs the rules core figures, the bench path (``bench.service``) and the
+player's path against boardgame.io (``bench.player``). Options:
 
-core.run()
-service.run()
+    --only core,service,player      the parts to run (default: all three)
+    --topology rules=2,board=2,score=2,gateway=2,load=2,redis=cluster
+                                    the player's path on that topology, and its scaling
+                                    efficiency against one instance of each service
+    --games 1,16,256                concurrent games of each measurement
+    --modes bus,http,ws             paths of the player's-path run
+    --no-peer                       leave boardgame.io out
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bench import core, player, service
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--only", default="core,service,player")
+    parser.add_argument("--topology", default=None)
+    parser.add_argument("--games", default=None)
+    parser.add_argument("--modes", default="bus,http,ws")
+    parser.add_argument("--no-peer", action="store_true")
+    args = parser.parse_args()
+    counts = tuple(int(g) for g in args.games.split(",")) if args.games else player.GAME_COUNTS
+    modes = tuple(args.modes.split(","))
+    if args.topology:
+        topology = player.Topology.parse(args.topology)
+        if topology.instances > 1:
+            player.run_scaling(topology, counts, modes)
+        else:
+            player.run(topology, counts, modes, with_peer=not args.no_peer)
+        return
+    parts = set(args.only.split(","))
+    if "core" in parts:
+        core.run()
+    if "service" in parts:
+        service.run()
+    if "player" in parts:
+        player.run(counts=counts, modes=modes, with_peer=not args.no_peer)
+
+
+main()

@@ -1,0 +1,422 @@
+"""One load process of the player's-path benchmark: ``python -m bench.loadgen`` (run by
+``bench.player``; one JSON config line on stdin, then ``go`` lines; one JSON result on stdout).
+
+It plays scripted bot games (worked out in process from chosen seeds, `bench.service.script`)
+one move in flight per game, over one of three paths:
+
+- ``bus``: today's ``make bench`` path: envelopes straight onto the rules service's command
+  stream through `RulesClient`, no gateway, no seat tokens;
+- ``http``: as a frontend does: ``POST /games`` (with the chosen seed), a seat claimed per
+  player (its token), ``POST /start``, then every move as ``POST /games/{id}/commands`` with
+  ``Authorization: Bearer <token>``, each seat on its own keep-alive connection;
+- ``ws``: the same set-up over HTTP, then every move over the seat's live WebSocket
+  (``/games/{id}/live?token=``), whose answer comes back on the same socket while the live
+  channel pushes every event to every seat.
+
+A move's round trip runs from sending it until its answer (accepted: the events are in the
+event store, acknowledged by Redis). Every fourth move of a game is probed: the board read
+model is polled until it shows the move (command -> model latency).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from renature import commands as c
+
+REPLY_TIMEOUT_S = 10.0
+PROBES = 4  # read-model probes in flight at most, per load process
+POLL_S = 0.0005
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "create", "join", "start", "move"
+    seat: int | None
+    command: c.AnyCommand
+    body: bytes  # the move's command as the HTTP API takes it (msgspec JSON)
+
+
+@dataclass(frozen=True)
+class Game:
+    seed: str
+    players: int
+    steps: list[Step]
+
+
+def games_for(count: int) -> list[Game]:
+    """The pool of scripted games, the same in every process (chosen seeds)."""
+    from bench.service import script
+
+    pool = []
+    for index in range(count):
+        scripted = script(index)
+        steps = []
+        for command, seat in scripted.steps:
+            kind = {
+                c.CreateGame: "create",
+                c.JoinGame: "join",
+                c.StartGame: "start",
+            }.get(type(command), "move")
+            body = msgspec.json.encode(command) if kind == "move" else b""
+            steps.append(Step(kind, seat, command, body))
+        pool.append(Game(scripted.seed, scripted.players, steps))
+    return pool
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    if not ordered:
+        return float("nan")
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+# -- a minimal HTTP/1.1 keep-alive client ------------------------------------------------------
+
+
+class HttpError(RuntimeError):
+    pass
+
+
+class Http:
+    """One keep-alive connection, one request at a time (as a browser tab's fetches)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def request(
+        self, method: str, path: str, body: bytes = b"", token: str | None = None
+    ) -> tuple[int, bytes]:
+        if self._writer is None or self._reader is None:
+            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        auth = f"Authorization: Bearer {token}\r\n" if token else ""
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\n{auth}"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        self._writer.write(head.encode() + body)
+        raw = await self._reader.readuntil(b"\r\n\r\n")
+        status = int(raw[9:12])
+        length = 0
+        for line in raw.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return status, await self._reader.readexactly(length)
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            with contextlib.suppress(Exception):
+                await self._writer.wait_closed()
+        self._reader = self._writer = None
+
+
+# -- the load ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    config: dict[str, Any]
+    pool: list[Game]
+    redis: Any
+    layout: Any
+    window: tuple[float, float] = (float("inf"), float("inf"))
+    stopping: bool = False
+    moves_in_window: int = 0
+    moves_total: int = 0
+    games_finished: int = 0
+    round_trips: list[float] = field(default_factory=list)
+    to_model: list[float] = field(default_factory=list)
+    probes: set[asyncio.Task[None]] = field(default_factory=set)
+    ids: itertools.count[int] = field(default_factory=itertools.count)
+    finished: list[tuple[str, int]] = field(default_factory=list)  # (game id, pool index)
+
+    def done(self, sent: float, game_id: str, version: int, probe: bool) -> None:
+        now = time.monotonic()
+        self.moves_total += 1
+        if self.window[0] <= now < self.window[1]:
+            self.moves_in_window += 1
+        if self.window[0] <= sent < self.window[1]:
+            self.round_trips.append(now - sent)
+            if probe and len(self.probes) < PROBES:
+                task = asyncio.create_task(self.watch_model(game_id, version, sent))
+                self.probes.add(task)
+                task.add_done_callback(self.probes.discard)
+
+    async def watch_model(self, game_id: str, version: int, sent: float) -> None:
+        from renature_services.projectors.runner import model_key
+
+        key = model_key(self.layout, "board", game_id)
+        while time.monotonic() < sent + REPLY_TIMEOUT_S:
+            stored = await self.redis.hget(key, "version")
+            if stored is not None and int(stored) >= version:
+                self.to_model.append(time.monotonic() - sent)
+                return
+            await asyncio.sleep(POLL_S)
+
+
+async def play_bus(load: Load, index: int, client: Any) -> None:
+    """Today's bench path: envelopes onto the command stream, no gateway."""
+    from renature_services import bus
+    from renature_services.gateway.seeds import choose_seed
+
+    label = load.config["label"]
+    for round_ in itertools.count():
+        pool_index = (index + round_ * 7) % len(load.pool)
+        game = load.pool[pool_index]
+        game_id = f"{label}-{index}-{round_}"
+        await choose_seed(load.redis, load.layout, game_id, game.seed)
+        for number, step in enumerate(game.steps):
+            if load.stopping:
+                return
+            command = step.command
+            if isinstance(command, c.CreateGame):
+                command = c.CreateGame(game_id, command.players, seed="")
+            envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, step.seat)
+            sent = time.monotonic()
+            reply = await client.send(envelope, timeout=REPLY_TIMEOUT_S)
+            if reply.status != "accepted":
+                raise RuntimeError(f"{game_id}: {reply.code}: {reply.message}")
+            if step.kind == "move":
+                load.done(sent, game_id, reply.last_version, number % 4 == 0)
+        load.games_finished += 1
+        load.finished.append((game_id, pool_index))
+
+
+async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[str, list[str]]:
+    """Create the game with its chosen seed, claim every seat, start it: as a lobby does."""
+    create = json.dumps({"players": game.players, "seed": game.seed}).encode()
+    status, body = await conns[0].request("POST", "/games", create)
+    if status != 201:
+        raise HttpError(f"POST /games: {status} {body[:200]!r}")
+    game_id = json.loads(body)["game_id"]
+    tokens = []
+    for seat in range(game.players):
+        status, body = await conns[seat].request(
+            "POST", f"/games/{game_id}/seats/{seat}", json.dumps({"name": f"s{seat}"}).encode()
+        )
+        if status != 201:
+            raise HttpError(f"join: {status} {body[:200]!r}")
+        tokens.append(json.loads(body)["token"])
+    status, body = await conns[0].request("POST", f"/games/{game_id}/start", token=tokens[0])
+    if status != 200:
+        raise HttpError(f"start: {status} {body[:200]!r}")
+    return game_id, tokens
+
+
+async def play_http(load: Load, index: int, _: Any) -> None:
+    host, port = load.config["host"], load.config["port"]
+    conns = [Http(host, port) for _ in range(4)]  # one connection per seat
+    try:
+        for round_ in itertools.count():
+            pool_index = (index + round_ * 7) % len(load.pool)
+            game = load.pool[pool_index]
+            game_id, tokens = await set_up_over_http(load, game, conns)
+            path = f"/games/{game_id}/commands"
+            for number, step in enumerate(game.steps):
+                if load.stopping:
+                    return
+                if step.kind != "move":
+                    continue
+                assert step.seat is not None
+                body = b'{"command_id":"m%d","command":%s}' % (number, step.body)
+                sent = time.monotonic()
+                status, answer = await conns[step.seat].request(
+                    "POST", path, body, tokens[step.seat]
+                )
+                if status != 200:
+                    raise HttpError(f"{game_id} move {number}: {status} {answer[:200]!r}")
+                last = json.loads(answer)["last_version"]
+                load.done(sent, game_id, last, number % 4 == 0)
+            load.games_finished += 1
+            load.finished.append((game_id, pool_index))
+    finally:
+        for conn in conns:
+            await conn.close()
+
+
+class LiveSeat:
+    """A seat's live WebSocket: a reader task hands answers to the waiting move and drops the
+    pushed events (as a frontend would render them)."""
+
+    def __init__(self, socket: Any) -> None:
+        self.socket = socket
+        self.waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.pushed = 0
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        with contextlib.suppress(Exception):
+            async for text in self.socket:
+                if text.startswith('{"answer"'):
+                    answer = json.loads(text)["answer"]
+                    waiter = self.waiting.pop(answer["command_id"], None)
+                    if waiter is not None and not waiter.done():
+                        waiter.set_result(answer)
+                else:
+                    self.pushed += 1
+
+    async def send(self, command_id: str, body: bytes) -> dict[str, Any]:
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiting[command_id] = waiter
+        await self.socket.send(b'{"command_id":"%s","command":%s}' % (command_id.encode(), body))
+        return await asyncio.wait_for(waiter, REPLY_TIMEOUT_S)
+
+    async def close(self) -> None:
+        self.reader.cancel()
+        with contextlib.suppress(BaseException):
+            await self.reader
+        with contextlib.suppress(Exception):
+            await self.socket.close()
+
+
+async def play_ws(load: Load, index: int, _: Any) -> None:
+    from websockets.asyncio.client import connect
+
+    host, port = load.config["host"], load.config["port"]
+    conns = [Http(host, port) for _ in range(4)]
+    try:
+        for round_ in itertools.count():
+            pool_index = (index + round_ * 7) % len(load.pool)
+            game = load.pool[pool_index]
+            game_id, tokens = await set_up_over_http(load, game, conns)
+            seats = [
+                LiveSeat(
+                    await connect(
+                        f"ws://{host}:{port}/games/{game_id}/live?token={token}",
+                        compression=None,
+                        max_queue=None,
+                    )
+                )
+                for token in tokens
+            ]
+            try:
+                for number, step in enumerate(game.steps):
+                    if load.stopping:
+                        return
+                    if step.kind != "move":
+                        continue
+                    assert step.seat is not None
+                    sent = time.monotonic()
+                    answer = await seats[step.seat].send(f"m{number}", step.body)
+                    if answer.get("status") != "accepted":
+                        raise RuntimeError(f"{game_id} move {number}: {answer}")
+                    load.done(sent, game_id, answer["last_version"], number % 4 == 0)
+            finally:
+                for seat in seats:
+                    await seat.close()
+            load.games_finished += 1
+            load.finished.append((game_id, pool_index))
+    finally:
+        for conn in conns:
+            await conn.close()
+
+
+async def check_finished(load: Load, limit: int = 20) -> int:
+    """The last ``limit`` finished games end with their in-process twins' scores."""
+    from bench.service import script
+    from renature import events as e
+    from renature.game import replay
+    from renature_store import RedisEventStore
+
+    store = RedisEventStore(
+        load.redis, prefix=load.layout.prefix, partitions=load.layout.partitions
+    )
+    checked = 0
+    for game_id, pool_index in load.finished[-limit:]:
+        expected = script(pool_index).scores
+        scores = None
+        for _ in range(100):  # the service finishes a game right after its last reply
+            state = replay(e.decode(s.data) for s in await store.read(game_id))
+            if state is not None and state.phase == "finished":
+                scores = [seat.score for seat in state.seats]
+                break
+            await asyncio.sleep(0.05)
+        if scores != expected:
+            raise RuntimeError(f"{game_id} ended {scores}, in process {expected}")
+        checked += 1
+    return checked
+
+
+async def main_async(config: dict[str, Any]) -> dict[str, Any]:
+    from renature_store import KeyLayout
+    from renature_store.client import redis_client
+
+    redis = redis_client(config["redis_url"], max_connections=256)
+    layout = KeyLayout(prefix=config.get("prefix", "rn"), partitions=config.get("partitions", 16))
+    load = Load(config, games_for(config["scripts"]), redis, layout)
+    client = None
+    if config["mode"] == "bus":
+        from renature_services.rules_client import RulesClient
+
+        client = RulesClient(redis)
+        await client.start()
+    play = {"bus": play_bus, "http": play_http, "ws": play_ws}[config["mode"]]
+    print("ready", flush=True)
+    line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    _, start, end = line.split()
+    load.window = (float(start), float(end))
+    cpu_before = time.process_time()
+    tasks = [asyncio.create_task(play(load, index, client)) for index in config["games"]]
+    failure = ""
+    try:
+        await asyncio.sleep(max(0.0, load.window[1] - time.monotonic()))
+        load.stopping = True
+        done, _ = await asyncio.wait(tasks, timeout=REPLY_TIMEOUT_S)
+        for task in done:
+            if task.exception() is not None:
+                failure = repr(task.exception())
+        for task in tasks:
+            if task.done() and not task.cancelled() and task.exception() and not failure:
+                failure = repr(task.exception())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*load.probes), timeout=REPLY_TIMEOUT_S)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    cpu = time.process_time() - cpu_before
+    checked = 0
+    if not failure:
+        try:
+            checked = await check_finished(load)
+        except Exception as error:  # reported, not hidden
+            failure = repr(error)
+    if client is not None:
+        await client.aclose()
+    await redis.aclose()
+    return {
+        "moves": load.moves_in_window,
+        "moves_total": load.moves_total,
+        "games_finished": load.games_finished,
+        "checked": checked,
+        "round_trips": load.round_trips,
+        "to_model": load.to_model,
+        "cpu_s": cpu,
+        "failure": failure,
+    }
+
+
+def main() -> None:
+    config = json.loads(sys.stdin.readline())
+    import uvloop
+
+    result = uvloop.run(main_async(config))
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+// The reference peer's load: GAMES concurrent grid games against server.js, every seat its own
+// boardgame.io client on its own socket.io connection (as a browser would), one move in flight
+// per game. A move's round trip runs from `moves.place` until the mover's client holds the
+// server's next state (the move is decided by the server only: `client: false`).
+// node client.js PORT GAMES WARMUP_S WINDOW_S  ->  one JSON line on stdout
+'use strict';
+
+const http = require('http');
+const { Client } = require('boardgame.io/client');
+const { SocketIO } = require('boardgame.io/multiplayer');
+const { GridGame, legalCells } = require('./game');
+
+const [port, games, warmupS, windowS] = process.argv.slice(2).map(Number);
+const server = `http://127.0.0.1:${port}`;
+
+function post(path, body) {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request(
+      `${server}${path}`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => (res.statusCode < 300 ? resolve(JSON.parse(text)) : reject(new Error(`${res.statusCode} ${text}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+function watcher(client) {
+  // Resolves waits on the client's state: wait(pred) -> the first state satisfying pred.
+  const waits = [];
+  client.subscribe((state) => {
+    if (!state) return;
+    for (let i = waits.length - 1; i >= 0; i--) {
+      if (waits[i].pred(state)) {
+        waits[i].resolve(state);
+        waits.splice(i, 1);
+      }
+    }
+  });
+  return (pred, timeoutMs = 10000) => {
+    const now = client.getState();
+    if (now && pred(now)) return Promise.resolve(now);
+    return new Promise((resolve, reject) => {
+      const wait = { pred, resolve };
+      waits.push(wait);
+      setTimeout(() => {
+        const i = waits.indexOf(wait);
+        if (i >= 0) {
+          waits.splice(i, 1);
+          reject(new Error('no state in time'));
+        }
+      }, timeoutMs);
+    });
+  };
+}
+
+const stats = { window: [Infinity, Infinity], moves: 0, movesTotal: 0, games: 0, rtts: [] };
+let stopping = false;
+
+async function openGame(players) {
+  const { matchID } = await post('/games/grid/create', { numPlayers: players });
+  const seats = [];
+  for (let p = 0; p < players; p++) {
+    const { playerCredentials } = await post(`/games/grid/${matchID}/join`, {
+      playerID: String(p),
+      playerName: `p${p}`,
+    });
+    const client = Client({
+      game: GridGame,
+      numPlayers: players,
+      matchID,
+      playerID: String(p),
+      credentials: playerCredentials,
+      multiplayer: SocketIO({ server }),
+      debug: false,
+    });
+    client.start();
+    seats.push({ client, wait: watcher(client) });
+  }
+  for (const seat of seats) await seat.wait((s) => s.ctx !== undefined);
+  return seats;
+}
+
+async function playGames(index) {
+  while (!stopping) {
+    const seats = await openGame(2 + (index % 3));
+    let state = seats[0].client.getState();
+    while (!stopping && state.ctx.gameover === undefined) {
+      const mover = seats[Number(state.ctx.currentPlayer)];
+      const id = state._stateID;
+      const mine = await mover.wait((s) => s._stateID >= id);
+      const cells = legalCells(mine.G);
+      const sent = performance.now();
+      mover.client.moves.place(0, cells[(id * 7) % cells.length]);
+      state = await mover.wait((s) => s._stateID > id);
+      const done = performance.now();
+      stats.movesTotal += 1;
+      if (done >= stats.window[0] && done < stats.window[1]) stats.moves += 1;
+      if (sent >= stats.window[0] && sent < stats.window[1]) stats.rtts.push(done - sent);
+    }
+    if (state.ctx.gameover !== undefined) stats.games += 1;
+    for (const seat of seats) seat.client.stop();
+  }
+}
+
+function percentile(sorted, q) {
+  if (!sorted.length) return null;
+  const rank = Math.max(0, Math.min(sorted.length - 1, Math.round((q / 100) * sorted.length + 0.5) - 1));
+  return sorted[rank];
+}
+
+async function main() {
+  const tasks = Array.from({ length: games }, (_, i) => playGames(i));
+  await new Promise((r) => setTimeout(r, warmupS * 1000));
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  stats.window = [start, start + windowS * 1000];
+  const total0 = stats.movesTotal;
+  await new Promise((r) => setTimeout(r, windowS * 1000));
+  const cpu = process.cpuUsage(cpu0);
+  const total = stats.movesTotal - total0;
+  stopping = true;
+  await Promise.race([Promise.allSettled(tasks), new Promise((r) => setTimeout(r, 10000))]);
+  const rtts = stats.rtts.sort((a, b) => a - b);
+  process.stdout.write(
+    JSON.stringify({
+      moves: stats.moves,
+      moves_total: total,
+      games_finished: stats.games,
+      p50_ms: percentile(rtts, 50),
+      p99_ms: percentile(rtts, 99),
+      samples: rtts.length,
+      round_trips: rtts.map((x) => x / 1000),
+      client_cpu_s: (cpu.user + cpu.system) / 1e6,
+    }) + '\n',
+  );
+  process.exit(0);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack || error}\n`);
+  process.exit(1);
+});

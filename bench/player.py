@@ -1,0 +1,619 @@
+"""What players get: the gateway driven as frontends drive it, beside today's bench path and a
+reference peer (boardgame.io 0.50.2) measured in the same run, on a chosen topology.
+
+Every service is a separate process group (rules, board and score projectors, the gateway with
+its worker processes), on a private Redis (append-only file on, fsync every second, as
+``renature serve all`` runs it) or a private Redis Cluster (three masters with a replica each,
+commands acknowledged once a replica has them: ``WAIT 1``). The load runs in separate
+processes too (`bench.loadgen`), each playing its share of the games over one path:
+
+- ``bus``: today's ``make bench`` path (envelopes onto the command stream, no gateway);
+- ``http``: ``POST /games/{id}/commands`` with seat tokens, one keep-alive connection a seat;
+- ``ws``: the moves over each seat's live WebSocket, which also pushes every event to every seat.
+
+For each path and number of concurrent games it prints moves per second (set-up requests not
+counted), round trip p50/p99, command -> board model p50/p99, the cores each process group kept
+busy and its CPU per move. The peer, boardgame.io's own Koa + socket.io server with a grid game
+with secret hands (``bench/peer``), is played the same way: every seat its own client, one move
+in flight per game, moves decided by the server only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.service import cpu_seconds, machine_line, machine_ticks, percentile
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from redis_server import RedisServer, free_port
+
+PEER_DIR = Path(__file__).resolve().parent / "peer"
+WARMUP_S = 2.0
+WINDOW_S = 5.0
+SCRIPTS = 60
+GAME_COUNTS = (1, 16, 256)
+READY_TIMEOUT_S = 60.0
+
+# The issue's targets (2 cores, against boardgame.io in memory measured in the same run).
+TARGET_SOLO_P50_MS = 1.0
+TARGET_SOLO_CPU_MS = 1.0
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Instances of each service, load processes, single Redis or cluster."""
+
+    rules: int = 1
+    board: int = 1
+    score: int = 1
+    gateway: int = 1  # worker processes of one gateway (uvicorn --workers)
+    load: int = 1
+    redis: str = "single"  # or "cluster"
+
+    @classmethod
+    def parse(cls, text: str) -> Topology:
+        """``rules=2,board=2,score=2,gateway=2,load=2,redis=cluster``; ``all=N`` sets every
+        service to N instances."""
+        values: dict[str, Any] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, _, value = part.partition("=")
+            if name == "all":
+                for service in ("rules", "board", "score", "gateway"):
+                    values[service] = int(value)
+            elif name == "redis":
+                if value not in ("single", "cluster"):
+                    raise ValueError("redis=single or redis=cluster")
+                values[name] = value
+            elif name in ("rules", "board", "score", "gateway", "load"):
+                values[name] = int(value)
+            else:
+                raise ValueError(f"unknown topology item {name!r}")
+        return cls(**values)
+
+    def describe(self) -> str:
+        redis = (
+            "Redis Cluster (3 masters + 3 replicas, WAIT 1)"
+            if self.redis == "cluster"
+            else "one Redis (AOF everysec)"
+        )
+        return (
+            f"rules x{self.rules}, board x{self.board}, score x{self.score}, "
+            f"gateway x{self.gateway} workers, load x{self.load} processes, {redis}"
+        )
+
+    @property
+    def instances(self) -> int:
+        """Instances of each service, when they are all alike (for scaling efficiency)."""
+        return max(self.rules, self.board, self.score, self.gateway)
+
+
+# -- process groups ----------------------------------------------------------------------------
+
+
+def group_cpu(pgid: int) -> float:
+    """CPU seconds of every live process of a process group (a gateway and its workers)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+@dataclass
+class Group:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def cpu(self) -> float:
+        return group_cpu(self.process.pid)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def tail(self) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-15:])
+
+
+@dataclass
+class Stack:
+    redis_url: str
+    workdir: Path
+    env: dict[str, str]
+    groups: list[Group] = field(default_factory=list)
+
+    def start(self, name: str, *args: str) -> Group:
+        env = {**os.environ, **self.env, "REDIS_URL": self.redis_url}
+        env.pop("RENATURE_CONSUMER", None)
+        log = self.workdir / f"{name}-{len(self.groups)}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "renature_services.supervisor", name, *args],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        group = Group(name, process, log)
+        self.groups.append(group)
+        return group
+
+    def check(self) -> None:
+        for group in self.groups:
+            if not group.alive():
+                raise RuntimeError(f"{group.name} exited early:\n{group.tail()}")
+
+    def stop(self) -> None:
+        stop_groups(self.groups)
+
+
+def stop_groups(groups: list[Group]) -> None:
+    for group in groups:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group.process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 8
+    for group in groups:
+        try:
+            group.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group.process.pid, signal.SIGKILL)
+            group.process.wait()
+
+
+def wait_http(port: int, path: str, timeout: float = READY_TIMEOUT_S) -> None:
+    """Until ``GET path`` answers 200 on 127.0.0.1:port."""
+    import http.client
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", path)
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing answered GET {path} on port {port} within {timeout:g} s")
+
+
+# -- one measurement ---------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    label: str
+    games: int
+    rate: float
+    round_trips: list[float]
+    to_model: list[float]
+    cpu: dict[str, float]  # process group -> CPU seconds in the window
+    moves: int
+    finished: int
+    checked: int
+    machine: str
+
+    def cpu_per_move_ms(self) -> float:
+        return sum(self.cpu.values()) / max(1, self.moves) * 1e3
+
+    def lines(self) -> list[str]:
+        out = [
+            f"{self.label}, {self.games} concurrent games: {self.rate:,.0f} moves/s "
+            f"({self.finished} games finished, {self.checked} checked against their "
+            f"in-process scores)",
+            f"  round trip: {ms(self.round_trips)}",
+        ]
+        if self.to_model:
+            out.append(f"  command -> board model: {ms(self.to_model)}")
+        window = WINDOW_S
+        busy = ", ".join(f"{name} {cpu / window:.2f}" for name, cpu in self.cpu.items())
+        per = ", ".join(
+            f"{name} {cpu / max(1, self.moves) * 1e3:.2f}" for name, cpu in self.cpu.items()
+        )
+        out.append(f"  cores busy: {busy}; total {sum(self.cpu.values()) / window:.2f}")
+        out.append(f"  CPU ms per move: {per}; total {self.cpu_per_move_ms():.2f}")
+        out.append(self.machine)
+        return out
+
+
+def ms(samples: list[float]) -> str:
+    if not samples:
+        return "no samples"
+    return (
+        f"p50 {percentile(samples, 50) * 1e3:.2f} ms, p99 {percentile(samples, 99) * 1e3:.2f} ms "
+        f"({len(samples)} samples)"
+    )
+
+
+def snapshot(groups: list[Group], extra: dict[str, int]) -> dict[str, float]:
+    cpu: dict[str, float] = {}
+    for group in groups:
+        cpu[group.name] = cpu.get(group.name, 0.0) + group.cpu()
+    for name, pid in extra.items():
+        cpu[name] = cpu.get(name, 0.0) + cpu_seconds(pid)
+    return cpu
+
+
+def run_load(
+    mode: str,
+    games: int,
+    topology: Topology,
+    stack: Stack,
+    gateway_port: int,
+    redis_pids: dict[str, int],
+    label: str,
+) -> Result:
+    """Start the load processes, wait for them to be ready, measure one window."""
+    loads: list[Group] = []
+    share = [list(range(i, games, topology.load)) for i in range(topology.load)]
+    share = [s for s in share if s]
+    for number, indices in enumerate(share):
+        config = {
+            "mode": mode,
+            "host": "127.0.0.1",
+            "port": gateway_port,
+            "redis_url": stack.redis_url,
+            "games": indices,
+            "label": f"{mode}{games}-{number}",
+            "scripts": SCRIPTS,
+        }
+        log = stack.workdir / f"load-{mode}-{games}-{number}.err"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bench.loadgen"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log.open("wb"),
+            start_new_session=True,
+        )
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(config).encode() + b"\n")
+        process.stdin.flush()
+        loads.append(Group("load", process, log))
+    try:
+        for group in loads:
+            assert group.process.stdout is not None
+            if group.process.stdout.readline().strip() != b"ready":
+                raise RuntimeError(f"a load process failed:\n{group.tail()}")
+        start = time.monotonic() + WARMUP_S
+        for group in loads:
+            assert group.process.stdin is not None
+            group.process.stdin.write(f"go {start} {start + WINDOW_S}\n".encode())
+            group.process.stdin.flush()
+        time.sleep(max(0.0, start - time.monotonic()))
+        ticks = machine_ticks()
+        before = snapshot([*stack.groups, *loads], redis_pids)
+        time.sleep(max(0.0, start + WINDOW_S - time.monotonic()))
+        after = snapshot([*stack.groups, *loads], redis_pids)
+        machine = machine_line(ticks)
+        stack.check()
+        results = []
+        for group in loads:
+            assert group.process.stdout is not None
+            line = group.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"a load process died:\n{group.tail()}")
+            results.append(json.loads(line))
+    finally:
+        for group in loads:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group.process.pid, signal.SIGKILL)
+            group.process.wait()
+    failures = [r["failure"] for r in results if r["failure"]]
+    if failures:
+        raise RuntimeError(f"{mode} with {games} games failed: {failures[0]}")
+    cpu = {name: after[name] - before.get(name, 0.0) for name in after}
+    moves = sum(r["moves"] for r in results)
+    return Result(
+        label=label,
+        games=games,
+        rate=moves / WINDOW_S,
+        round_trips=[x for r in results for x in r["round_trips"]],
+        to_model=[x for r in results for x in r["to_model"]],
+        cpu=cpu,
+        moves=moves,
+        finished=sum(r["games_finished"] for r in results),
+        checked=sum(r["checked"] for r in results),
+        machine=machine,
+    )
+
+
+# -- the stack ---------------------------------------------------------------------------------
+
+
+class Redises:
+    """A private Redis, or a private Redis Cluster, for one run."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.single: RedisServer | None = None
+        self.cluster: Any = None
+
+    def __enter__(self) -> Redises:
+        if self.kind == "cluster":
+            from redis_cluster import RedisCluster as ClusterFixture
+
+            self.cluster = ClusterFixture(masters=3, replicas=1, appendonly=True).start()
+        else:
+            self.single = RedisServer(appendonly=True, appendfsync="everysec").start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.single is not None:
+            self.single.cleanup()
+        if self.cluster is not None:
+            self.cluster.cleanup()
+
+    @property
+    def url(self) -> str:
+        return self.cluster.url if self.cluster is not None else self.single.url  # type: ignore[union-attr]
+
+    def pids(self) -> dict[str, int]:
+        if self.cluster is not None:
+            return {"redis": 0, **{f"redis#{i}": pid for i, pid in enumerate(self.cluster.pids())}}
+        assert self.single is not None
+        assert self.single._process is not None
+        return {"redis": self.single._process.pid}
+
+
+def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stack, int]:
+    env = {
+        "RENATURE_ALLOW_CHOSEN_SEEDS": "1",
+        "RENATURE_GATEWAY_WORKERS": str(topology.gateway),
+    }
+    if topology.redis == "cluster":
+        env["RENATURE_WAIT_REPLICAS"] = "1"
+    stack = Stack(redis_url, workdir, env)
+    port = free_port()
+    for name, count in (("board", topology.board), ("score", topology.score)):
+        for _ in range(count):
+            stack.start(name)
+    for _ in range(topology.rules):
+        stack.start("rules")
+    stack.start("gateway", "--port", str(port))
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        stack.check()
+        try:
+            wait_http(port, "/healthz", timeout=0.5)
+            break
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                raise
+    started = "FastStream app started successfully"
+    while not all(
+        started in g.log.read_text(errors="replace") for g in stack.groups if g.name == "rules"
+    ):
+        stack.check()
+        if time.monotonic() > deadline:
+            raise RuntimeError("the rules service did not start")
+        time.sleep(0.1)
+    return stack, port
+
+
+# -- the peer ----------------------------------------------------------------------------------
+
+
+def peer_ready() -> str | None:
+    """Install the peer's packages when missing (npm ci); None when ready, else why not."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        return "node/npm are not installed"
+    if not (PEER_DIR / "node_modules" / "boardgame.io").is_dir():
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=PEER_DIR,
+            capture_output=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            return f"npm ci failed: {done.stderr.decode(errors='replace')[-300:]}"
+    return None
+
+
+def run_peer(games: int) -> Result:
+    node = shutil.which("node") or "node"
+    port = free_port()
+    server = subprocess.Popen(
+        [node, "server.js", str(port)],
+        cwd=PEER_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        assert server.stdout is not None
+        if not server.stdout.readline().startswith(b"ready"):
+            raise RuntimeError("the boardgame.io server did not start")
+        client = subprocess.Popen(
+            [node, "client.js", str(port), str(games), str(WARMUP_S), str(WINDOW_S)],
+            cwd=PEER_DIR,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        time.sleep(WARMUP_S)
+        ticks = machine_ticks()
+        before = {"server": cpu_seconds(server.pid), "client": cpu_seconds(client.pid)}
+        time.sleep(WINDOW_S)
+        after = {"server": cpu_seconds(server.pid), "client": cpu_seconds(client.pid)}
+        machine = machine_line(ticks)
+        out, err = client.communicate(timeout=60)
+        if client.returncode != 0:
+            raise RuntimeError(f"the peer's client failed: {err.decode(errors='replace')[-500:]}")
+        data = json.loads(out)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+    return Result(
+        label="boardgame.io 0.50.2 (in memory, socket.io)",
+        games=games,
+        rate=data["moves"] / WINDOW_S,
+        round_trips=data["round_trips"],
+        to_model=[],
+        cpu={f"peer {name}": after[name] - before[name] for name in after},
+        moves=data["moves"],
+        finished=data["games_finished"],
+        checked=0,
+        machine=machine,
+    )
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+def measure_topology(
+    topology: Topology, modes: tuple[str, ...], counts: tuple[int, ...]
+) -> dict[tuple[str, int], Result]:
+    results: dict[tuple[str, int], Result] = {}
+    workdir = Path(tempfile.mkdtemp(prefix="renature-bench-player-"))
+    try:
+        with Redises(topology.redis) as redis:
+            stack, port = start_stack(topology, redis.url, workdir)
+            try:
+                labels = {
+                    "bus": "bench path (command stream, no gateway)",
+                    "http": "gateway HTTP (seat tokens)",
+                    "ws": "gateway WebSocket (live channel)",
+                }
+                for mode in modes:
+                    for games in counts:
+                        result = run_load(
+                            mode, games, topology, stack, port, redis.pids(), labels[mode]
+                        )
+                        results[(mode, games)] = result
+                        print("\n".join(result.lines()), flush=True)
+            finally:
+                stack.stop()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return results
+
+
+def best_gateway(results: dict[tuple[str, int], Result], games: int) -> Result | None:
+    """The faster of the two gateway paths at ``games``."""
+    found = [results[(m, games)] for m in ("http", "ws") if (m, games) in results]
+    return max(found, key=lambda r: r.rate) if found else None
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
+
+
+def summary(
+    results: dict[tuple[str, int], Result], peer: dict[int, Result], counts: tuple[int, ...]
+) -> None:
+    """The side-by-side table, the ratios and the issue's targets, met or missed."""
+
+    def cell(result: Result | None) -> str:
+        if result is None:
+            return "-"
+        return f"{result.rate:,.0f}/s p50 {percentile(result.round_trips, 50) * 1e3:.2f} ms"
+
+    print("\nmoves/s and round trip p50, same run, same machine:")
+    print(
+        "| games | boardgame.io | bench path | gateway HTTP | gateway WS | HTTP/bench | WS/bench |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for games in counts:
+        bus, http, ws = (results.get((m, games)) for m in ("bus", "http", "ws"))
+        ratio = [
+            f"{r.rate / bus.rate:.2f}" if r is not None and bus is not None and bus.rate else "-"
+            for r in (http, ws)
+        ]
+        print(
+            f"| {games} | {cell(peer.get(games))} | {cell(bus)} | {cell(http)} | {cell(ws)} "
+            f"| {ratio[0]} | {ratio[1]} |"
+        )
+    print("\ntargets (against boardgame.io in memory, this run):")
+    for games in counts:
+        best = best_gateway(results, games)
+        if games == 1 or best is None:
+            continue
+        if games in peer:
+            ratio = best.rate / peer[games].rate if peer[games].rate else float("inf")
+            print(
+                f"  {games} games, moves/s through the gateway >= boardgame.io: "
+                f"{verdict(ratio >= 1.0)} ({best.rate:,.0f}/s {best.label} vs "
+                f"{peer[games].rate:,.0f}/s: {ratio:.2f}x)"
+            )
+        else:
+            print(f"  {games} games: no peer figure to compare with")
+    solo = best_gateway(results, 1)
+    if solo is not None:
+        p50 = percentile(solo.round_trips, 50) * 1e3
+        print(
+            f"  one game alone, round trip p50 <= {TARGET_SOLO_P50_MS:.1f} ms: "
+            f"{verdict(p50 <= TARGET_SOLO_P50_MS)} ({p50:.2f} ms, {solo.label})"
+        )
+        total = solo.cpu_per_move_ms()
+        services = sum(v for k, v in solo.cpu.items() if k != "load") / max(1, solo.moves) * 1e3
+        print(
+            f"  CPU per move at one game <= {TARGET_SOLO_CPU_MS:.1f} ms in all processes: "
+            f"{verdict(total <= TARGET_SOLO_CPU_MS)} ({total:.2f} ms with the load process, "
+            f"{services:.2f} ms in the services and Redis; "
+            + ", ".join(
+                f"{k} {v / max(1, solo.moves) * 1e3:.2f}" for k, v in sorted(solo.cpu.items())
+            )
+            + ")"
+        )
+
+
+def run(
+    topology: Topology | None = None,
+    counts: tuple[int, ...] = GAME_COUNTS,
+    modes: tuple[str, ...] = ("bus", "http", "ws"),
+    with_peer: bool = True,
+) -> dict[tuple[str, int], Result]:
+    topology = topology or Topology()
+    print("== the player's path (gateway) beside the bench path and boardgame.io ==")
+    print(f"topology: {topology.describe()}; {os.cpu_count()} cores")
+    results = measure_topology(topology, modes, counts)
+    peer: dict[int, Result] = {}
+    if with_peer:
+        why_not = peer_ready()
+        if why_not is not None:
+            print(f"boardgame.io: not measured ({why_not})")
+        else:
+            for games in counts:
+                peer[games] = run_peer(games)
+                print("\n".join(peer[games].lines()), flush=True)
+    summary(results, peer, counts)
+    return results
+
+
+def run_scaling(topology: Topology, counts: tuple[int, ...], modes: tuple[str, ...]) -> None:
+    """The topology against one instance of each service (same Redis kind, same load
+    processes): scaling efficiency = rate / (instances x the one-instance rate)."""
+    one = Topology(load=topology.load, redis=topology.redis)
+    print("== scaling: the topology against one instance of each service ==")
+    print(f"one instance: {one.describe()}; {os.cpu_count()} cores")
+    base = measure_topology(one, modes, counts)
+    print(f"topology: {topology.describe()}")
+    scaled = measure_topology(topology, modes, counts)
+    n = topology.instances
+    for key, result in scaled.items():
+        rate_1 = base[key].rate
+        efficiency = result.rate / (n * rate_1) if rate_1 else float("nan")
+        print(
+            f"  {result.label}, {key[1]} games: {rate_1:,.0f}/s with one instance, "
+            f"{result.rate:,.0f}/s with {n}: scaling efficiency {efficiency:.2f}"
+        )
