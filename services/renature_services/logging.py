@@ -28,8 +28,10 @@ from structlog.typing import Processor
 SECRET_KEYS = frozenset({"seed", "seeds", "hand", "hands", "reserve", "reserves", "deal"})
 NOISE_KEYS = ("color_message",)  # uvicorn's ANSI-coloured duplicate of the message
 REDACTED = "[redacted]"
-TOKEN_IN_TEXT = re.compile(r"([?&;]token=|Bearer )[^&\s\"'#;]+", re.IGNORECASE)
-"""A seat token in a request line (``?token=...``) or an ``Authorization`` header value."""
+_TOKEN_NAME = "".join(f"(?:{letter}|%{ord(letter):02x})" for letter in "token")
+TOKEN_IN_TEXT = re.compile(rf"([?&;]{_TOKEN_NAME}=|Bearer )[^&\s\"'#;]+", re.IGNORECASE)
+"""A seat token in a request line (``?token=...``, also with its name percent-encoded, as in
+``?%74oken=``, which the server decodes to ``token``) or an ``Authorization`` header value."""
 
 
 def redact_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Any:
@@ -38,7 +40,7 @@ def redact_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Any
     for key in SECRET_KEYS.intersection(event_dict):
         event_dict[key] = REDACTED
     message = event_dict.get("event")
-    if isinstance(message, str) and ("token=" in message or "Bearer " in message):
+    if isinstance(message, str) and ("=" in message or "Bearer " in message):
         event_dict["event"] = TOKEN_IN_TEXT.sub(rf"\1{REDACTED}", message)
     for key in NOISE_KEYS:
         event_dict.pop(key, None)
