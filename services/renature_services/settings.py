@@ -14,6 +14,9 @@ configures its children by setting the environment rather than by passing flags.
 | ``RENATURE_DURABILITY`` | ``always`` | ``always``, ``replica`` or ``everysec`` (durability.py) |
 | ``RENATURE_DURABILITY_REPLICAS`` | ``1`` | replicas a write waits for under ``replica`` |
 | ``RENATURE_ALLOW_CHOSEN_SEEDS`` | off | ``POST /games`` may take a seed (tests, bots) |
+| ``RENATURE_RATE_LIMITS`` | on | the gateway's rate limits (``RENATURE_LIMIT_*``: security.md) |
+| ``RENATURE_MAX_BODY_BYTES`` | ``65536`` | the largest request body the gateway reads |
+| ``RENATURE_TOKEN_TTL_AFTER_END_S`` | ``3600`` | seat tokens lapse this long after the end |
 """
 
 from __future__ import annotations
@@ -56,6 +59,10 @@ class Settings:
     durability_replicas: int = 1
     # Whoever chooses a seed knows every hand: only test, bot and tournament servers allow it.
     allow_chosen_seeds: bool = False
+    # The gateway's limits (docs/security.md); the individual rates are RENATURE_LIMIT_*.
+    rate_limits: bool = True
+    max_body_bytes: int = 65_536
+    token_ttl_after_end_s: int = 3600
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -80,6 +87,12 @@ class Settings:
             values["durability_replicas"] = int(replicas)
         if chosen := env.get("RENATURE_ALLOW_CHOSEN_SEEDS"):
             values["allow_chosen_seeds"] = chosen.lower() in ("1", "true", "yes", "on")
+        if limits := env.get("RENATURE_RATE_LIMITS"):
+            values["rate_limits"] = limits.lower() in ("1", "true", "yes", "on")
+        if body := env.get("RENATURE_MAX_BODY_BYTES"):
+            values["max_body_bytes"] = int(body)
+        if ttl := env.get("RENATURE_TOKEN_TTL_AFTER_END_S"):
+            values["token_ttl_after_end_s"] = int(ttl)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
