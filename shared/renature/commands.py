@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from renature.clock import TimeControl
 from renature.components import Colour, PlantType, components
 
 Coordinate = Annotated[int, msgspec.Meta(ge=0, le=255)]
@@ -73,6 +74,8 @@ class CreateGame(Command, frozen=True):
     board: BoardName = "base"
     salt: str = ""
     chosen_seed: bool = False
+    clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
+    """The time control, if any (left out of the JSON when none: older bytes stay as they were)."""
 
 
 class JoinGame(Command, frozen=True):
@@ -141,6 +144,35 @@ class EndTurn(Command, frozen=True):
     seat: SeatNumber
 
 
+class LeaveGame(Command, frozen=True):
+    """A player leaves the lobby (before the start): the seat is free again."""
+
+    seat: SeatNumber
+
+
+class RemovePlayer(Command, frozen=True):
+    """The host removes a player from the lobby (before the start)."""
+
+    seat: SeatNumber
+
+
+class CancelGame(Command, frozen=True):
+    """The host cancels a game that has not started."""
+
+
+class Resign(Command, frozen=True):
+    """A player gives up a started game (docs/rules.md: what happens to a resigned seat)."""
+
+    seat: SeatNumber
+
+
+class ClaimTimeout(Command, frozen=True):
+    """The clock service says ``seat`` ran out of time; the rules check it against the
+    recorded times (refused before the deadline)."""
+
+    seat: SeatNumber
+
+
 class FinishGame(Command, frozen=True):
     """Reveal the seed (and the salt of its commitment) and carry out the final scoring
     (after the last domino)."""
@@ -172,6 +204,11 @@ AnyCommand = (
     | SkipMushroom
     | EndTurn
     | FinishGame
+    | LeaveGame
+    | RemovePlayer
+    | CancelGame
+    | Resign
+    | ClaimTimeout
 )
 
 command_decoder = msgspec.json.Decoder(AnyCommand)

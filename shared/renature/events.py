@@ -13,6 +13,7 @@ import hashlib
 import msgspec
 from msgspec.structs import replace
 
+from renature.clock import TimeControl
 from renature.commands import AnyCommand, CreateGame, FinishGame
 
 
@@ -68,6 +69,8 @@ class GameCreated(Event, frozen=True):
     seed_commitment: str
     deal: Deal | None
     dominoes: list[tuple[str, str]]
+    clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
+    """The time control chosen at creation (absent from the JSON when there is none)."""
     chosen_seed: bool = False
     """The deal comes from a seed a caller chose (tests, bots, tournaments), not a secret
     random one: whoever chose it knows every hand."""
@@ -211,6 +214,32 @@ class GameEnded(Event, frozen=True):
     salt: str = ""
 
 
+class PlayerLeft(Event, frozen=True):
+    """A player left the lobby (``left``) or the host removed them (``removed``)."""
+
+    reason: str
+
+
+class GameCancelled(Event, frozen=True):
+    """The host cancelled the game before its start."""
+
+
+class SeatTimedOut(Event, frozen=True):
+    """``seat``'s time ran out at ``deadline``; ``on_timeout`` says what follows: ``bot`` (a
+    bot plays on for it) or ``remove`` (a ``SeatResigned`` follows)."""
+
+    deadline: str
+    on_timeout: str
+
+
+class SeatResigned(Event, frozen=True):
+    """``seat`` is out of the game (``reason``: ``resigned``, or ``timeout``): its
+    ``dominoes_returned`` dominoes (hand and reserve) go back to the box unseen."""
+
+    reason: str
+    dominoes_returned: int
+
+
 AnyEvent = (
     GameCreated
     | PlayerJoined
@@ -233,6 +262,10 @@ AnyEvent = (
     | PlantsPenalised
     | TokensRevealed
     | GameEnded
+    | PlayerLeft
+    | GameCancelled
+    | SeatTimedOut
+    | SeatResigned
 )
 
 json_encoder = msgspec.json.Encoder()

@@ -14,6 +14,7 @@ from msgspec.structs import replace
 
 from renature import commands as c
 from renature import events as e
+from renature import seating
 from renature.board import PATH, Board
 from renature.components import (
     COLOURS,
@@ -518,12 +519,15 @@ _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
     e.PlantsPenalised: _points,
     e.TokensRevealed: _points,
     e.GameEnded: _ended,
+    **seating.EVOLVERS,
 }
 
 
 def evolve(state: GameState | None, event: e.Event) -> GameState:
     """Apply one event, without checks (the event was decided already)."""
     new = _EVOLVERS[type(event)](state, event)
+    if new.clock is not None or type(event) is e.GameCreated:
+        new = seating.after_event(new, event)
     return replace(new, version=event.version, last_hash=event.hash)
 
 
@@ -576,6 +580,7 @@ def execute(
         raise InvalidCommand(f"Unknown command {type(command).__name__}.")
     batch = _Batch(state, cause)
     handler(batch, command)
+    seating.play_on(batch, _DECIDERS)  # seats that timed out are played on by a bot
     return batch.events, batch.state
 
 
@@ -598,6 +603,8 @@ def _create(cmd: c.CreateGame) -> e.GameCreated:
         raise InvalidCommand("A game id must have 1 to 64 characters.")
     if not cmd.seed:
         raise InvalidCommand("A game needs a seed for its deal.")
+    if (problem := seating.time_control_problem(cmd.clock)) is not None:
+        raise InvalidCommand(problem)
     board = Board_of_checked(cmd.board)
     return e.GameCreated(
         game_id=cmd.game_id,
@@ -608,6 +615,7 @@ def _create(cmd: c.CreateGame) -> e.GameCreated:
         seed_commitment=commitment(cmd.seed, cmd.salt),
         deal=deal(cmd.seed, cmd.players, board),
         dominoes=[(comps.animals[a], comps.animals[b]) for a, b in comps.dominoes],
+        clock=cmd.clock,
         chosen_seed=cmd.chosen_seed,
     )
 
@@ -655,6 +663,8 @@ def _check_turn(s: GameState, seat: int) -> SeatState:
         raise WrongPhase("The game has not started yet.")
     if s.phase in ("final_scoring", "finished"):
         raise GameOver("The game is over: nobody has any dominoes left.")
+    if s.phase == "cancelled":
+        raise GameOver("The game was cancelled.")
     _check_seat_number(s, seat)
     if seat != s.current:
         current = COLOURS[s.seats[s.current].colour]
@@ -1045,9 +1055,16 @@ def _finish(b: _Batch, cmd: c.FinishGame) -> None:
     final = b.state
     scores = [seat.score for seat in final.seats]
     tiebreak = tiebreak_keys(final)
-    ranking = sorted(range(s.players), key=lambda p: (-scores[p], [-k for k in tiebreak[p]], p))
+    out = seating.out_of_game(final)  # resigned and removed seats rank last, never win
+    ranking = sorted(
+        range(s.players), key=lambda p: (p in out, -scores[p], [-k for k in tiebreak[p]], p)
+    )
     best = ranking[0]
-    winners = [p for p in ranking if (scores[p], tiebreak[p]) == (scores[best], tiebreak[best])]
+    winners = [
+        p
+        for p in ranking
+        if p not in out and (scores[p], tiebreak[p]) == (scores[best], tiebreak[best])
+    ]
     b.emit(
         e.GameEnded,
         seed=cmd.seed,
@@ -1093,6 +1110,7 @@ _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
     c.SkipMushroom: _skip_mushroom,
     c.EndTurn: _end_turn_command,
     c.FinishGame: _finish,
+    **seating.DECIDERS,
 }
 
 

@@ -11,6 +11,7 @@ from typing import Literal
 import msgspec
 
 from renature.board import Board
+from renature.clock import ClockState
 
 Phase = Literal[
     "lobby",  # created, seats joining
@@ -20,6 +21,7 @@ Phase = Literal[
     "end_of_turn",  # cloud actions, extra turn, or end the turn
     "final_scoring",  # no dominoes left: waiting for the seed reveal
     "finished",
+    "cancelled",  # the host cancelled it before the start
 ]
 
 
@@ -33,6 +35,8 @@ class SeatState(msgspec.Struct, frozen=True):
     plants: tuple[int, ...] = (0,) * 8
     clouds: int = 0
     tokens: tuple[str, ...] = ()
+    # playing, bot (timed out, played on by a bot), resigned, removed (timed out): seating.py
+    status: str = "playing"
 
     @property
     def has_dominoes(self) -> bool:
@@ -66,6 +70,7 @@ class GameState(msgspec.Struct, frozen=True):
     winners: tuple[int, ...] = ()
     revealed_seed: str | None = None
     chosen_seed: bool = False  # dealt from a seed a caller chose (GameCreated.chosen_seed)
+    clock: ClockState | None = None  # the turn clock, in games with a time control
     last_hash: str = ""  # hash of the last event applied (the chain continues from it)
 
     @property

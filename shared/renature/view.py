@@ -14,6 +14,7 @@ from renature import events as e
 from renature.board import PATH
 from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_colour, plant_type
 from renature.rules import area_awards, board_capacity, is_closed
+from renature.seating import ClockView, clock_view
 from renature.state import GameState
 
 
@@ -49,6 +50,8 @@ class SeatView(msgspec.Struct, frozen=True):
     player_board: list[PlantSpace]
     tokens: list[TokenView]
     hand: list[DominoView] | None = None
+    status: str = "playing"
+    """playing, bot (timed out: a bot plays on), resigned, removed (timed out)."""
 
 
 class HalfView(msgspec.Struct, frozen=True):
@@ -119,6 +122,8 @@ class GameView(msgspec.Struct, frozen=True):
     winners: list[int]
     ranking: list[int]
     seed: str | None = None
+    clock: ClockView | None = None
+    """The turn clock of a game with a time control (None without one)."""
     chosen_seed: bool = False
     """Dealt from a seed a caller chose (tests, bots, tournaments): whoever chose it knows
     every hand. Every seat's view says so from the creation on."""
@@ -165,6 +170,7 @@ def _seat_view(state: GameState, seat: int, viewer: int | None) -> SeatView:
         player_board=board,
         tokens=tokens,
         hand=hand,
+        status=s.status,
     )
 
 
@@ -250,6 +256,7 @@ def view(state: GameState, viewer: int | None) -> GameView:
         winners=list(state.winners),
         ranking=list(state.result),
         seed=state.revealed_seed,
+        clock=clock_view(state),
         chosen_seed=state.chosen_seed,
     )
 
