@@ -65,6 +65,35 @@ class KeyLayout:
             raise ValueError("command id must be non-empty")
         return f"{self.base(self.partition_of(game_id))}:cmd:{game_id}:{command_id}"
 
+    def game_scoped_key(self, kind: str, game_id: str) -> str:
+        """``<prefix>:{pNN}:<kind>:<game_id>``: a key of one game in the game's hash slot
+        (``seed``, ``seats``, ``created``, a read model's name, ...)."""
+        return f"{self.base(self.partition_of(game_id))}:{kind}:{game_id}"
+
+    def seed_key(self, game_id: str) -> str:
+        """The seed vault's secret of a game (read by the rules service only)."""
+        return self.game_scoped_key("seed", game_id)
+
+    def seats_key(self, game_id: str) -> str:
+        """The hash ``seat number -> token digest`` of a game (the gateway's seat tokens)."""
+        return self.game_scoped_key("seats", game_id)
+
+    def created_key(self, game_id: str) -> str:
+        """The hash of facts the gateway records about a game it created (seed origin)."""
+        return self.game_scoped_key("created", game_id)
+
+    def model_key(self, name: str, game_id: str) -> str:
+        """The read model ``name`` (``board``, ``score``) of a game: a hash {version, model}."""
+        return self.game_scoped_key(name, game_id)
+
+    def model_pattern(self, name: str) -> str:
+        """A ``SCAN`` pattern matching the read model ``name`` of every game."""
+        return f"{self.prefix}:{{p*}}:{name}:*"
+
+    def command_stream(self) -> str:
+        """The stream of command envelopes for the rules service (not per game)."""
+        return f"{self.prefix}:commands"
+
     def feed_key(self, partition: int) -> str:
         """The partition feed: one entry per event of every game of the partition."""
         return f"{self.base(partition)}:feed"
