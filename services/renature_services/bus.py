@@ -16,8 +16,11 @@ from typing import Any, Literal
 import msgspec
 
 from renature.commands import AnyCommand
+from renature_store import KeyLayout
 
-COMMAND_STREAM = "rn:commands"
+COMMAND_STREAM = KeyLayout().command_stream()
+"""``rn:commands``: the command stream under the default prefix; services configured with
+another prefix use their layout's ``command_stream()``."""
 RULES_GROUP = "rules"
 BOARD_GROUP = "board-projector"
 SCORE_GROUP = "score-projector"

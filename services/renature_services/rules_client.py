@@ -52,8 +52,11 @@ async def send_command(
     broker_or_redis: RedisBroker | Redis,
     envelope: bus.CommandEnvelope,
     timeout: float = 10.0,
+    *,
+    stream: str = bus.COMMAND_STREAM,
 ) -> bus.Reply:
-    """Publish ``envelope`` to the rules service and return its `Reply`.
+    """Publish ``envelope`` to the rules service on ``stream`` (the key layout's
+    ``command_stream()``) and return its `Reply`.
 
     Raises `CommandTimeout` when no reply arrives within ``timeout`` seconds.
     """
@@ -62,7 +65,7 @@ async def send_command(
         try:
             message = await broker_or_redis.request(
                 body,
-                stream=bus.COMMAND_STREAM,
+                stream=stream,
                 maxlen=COMMAND_STREAM_MAXLEN,
                 correlation_id=envelope.command_id,
                 timeout=timeout,
@@ -70,7 +73,9 @@ async def send_command(
         except TimeoutError as error:
             raise CommandTimeout(_timeout_message(envelope, timeout)) from error
         return bus.reply_decoder.decode(message.body)
-    async with RulesClient(broker_or_redis) as client:  # a reply channel for this command
+    async with RulesClient(
+        broker_or_redis, stream=stream
+    ) as client:  # a reply channel for this command
         return await client.send(envelope, timeout)
 
 
@@ -86,9 +91,16 @@ class RulesClient:
     outcome).
     """
 
-    def __init__(self, redis: Redis, *, maxlen: int = COMMAND_STREAM_MAXLEN) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        maxlen: int = COMMAND_STREAM_MAXLEN,
+        stream: str = bus.COMMAND_STREAM,
+    ) -> None:
         self._redis = redis
         self._maxlen = maxlen
+        self._stream = stream
         self.channel = f"rn:reply:{uuid.uuid4().hex}"
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
         self._outbox: list[tuple[bytes, asyncio.Future[bytes]]] = []
@@ -152,7 +164,7 @@ class RulesClient:
             batch, self._outbox = self._outbox, []
             pipe = self._redis.pipeline(transaction=False)
             for message, _ in batch:
-                pipe.xadd(bus.COMMAND_STREAM, {"__data__": message}, maxlen=self._maxlen)
+                pipe.xadd(self._stream, {"__data__": message}, maxlen=self._maxlen)
             try:
                 results = await pipe.execute(raise_on_error=False)
             except Exception as error:  # the connection: every command of the batch failed

@@ -78,7 +78,7 @@ class Gateway:
         store = RedisEventStore(redis, prefix=prefix, partitions=partitions)
         owned: senders.BusSender | None = None
         if sender is None:
-            sender = owned = senders.BusSender(redis)
+            sender = owned = senders.BusSender(redis, stream=store.layout.command_stream())
         return cls(
             redis,
             sender,

@@ -36,11 +36,11 @@ class SeatTokens:
 
     def key(self, game_id: str) -> str:
         """The hash ``seat number -> token digest`` of a game."""
-        return f"{self._layout.base(self._layout.partition_of(game_id))}:seats:{game_id}"
+        return self._layout.seats_key(game_id)
 
     def marker_key(self, game_id: str) -> str:
         """The hash of facts the gateway records about a game it created (e.g. seed origin)."""
-        return f"{self._layout.base(self._layout.partition_of(game_id))}:created:{game_id}"
+        return self._layout.created_key(game_id)
 
     async def claim(self, game_id: str, seat: int, token: str) -> bool:
         """Reserve ``seat`` for ``token``; False if someone holds it already (HSETNX: exactly

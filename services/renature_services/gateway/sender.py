@@ -13,7 +13,7 @@ from typing import Protocol
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
-from renature_services.bus import CommandEnvelope, Reply
+from renature_services.bus import COMMAND_STREAM, CommandEnvelope, Reply
 from renature_services.rules_client import RulesClient
 
 
@@ -32,8 +32,8 @@ class BusSender:
     """Commands over the Redis bus (a `RulesClient` on the gateway's Redis client: its reply
     channel is subscribed on the first command and kept until `aclose`)."""
 
-    def __init__(self, redis: Redis) -> None:
-        self._client = RulesClient(redis)
+    def __init__(self, redis: Redis, *, stream: str = COMMAND_STREAM) -> None:
+        self._client = RulesClient(redis, stream=stream)
 
     async def aclose(self) -> None:
         await self._client.aclose()

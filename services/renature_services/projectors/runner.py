@@ -74,7 +74,7 @@ class Projection(Protocol[F]):
 
 def model_key(layout: KeyLayout, name: str, game_id: str) -> str:
     """``<prefix>:{pNN}:<name>:<game_id>``: the read model shares the game's hash slot."""
-    return f"{layout.base(layout.partition_of(game_id))}:{name}:{game_id}"
+    return layout.model_key(name, game_id)
 
 
 class Projector(Generic[F]):
@@ -292,7 +292,7 @@ class Projector(Generic[F]):
         return bool(written)
 
     def _scan_pattern(self) -> str:
-        return f"{self.store.layout.prefix}:{{p*}}:{self.projection.name}:*"
+        return self.store.layout.model_pattern(self.projection.name)
 
 
 def _ids_by_partition(entries: Iterable[FeedEntry]) -> dict[int, list[str]]:

@@ -124,8 +124,7 @@ async def score_model(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
 async def _read_model(gateway: Gateway, game_id: str, name: str) -> MsgspecResponse:
     """A projector's model hash ``<prefix>:{pNN}:<name>:<game_id>`` = {version, model}."""
     await gateway.games.require(game_id)
-    layout = gateway.layout
-    key = f"{layout.base(layout.partition_of(game_id))}:{name}:{game_id}"
+    key = gateway.layout.model_key(name, game_id)
     version, model = await gateway.redis.hmget(key, ["version", "model"])
     if version is None or model is None:
         raise ApiError(404, "not_projected", f"The {name} of this game is not projected yet.")
