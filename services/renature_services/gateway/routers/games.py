@@ -5,13 +5,18 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Header, Path
 
 from renature import commands as c
 from renature_services.bus import CommandEnvelope
 from renature_services.gateway.commands import accepted_or_raise
 from renature_services.gateway.dependencies import Credentials, GameId, GatewayDep
 from renature_services.gateway.errors import ApiError
+from renature_services.gateway.idempotency import (
+    IDEMPOTENCY_HEADER,
+    game_id_for,
+    join,
+)
 from renature_services.gateway.openapi import errors
 from renature_services.gateway.schemas import (
     Accepted,
@@ -21,10 +26,19 @@ from renature_services.gateway.schemas import (
     JoinRequest,
     JoinResponse,
 )
-from renature_services.gateway.seats import new_token
 from renature_services.gateway.seeds import choose_seed, forget_seed
 
 router = APIRouter(tags=["games"])
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias=IDEMPOTENCY_HEADER,
+        description="A secret you generate (16-128 characters from A-Z a-z 0-9 - _ . ~) and "
+        "send again with every retry of this request: a retry gets the same game, or the same "
+        "seat and token (see docs/http-api.md).",
+    ),
+]
 
 
 @router.post(
@@ -33,16 +47,19 @@ router = APIRouter(tags=["games"])
     response_model=CreateGameResponse,
     responses=errors(400, 403, 409, 422, 503, 504),
 )
-async def create_game(body: CreateGameRequest, gateway: GatewayDep) -> CreateGameResponse:
+async def create_game(
+    body: CreateGameRequest, gateway: GatewayDep, idempotency_key: IdempotencyKey = None
+) -> CreateGameResponse:
     """Create a game. Without ``seed`` the rules service deals from a secret random seed
-    (revealed at the end); a ``seed`` is for tests, bots and tournaments."""
-    game_id = uuid.uuid4().hex
+    (revealed at the end); a ``seed`` is for tests, bots and tournaments. With an
+    ``Idempotency-Key`` a retry creates nothing new and answers the same game."""
+    game_id = uuid.uuid4().hex if idempotency_key is None else game_id_for(idempotency_key)
     if body.seed is not None:
-        await _choose_seed(gateway, game_id, body.seed)
+        await _choose_seed(gateway, game_id, body.seed, retry=idempotency_key is not None)
     # The seed stays blank on the bus: the rules service takes it from its vault.
     command = c.CreateGame(game_id=game_id, players=body.players, seed="", board=body.board)
     reply = await gateway.send(CommandEnvelope(game_id, "create", command, None))
-    if reply.status == "rejected" and body.seed is not None:
+    if reply.status == "rejected" and body.seed is not None and idempotency_key is None:
         await forget_seed(gateway.redis, gateway.layout, game_id)  # no seed for no game
     result = accepted_or_raise(reply, "create")
     await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None)
@@ -55,9 +72,10 @@ async def create_game(body: CreateGameRequest, gateway: GatewayDep) -> CreateGam
     )
 
 
-async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str) -> None:
+async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str, *, retry: bool) -> None:
     """Put a caller's seed in the vault before the game exists: 403 where chosen seeds are
-    off, 409 when the id has a seed already."""
+    off, 409 when the id has a seed already (unless this may be a keyed retry: the id is
+    derived from the caller's secret key, so the seed there is the one it chose before)."""
     if not gateway.allow_chosen_seeds:
         raise ApiError(
             403,
@@ -65,7 +83,7 @@ async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str) -> None:
             "This server deals every game from a secret seed; it does not take a chosen "
             "seed (test and tournament servers set RENATURE_ALLOW_CHOSEN_SEEDS=1).",
         )
-    if not await choose_seed(gateway.redis, gateway.layout, game_id, seed):
+    if not await choose_seed(gateway.redis, gateway.layout, game_id, seed) and not retry:
         raise ApiError(409, "game_exists", "A game with this id exists already; retry.")
 
 
@@ -96,28 +114,18 @@ async def join_seat(
     seat: Annotated[int, Path(ge=0, le=3)],
     body: JoinRequest,
     gateway: GatewayDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> JoinResponse:
     """Take a seat. The token in the answer is shown once: keep it, it is the only way to
-    act for the seat (only its SHA-256 is stored)."""
+    act for the seat (only its SHA-256 is stored). With an ``Idempotency-Key`` a retry gets
+    the same seat and token back."""
     state = await gateway.games.state(game_id)
     if seat >= state.players:
         raise ApiError(
             404, "no_such_seat", f"There is no seat {seat} in this {state.players}-player game."
         )
-    token = new_token()
-    if state.seats[seat].name is not None or not await gateway.tokens.claim(game_id, seat, token):
-        raise ApiError(409, "seat_taken", f"Seat {seat} is taken already.")
-    command_id = f"join:{seat}:{uuid.uuid4().hex}"
-    try:
-        reply = await gateway.send(
-            CommandEnvelope(game_id, command_id, c.JoinGame(seat, body.name), seat)
-        )
-        result = accepted_or_raise(reply, command_id)
-    except ApiError as error:
-        if error.status != 504:  # after a timeout the join may still happen: keep the claim
-            await gateway.tokens.release(game_id, seat, token)
-        raise
-    return JoinResponse(game_id=game_id, seat=seat, token=token, version=result.version)
+    token, version, _ = await join(gateway, state, game_id, seat, body.name, idempotency_key)
+    return JoinResponse(game_id=game_id, seat=seat, token=token, version=version)
 
 
 @router.post(
