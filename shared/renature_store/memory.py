@@ -1,13 +1,16 @@
 """An in-memory event store: the `EventStore` contract without Redis, for fast tests.
 
 It keeps the same promises as `RedisEventStore` (see docs/event-store.md): versions 1..n per
-game, conditional and idempotent appends, batch meta on a batch's first event, one feed per
-partition with consumer groups, pending entries and autoclaim. It passes the same contract
+game, conditional and idempotent appends, hash-linked appends (a batch whose ``prev_hash`` is
+not the stored last hash is a `Conflict`), each event stored with its hash, batch meta on a
+batch's first event, one feed per partition with consumer groups, pending entries and
+autoclaim. It passes the same contract
 suite (tests/integration/test_store_contract.py), so a unit test that uses it exercises the
 behaviour the services get from Redis.
 
-What it does not do: survive the process, share state between processes, or expire outcomes
-(a test process does not live for the Redis store's week-long outcome TTL). Every method runs
+What it does not do: survive the process, share state between processes, expire outcomes (a
+test process does not live for the Redis store's week-long outcome TTL), or have durability
+modes (nothing is durable here). Every method runs
 without awaiting between its checks and its writes, so on one event loop each append is atomic,
 as the Lua script makes it on Redis.
 """
@@ -106,23 +109,32 @@ class MemoryEventStore:
         return results
 
     def _apply(self, request: AppendRequest) -> AppendResult:
-        """Idempotency, then the version check, then the writes: the Lua script's order."""
+        """Idempotency, then the version and the last hash, then the writes (the script's
+        order). ``prev_hash`` is checked against a new game ("") and against a last event
+        stored with a hash; an event stored without one cannot be checked, as on Redis."""
         game_id = request.game_id
         previous = self._outcomes.get((game_id, request.command_id))
         if previous is not None:
             return Duplicate(previous)
         stream = self._streams.get(game_id, [])
+        # The last stored hash: "" for a new game, None when the last event was stored without.
+        last_hash = stream[-1].hash if stream else ""
         if len(stream) != request.expected_version:
-            return Conflict(expected=request.expected_version, actual=len(stream))
+            return Conflict(request.expected_version, len(stream), last_hash or "")
+        checked = request.prev_hash is not None and last_hash is not None
+        if checked and last_hash != request.prev_hash:  # the same count, another history
+            return Conflict(request.expected_version, len(stream), last_hash)
         stream = self._streams.setdefault(game_id, stream)
         partition = self.layout.partition_of(game_id)
         feed = self._feeds[partition]
         first = len(stream) + 1
-        for i, data in enumerate(request.events):
+        hashes: Sequence[str | None] = request.hashes or [None] * len(request.events)
+        for i, (data, event_hash) in enumerate(zip(request.events, hashes, strict=True)):
             version = len(stream) + 1
             meta = request.batch_meta if i == 0 else None
-            stream.append(StoredEvent(version, data, meta))
-            feed.append(FeedEntry(partition, _entry_id(len(feed) + 1), game_id, version, data))
+            stream.append(StoredEvent(version, data, meta, event_hash))
+            entry_id = _entry_id(len(feed) + 1)
+            feed.append(FeedEntry(partition, entry_id, game_id, version, data, event_hash))
         self._outcomes[game_id, request.command_id] = request.outcome
         return Appended(first_version=first, last_version=len(stream))
 
@@ -297,6 +309,8 @@ def _check_request(layout: KeyLayout, request: AppendRequest) -> None:
             raise TypeError(f"events must be bytes, got {type(event).__name__}")
     if request.expected_version < 0:
         raise ValueError(f"expected version must not be negative, got {request.expected_version}")
+    if request.hashes is not None and len(request.hashes) != len(events):
+        raise ValueError(f"{len(request.hashes)} hashes for {len(events)} events: one per event")
     layout.command_key(request.game_id, request.command_id)  # game id and command id
 
 

@@ -9,6 +9,7 @@ layout, cluster slots, TTLs.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import subprocess
 import sys
@@ -40,6 +41,17 @@ GAME = "game-1"  # partition 12 of 16: crc32(b"game-1") % 16
 def events(*names: str) -> list[bytes]:
     """Encoded events, as the rules service would produce them."""
     return [msgspec.json.encode({"type": name}) for name in names]
+
+
+def chained(*names: str, prev: str = "") -> tuple[list[bytes], list[str]]:
+    """Events and their chain hashes, each hash covering the one before (as the core's)."""
+    data, hashes = [], []
+    for name in names:
+        event = msgspec.json.encode({"type": name, "prev": prev})
+        prev = hashlib.sha256(event).hexdigest()
+        data.append(event)
+        hashes.append(prev)
+    return data, hashes
 
 
 def outcome(text: str) -> bytes:
@@ -412,6 +424,97 @@ class TestEventStoreContract:
     ) -> None:
         with pytest.raises(StoreError, match="NOGROUP"):
             await store.read_group("nobody", "r", [0])
+
+    # -- hash-linked appends (the durability issue's promise; every back end keeps it) --------
+
+    async def test_each_event_is_stored_and_fed_with_its_hash(self, store: EventStore) -> None:
+        data, hashes = chained("a", "b")
+        (result,) = await store.append_many(
+            [AppendRequest(GAME, "c1", 0, data, b"r", b"meta", "", hashes)]
+        )
+        assert result == Appended(1, 2)
+        assert await store.read(GAME) == [
+            StoredEvent(1, data[0], b"meta", hashes[0]),
+            StoredEvent(2, data[1], None, hashes[1]),
+        ]
+        assert [(f.version, f.hash) for f in await feed_of(store)] == [
+            (1, hashes[0]),
+            (2, hashes[1]),
+        ]
+
+    async def test_the_same_version_on_another_history_is_a_conflict(
+        self, store: EventStore
+    ) -> None:
+        _, lost = chained("a")  # the history a writer decided on, lost since
+        survivor, survivor_hashes = chained("x")
+        await store.append_many(
+            [AppendRequest(GAME, "c1", 0, survivor, b"1", None, "", survivor_hashes)]
+        )
+        data, hashes = chained("b", prev=lost[-1])
+        (result,) = await store.append_many(
+            [AppendRequest(GAME, "stale", 1, data, b"2", None, lost[-1], hashes)]
+        )
+        assert result == Conflict(expected=1, actual=1)
+        assert isinstance(result, Conflict)
+        assert result.actual_hash == survivor_hashes[-1]
+        assert await store.version(GAME) == 1
+        assert await store.get_outcome(GAME, "stale") is None
+
+    async def test_the_matching_prev_hash_appends_and_a_new_game_needs_an_empty_one(
+        self, store: EventStore
+    ) -> None:
+        first, first_hashes = chained("a")
+        refused = await store.append_many(
+            [AppendRequest(GAME, "c0", 0, first, b"0", None, "not-empty", first_hashes)]
+        )
+        assert refused == [Conflict(expected=0, actual=0)]
+        assert await store.append_many(
+            [AppendRequest(GAME, "c1", 0, first, b"1", None, "", first_hashes)]
+        ) == [Appended(1, 1)]
+        data, hashes = chained("b", "c", prev=first_hashes[-1])
+        assert await store.append_many(
+            [AppendRequest(GAME, "c2", 1, data, b"2", None, first_hashes[-1], hashes)]
+        ) == [Appended(2, 3)]
+
+    async def test_a_version_conflict_reports_the_stored_last_hash(self, store: EventStore) -> None:
+        data, hashes = chained("a", "b")
+        await store.append_many([AppendRequest(GAME, "c1", 0, data, b"1", None, "", hashes)])
+        (result,) = await store.append_many(
+            [AppendRequest(GAME, "c2", 1, [b"c"], b"2", None, hashes[0], ["h"])]
+        )
+        assert result == Conflict(expected=1, actual=2)
+        assert isinstance(result, Conflict)
+        assert result.actual_hash == hashes[-1]
+
+    async def test_a_retry_is_a_duplicate_whatever_its_hash(self, store: EventStore) -> None:
+        data, hashes = chained("a")
+        first = AppendRequest(GAME, "c1", 0, data, b"ok", None, "", hashes)
+        more, more_hashes = chained("b", prev=hashes[-1])
+        await store.append_many(
+            [first, AppendRequest(GAME, "c2", 1, more, b"2", None, hashes[-1], more_hashes)]
+        )
+        assert await store.append_many([first]) == [Duplicate(b"ok")]
+
+    async def test_without_prev_hash_only_the_version_is_checked(self, store: EventStore) -> None:
+        data, hashes = chained("a")
+        await store.append_many([AppendRequest(GAME, "c1", 0, data, b"1", None, "", hashes)])
+        plain = await store.append(
+            GAME, command_id="c2", expected_version=1, events=[b"x"], outcome=b""
+        )
+        assert plain == Appended(2, 2)
+        assert (await store.read(GAME, 1))[0].hash is None
+        # After an event stored without a hash there is nothing to compare a prev_hash with.
+        after = await store.append_many(
+            [AppendRequest(GAME, "c3", 2, [b"y"], b"3", None, "whatever", ["h3"])]
+        )
+        assert after == [Appended(3, 3)]
+
+    async def test_one_hash_per_event(self, store: EventStore) -> None:
+        with pytest.raises(ValueError, match="one per event"):
+            await store.append_many(
+                [AppendRequest(GAME, "c", 0, [b"a", b"b"], b"", None, "", ["h"])]
+            )
+        assert await store.version(GAME) == 0
 
     async def test_pagination_over_more_than_a_page(self, store: EventStore) -> None:
         total, batch = 2_345, 100
