@@ -149,7 +149,7 @@ async def test_an_abandoned_claim_is_fenced_and_released(
     assert young.status_code == 409  # too young to be abandoned: its join may be on its way
     old_stamp = int((time.time() - CLAIM_GRACE_S - 1) * 1000)
     _, _, command_id = claim.partition("|")
-    claims_key = f"{store.layout.base(store.partition_of(game_id))}:claims:{game_id}"
+    claims_key = store.layout.game_scoped_key("claims", game_id)
     await redis.hset(claims_key, "0", f"{old_stamp}|{command_id}")
 
     taken = await http.post(f"/games/{game_id}/seats/0", json={"name": "Bo"})

@@ -122,8 +122,7 @@ class SeatClaims:
 
     def _keys(self, game_id: str) -> list[str]:
         layout = self._store.layout
-        base = layout.base(layout.partition_of(game_id))
-        return [f"{base}:seats:{game_id}", f"{base}:claims:{game_id}"]
+        return [layout.seats_key(game_id), layout.game_scoped_key("claims", game_id)]
 
     async def claim(self, game_id: str, seat: int, token: str) -> tuple[int, str]:
         """``(status, command id)``: 1 claimed now, 2 ours already, 0 another token's."""
