@@ -17,6 +17,8 @@ configures its children by setting the environment rather than by passing flags.
 | ``RENATURE_RATE_LIMITS`` | on | the gateway's rate limits (``RENATURE_LIMIT_*``: security.md) |
 | ``RENATURE_MAX_BODY_BYTES`` | ``65536`` | the largest request body the gateway reads |
 | ``RENATURE_TOKEN_TTL_AFTER_END_S`` | ``3600`` | seat tokens lapse this long after the end |
+| ``RENATURE_GATEWAY_WORKERS`` | ``1`` | gateway worker processes sharing its port |
+| ``RENATURE_ACCESS_LOG`` | ``off`` | uvicorn's access log: ``on``, ``off`` or a sample (0.01) |
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ class Settings:
     rate_limits: bool = True
     max_body_bytes: int = 65_536
     token_ttl_after_end_s: int = 3600
+    gateway_workers: int = 1
+    access_log_sample: float = 0.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -93,6 +97,12 @@ class Settings:
             values["max_body_bytes"] = int(body)
         if ttl := env.get("RENATURE_TOKEN_TTL_AFTER_END_S"):
             values["token_ttl_after_end_s"] = int(ttl)
+        if workers := env.get("RENATURE_GATEWAY_WORKERS"):
+            values["gateway_workers"] = max(1, int(workers))
+        if access := env.get("RENATURE_ACCESS_LOG"):
+            named = {"on": 1.0, "true": 1.0, "off": 0.0, "false": 0.0}
+            word = access.strip().lower()
+            values["access_log_sample"] = named[word] if word in named else float(word)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
