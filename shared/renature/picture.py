@@ -22,7 +22,7 @@ from renature.rules import colour_totals, live_areas, majority_ranks
 from renature.state import GameState
 
 CELL = 44
-PANEL = 230
+PANEL = 250
 FOOT = 30
 FILL = {
     "orange": "#e69f00",  # Okabe-Ito orange
@@ -216,11 +216,17 @@ def _panel(state: GameState, left: int) -> list[str]:
             f'<text x="22" y="{y}" font-size="13">{escape(marker)}{colour} {seat.score}'
             f"{escape(name)}</text></g>"
         )
-        held = ", ".join(_token_front(state, t) for t in seat.tokens) or "none"
         out.append(
             f'<text x="22" y="{y + 15}" font-size="10" fill="#444">clouds {seat.clouds}, '
-            f"tokens: {escape(held)}</text>"
+            f"tokens held: {len(seat.tokens)}</text>"
         )
+        fronts = [_token_front(state, t) for t in seat.tokens]
+        for row in range(0, len(fronts), 4):  # four tokens a line keep the panel's width
+            y += 13
+            out.append(
+                f'<text class="tokens" x="22" y="{y + 15}" font-size="10" fill="#444">'
+                f"{escape(', '.join(fronts[row : row + 4]))}</text>"
+            )
         y += 38
     out.append(f'<text x="0" y="{y}" font-size="12">joker: {escape(animals[state.joker])}</text>')
     out.append(f'<text x="0" y="{y + 16}" font-size="12">phase: {escape(state.phase)}</text>')

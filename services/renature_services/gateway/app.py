@@ -15,9 +15,12 @@ from renature_services.gateway import sender as senders
 from renature_services.gateway.commands import seat_command
 from renature_services.gateway.dependencies import Gateway
 from renature_services.gateway.errors import install_error_handlers
+from renature_services.gateway.limits import MAX_BODY_BYTES
+from renature_services.gateway.limits import install as install_limits
 from renature_services.gateway.openapi import BODIES
 from renature_services.gateway.openapi import install as install_openapi
-from renature_services.gateway.routers import audit, games, live, play, reads, service
+from renature_services.gateway.ratelimit import RateLimits
+from renature_services.gateway.routers import audit, games, live, play, reads, service, web
 from renature_services.settings import Settings
 from renature_store import DEFAULT_PARTITIONS, DEFAULT_PREFIX
 
@@ -34,12 +37,17 @@ def create_app(
     prefix: str = DEFAULT_PREFIX,
     partitions: int = DEFAULT_PARTITIONS,
     allow_chosen_seeds: bool = False,
+    rate_limits: RateLimits | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    token_ttl_after_end_s: int | None = None,
 ) -> FastAPI:
     """The gateway for the Redis at ``redis_url``. ``sender`` replaces the rules-service client
     (tests); by default commands go over the bus through ``renature_services.rules_client``.
     ``prefix`` and ``partitions`` must match the other services (they are the key layout).
     ``allow_chosen_seeds`` lets ``POST /games`` take a seed: whoever chooses the seed knows
-    every hand, so only test, bot and tournament servers switch it on."""
+    every hand, so only test, bot and tournament servers switch it on. The limits (body size,
+    rate limits when ``rate_limits`` is given, seat tokens lapsing ``token_ttl_after_end_s``
+    after the end) are those of ``renature_services.gateway.limits.install``."""
     gateway = Gateway.connect(
         redis_url,
         sender=sender,
@@ -63,8 +71,17 @@ def create_app(
     app.include_router(reads.models)
     app.include_router(audit.router)
     app.include_router(live.router)
+    web.install(app)  # the reference web client, the dispute viewer and the board picture
     # /state sends a GameState without its static board (it is loaded by board_id).
     install_openapi(app, BODIES, strip={"GameState": ["board"]})
+    install_limits(
+        app,
+        redis_url,
+        prefix=prefix,
+        max_body_bytes=max_body_bytes,
+        rate_limits=rate_limits,
+        token_ttl_after_end_s=token_ttl_after_end_s,
+    )
     return app
 
 
@@ -75,4 +92,7 @@ def app_from_settings(settings: Settings) -> FastAPI:
         prefix=settings.prefix,
         partitions=settings.partitions,
         allow_chosen_seeds=settings.allow_chosen_seeds,
+        rate_limits=RateLimits.from_env() if settings.rate_limits else None,
+        max_body_bytes=settings.max_body_bytes,
+        token_ttl_after_end_s=settings.token_ttl_after_end_s,
     )

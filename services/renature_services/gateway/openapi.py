@@ -26,6 +26,8 @@ ERRORS = {
     404: "No such game (`game_not_found`), seat (`no_such_seat`) or read model (`not_projected`).",
     409: "Refused as things stand: a rule the command breaks now (`not_your_turn`, "
     "`illegal_placement`, ...), a seat taken, a game not finished.",
+    413: "The body is larger than the endpoint takes (`body_too_large`); nothing was read past "
+    "the limit.",
     422: "Malformed: the body or a parameter does not match the schema "
     "(`malformed_request`), or the command names something that does not exist "
     "(`invalid_command`).",

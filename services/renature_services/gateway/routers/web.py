@@ -1,0 +1,171 @@
+"""The reference web client and the dispute viewer: static pages over the public API, and the
+board picture they draw (the very SVG that ``renature replay --svg`` writes).
+
+The pages use nothing but the public HTTP API and the live channel, as an external frontend
+would; the only endpoints added for them are the picture of a game after any event and a
+stateless inspection of an exported events file (nothing of it is stored).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.responses import FileResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from renature import events as e
+from renature.audit import AuditReport, audit
+from renature.explain import Explanation, explain
+from renature.game import replay
+from renature.picture import board_svg
+from renature.state import GameState
+from renature_services.gateway.dependencies import GameId, GatewayDep
+from renature_services.gateway.errors import ApiError
+from renature_services.gateway.openapi import body, errors
+from renature_services.gateway.schemas import MsgspecResponse
+from renature_store import MAX_VERSION
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+MAX_DISPUTE_BYTES = 4 * 1024 * 1024
+"""An exported game is some 60 KB; anything past 4 MB is no game of Renature."""
+
+router = APIRouter()
+SVG = "image/svg+xml"
+At = Annotated[
+    int | None,
+    Query(ge=0, le=MAX_VERSION, description="The picture after this event (default: the last)"),
+]
+
+
+class Inspection(msgspec.Struct, frozen=True):
+    """What the dispute viewer shows of an uploaded events file."""
+
+    game_id: str
+    events: list[e.AnyEvent]
+    version: int
+    picture: str
+    audit: AuditReport
+    explanation: Explanation | None
+
+
+def _page(name: str) -> FileResponse:
+    return FileResponse(STATIC / name, media_type="text/html")
+
+
+@router.get("/", include_in_schema=False)
+async def lobby_page() -> FileResponse:
+    return _page("index.html")
+
+
+@router.get("/play/{game_id}", include_in_schema=False)
+async def table_page(game_id: str) -> FileResponse:
+    return _page("play.html")
+
+
+@router.get("/viewer", include_in_schema=False)
+async def upload_viewer_page() -> FileResponse:
+    return _page("viewer.html")
+
+
+@router.get("/viewer/{game_id}", include_in_schema=False)
+async def viewer_page(game_id: str) -> FileResponse:
+    return _page("viewer.html")
+
+
+@router.get(
+    "/games/{game_id}/picture.svg",
+    tags=["read"],
+    response_class=Response,
+    responses={200: {"content": {SVG: {}}, "description": "The board"}, **errors(404, 422, 503)},
+)
+async def game_picture(game_id: GameId, gateway: GatewayDep, at: At = None) -> Response:
+    """The board as an SVG picture (what ``renature replay --svg`` draws) after event ``at``:
+    public facts only, so anyone may fetch it at any version up to the game's current one."""
+    state = await gateway.games.state(game_id)
+    if at is not None and at != state.version:
+        if at > state.version:
+            raise ApiError(422, "malformed_request", f"at: the game has {state.version} events")
+        past = replay((await gateway.games.events(game_id, 0))[:at])
+        if past is None:
+            raise ApiError(422, "malformed_request", "at: a version from 1 on")
+        state = past
+    return Response(board_svg(state, _title(state)), media_type=SVG)
+
+
+@router.post(
+    "/disputes",
+    tags=["audit"],
+    response_class=MsgspecResponse,
+    responses={
+        **body(Inspection, "The audit, the explanation and the picture of the file"),
+        **errors(413, 422),
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "An exported events file (JSON lines, as `renature export` writes)",
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        }
+    },
+)
+async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
+    """Audit an exported events file without storing anything: the verdict, the explanation
+    (when the game is finished), the events and the board after event ``at``."""
+    events = _events_of(await _bounded_body(request))
+    upto = events if at is None else events[:at]
+    state = replay(upto)
+    if state is None:
+        raise ApiError(422, "malformed_request", "at: a version from 1 on")
+    report = audit(events)
+    finished = bool(events) and isinstance(events[-1], e.GameEnded)
+    return MsgspecResponse(
+        Inspection(
+            game_id=state.game_id,
+            events=list(events),
+            version=state.version,
+            picture=board_svg(state, _title(state)),
+            audit=report,
+            explanation=explain(events) if finished and report.ok else None,
+        )
+    )
+
+
+async def _bounded_body(request: Request) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_DISPUTE_BYTES:
+            raise ApiError(
+                413, "body_too_large", f"An events file is at most {MAX_DISPUTE_BYTES} bytes."
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _events_of(raw: bytes) -> list[e.Event]:
+    lines = [line for line in raw.splitlines() if line.strip()]
+    if not lines:
+        raise ApiError(422, "malformed_request", "The file holds no events.")
+    events: list[e.Event] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            events.append(e.decode(line))
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            raise ApiError(
+                422, "malformed_request", f"Line {number} is not an event: {str(error)[:200]}"
+            ) from error
+    return events
+
+
+def _title(state: GameState) -> str:
+    return f"Renature game {state.game_id} after event {state.version}"
+
+
+def install(app: FastAPI) -> None:
+    """The pages, their assets under /static and the picture routes."""
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
