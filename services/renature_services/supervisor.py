@@ -27,7 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from renature_services.logging import configure_logging, get_logger
+from renature_services.logging import get_logger
 from renature_services.settings import Settings
 
 log = get_logger("renature.supervisor")
@@ -80,15 +80,13 @@ def run_service(
 
 
 def run_gateway(settings: Settings, *, host: str, port: int) -> None:
-    """Serve the HTTP gateway with uvicorn (logs stay JSON: uvicorn's own config is off)."""
-    import uvicorn
-
-    configure_logging(settings.log_level, service="gateway")
+    """Serve the HTTP gateway with uvicorn (logs stay JSON: uvicorn's own config is off):
+    uvloop, httptools, ``RENATURE_GATEWAY_WORKERS`` processes (`gateway.server`)."""
     try:
-        from renature_services.gateway.app import app_from_settings
+        from renature_services.gateway.server import serve
     except ImportError as error:  # the gateway is built separately; say so clearly
         raise SupervisorError(f"the gateway is not available: {error}") from error
-    uvicorn.run(app_from_settings(settings), host=host, port=port, log_config=None)
+    serve(settings, host=host, port=port)
 
 
 # -- a private Redis -------------------------------------------------------------------------
