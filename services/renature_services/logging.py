@@ -11,11 +11,17 @@ the first place (log the command *type*, never the command); `redact_secrets` is
 net for keys with those names. Seat tokens are secrets too: a browser opens the live channel
 with ``?token=...`` (it cannot set a header), and uvicorn logs every request line with its query
 string, so `redact_secrets` also blanks a token in the text of a line.
+
+What a line costs must not grow with the traffic: accepted commands are logged at DEBUG (the
+event store records each with its provenance), and uvicorn's access log, a line per request,
+is off unless ``access_log_sample`` asks for every request (1.0) or a sample of them
+(`SampledFilter`, e.g. 0.01: one request in a hundred, chosen at random).
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import re
 import sys
 from collections.abc import Iterator, MutableMapping
@@ -57,11 +63,29 @@ def _shared_processors() -> list[Processor]:
     ]
 
 
-def configure_logging(level: str = "INFO", service: str | None = None) -> None:
+class SampledFilter(logging.Filter):
+    """Lets through a random ``rate`` of the records (1.0: all, 0.0: none)."""
+
+    def __init__(self, rate: float) -> None:
+        super().__init__()
+        self.rate = rate
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.rate >= 1.0 or random.random() < self.rate
+
+
+ACCESS_LOGGER = "uvicorn.access"
+
+
+def configure_logging(
+    level: str = "INFO", service: str | None = None, *, access_log_sample: float | None = None
+) -> None:
     """Send structlog and standard-library logs to stdout as JSON lines.
 
     Idempotent: calling it again replaces the root handler instead of adding a second one.
     ``service`` is bound globally so lines of several processes can be told apart.
+    ``access_log_sample`` (0.0 to 1.0) keeps that share of uvicorn's access lines; None leaves
+    the access logger alone.
     """
     shared = _shared_processors()
     structlog.configure(
@@ -89,6 +113,11 @@ def configure_logging(level: str = "INFO", service: str | None = None) -> None:
     root.setLevel(level.upper())
     if service:
         structlog.contextvars.bind_contextvars(service=service)
+    if access_log_sample is not None:
+        access = logging.getLogger(ACCESS_LOGGER)
+        access.filters = [f for f in access.filters if not isinstance(f, SampledFilter)]
+        if access_log_sample < 1.0:
+            access.addFilter(SampledFilter(max(0.0, access_log_sample)))
 
 
 def get_logger(name: str) -> Any:

@@ -1,0 +1,68 @@
+"""Seat tokens resolved in process: no Redis lookup per request.
+
+A token never changes seat (it is handed out once, when the seat is claimed, and only its
+SHA-256 is stored), so once Redis said "token T holds seat S of game G" the answer can be kept.
+`CachedSeatTokens` keeps it in a bounded LRU, keyed by the token's digest, and asks Redis again
+only when an entry is older than ``revalidate_s``: a token whose seat hash was given a TTL at
+the game's end (`renature_services.gateway.expiry`) stops working at most ``revalidate_s``
+after the hash lapses, and `forget` drops a game's entries at once. Wrong tokens are not
+cached (each costs its lookup, as before).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+
+from redis.asyncio import Redis
+
+from renature_services.gateway.seats import SeatTokens, token_digest
+from renature_store import KeyLayout
+
+DEFAULT_ENTRIES = 100_000
+DEFAULT_REVALIDATE_S = 5.0
+
+
+class CachedSeatTokens(SeatTokens):
+    """`SeatTokens` whose `seat_of` answers from memory while an entry is fresh."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        layout: KeyLayout,
+        *,
+        max_entries: int = DEFAULT_ENTRIES,
+        revalidate_s: float = DEFAULT_REVALIDATE_S,
+    ) -> None:
+        super().__init__(redis, layout)
+        self._max_entries = max_entries
+        self._revalidate_s = revalidate_s
+        self._seats: OrderedDict[tuple[str, str], tuple[int, float]] = OrderedDict()
+        self.lookups = 0  # Redis lookups made (for tests and the benchmark)
+
+    async def seat_of(self, game_id: str, token: str) -> int | None:
+        key = (game_id, token_digest(token))
+        found = self._seats.get(key)
+        now = time.monotonic()
+        if found is not None and now - found[1] < self._revalidate_s:
+            self._seats.move_to_end(key)
+            return found[0]
+        self.lookups += 1
+        seat = await super().seat_of(game_id, token)
+        if seat is None:
+            self._seats.pop(key, None)
+            return None
+        self._seats[key] = (seat, now)
+        self._seats.move_to_end(key)
+        while len(self._seats) > self._max_entries:
+            self._seats.popitem(last=False)
+        return seat
+
+    async def release(self, game_id: str, seat: int, token: str) -> None:
+        self._seats.pop((game_id, token_digest(token)), None)
+        await super().release(game_id, seat, token)
+
+    def forget(self, game_id: str) -> None:
+        """Drop every cached token of a game (its tokens were made to lapse)."""
+        for key in [key for key in self._seats if key[0] == game_id]:
+            del self._seats[key]
