@@ -16,9 +16,9 @@ import msgspec
 
 from renature import commands as c
 from renature import events as e
+from renature.perspective import decode_state
 from renature.state import GameState
 from renature.view import GameView
-from renature_services.gateway.perspective import decode_state
 
 _commands = msgspec.json.Decoder(list[c.AnyCommand])
 _events = msgspec.json.Decoder(list[e.AnyEvent])

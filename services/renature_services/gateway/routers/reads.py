@@ -9,13 +9,13 @@ from fastapi import APIRouter, Query
 
 from renature import commands as c
 from renature import events as e
+from renature.perspective import encode_state, perspective
 from renature.rules import legal_actions
 from renature.state import GameState
 from renature.view import GameView, view, visible_event
 from renature_services.gateway.dependencies import Credentials, GameId, Gateway, GatewayDep
 from renature_services.gateway.errors import ApiError
 from renature_services.gateway.openapi import body, errors
-from renature_services.gateway.perspective import encode_state, perspective
 from renature_services.gateway.schemas import MsgspecResponse
 from renature_services.projectors.score import ScoreModel
 from renature_store import MAX_VERSION
