@@ -1,0 +1,109 @@
+"""Bots: ``random`` (any legal action) and ``greedy`` (the best immediate gain).
+
+Both are deterministic given their seed: their only randomness is their own ``random.Random``.
+The random bot picks uniformly among the legal actions, except that it opens an end-of-Phase-1
+proposal only one time in 40 when it could (uniformly, proposals would end most games at once)
+and accepts or declines a proposal with even odds.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol
+
+from renaissance import commands as c
+from renaissance.rules import (
+    execute,
+    legal_actions,
+    phase1_points,
+    pieces_fit,
+)
+from renaissance.state import GameState
+
+BOT_NAMES = ("random", "greedy")
+PROPOSAL_ODDS = 40
+
+
+class Bot(Protocol):
+    def choose(self, state: GameState, seat: int) -> c.Command: ...
+
+
+def _is_proposal(command: c.Command) -> bool:
+    return isinstance(command, c.ProposeEnd | c.ProposeAward)
+
+
+class RandomBot:
+    def __init__(self, seed: str) -> None:
+        self.rng = random.Random(seed)
+
+    def choose(self, state: GameState, seat: int) -> c.Command:
+        actions = legal_actions(state, seat)
+        plain = [a for a in actions if not _is_proposal(a)]
+        if plain and (len(plain) == len(actions) or self.rng.randrange(PROPOSAL_ODDS)):
+            return self.rng.choice(plain)
+        return self.rng.choice(actions)
+
+
+class GreedyBot:
+    """Set-up: any placement, and a lift that makes everything fit where one does. Phase 1:
+    the marker that gains it the most Phase 1 points against the other player's; it never
+    proposes, accepts only awards to itself. Phase 2: the biggest piece (the heaviest penalty
+    avoided); markers moved at random."""
+
+    def __init__(self, seed: str) -> None:
+        self.rng = random.Random(seed)
+
+    def choose(self, state: GameState, seat: int) -> c.Command:
+        actions = legal_actions(state, seat)
+        if state.phase == "setup_lift":
+            return self._lift(state, actions)
+        if state.phase == "phase1":
+            return self._marker(state, seat, actions)
+        if state.phase == "phase1_answer":
+            proposal = state.proposal
+            mine = proposal is not None and proposal.to == state.colour_of(seat)
+            return c.AcceptProposal(seat) if mine else c.DeclineProposal(seat)
+        if state.phase == "phase2":
+            sizes = [len(a.squares) for a in actions if isinstance(a, c.PlacePiece)]
+            biggest = [
+                a for a in actions if isinstance(a, c.PlacePiece) and len(a.squares) == max(sizes)
+            ]
+            return self.rng.choice(biggest)
+        return self.rng.choice(actions)
+
+    def _lift(self, state: GameState, actions: list[c.Command]) -> c.Command:
+        freeing = []
+        for action in actions:
+            assert isinstance(action, c.LiftPiece)
+            after = execute(state, action)[1]
+            if after.phase == "setup":
+                freeing.append(action)
+        return self.rng.choice(freeing or actions)
+
+    def _marker(self, state: GameState, seat: int, actions: list[c.Command]) -> c.Command:
+        mine, theirs = state.colour_of(seat), 1 - state.colour_of(seat)
+        base = phase1_points(state.acquired[mine]) - phase1_points(state.acquired[theirs])
+        rated = []
+        for action in actions:
+            if _is_proposal(action):
+                continue
+            after = execute(state, action)[1]
+            gain = (
+                phase1_points(after.acquired[mine]) - phase1_points(after.acquired[theirs]) - base
+                if after.phase.startswith("phase1")
+                else 0
+            )
+            rated.append((gain, action))
+        top = max(gain for gain, _ in rated)
+        return self.rng.choice([a for gain, a in rated if gain == top])
+
+
+def make_bot(name: str, seed: str) -> Bot:
+    if name == "random":
+        return RandomBot(seed)
+    if name == "greedy":
+        return GreedyBot(seed)
+    raise ValueError(f"Unknown bot {name!r}; bots: {', '.join(BOT_NAMES)}")
+
+
+__all__ = ["BOT_NAMES", "Bot", "GreedyBot", "RandomBot", "make_bot", "pieces_fit"]

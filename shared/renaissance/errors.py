@@ -1,0 +1,83 @@
+"""Rule errors: each names the broken rule in a player's words (``code`` for machines)."""
+
+from __future__ import annotations
+
+
+class RuleError(Exception):
+    code = "rule_broken"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidCommand(RuleError):
+    """The command is malformed or names something that does not exist."""
+
+    code = "invalid_command"
+
+
+class GameNotFound(RuleError):
+    code = "game_not_found"
+
+
+class GameAlreadyExists(RuleError):
+    code = "game_exists"
+
+
+class NotYourTurn(RuleError):
+    code = "not_your_turn"
+
+
+class WrongPhase(RuleError):
+    """The command does not fit the current step of the game."""
+
+    code = "wrong_phase"
+
+
+class GameOver(RuleError):
+    code = "game_over"
+
+
+class PieceDoesNotFit(RuleError):
+    """A polyomino placement breaks the placement rules of its step (set-up or Phase 2)."""
+
+    code = "piece_does_not_fit"
+
+
+class RelocationRule(RuleError):
+    """The set-up's relocation ("When it turns out that some pieces are left and do not fit
+    in ...") is broken: lifting when nothing needs it, lifting a protected piece, placing a
+    piece lifted this turn, or placing so that the rest no longer fits."""
+
+    code = "relocation_rule"
+
+
+class IllegalMarker(RuleError):
+    """A marker placement breaks the "Instructions in placing Markers"."""
+
+    code = "illegal_marker"
+
+
+class IllegalPush(RuleError):
+    """A push-in breaks its rule."""
+
+    code = "illegal_push"
+
+
+class IllegalProposal(RuleError):
+    """An end-of-Phase-1 agreement breaks ruling 6."""
+
+    code = "illegal_proposal"
+
+
+class IllegalPreparation(RuleError):
+    """A Phase 2 preparation placement touches another marker or monomino by a side."""
+
+    code = "illegal_preparation"
+
+
+class IllegalMove(RuleError):
+    """A Phase 2 marker move breaks "Relocation of Markers" (the no-undo rule among them)."""
+
+    code = "illegal_move"

@@ -1,0 +1,156 @@
+"""What a seat (or a spectator) may see: everything.
+
+The rules as written hide nothing: the pieces lie open on the board, both supplies of markers
+and both collections of pieces are in front of the players, and nothing is dealt by chance. So
+every viewer gets the same view (only ``viewer`` differs) and events are shown as stored, less
+the hash chain (views never carry it, as in Renature).
+"""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec.structs import replace
+
+from renaissance import events as e
+from renaissance.components import CENTRE, COLOURS, EMPTY, MONOMINO, components
+from renaissance.rules import covered_pieces, hands_made, penalty, phase1_points, piece_name
+from renaissance.state import GameState
+
+
+class SquareView(msgspec.Struct, frozen=True):
+    """One square: ``piece`` is a polyomino id, ``monomino``, ``centre`` or None (free)."""
+
+    x: int
+    y: int
+    piece: str | None
+    marker: str | None
+
+
+class SeatView(msgspec.Struct, frozen=True):
+    seat: int
+    name: str | None
+    colour: str
+    score: int
+    set_points: int
+    markers_in_hand: int
+    acquired: list[str]
+    phase1_points: int
+    hands: list[tuple[str, int]]
+    pieces_in_hand: list[str]
+    penalty_now: int
+    to_prepare: tuple[int, int]
+
+
+class ProposalView(msgspec.Struct, frozen=True):
+    seat: int
+    kind: str
+    piece: str | None
+    to: str | None
+
+
+class GameView(msgspec.Struct, frozen=True):
+    game_id: str
+    game: str
+    version: int
+    viewer: int | None
+    phase: str
+    current_seat: int | None
+    set_number: int
+    sets: int
+    competition: str
+    seats: list[SeatView]
+    board: list[SquareView]
+    supply: list[str]
+    """Set-up: the polyominoes not yet on the board."""
+    lifted: list[str]
+    protected: list[str]
+    tied: list[str]
+    """Fully covered polyominoes waiting for a majority."""
+    removed: list[str]
+    proposal: ProposalView | None
+    last_move: tuple[tuple[int, int], tuple[int, int]] | None
+    set_results: list[list[int]]
+    sets_won: list[int]
+    ranking: list[int]
+    winners: list[int]
+    hidden_information: bool = False
+
+
+def _square(state: GameState, square: int) -> SquareView:
+    comps = components()
+    x, y = comps.xy(square)
+    cover = state.cover[square] if state.cover else EMPTY
+    piece: str | None
+    if cover == CENTRE:
+        piece = "centre"
+    elif cover == MONOMINO:
+        piece = "monomino"
+    elif cover == EMPTY:
+        piece = None
+    else:
+        piece = piece_name(cover)
+    marker = state.markers[square] if state.markers else -1
+    return SquareView(x, y, piece, COLOURS[marker] if marker >= 0 else None)
+
+
+def _seat(state: GameState, seat: int) -> SeatView:
+    colour = state.colour_of(seat)
+    acquired = state.acquired[colour]
+    hand = state.hands[colour]
+    return SeatView(
+        seat=seat,
+        name=state.names[seat],
+        colour=COLOURS[colour],
+        score=state.scores[seat],
+        set_points=state.set_points[seat],
+        markers_in_hand=state.supply[colour],
+        acquired=[piece_name(p) for p in acquired],
+        phase1_points=phase1_points(acquired),
+        hands=hands_made(acquired),
+        pieces_in_hand=[piece_name(p) for p in hand],
+        penalty_now=penalty(hand),
+        to_prepare=state.to_prepare[colour],
+    )
+
+
+def view(state: GameState, viewer: int | None) -> GameView:
+    """What ``viewer`` (a seat, or None for a spectator) sees: the whole game."""
+    comps = components()
+    proposal = state.proposal
+    xy = comps.xy
+    return GameView(
+        game_id=state.game_id,
+        game="renaissance",
+        version=state.version,
+        viewer=viewer,
+        phase=state.phase,
+        current_seat=state.current if state.current >= 0 else None,
+        set_number=state.set_number,
+        sets=state.sets,
+        competition=state.competition,
+        seats=[_seat(state, seat) for seat in (0, 1)],
+        board=[_square(state, sq) for sq in range(comps.squares)] if state.cover else [],
+        supply=[piece_name(p) for p in state.pool],
+        lifted=[piece_name(p) for p in state.lifted],
+        protected=[piece_name(p) for p in state.protected],
+        tied=[piece_name(p) for p, s, g in covered_pieces(state) if s == g] if state.cover else [],
+        removed=[piece_name(p) for p in state.removed],
+        proposal=ProposalView(
+            proposal.seat,
+            proposal.kind,
+            piece_name(proposal.piece) if proposal.piece >= 0 else None,
+            COLOURS[proposal.to] if proposal.to >= 0 else None,
+        )
+        if proposal
+        else None,
+        last_move=(xy(state.last_move[0]), xy(state.last_move[1])) if state.last_move else None,
+        set_results=[list(r) for r in state.set_results],
+        sets_won=list(state.sets_won),
+        ranking=list(state.ranking),
+        winners=list(state.winners),
+    )
+
+
+def visible_event(event: e.Event, viewer: int | None) -> e.Event:
+    """The event as ``viewer`` sees it: as stored (nothing is secret), without the hash chain."""
+    return replace(event, hash="", prev_hash="")
