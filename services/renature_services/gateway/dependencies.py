@@ -20,6 +20,8 @@ from starlette.requests import HTTPConnection
 from renature_services.bus import CommandEnvelope, Reply
 from renature_services.gateway import sender as senders
 from renature_services.gateway.errors import ApiError
+from renature_services.gateway.expiry import TokenExpiry
+from renature_services.gateway.finished import FinishedReads
 from renature_services.gateway.games import GameStates
 from renature_services.gateway.seats import SeatTokens
 from renature_services.logging import bind_command, get_logger
@@ -52,6 +54,8 @@ class Gateway:
         self.store = store
         self.tokens = SeatTokens(redis, self.store.layout)
         self.games = GameStates(self.store)
+        self.finished = FinishedReads(redis, self.store, self.games)
+        self.token_expiry: TokenExpiry | None = None  # set by limits.install
         self.sender = sender
         self.command_timeout = command_timeout
         self.allow_chosen_seeds = allow_chosen_seeds
@@ -130,6 +134,8 @@ class Gateway:
         seat = await self.tokens.seat_of(game_id, credentials.credentials)
         if seat is None:
             raise ApiError(403, "invalid_token", "This token holds no seat in this game.")
+        if self.token_expiry is not None:
+            await self.token_expiry.check(self.games, game_id)
         return seat
 
     async def seated(self, game_id: str, credentials: HTTPAuthorizationCredentials | None) -> int:

@@ -1,4 +1,5 @@
-"""Audit and explanation of finished games, from their stored events alone."""
+"""Audit and explanation of finished games, from their stored events alone, worked out once
+and then served from a cache (``renature_services.gateway.finished``)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from renature import events as e
-from renature.audit import AuditReport, audit
-from renature.components import COLOURS
-from renature.explain import Explanation, explain
-from renature.state import GameState
-from renature_services.gateway.dependencies import GameId, Gateway, GatewayDep
-from renature_services.gateway.errors import ApiError
+from renature.audit import AuditReport
+from renature.explain import Explanation
+from renature_services.gateway.dependencies import GameId, GatewayDep
 from renature_services.gateway.openapi import body, errors
 from renature_services.gateway.schemas import MsgspecResponse
 
@@ -28,8 +25,7 @@ async def game_audit(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
     every recorded command re-decided, the revealed seed against its commitment and the
     deal, the final scoring. ``ok`` says whether everything holds, ``first_bad`` names the
     first bad event. 409 ``game_not_finished`` before the end (the stream holds the hands)."""
-    _, events = await _finished_game(gateway, game_id)
-    return MsgspecResponse(audit(events))
+    return MsgspecResponse(await gateway.finished.audit(game_id))
 
 
 @router.get(
@@ -46,30 +42,4 @@ async def game_explanation(
     """Where every point of a finished game came from: one line per award with its rule
     and the running total, then scores, ranking and winners. 409 ``game_not_finished``
     before the end."""
-    state, events = await _finished_game(gateway, game_id)
-    return MsgspecResponse(explain(events, None if seat is None else _seat_playing(state, seat)))
-
-
-def _seat_playing(state: GameState, colour: str) -> int:
-    """The seat that plays ``colour``; 422 ``no_such_seat`` when none does."""
-    colours = [COLOURS[s.colour] for s in state.seats]
-    if colour not in colours:
-        raise ApiError(
-            422,
-            "no_such_seat",
-            f"No seat plays {colour!r} in this game; its colours are {', '.join(colours)}.",
-        )
-    return colours.index(colour)
-
-
-async def _finished_game(gateway: Gateway, game_id: str) -> tuple[GameState, list[e.Event]]:
-    """A finished game's state and every stored event: 404 for an unknown game, 409 before
-    its end (until the seed is revealed the stream holds every hand and token)."""
-    state = await gateway.games.state(game_id)
-    if not state.is_over:
-        raise ApiError(
-            409,
-            "game_not_finished",
-            "The game is not finished: its audit and explanation are given once it has ended.",
-        )
-    return state, await gateway.games.events(game_id, 0)
+    return MsgspecResponse(await gateway.finished.explanation(game_id, seat))

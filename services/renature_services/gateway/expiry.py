@@ -1,0 +1,46 @@
+"""Seat tokens stop working a set time after their game ends.
+
+The first time the gateway sees a seated request for a finished game, it gives the game's seat
+hash (``<prefix>:{pNN}:seats:<game_id>``, the digests of its tokens) a TTL of
+``after_end_s`` seconds; once it lapses every token of the game is refused (403
+``invalid_token``) and the hash is gone from Redis. Until then a player can still read the
+final view of their seat. Every instance sets the TTL only if none is set (``EXPIRE NX``), so
+the first one to notice the end fixes the moment.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from redis.asyncio import Redis
+
+from renature_services.gateway.games import GameStates
+from renature_services.gateway.seats import SeatTokens
+
+DEFAULT_AFTER_END_S = 3600
+REMEMBERED = 4096
+
+
+class TokenExpiry:
+    """Puts the TTL on the seat hash of each finished game once (per process)."""
+
+    def __init__(self, redis: Redis, tokens: SeatTokens, after_end_s: int) -> None:
+        self._redis = redis
+        self._tokens = tokens
+        self.after_end_s = after_end_s
+        self._done: OrderedDict[str, None] = OrderedDict()
+
+    async def check(self, games: GameStates, game_id: str) -> None:
+        """If the game has ended, make sure its tokens lapse ``after_end_s`` from now on."""
+        if game_id in self._done:
+            return
+        try:
+            state = await games.state(game_id)
+        except Exception:  # an unknown game or a corrupted stream: the route answers that
+            return
+        if not state.is_over:
+            return
+        await self._redis.expire(self._tokens.key(game_id), self.after_end_s, nx=True)
+        self._done[game_id] = None
+        while len(self._done) > REMEMBERED:
+            self._done.popitem(last=False)
