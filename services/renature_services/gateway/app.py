@@ -20,7 +20,7 @@ from renature_services.gateway.limits import install as install_limits
 from renature_services.gateway.openapi import BODIES
 from renature_services.gateway.openapi import install as install_openapi
 from renature_services.gateway.ratelimit import RateLimits
-from renature_services.gateway.routers import audit, games, live, play, reads, service
+from renature_services.gateway.routers import audit, games, live, play, reads, service, web
 from renature_services.settings import Settings
 from renature_store import DEFAULT_PARTITIONS, DEFAULT_PREFIX
 
@@ -71,6 +71,7 @@ def create_app(
     app.include_router(reads.models)
     app.include_router(audit.router)
     app.include_router(live.router)
+    web.install(app)  # the reference web client, the dispute viewer and the board picture
     # /state sends a GameState without its static board (it is loaded by board_id).
     install_openapi(app, BODIES, strip={"GameState": ["board"]})
     install_limits(
