@@ -9,7 +9,10 @@ An entry keeps the value, the version of the last event folded in *and* that eve
 (``Event.hash``). The hash is the cache's lineage: the next event of the stream must name it as
 its ``prev_hash``. `Cached.lineage` says whether a stream continues the cached entry, is behind
 it, or differs from it (e.g. a store restored from an older backup), so a reader can tell a
-cache to trust from one to drop.
+cache to trust from one to drop. Readers read from `read_from` (the cached version minus one)
+and fold with `checked_fold`: the first event read must be the cached last one, same version
+and hash, or `StaleCache` says to drop the entry and replay the game (issue 11: after a power
+cut lost the last second of writes, no service may keep deciding or serving on lost events).
 """
 
 from __future__ import annotations
@@ -94,6 +97,46 @@ def fold_states(
     return fold_stored(entry, stored, evolve)
 
 
+class StaleCache(Exception):
+    """The stream does not continue a cached entry: it is behind it (events lost) or holds other
+    events at its version (another history). The entry must be dropped and the game replayed."""
+
+    def __init__(self, lineage: Lineage, message: str) -> None:
+        super().__init__(message)
+        self.lineage = lineage
+
+
+def read_from(entry: Cached[F] | None) -> int:
+    """Where to read a game's stream from to catch ``entry`` up *and* check its lineage: from
+    the cached version minus one, so the read starts with the cached last event again."""
+    return 0 if entry is None else entry.version - 1
+
+
+def stored_hash(event: StoredEvent) -> str:
+    """The chain hash of a stored event: as stored with it, else from its own bytes."""
+    return event.hash if event.hash is not None else e.decode(event.data).hash
+
+
+def checked_fold(
+    entry: Cached[F] | None, stored: Sequence[StoredEvent], apply: Apply[F]
+) -> Cached[F] | None:
+    """``entry`` caught up with ``stored``, the events read from `read_from` (entry): the first
+    must be the cached last event, same version and same hash, else `StaleCache` (the stream
+    is behind the cache or another history: a regression after a lost write, a restore)."""
+    if entry is None:
+        return fold_stored(None, stored, apply)
+    if not stored or stored[0].version != entry.version:
+        raise StaleCache(
+            Lineage.BEHIND,
+            f"the stream has no event {entry.version} (cached); it is behind the cache",
+        )
+    if stored_hash(stored[0]) != entry.last_hash:
+        raise StaleCache(
+            Lineage.DIVERGED, f"event {entry.version} of the stream is not the cached one"
+        )
+    return fold_stored(entry, stored[1:], apply)
+
+
 def cached_state(state: GameState) -> Cached[GameState]:
     """A state as a cache entry (its own version and last hash)."""
     return Cached(state, state.version, state.last_hash)
@@ -130,6 +173,10 @@ class StateCache(Generic[F]):
         self._entries.move_to_end(game_id)
         while len(self._entries) > self.max_games:
             self._entries.popitem(last=False)
+
+    def drop(self, game_id: str) -> None:
+        """Forget a game's entry (its stream turned out to be behind it or another history)."""
+        self._entries.pop(game_id, None)
 
     def clear(self) -> None:
         self._entries.clear()
