@@ -2,17 +2,28 @@
 
 The gateway answers views, legal actions and events from the event store itself rather than
 from a read model, so what a seat sees is exactly what the rules service decided on. The cache
-keeps the latest folded state per game and only reads the events after its version, so a view
-costs one short XRANGE once the game is warm.
+keeps the latest folded state per game and only reads the events from its version on (the
+cached last event again, to check the stream still holds it: a stream behind the cache or with
+another history replaces it), so a view costs one short XRANGE once the game is warm.
 """
 
 from __future__ import annotations
 
 from renature import events as e
+from renature.rules import evolve
 from renature.state import GameState
 from renature_services.gateway.errors import ApiError
-from renature_services.state_cache import StateCache, fold_states
+from renature_services.logging import get_logger
+from renature_services.state_cache import (
+    StaleCache,
+    StateCache,
+    checked_fold,
+    fold_states,
+    read_from,
+)
 from renature_store import RedisEventStore
+
+log = get_logger("renature.gateway")
 
 
 class GameStates:
@@ -26,8 +37,13 @@ class GameStates:
         """The game's current state; 404 ``game_not_found`` when it has no events."""
         self._check_id(game_id)
         cached = self._states.get(game_id)
-        after = 0 if cached is None else cached.version
-        entry = fold_states(cached, await self._store.read(game_id, after_version=after))
+        stored = await self._store.read(game_id, after_version=read_from(cached))
+        try:
+            entry = checked_fold(cached, stored, evolve)
+        except StaleCache as stale:  # never serve a version the stream no longer has
+            log.warning("state_cache_stale", game_id=game_id, reason=str(stale))
+            self._states.drop(game_id)
+            entry = fold_states(None, await self._store.read(game_id))
         if entry is None:
             raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
         self._states.remember(game_id, entry)
