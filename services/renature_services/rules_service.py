@@ -20,21 +20,21 @@ the command was decided on, so two instances racing on one game cannot fork it (
 reloads and decides again), and a command id is answered at most once (idempotency keys of the
 event store).
 
-Seeds: the service always generates the seed of a new game itself (``secrets.token_hex(32)``)
-and ignores any seed a client sent, because whoever knows the seed knows every hand and the
-whole draw order. The seed lives in a secret key in the game's hash slot and is only read back
-to issue ``FinishGame`` when the last domino is gone; the ``GameEnded`` event then reveals it.
+Seeds: the service always generates the seed of a new game itself (``secrets.token_hex(32)``,
+and a salt for its commitment: `renature_services.seed_vault`) and ignores any seed a client
+sent, because whoever knows the seed knows every hand and the whole draw order. The seed lives
+in a secret key in the game's hash slot and is only read back to issue ``FinishGame`` when the
+last domino is gone; the ``GameEnded`` event then reveals it with its salt.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any
 
 import msgspec
 from faststream import AckPolicy, FastStream
@@ -54,6 +54,7 @@ from renature.rules import execute
 from renature.state import GameState
 from renature_services import bus
 from renature_services.logging import bind_command, configure_logging, get_logger, stdlib_logger
+from renature_services.seed_vault import RedisSeedVault, SeedVault, as_secret
 from renature_services.settings import Settings
 from renature_services.state_cache import (
     DEFAULT_MAX_GAMES,
@@ -69,7 +70,6 @@ from renature_store import (
     Conflict,
     Duplicate,
     EventStore,
-    KeyLayout,
     RedisEventStore,
 )
 from renature_store.keys import check_game_id
@@ -85,40 +85,6 @@ FINISH_SUFFIX = ":finish"
 MAX_BATCH = 256
 """Envelopes read per ``XREADGROUP`` and handled together (see the module docstring). Reading
 at most this many at a time leaves the rest of the queue to the other instances of the group."""
-
-
-class SeedVault(Protocol):
-    """Where the secret seeds live (a Redis key per game in production, a dict in unit tests)."""
-
-    async def create(self, game_id: str) -> str: ...
-
-    async def get(self, game_id: str) -> str | None: ...
-
-
-class RedisSeedVault:
-    """Seeds in ``<prefix>:{pNN}:seed:<game_id>``, in the hash slot of the game's other keys."""
-
-    def __init__(self, redis: Redis, layout: KeyLayout) -> None:
-        self._redis = redis
-        self._layout = layout
-
-    def key(self, game_id: str) -> str:
-        """The seed key of a game."""
-        return f"{self._layout.base(self._layout.partition_of(game_id))}:seed:{game_id}"
-
-    async def create(self, game_id: str) -> str:
-        """The game's seed, generated now unless one exists (SET NX GET: first writer wins).
-
-        Two instances creating the same game at once both end up with the stored seed, so the
-        commitment in whichever ``GameCreated`` wins always matches the seed kept here.
-        """
-        fresh = secrets.token_hex(32)
-        previous = await self._redis.set(self.key(game_id), fresh, nx=True, get=True)
-        return fresh if not isinstance(previous, bytes | str) else _text(previous)
-
-    async def get(self, game_id: str) -> str | None:
-        value = await self._redis.get(self.key(game_id))
-        return None if value is None else _text(value)
 
 
 class BatchMeta(msgspec.Struct, frozen=True):
@@ -176,7 +142,7 @@ def answer_again(envelope: bus.CommandEnvelope, outcome: bytes) -> bytes:
 def redacted(command: c.AnyCommand) -> c.AnyCommand:
     """The command as it may be stored or shown: seeds blanked."""
     if isinstance(command, c.CreateGame | c.FinishGame):
-        return msgspec.structs.replace(command, seed="")
+        return msgspec.structs.replace(command, seed="", salt="")
     return command
 
 
@@ -191,6 +157,10 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
     command = envelope.command
     if isinstance(command, c.CreateGame) and command.game_id != envelope.game_id:
         return rejected(envelope, "invalid_command", "The game id of CreateGame must match.")
+    if envelope.seat is None and isinstance(command, c.SeatCommand):
+        # Only a gateway that resolved a seat token may send a seat's move: an envelope put
+        # on the command stream without a seat would act for any seat.
+        return rejected(envelope, "seat_required", "A seat's command must name its sender's seat.")
     seat = getattr(command, "seat", None)
     if envelope.seat is not None and seat is not None and seat != envelope.seat:
         return rejected(
@@ -457,10 +427,14 @@ class CommandHandler:
                 return msgspec.structs.replace(command, seed="")
             # Validate with a stand-in first: no seed is stored for a creation the rules refuse.
             execute(None, msgspec.structs.replace(command, seed="stand-in"))
-            return msgspec.structs.replace(command, seed=await self.seeds.create(game_id))
+            secret = as_secret(await self.seeds.create(game_id))
+            return msgspec.structs.replace(
+                command, seed=secret.seed, salt=secret.salt, chosen_seed=secret.chosen
+            )
         if isinstance(command, c.FinishGame):
             stored = await self.seeds.get(game_id) if state is not None else None
-            return c.FinishGame(seed=stored or "")
+            found = as_secret(stored) if stored is not None else None
+            return c.FinishGame(seed=found.seed, salt=found.salt) if found else c.FinishGame("")
         return command
 
     async def _finish(self, envelope: bus.CommandEnvelope) -> None:
@@ -544,10 +518,6 @@ def _ids_of(body: bytes) -> _Ids:
         return msgspec.json.decode(body, type=_Ids)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return _Ids()
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 EnvelopeBatch = Annotated[list[bytes], WithJsonSchema(bus.inline_schema(bus.CommandEnvelope))]

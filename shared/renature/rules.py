@@ -287,7 +287,7 @@ def _created(_: GameState | None, ev: e.GameCreated) -> GameState:
         board_id=ev.board,
         players=ev.players,
         commitment=ev.seed_commitment,
-        chosen_seed=ev.chosen_seed,
+        chosen_deal=ev.chosen_seed,
         board=board,
         version=ev.version,
         seats=seats,

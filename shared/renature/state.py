@@ -69,7 +69,7 @@ class GameState(msgspec.Struct, frozen=True):
     result: tuple[int, ...] = ()  # ranking, once finished
     winners: tuple[int, ...] = ()
     revealed_seed: str | None = None
-    chosen_seed: bool = False  # dealt from a seed a caller chose (GameCreated.chosen_seed)
+    chosen_deal: bool = False  # dealt from a seed a caller chose (GameCreated.chosen_seed)
     clock: ClockState | None = None  # the turn clock, in games with a time control
     last_hash: str = ""  # hash of the last event applied (the chain continues from it)
 

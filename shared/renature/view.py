@@ -257,7 +257,7 @@ def view(state: GameState, viewer: int | None) -> GameView:
         ranking=list(state.result),
         seed=state.revealed_seed,
         clock=clock_view(state),
-        chosen_seed=state.chosen_seed,
+        chosen_seed=state.chosen_deal,
     )
 
 

@@ -18,9 +18,11 @@ from redis_server import RedisServer
 from renature import commands as c
 from renature import events as e
 from renature.bots import make_bot
+from renature.deal import commitment
 from renature.game import replay
 from renature.rules import execute
 from renature.state import GameState
+from renature_services import seed_vault
 from renature_services.bus import CommandEnvelope, Reply
 from renature_services.bus import command_digest as digest
 from renature_services.rules_client import CommandTimeout, RulesClient, send_command
@@ -225,10 +227,13 @@ async def test_whole_game_ends_with_the_committed_seed_revealed(
     assert isinstance(ended, e.GameEnded)
     seed = ended.seed
     assert len(seed) == 64
-    assert hashlib.sha256(seed.encode()).hexdigest() == created.seed_commitment
+    assert len(ended.salt) == 64  # the commitment is salted: no seed can be tested against it
+    assert created.seed_commitment == commitment(seed, ended.salt)
+    assert hashlib.sha256(seed.encode()).hexdigest() not in created.seed_commitment
+    assert not created.chosen_seed
     seed_key = RedisSeedVault(redis, store.layout).key(GAME)
     assert seed_key == f"rn:{{p{store.partition_of(GAME):02d}}}:seed:{GAME}"
-    assert await redis.get(seed_key) == seed.encode()
+    assert seed_vault.decode(await redis.get(seed_key)) == seed_vault.SeedSecret(seed, ended.salt)
     assert all(seed not in msgspec.json.encode(r).decode() for r in replies)
     assert logs, "the service logs every command"
     assert all(seed not in repr(entry) for entry in logs)

@@ -91,6 +91,10 @@ class JoinResponse(BaseModel):
     seat: int
     token: str = Field(description="Secret seat token: send it as 'Authorization: Bearer ...'")
     version: int
+    seed: str = Field(
+        description="'chosen' (dealt from a seed a caller chose, who knows every hand) or "
+        "'secret'; every seat's view says the same (chosen_seed)"
+    )
 
 
 class CommandRequest(BaseModel):

@@ -125,7 +125,13 @@ async def join_seat(
             404, "no_such_seat", f"There is no seat {seat} in this {state.players}-player game."
         )
     token, version, _ = await join(gateway, state, game_id, seat, body.name, idempotency_key)
-    return JoinResponse(game_id=game_id, seat=seat, token=token, version=version)
+    return JoinResponse(
+        game_id=game_id,
+        seat=seat,
+        token=token,
+        version=version,
+        seed="chosen" if state.chosen_deal else "secret",
+    )
 
 
 @router.post(
