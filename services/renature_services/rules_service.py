@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,14 +46,15 @@ from faststream.redis.parser.binary import BinaryMessageFormatV1
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from renature import commands as c
 from renature import events as e
 from renature.errors import RuleError
-from renature.rules import execute
+from renature.rules import evolve, execute
 from renature.state import GameState
-from renature_services import bus
+from renature_services import bus, healing
 from renature_services.logging import bind_command, configure_logging, get_logger, stdlib_logger
 from renature_services.seed_vault import RedisSeedVault, SeedVault, as_secret
 from renature_services.settings import Settings
@@ -61,7 +63,10 @@ from renature_services.state_cache import (
     Cached,
     StateCache,
     cached_state,
+    StaleCache,
+    checked_fold,
     fold_states,
+    read_from,
 )
 from renature_store import (
     Appended,
@@ -71,6 +76,7 @@ from renature_store import (
     Duplicate,
     EventStore,
     RedisEventStore,
+    StoreUnavailableError,
 )
 from renature_store.keys import check_game_id
 
@@ -357,6 +363,10 @@ class CommandHandler:
             events=[e.encode(event) for event in events],
             outcome=encoded,
             batch_meta=_meta_encoder.encode(meta),
+            # Appended only onto the very event this was decided on (never onto a history
+            # that replaced it after lost writes), each event stored with its hash.
+            prev_hash="" if state is None else state.last_hash,
+            hashes=[event.hash for event in events],
         )
         return Decision(encoded, request, new_state)
 
@@ -460,26 +470,32 @@ class CommandHandler:
     # -- loading -----------------------------------------------------------------------------
 
     async def load(self, game_id: str) -> GameState | None:
-        """The game's latest state: the cached fold plus the events appended after it."""
-        cached = self.cache.get(game_id)
-        after = 0 if cached is None else cached.version
-        return self._remember(
-            fold_states(cached, await self.store.read(game_id, after_version=after))
-        )
+        """The game's latest state: the cached fold plus the events appended after it, the
+        cache checked against the stream (see `load_many`)."""
+        return (await self.load_many([game_id]))[0]
 
     async def load_many(self, game_ids: Sequence[str]) -> list[GameState | None]:
-        """The latest states of several (distinct) games, read in one round trip."""
+        """The latest states of several (distinct) games, read in one round trip.
+
+        Each read starts at the cached last event, which the stream must still hold (same
+        version, same hash): a stream that is behind the cache or holds another history (writes
+        lost to a power cut, then maybe refilled by other commands) drops the cached state and
+        the game is replayed, so no command is decided, and no refusal stored, on lost events.
+        """
         cached = [self.cache.get(game_id) for game_id in game_ids]
         pages = await self.store.read_many(
-            [
-                (game_id, 0 if entry is None else entry.version)
-                for game_id, entry in zip(game_ids, cached, strict=True)
-            ]
+            [(game_id, read_from(entry)) for game_id, entry in zip(game_ids, cached, strict=True)]
         )
-        return [
-            self._remember(fold_states(entry, page))
-            for entry, page in zip(cached, pages, strict=True)
-        ]
+        states: list[GameState | None] = []
+        for game_id, entry, page in zip(game_ids, cached, pages, strict=True):
+            try:
+                states.append(self._remember(checked_fold(entry, page, evolve)))
+            except StaleCache as stale:
+                log.warning("state_cache_stale", game_id=game_id, reason=str(stale))
+                self.cache.drop(game_id)
+                whole = await self.store.read(game_id)
+                states.append(self._remember(fold_states(None, whole)))
+        return states
 
     def _remember(self, entry: Cached[GameState] | None) -> GameState | None:
         """Cache a game's state, unless a newer one is cached (by a concurrent command)."""
@@ -508,6 +524,11 @@ def _decode(body: bytes) -> bus.CommandEnvelope | bytes:
 
 
 def _internal_error(envelope: bus.CommandEnvelope) -> bytes:
+    if isinstance(sys.exc_info()[1], StoreUnavailableError | RedisConnectionError):
+        # Redis unreachable (restarting, loading its data, a replica missing): a 503 with
+        # Retry-After at the gateway, not a 500; retrying with the same command id is safe.
+        reply = rejected(envelope, "store_unavailable", "The game store is unavailable; retry.")
+        return bus.encoder.encode(reply)
     """Retrying with the same command id is safe whatever happened before the error."""
     reply = rejected(envelope, "internal_error", "The server failed; please retry.")
     return bus.encoder.encode(reply)
@@ -557,6 +578,8 @@ class RulesService:
             self.settings.redis_url,
             logger=stdlib_logger("renature.rules.faststream"),
             log_level=logging.DEBUG,  # per-message lines; the handler logs each command
+            # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
+            **healing.BLOCKING_READ_OPTIONS,
         )
         self.broker.subscriber(
             stream=StreamSub(
@@ -592,6 +615,11 @@ class RulesService:
             title="rules:commands:reclaim",
             include_in_schema=False,
         )(on_commands)
+        # Self-healing (issue 11): back within a second of Redis returning, and a consumer
+        # group lost with Redis's data is created again instead of stopping the service.
+        healing.fast_reconnect()
+        for subscriber in self.broker.subscribers:
+            healing.heal_missing_group(subscriber, self._ensure_group)
         self.app = FastStream(
             self.broker,
             logger=stdlib_logger("renature.rules.app"),
@@ -650,24 +678,32 @@ class RulesService:
         if self._redis is not None:
             return
         self._redis = Redis.from_url(self.settings.redis_url)
+        await healing.wait_for_redis(self._redis, "rules")  # started before Redis: wait
         if self.handler is not None:
             return
-        try:
-            await self._redis.xgroup_create(
-                bus.COMMAND_STREAM, bus.RULES_GROUP, id="0", mkstream=True
-            )
-        except ResponseError as error:
-            if "BUSYGROUP" not in str(error):
-                raise
+        await self._ensure_group()
         store = RedisEventStore(
-            self._redis, prefix=self.settings.prefix, partitions=self.settings.partitions
+            self._redis,
+            prefix=self.settings.prefix,
+            partitions=self.settings.partitions,
+            durability=self.settings.durability,
+            replicas=self.settings.durability_replicas,
         )
         self.handler = CommandHandler(
             store=store,
             seeds=RedisSeedVault(self._redis, store.layout),
             cache_size=self.settings.cache_games,
         )
+        status = await store.check_durability()
+        (log.info if status.ok else log.error)("durability", statement=status.statement)
         log.info("rules_service_started", consumer=self.settings.consumer)
+
+    async def _ensure_group(self) -> None:
+        """Create the rules consumer group (and the command stream) from the start, unless it
+        exists: at start-up and whenever Redis answers NOGROUP (it came back empty)."""
+        redis = self._redis or self.broker.config.connection.client
+        if await healing.ensure_stream_group(redis, bus.COMMAND_STREAM, bus.RULES_GROUP):
+            log.warning("consumer_group_created", group=bus.RULES_GROUP)
 
     async def shutdown(self) -> None:
         if self._redis is not None:

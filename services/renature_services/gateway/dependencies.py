@@ -23,7 +23,7 @@ from renature_services.gateway.errors import ApiError
 from renature_services.gateway.expiry import TokenExpiry
 from renature_services.gateway.finished import FinishedReads
 from renature_services.gateway.games import GameStates
-from renature_services.gateway.seats import SeatTokens
+from renature_services.gateway.token_cache import CachedSeatTokens
 from renature_services.logging import bind_command, get_logger
 from renature_store import KeyLayout, RedisEventStore
 
@@ -52,7 +52,7 @@ class Gateway:
     ) -> None:
         self.redis = redis
         self.store = store
-        self.tokens = SeatTokens(redis, self.store.layout)
+        self.tokens = CachedSeatTokens(redis, self.store.layout)  # no lookup per request
         self.games = GameStates(self.store)
         self.finished = FinishedReads(redis, self.store, self.games)
         self.token_expiry: TokenExpiry | None = None  # set by limits.install
@@ -124,7 +124,9 @@ class Gateway:
                 raise ApiError(
                     503, "rules_unavailable", "The rules service cannot be reached; retry."
                 ) from error
-            log.info("gateway_command", command=kind, status=reply.status, code=reply.code)
+            # DEBUG: a line per command cost more CPU than the gateway's own work; refusals
+            # are logged by the rules service.
+            log.debug("gateway_command", command=kind, status=reply.status, code=reply.code)
         return reply
 
     async def seat_of(self, game_id: str, credentials: HTTPAuthorizationCredentials | None) -> int:
