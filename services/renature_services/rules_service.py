@@ -47,7 +47,6 @@ from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 
 from renature import commands as c
 from renature import events as e
@@ -61,9 +60,9 @@ from renature_services.settings import Settings
 from renature_services.state_cache import (
     DEFAULT_MAX_GAMES,
     Cached,
+    StaleCache,
     StateCache,
     cached_state,
-    StaleCache,
     checked_fold,
     fold_states,
     read_from,
