@@ -13,8 +13,16 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import redis.asyncio as aioredis
+from hypothesis import settings
 
 from redis_server import RedisServer, find_redis_server
+
+# Property tests draw new examples on every run, so that over many runs they explore far more
+# games than any fixed sample would; a failure is stored in .hypothesis/ and tried first next
+# time. Where a run must be reproducible (CI, bisecting), HYPOTHESIS_PROFILE=ci makes every
+# hypothesis test derandomized: the same examples on every run, chosen from the test's name.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 NO_REDIS_REASON = (
     "NO REDIS AVAILABLE - tests marked 'redis' were NOT run. Install redis-server "

@@ -20,6 +20,7 @@ is a brook space covered by that animal (see ``ANIMAL_LETTERS``); a space is lef
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -28,7 +29,7 @@ from msgspec.structs import replace
 from renature import commands as c
 from renature import events as e
 from renature.board import AREA, OFF, PATH
-from renature.components import COLOURS, PLANT_TYPES, components, plant_code
+from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_code
 from renature.rules import execute
 from renature.state import GameState
 
@@ -256,6 +257,21 @@ def plants_on_board(state: GameState) -> int:
 
 def plants_on_player_boards(state: GameState) -> int:
     return sum(sum(seat.plants) for seat in state.seats)
+
+
+def plants_in_game(state: GameState) -> int:
+    """Every plant of the game: on the board and on the player boards."""
+    return plants_on_board(state) + plants_on_player_boards(state)
+
+
+def plants_everywhere(state: GameState) -> Counter[int]:
+    """Every plant by code (colour and type): on the board and on the player boards."""
+    plants = Counter(code for code in state.plants if code >= 0)
+    for seat in state.seats:
+        for slot, count in enumerate(seat.plants):
+            colour = seat.colour if slot < 4 else NEUTRAL
+            plants[plant_code(colour, slot % 4)] += count
+    return plants
 
 
 def neutral_slot(kind: str) -> int:

@@ -1,7 +1,17 @@
-"""Invariants over whole bot games (hypothesis draws the number of players, the bots and the
-seed): plants, clouds and dominoes are conserved; the scores are the sum of the points the events
-award; replay equals the live state; no view shows another seat's secrets; ``decide`` accepts
-exactly what ``legal_actions`` offers; a game is determined by its seed and its bots.
+"""Invariants over whole bot games on every board (``base``, ``valley``, ``valley-back``;
+hypothesis draws the number of players, the bots and the seed): plants, clouds, dominoes and
+mushrooms are conserved; the scores are the sum of the points the events award; replay equals
+the live state; no view or live event shows another seat's secrets; ``decide`` accepts exactly
+what ``legal_actions`` offers, for every kind of seat command (mushrooms included);
+``can_spend_clouds`` agrees with ``cloud_actions``; a game is determined by its seed and its
+bots.
+
+Every test runs once per board (``pytest.mark.parametrize``), so each board is covered on every
+run, whatever hypothesis draws. The examples are random, not a fixed derandomized sample: each
+run explores other games, and a failing example is stored in ``.hypothesis/`` and tried first
+next time. The counts are modest (``GAMES``, ``SAMPLES``) so the whole file stays well under a
+minute on two cores. Runs that must be reproducible (CI) set ``HYPOTHESIS_PROFILE=ci``, which
+derandomizes every test (tests/conftest.py registers the profile).
 """
 
 from __future__ import annotations
@@ -9,42 +19,50 @@ from __future__ import annotations
 import string
 from collections import Counter
 from functools import cache
+from typing import get_args
 
 import pytest
+from helpers import plants_everywhere
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from renature import commands as c
 from renature import events as e
+from renature.board import load_board
 from renature.bots import make_bot
-from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_code
+from renature.components import COLOURS, PLANT_TYPES, components
 from renature.errors import RuleError
 from renature.game import bot_seed, play, replay, setup_commands, simulation_id
-from renature.rules import decide, evolve, execute, legal_actions
+from renature.rules import can_spend_clouds, cloud_actions, decide, evolve, execute, legal_actions
 from renature.state import GameState
 from renature.view import view, visible_event
 
-GAMES = settings(max_examples=40, deadline=None, derandomize=True)
-SAMPLES = settings(max_examples=25, deadline=None, derandomize=True)
+BOARDS = ("base", "valley", "valley-back")
+CLOUD_TOKENS = {"base": 30, "valley": 32, "valley-back": 32}  # from the rule books
 
+# Examples per board and test: about 30 s for the file on two busy cores.
+GAMES = settings(max_examples=16, deadline=None)
+SAMPLES = settings(max_examples=10, deadline=None)
+
+every_board = pytest.mark.parametrize("board", BOARDS)
 seeds = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=10)
 
 
 @st.composite
-def games(draw):
-    """(players, seed, bots) of a whole game."""
+def games(draw, board):
+    """(board, players, seed, bots) of a whole game."""
     players = draw(st.sampled_from([2, 3, 4]))
     bots = draw(st.lists(st.sampled_from(["random", "greedy"]), min_size=players, max_size=players))
-    return players, draw(seeds), tuple(bots)
+    return board, players, draw(seeds), tuple(bots)
 
 
 @cache
-def played(players: int, seed: str, bots: tuple[str, ...]):
+def played(board: str, players: int, seed: str, bots: tuple[str, ...]):
     """The game as ``play`` plays it, with the state after every command: (events, [(number of
     events so far, state)])."""
     agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
-    commands = setup_commands(simulation_id(seed), players, seed, "base", bots)
+    commands = setup_commands(simulation_id(seed), players, seed, board, bots)
     log: list[e.Event] = []
     states: list[tuple[int, GameState]] = []
     state: GameState | None = None
@@ -81,23 +99,21 @@ def spread(items, count):
     return [items[round(i * step)] for i in range(count)]
 
 
+def some_states(states, count):
+    """States spread over the game, plus the first mushroom placements (rare, Valley only)."""
+    chosen = [state for _, state in spread(states, count)]
+    chosen += [state for _, state in states if state.phase == "place_mushroom"][:3]
+    return chosen
+
+
 # --- conservation --------------------------------------------------------------------------------
 
 
-def plants_everywhere(state):
-    """Every plant by (colour, type): on the board and on the player boards."""
-    plants = Counter(code for code in state.plants if code >= 0)
-    for seat in state.seats:
-        for slot, count in enumerate(seat.plants):
-            colour = seat.colour if slot < 4 else NEUTRAL
-            plants[plant_code(colour, slot % 4)] += count
-    return plants
-
-
+@every_board
 @GAMES
-@given(games())
-def test_plants_are_conserved(game):
-    log, _ = played(*game)
+@given(data=st.data())
+def test_plants_are_conserved(board, data):
+    log, _ = played(*data.draw(games(board)))
     states = every_state(log)
     initial = None
     for state in states:
@@ -107,21 +123,24 @@ def test_plants_are_conserved(game):
     assert initial
 
 
+@every_board
 @GAMES
-@given(games())
-def test_clouds_are_conserved(game):
-    log, _ = played(*game)
+@given(data=st.data())
+def test_clouds_are_conserved(board, data):
+    log, _ = played(*data.draw(games(board)))
     for state in every_state(log):
         held = sum(seat.clouds for seat in state.seats)
-        assert held + sum(state.clouds) + state.box_clouds == state.board.cloud_tokens == 30
+        assert held + sum(state.clouds) + state.box_clouds == state.board.cloud_tokens
+        assert state.board.cloud_tokens == CLOUD_TOKENS[board]
         assert all(0 <= seat.clouds <= 6 for seat in state.seats)
         assert state.box_clouds >= 0
 
 
+@every_board
 @GAMES
-@given(games())
-def test_dominoes_are_conserved(game):
-    log, _ = played(*game)
+@given(data=st.data())
+def test_dominoes_are_conserved(board, data):
+    log, _ = played(*data.draw(games(board)))
     for state in every_state(log):
         everywhere = [*state.box_dominoes, *(d for d, _, _ in state.dominoes)]
         for seat in state.seats:
@@ -129,10 +148,31 @@ def test_dominoes_are_conserved(game):
         assert sorted(everywhere) == list(range(55))
 
 
+@every_board
 @GAMES
-@given(games())
-def test_a_game_ends_with_every_domino_placed_or_in_the_box(game):
-    _, states = played(*game)
+@given(data=st.data())
+def test_every_mushroom_gained_is_placed_lost_or_declined(board, data):
+    """Valley: a mushroom is taken from the supply of eight and placed at once, or lost when no
+    space is left, or declined (it stays in the supply); a placed one is one more area space.
+    The base game has no mushrooms."""
+    log, states = played(*data.draw(games(board)))
+    final = states[-1][1]
+    count = Counter(type(event) for event in log)
+    placed = count[e.MushroomPlaced]
+    taken = count[e.MushroomGained] - count[e.MushroomDeclined]
+
+    assert taken == placed + count[e.MushroomLost] == final.board.mushrooms - final.mushrooms_left
+    assert sum(final.area_sizes) == sum(final.board.area_sizes) + placed
+    assert final.board.mushrooms == (0 if board == "base" else 8)
+    for state in every_state(log):
+        assert 0 <= state.mushrooms_left <= state.board.mushrooms
+
+
+@every_board
+@GAMES
+@given(data=st.data())
+def test_a_game_ends_with_every_domino_placed_or_in_the_box(board, data):
+    _, states = played(*data.draw(games(board)))
     final = states[-1][1]
 
     assert all(not seat.hand and not seat.reserve for seat in final.seats)
@@ -143,10 +183,11 @@ def test_a_game_ends_with_every_domino_placed_or_in_the_box(game):
 # --- scores --------------------------------------------------------------------------------------
 
 
+@every_board
 @GAMES
-@given(games())
-def test_the_scores_are_the_sum_of_the_points_the_events_award(game):
-    log, states = played(*game)
+@given(data=st.data())
+def test_the_scores_are_the_sum_of_the_points_the_events_award(board, data):
+    log, states = played(*data.draw(games(board)))
     points = Counter()
     for event in log:
         for seat, awarded, reason in e.points_awarded(event):
@@ -159,12 +200,18 @@ def test_the_scores_are_the_sum_of_the_points_the_events_award(game):
     assert ended.scores == [points[s] for s in range(final.players)]
 
 
+@every_board
 @GAMES
-@given(games())
-def test_the_winners_have_the_most_points_then_the_most_tokens(game):
-    _, states = played(*game)
+@given(data=st.data())
+def test_the_winners_have_the_most_points_then_win_the_tie_break(board, data):
+    """Base game: the most area tokens break a tie; Valley: the majorities in the largest
+    areas (the GameEnded event carries each seat's tie-break key)."""
+    log, states = played(*data.draw(games(board)))
     final = states[-1][1]
-    keys = {s: (seat.score, len(seat.tokens)) for s, seat in enumerate(final.seats)}
+    (ended,) = [ev for ev in log if isinstance(ev, e.GameEnded)]
+    if board == "base":
+        assert ended.tiebreak == [[len(seat.tokens)] for seat in final.seats]
+    keys = {s: (seat.score, ended.tiebreak[s]) for s, seat in enumerate(final.seats)}
 
     best = max(keys.values())
     assert sorted(final.winners) == [s for s, key in keys.items() if key == best]
@@ -175,20 +222,22 @@ def test_the_winners_have_the_most_points_then_the_most_tokens(game):
 # --- replay --------------------------------------------------------------------------------------
 
 
+@every_board
 @GAMES
-@given(games())
-def test_replaying_the_events_gives_the_live_state(game):
-    log, states = played(*game)
+@given(data=st.data())
+def test_replaying_the_events_gives_the_live_state(board, data):
+    log, states = played(*data.draw(games(board)))
 
     assert replay(log) == states[-1][1]
     for count, state in spread(states, 6):
         assert replay(log[:count]) == state
 
 
+@every_board
 @GAMES
-@given(games())
-def test_replaying_the_encoded_events_gives_the_live_state(game):
-    log, states = played(*game)
+@given(data=st.data())
+def test_replaying_the_encoded_events_gives_the_live_state(board, data):
+    log, states = played(*data.draw(games(board)))
 
     decoded = [e.decode(e.encode(event)) for event in log]
 
@@ -196,12 +245,14 @@ def test_replaying_the_encoded_events_gives_the_live_state(game):
     assert replay(decoded) == states[-1][1]
 
 
+@every_board
 @SAMPLES
-@given(games())
-def test_the_same_seed_and_bots_give_the_same_game(game):
-    players, seed, bots = game
-    first, _ = play(players, seed, list(bots))
-    second, _ = play(players, seed, list(bots))
+@given(data=st.data())
+def test_the_same_seed_and_bots_give_the_same_game(board, data):
+    game = data.draw(games(board))
+    _, players, seed, bots = game
+    first, _ = play(players, seed, list(bots), board=board)
+    second, _ = play(players, seed, list(bots), board=board)
 
     assert first == second
     assert tuple(first) == played(*game)[0]
@@ -210,11 +261,12 @@ def test_the_same_seed_and_bots_give_the_same_game(game):
 # --- secrets -------------------------------------------------------------------------------------
 
 
+@every_board
 @GAMES
-@given(games())
-def test_no_view_shows_another_seats_hand_or_token_backs(game):
-    _, states = played(*game)
-    for _, state in spread(states, 12):
+@given(data=st.data())
+def test_no_view_shows_another_seats_hand_or_token_backs(board, data):
+    _, states = played(*data.draw(games(board)))
+    for state in some_states(states, 12):
         for viewer in (*range(state.players), None):
             seen = view(state, viewer)
             for seat, seat_view in enumerate(seen.seats):
@@ -226,11 +278,13 @@ def test_no_view_shows_another_seats_hand_or_token_backs(game):
                     assert all(t.id is None and t.back is None for t in seat_view.tokens)
 
 
+@every_board
 @GAMES
-@given(games())
-def test_no_live_event_shows_another_seats_dominoes_or_tokens(game):
+@given(data=st.data())
+def test_no_live_event_shows_another_seats_dominoes_or_tokens(board, data):
+    game = data.draw(games(board))
     log, _ = played(*game)
-    players = game[0]
+    players = game[1]
     for event in log:
         for viewer in (*range(players), None):
             seen = visible_event(event, viewer)
@@ -246,12 +300,13 @@ def test_no_live_event_shows_another_seats_dominoes_or_tokens(game):
                 assert seen.token is None
 
 
+@every_board
 @SAMPLES
-@given(games())
-def test_no_hidden_domino_can_be_found_by_hashing_the_candidates(game):
+@given(data=st.data())
+def test_no_hidden_domino_can_be_found_by_hashing_the_candidates(board, data):
     # A redacted event must not keep the hash of its secret, neither in its own ``hash`` nor in
     # the next event's ``prev_hash``: 55 candidates are quickly tried.
-    log, _ = played(*game)
+    log, _ = played(*data.draw(games(board)))
     viewer = 1
     seen = [visible_event(event, viewer) for event in log]
     for index, (event, shown) in enumerate(zip(log, seen, strict=True)):
@@ -269,28 +324,41 @@ def test_no_hidden_domino_can_be_found_by_hashing_the_candidates(game):
 ANIMALS = components().animals
 
 
-def commands_for(players):
-    """Seat commands of every kind, mostly close to legal ones, many not."""
+def command_kinds(players, board):
+    """A strategy per kind of seat command: mostly close to legal ones, many not."""
+    shape = load_board(board)
     seats = st.integers(-1, players)
     dominoes = st.integers(-1, 55)
-    cells = st.builds(c.Cell, st.integers(-1, 26), st.integers(-1, 13))
+    cells = st.builds(c.Cell, st.integers(-1, shape.width), st.integers(-1, shape.height))
     colours = st.sampled_from(COLOURS)
     plants = st.sampled_from(PLANT_TYPES)
-    return st.one_of(
-        st.builds(c.PlaceDomino, seats, dominoes, cells, cells),
-        st.builds(c.DiscardDomino, seats, dominoes),
-        st.builds(c.PlacePlant, seats, cells, colours, plants),
-        st.builds(c.SkipPlant, seats),
-        st.builds(c.EndTurn, seats),
-        st.builds(c.CloudAction, seats, st.just("change_joker"), animal=st.sampled_from(ANIMALS)),
-        st.builds(c.CloudAction, seats, st.just("extra_turn")),
-        st.builds(c.CloudAction, seats, st.just("return_plant"), cell=cells),
-    )
+    return {
+        c.PlaceDomino: st.builds(c.PlaceDomino, seats, dominoes, cells, cells),
+        c.DiscardDomino: st.builds(c.DiscardDomino, seats, dominoes),
+        c.PlacePlant: st.builds(c.PlacePlant, seats, cells, colours, plants),
+        c.SkipPlant: st.builds(c.SkipPlant, seats),
+        c.EndTurn: st.builds(c.EndTurn, seats),
+        c.CloudAction: st.one_of(
+            st.builds(
+                c.CloudAction, seats, st.just("change_joker"), animal=st.sampled_from(ANIMALS)
+            ),
+            st.builds(c.CloudAction, seats, st.just("extra_turn")),
+            st.builds(c.CloudAction, seats, st.just("return_plant"), cell=cells),
+        ),
+        c.PlaceMushroom: st.builds(c.PlaceMushroom, seats, cells),
+        c.SkipMushroom: st.builds(c.SkipMushroom, seats),
+    }
+
+
+def test_every_kind_of_seat_command_is_generated():
+    """A new seat command must be added to ``command_kinds`` too, or the properties miss it."""
+    assert set(command_kinds(2, "base")) == set(get_args(c.SeatCommand))
 
 
 def near_legal(state, legal):
     """Commands built from the pieces of legal ones, with the seat, cell or domino changed."""
     out = []
+    board = state.board
     for action in legal:
         if isinstance(action, c.PlaceDomino):
             out.append(c.PlaceDomino(action.seat, action.domino, action.second, action.first))
@@ -299,6 +367,10 @@ def near_legal(state, legal):
         elif isinstance(action, c.PlacePlant):
             for colour in COLOURS:
                 out.append(c.PlacePlant(action.seat, action.cell, colour, action.plant))
+        elif isinstance(action, c.PlaceMushroom):
+            here = board.index(action.cell.x, action.cell.y)
+            for cell in board.neighbours[here]:  # next to a legal space: often not one
+                out.append(c.PlaceMushroom(action.seat, c.Cell(*board.xy(cell))))
         out += [replace(action, seat=seat) for seat in range(-1, state.players + 1)]
     return out
 
@@ -311,11 +383,12 @@ def check_agreement(state, command, legal):
             decide(state, command)
 
 
+@every_board
 @SAMPLES
-@given(games(), st.data())
-def test_decide_accepts_every_legal_action(game, data):
-    _, states = played(*game)
-    for _, state in spread(states[:-1], 8):
+@given(data=st.data())
+def test_decide_accepts_every_legal_action(board, data):
+    _, states = played(*data.draw(games(board)))
+    for state in some_states(states[:-1], 8):
         if state.phase in ("lobby", "final_scoring", "finished"):
             continue
         legal = legal_actions(state, state.current)
@@ -326,14 +399,17 @@ def test_decide_accepts_every_legal_action(game, data):
             assert events[0].version == state.version + 1
 
 
+@every_board
 @SAMPLES
-@given(games(), st.data())
-def test_decide_rejects_every_command_that_is_not_a_legal_action(game, data):
-    players = game[0]
+@given(data=st.data())
+def test_decide_rejects_every_command_that_is_not_a_legal_action(board, data):
+    game = data.draw(games(board))
+    players = game[1]
     _, states = played(*game)
-    for _, state in spread(states, 8):
+    commands = st.one_of(*command_kinds(players, board).values())
+    for state in some_states(states, 8):
         legal = [a for seat in range(players) for a in legal_actions(state, seat)]
-        for command in data.draw(st.lists(commands_for(players), min_size=20, max_size=20)):
+        for command in data.draw(st.lists(commands, min_size=20, max_size=20)):
             check_agreement(state, command, legal)
         nearby = near_legal(state, legal)
         if nearby:
@@ -341,14 +417,33 @@ def test_decide_rejects_every_command_that_is_not_a_legal_action(game, data):
                 check_agreement(state, command, legal)
 
 
+@every_board
 @SAMPLES
-@given(games())
-def test_only_the_current_seat_has_legal_actions(game):
-    _, states = played(*game)
-    for _, state in spread(states, 20):
+@given(data=st.data())
+def test_only_the_current_seat_has_legal_actions(board, data):
+    _, states = played(*data.draw(games(board)))
+    for state in some_states(states, 20):
         for seat in range(state.players):
             actions = legal_actions(state, seat)
             if seat != state.current:
                 assert actions == []
             for action in actions:
                 assert getattr(action, "seat", seat) == seat
+
+
+@every_board
+@SAMPLES
+@given(data=st.data())
+def test_a_seat_can_spend_clouds_exactly_when_it_has_a_cloud_action(board, data):
+    """``can_spend_clouds`` is the cheap question, ``cloud_actions`` the full list; the
+    docstring promises the same answer, in every state of the game and for every seat."""
+    log, _ = played(*data.draw(games(board)))
+    spent = 0
+    for state in every_state(log):
+        if state.phase == "lobby":
+            continue
+        for seat in range(state.players):
+            actions = cloud_actions(state, seat)
+            assert can_spend_clouds(state, seat) == bool(actions)
+            spent += bool(actions)
+    assert spent, "a whole game never offered a cloud action: the property checked nothing"
