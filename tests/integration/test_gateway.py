@@ -219,7 +219,7 @@ async def test_malformed_bodies_are_422_in_the_common_shape(stack: Stack) -> Non
     assert_error(await stack.http.post("/games", json={"players": 9}), 422, "malformed_request")
     assert_error(await stack.http.post("/games", content=b"{nope"), 422, "malformed_request")
     moon = {"players": 2, "board": "moon", "seed": "s"}
-    assert_error(await stack.http.post("/games", json=moon), 422, "invalid_command")
+    assert_error(await stack.http.post("/games", json=moon), 422, "malformed_request")
     assert await stack.store.list_games() == []
     assert [k async for k in stack.store_redis.scan_iter("*:seed:*")] == []
     game = await started_game(stack)

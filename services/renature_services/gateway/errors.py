@@ -15,10 +15,14 @@ from fastapi.responses import JSONResponse
 from redis import exceptions as redis_errors
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from renature_services.gateway.limits import bounded
 from renature_services.logging import get_logger
 from renature_store import StoreUnavailableError
 
 log = get_logger("renature.gateway")
+
+MAX_MESSAGE = 400
+"""The longest error message (no answer grows with the input it refuses)."""
 
 # Statuses of rejection codes that do not mean "the rules refuse this now" (409): malformed
 # commands, a seat mismatch the rules service caught, and the service's own failures.
@@ -49,7 +53,8 @@ class ApiError(Exception):
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
+    """The common error shape; the message is cut short (it may quote what a client sent)."""
+    return {"error": {"code": code, "message": bounded(message, MAX_MESSAGE)}}
 
 
 def rule_error_status(code: str | None) -> int:

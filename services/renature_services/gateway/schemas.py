@@ -7,7 +7,7 @@ are (``MsgspecResponse``) and described in docs/http-api.md rather than duplicat
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from fastapi.responses import JSONResponse
@@ -57,11 +57,8 @@ def _cloud_action_variants(action: dict[str, Any], cell: dict[str, Any]) -> list
 
 class CreateGameRequest(BaseModel):
     players: int = Field(ge=2, le=4, description="2, 3 or 4 players")
-    # Validated by the rules (whose message lists the boards); the enum is for the docs.
-    board: str = Field(
-        default="base",
-        description="base, valley or valley-back",
-        json_schema_extra={"enum": list(BOARD_IDS)},
+    board: Literal[BOARD_IDS] = Field(  # type: ignore[valid-type]
+        default="base", description="base, valley or valley-back"
     )
     seed: str | None = Field(
         default=None,
@@ -83,7 +80,12 @@ class CreateGameResponse(BaseModel):
 
 
 class JoinRequest(BaseModel):
-    name: str = Field(min_length=1, max_length=40)
+    name: str = Field(
+        min_length=1,
+        max_length=40,
+        pattern=c.PLAYER_NAME_PATTERN,
+        description="1 to 40 characters, no control or invisible formatting characters",
+    )
 
 
 class JoinResponse(BaseModel):

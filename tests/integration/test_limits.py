@@ -1,0 +1,515 @@
+"""The gateway's limits against a real Redis and the real rules service (issue 12's attacks).
+
+Each test is one attack: a body too large or too deep, strings too long, a flood of creations,
+a token sending refused commands in a loop, too many live connections, a flood of audits, a
+corrupted stream, a token of a long-finished game. Every refused request is checked for its
+answer and for leaving nothing behind in Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+import uvicorn
+from fastapi import FastAPI
+from websockets.asyncio.client import connect
+
+from redis_server import free_port
+from renature import commands as c
+from renature import events as e
+from renature.audit import AuditReport
+from renature.explain import Explanation
+from renature_services.cli.bots import play_game
+from renature_services.gateway.app import create_app
+from renature_services.gateway.ratelimit import RateLimits
+from renature_services.http_client import GatewayClient
+from renature_services.rules_service import RulesService
+from renature_services.settings import Settings
+from renature_store import KeyLayout, RedisEventStore
+
+pytestmark = pytest.mark.redis
+
+LAYOUT = KeyLayout()
+LIMITS = RateLimits(
+    create="6/minute",
+    seat="1000/minute",
+    read="1000/minute",
+    refused="5/minute",
+    refused_per_address="50/minute",
+    live="100/minute",
+    live_per_address=2,
+    live_per_game=3,
+)
+HOME = ("10.0.0.1", 40001)
+ELSEWHERE = ("10.0.0.2", 40002)
+
+
+@dataclass
+class Stack:
+    app: FastAPI
+    redis: aioredis.Redis
+    store: RedisEventStore
+    clients: dict[tuple[str, int], httpx.AsyncClient]
+
+    def http(self, address: tuple[str, int] = HOME) -> httpx.AsyncClient:
+        if address not in self.clients:
+            transport = httpx.ASGITransport(app=self.app, client=address)
+            self.clients[address] = httpx.AsyncClient(
+                base_url="http://gateway", transport=transport, timeout=30
+            )
+        return self.clients[address]
+
+    def client(self, address: tuple[str, int] = HOME) -> GatewayClient:
+        transport = httpx.ASGITransport(app=self.app, client=address)
+        return GatewayClient("http://gateway", transport=transport)
+
+
+async def stack_of(app: FastAPI, redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
+    stack = Stack(app, redis, RedisEventStore(redis), {})
+    async with (
+        RulesService(Settings(redis_url=redis_url, consumer="rules-limits")),
+        app.router.lifespan_context(app),
+    ):
+        try:
+            yield stack
+        finally:
+            for client in stack.clients.values():
+                await client.aclose()
+            if (limiter := getattr(app.state, "limiter", None)) is not None:
+                await limiter.aclose()
+
+
+@pytest.fixture
+async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
+    """A gateway without rate limits (the size limits are always on)."""
+    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    async for stack in stack_of(app, redis, redis_url):
+        yield stack
+
+
+@pytest.fixture
+async def limited(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
+    """A gateway with small rate limits and seat tokens that lapse 1 s after the end."""
+    app = create_app(
+        redis_url,
+        command_timeout=5.0,
+        allow_chosen_seeds=True,
+        rate_limits=LIMITS,
+        token_ttl_after_end_s=1,
+    )
+    async for stack in stack_of(app, redis, redis_url):
+        yield stack
+
+
+async def stored(redis: aioredis.Redis) -> dict[str, int]:
+    """Every key but the rate limiters' own, with its size (entries of a stream, fields of a
+    hash, bytes of a string): what a request may have left behind."""
+    sizes: dict[str, int] = {}
+    async for raw in redis.scan_iter("*"):
+        key = raw.decode()
+        if key.startswith(("rn:limits:", "{rn:limits:")):
+            continue
+        kind = (await redis.type(key)).decode()
+        size = {
+            "stream": redis.xlen,
+            "hash": redis.hlen,
+            "string": redis.strlen,
+            "list": redis.llen,
+            "set": redis.scard,
+            "zset": redis.zcard,
+        }.get(kind)
+        if size is not None:  # "none": it expired meanwhile
+            sizes[key] = int(await size(key))
+    return sizes
+
+
+async def new_game(http: httpx.AsyncClient, players: int = 2) -> tuple[str, list[str]]:
+    created = await http.post("/games", json={"players": players, "seed": "limits"})
+    assert created.status_code == 201, created.text
+    game_id = created.json()["game_id"]
+    tokens = []
+    for seat in range(players):
+        joined = await http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
+        assert joined.status_code == 201, joined.text
+        tokens.append(joined.json()["token"])
+    started = await http.post(f"/games/{game_id}/start", headers=bearer(tokens[0]))
+    assert started.status_code == 200, started.text
+    return game_id, tokens
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def error_of(response: httpx.Response, status: int, code: str) -> str:
+    assert response.status_code == status, response.text[:500]
+    body = response.json()
+    assert body["error"]["code"] == code
+    assert len(response.content) < 1_000  # never an echo of what was sent
+    return str(body["error"]["message"])
+
+
+# -- sizes -------------------------------------------------------------------------------------
+
+
+class Counted:
+    """A request body of ``total`` bytes sent in 64 KB chunks, counting what was taken."""
+
+    def __init__(self, total: int, head: bytes = b'{"players": 2, "board": "') -> None:
+        self.total = total
+        self.head = head
+        self.sent = 0
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        chunk = b"x" * 65_536
+        yield self.head
+        self.sent += len(self.head)
+        while self.sent < self.total:
+            self.sent += len(chunk)
+            yield chunk
+
+
+async def test_a_100_mb_body_is_refused_while_it_streams(stack: Stack) -> None:
+    before = await stored(stack.redis)
+    body = Counted(100 * 1024 * 1024)
+    response = await stack.http().post("/games", content=body.__aiter__())
+    error_of(response, 413, "body_too_large")
+    assert body.sent < 1024 * 1024, f"{body.sent} bytes were read"
+    declared = await stack.http().post(
+        "/games",
+        content=b"{}",
+        headers={"Content-Length": str(100 * 1024 * 1024), "Content-Type": "application/json"},
+    )
+    error_of(declared, 413, "body_too_large")
+    assert await stored(stack.redis) == before
+
+
+async def test_a_game_with_a_20_mb_board_name_stores_nothing(stack: Stack) -> None:
+    before = await stored(stack.redis)
+    huge = {"players": 2, "board": "b" * 20_000_000}
+    error_of(await stack.http().post("/games", json=huge), 413, "body_too_large")
+    long = {"players": 2, "board": "b" * 20_000}  # within the body cap: refused by its name
+    error_of(await stack.http().post("/games", json=long), 422, "malformed_request")
+    assert await stored(stack.redis) == before
+
+
+async def test_strings_of_a_seat_command_and_a_name_are_bounded_before_anything_is_sent(
+    stack: Stack,
+) -> None:
+    game_id, tokens = await new_game(stack.http())
+    before = await stored(stack.redis)
+    url = f"/games/{game_id}/commands"
+    for command in (
+        {"type": "CloudAction", "kind": "change_joker", "animal": "owl" * 10_000},
+        {"type": "CloudAction", "kind": "change_joker", "animal": "unicorn"},
+        {"type": "EndTurn", "x" * 30_000: 1},
+    ):
+        body = {"command_id": "big", "command": command}
+        response = await stack.http().post(url, json=body, headers=bearer(tokens[0]))
+        message = error_of(response, 422, "invalid_command")
+        assert len(message) <= 450  # whatever was sent
+    assert await stored(stack.redis) == before  # no command entry, no stored outcome
+    game = await stack.http().post("/games", json={"players": 2})
+    error_of(
+        await stack.http().post(
+            f"/games/{game.json()['game_id']}/seats/0", json={"name": "Eve\u202egnirts"}
+        ),
+        422,
+        "malformed_request",
+    )
+    missing = "g" * 5_000
+    error_of(await stack.http().get(f"/games/{missing}/spectator"), 404, "game_not_found")
+
+
+@pytest.mark.parametrize("depth", [40, 500, 980, 5_000])
+async def test_deep_json_is_a_4xx_never_a_500(stack: Stack, depth: int) -> None:
+    game_id, tokens = await new_game(stack.http())
+    before = await stored(stack.redis)
+    nested = "[" * depth + "]" * depth
+    body = '{"command_id": "deep", "command": {"type": "EndTurn", "x": ' + nested + "}}"
+    response = await stack.http().post(
+        f"/games/{game_id}/commands",
+        content=body,
+        headers={**bearer(tokens[0]), "Content-Type": "application/json"},
+    )
+    error_of(response, 422, "body_too_deep")
+    create = '{"players": 2, "board": ' + nested + "}"
+    error_of(
+        await stack.http().post(
+            "/games", content=create, headers={"Content-Type": "application/json"}
+        ),
+        422,
+        "body_too_deep",
+    )
+    assert await stored(stack.redis) == before
+
+
+# -- rate limits -------------------------------------------------------------------------------
+
+
+async def test_a_flood_of_creations_gets_429_while_another_address_plays(limited: Stack) -> None:
+    flood = limited.http(HOME)
+    answers = [await flood.post("/games", json={"players": 2}) for _ in range(12)]
+    statuses = [a.status_code for a in answers]
+    assert statuses[:6] == [201] * 6
+    assert set(statuses[6:]) == {429}
+    refused = answers[-1]
+    error_of(refused, 429, "rate_limited")
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    games = await limited.store.list_games()
+    assert len(games) == 6  # nothing of a refused creation reached the rules service
+
+    other = limited.http(ELSEWHERE)  # another address still creates, joins and plays
+    game_id, tokens = await new_game(other)
+    legal = await other.get(f"/games/{game_id}/legal-actions", headers=bearer(tokens[0]))
+    assert legal.status_code == 200
+    move = {"command_id": "m1", "command": legal.json()[0]}
+    played = await other.post(f"/games/{game_id}/commands", json=move, headers=bearer(tokens[0]))
+    assert played.status_code == 200, played.text
+
+
+async def test_a_token_sending_refused_commands_in_a_loop_gets_429(limited: Stack) -> None:
+    http = limited.http(ELSEWHERE)
+    game_id, tokens = await new_game(http)
+    waiting = tokens[1]  # not this seat's turn: every EndTurn is refused (409)
+    url = f"/games/{game_id}/commands"
+    before = await stored(limited.redis)
+    answers = []
+    for number in range(15):
+        body = {"command_id": f"loop-{number}", "command": {"type": "EndTurn"}}
+        answers.append(await http.post(url, json=body, headers=bearer(waiting)))
+    statuses = [a.status_code for a in answers]
+    assert statuses[:5] == [409] * 5
+    assert set(statuses[5:]) == {429}
+    assert int(answers[-1].headers["Retry-After"]) >= 1
+    after = await stored(limited.redis)
+    outcomes = [k for k in after if k not in before]
+    assert len(outcomes) <= 5, outcomes  # the refused-before-sent ones stored nothing
+    # The player whose turn it is still plays.
+    legal = await http.get(f"/games/{game_id}/legal-actions", headers=bearer(tokens[0]))
+    move = {"command_id": "ok-1", "command": legal.json()[0]}
+    played = await http.post(url, json=move, headers=bearer(tokens[0]))
+    assert played.status_code == 200, played.text
+
+
+async def test_made_up_tokens_do_not_escape_the_address_quota(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    limits = RateLimits(refused_per_address="8/minute", seat="1000/minute", read="1000/minute")
+    app = create_app(redis_url, command_timeout=5.0, rate_limits=limits)
+    async for stack in stack_of(app, redis, redis_url):
+        http = stack.http(HOME)
+        answers = [
+            await http.get("/games/nothere/view", headers=bearer(f"made-up-{n}")) for n in range(3)
+        ]
+        assert {a.status_code for a in answers} == {404}  # not found does not count
+        game = await http.post("/games", json={"players": 2})
+        game_id = game.json()["game_id"]
+        statuses = [
+            (await http.get(f"/games/{game_id}/view", headers=bearer(f"made-up-{n}"))).status_code
+            for n in range(12)
+        ]
+        assert statuses[:8] == [403] * 8
+        assert set(statuses[8:]) == {429}
+        assert (await stack.http(ELSEWHERE).get(f"/games/{game_id}")).status_code == 200
+
+
+@pytest.fixture
+async def served(limited: Stack) -> AsyncIterator[str]:
+    """The limited app under uvicorn on a free port (WebSockets need a real server)."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            limited.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+        )
+    )
+    task = asyncio.create_task(server.serve())
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        await asyncio.sleep(0.01)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+async def refused_live(url: str) -> dict[str, Any]:
+    async with connect(url) as ws:
+        message = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        await asyncio.wait_for(ws.wait_closed(), 5)
+        assert ws.close_code == 4429
+        return dict(message)
+
+
+async def released(redis: aioredis.Redis, key: str) -> None:
+    """Wait (5 s at most) until every lease of ``key`` is given back."""
+    deadline = time.monotonic() + 5
+    while await redis.zcard(key):
+        assert time.monotonic() < deadline, f"{key} still holds leases"
+        await asyncio.sleep(0.02)
+
+
+async def test_live_connections_are_capped_per_address_and_per_game(
+    limited: Stack, served: str
+) -> None:
+    game_id, _ = await new_game(limited.http(ELSEWHERE))
+    other_id, _ = await new_game(limited.http(ELSEWHERE))
+    url = f"ws://{served}/games/{game_id}/live"
+    async with connect(url) as first, connect(url) as second:
+        for ws in (first, second):  # both get the game's history
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5))["version"] == 1
+        third = await refused_live(url)  # a third from the same address
+        assert third["error"]["code"] == "rate_limited"
+        refused_elsewhere = await refused_live(f"ws://{served}/games/{other_id}/live")
+        assert refused_elsewhere["error"]["code"] == "rate_limited"
+    # Closed connections give their leases back.
+    address_key = "rn:limits:live:address:{127.0.0.1}"
+    await released(limited.redis, address_key)
+    async with connect(url) as again:
+        assert json.loads(await asyncio.wait_for(again.recv(), 5))["version"] == 1
+    # Per game: other addresses (127.0.0.2, .3 ...) up to the game's cap of 3.
+    game_key = f"rn:limits:live:game:{{{game_id}}}"
+    await released(limited.redis, address_key)
+    await released(limited.redis, game_key)
+    await limited.redis.zadd(game_key, {f"held-{n}": time.time() + 60 for n in range(3)})
+    refused = await refused_live(url)
+    assert refused["error"]["code"] == "rate_limited"
+
+
+# -- finished games: cached reads, corrupted streams, lapsing tokens ----------------------------
+
+
+async def finished_game(stack: Stack, address: tuple[str, int] = ELSEWHERE) -> tuple[str, Any]:
+    async with stack.client(address) as client:
+        result = await play_game(client, 2, "limits-finished", ["greedy", "random"])
+    return result.game_id, result
+
+
+async def test_audits_of_a_finished_game_are_computed_once(
+    stack: Stack, redis: aioredis.Redis, redis_url: str
+) -> None:
+    game_id, result = await finished_game(stack)
+    answers = await asyncio.gather(
+        *(stack.http().get(f"/games/{game_id}/audit") for _ in range(20)),
+        *(stack.http().get(f"/games/{game_id}/explanation") for _ in range(20)),
+    )
+    assert {a.status_code for a in answers} == {200}
+    report = msgspec.json.decode(answers[0].content, type=AuditReport)
+    assert report.ok
+    assert report.scores == result.scores
+    explanation = msgspec.json.decode(answers[-1].content, type=Explanation)
+    assert explanation.scores == result.scores
+    finished = stack.app.state.gateway.finished
+    assert finished.computed == 2  # one audit, one explanation
+    # Another gateway instance serves them from Redis without working them out again.
+    other = create_app(redis_url, command_timeout=5.0)
+    async with (
+        other.router.lifespan_context(other),
+        httpx.AsyncClient(base_url="http://g2", transport=httpx.ASGITransport(other)) as http,
+    ):
+        again = await http.get(f"/games/{game_id}/audit")
+        assert again.content == answers[0].content
+        assert other.state.gateway.finished.computed == 0
+    assert await redis.ttl(f"{LAYOUT.base(LAYOUT.partition_of(game_id))}:reads:{game_id}") > 0
+
+
+async def rewrite(redis: aioredis.Redis, game_id: str, change: Any) -> None:
+    """Rewrite a stored game stream with ``change(version, fields)`` applied to each entry."""
+    key = LAYOUT.game_key(game_id)
+    entries = await redis.xrange(key)
+    await redis.delete(key)
+    for entry_id, fields in entries:
+        version = int(entry_id.decode().partition("-")[2])
+        await redis.xadd(key, change(version, dict(fields)), id=entry_id)
+
+
+@pytest.mark.parametrize("corruption", ["unreadable", "forged"])
+async def test_the_audit_of_a_corrupted_stream_answers_its_findings(
+    stack: Stack, redis: aioredis.Redis, redis_url: str, corruption: str
+) -> None:
+    game_id, _ = await finished_game(stack)
+    events = [e.decode(s.data) for s in await stack.store.read(game_id)]
+    placed = next(ev for ev in events if isinstance(ev, e.DominoPlaced))
+
+    def change(version: int, fields: dict[bytes, bytes]) -> dict[bytes, bytes]:
+        if version != placed.version:
+            return fields
+        if corruption == "unreadable":
+            return {**fields, b"event": b'{"type": "DominoPlaced", "game_id": '}
+        forged = json.loads(fields[b"event"])
+        forged["domino"] = 10_000  # no such domino: the core cannot even fold it
+        return {**fields, b"event": json.dumps(forged).encode()}
+
+    await rewrite(redis, game_id, change)
+    fresh = create_app(redis_url, command_timeout=5.0)  # no cached state
+    async with (
+        fresh.router.lifespan_context(fresh),
+        httpx.AsyncClient(base_url="http://g", transport=httpx.ASGITransport(fresh)) as http,
+    ):
+        response = await http.get(f"/games/{game_id}/audit")
+        assert response.status_code == 200, response.text
+        report = msgspec.json.decode(response.content, type=AuditReport)
+        assert not report.ok
+        assert report.first_bad is not None
+        assert report.first_bad.version <= placed.version
+        explained = await http.get(f"/games/{game_id}/explanation")
+        assert explained.status_code in (200, 409), explained.text
+        if explained.status_code == 409:
+            assert explained.json()["error"]["code"] == "game_corrupt"
+
+
+async def test_seat_tokens_lapse_a_set_time_after_the_end(limited: Stack) -> None:
+    http = limited.http(ELSEWHERE)
+    game_id, tokens = await new_game(http)
+    async with limited.client(ELSEWHERE) as client:
+        seat = 0
+        for number in range(2_000):
+            state = await client.state(game_id, tokens[seat])
+            if state.phase in ("final_scoring", "finished"):
+                break
+            seat = state.current
+            legal = await client.legal_actions(game_id, tokens[seat])
+            await client.send(game_id, tokens[seat], legal[0], command_id=f"t-{number}")
+        deadline = time.monotonic() + 10
+        while (await client.state(game_id, tokens[0])).phase != "finished":
+            assert time.monotonic() < deadline, "the game did not finish"
+            await asyncio.sleep(0.05)
+    view = await http.get(f"/games/{game_id}/view", headers=bearer(tokens[1]))
+    assert view.status_code == 200  # right after the end a player still sees the final view
+    # The seat hash lapses after 1 s; a gateway that resolved a token lately trusts its
+    # answer a few seconds more (token_cache.DEFAULT_REVALIDATE_S).
+    ended = time.monotonic()
+    for token in tokens:
+        while (
+            answer := await http.get(f"/games/{game_id}/view", headers=bearer(token))
+        ).status_code == 200:
+            assert time.monotonic() - ended < 1 + 5 + 3, "the token still works"
+            await asyncio.sleep(0.2)
+        error_of(answer, 403, "invalid_token")
+    assert time.monotonic() - ended > 0.9
+    spectators = await http.get(f"/games/{game_id}/spectator")
+    assert spectators.status_code == 200
+
+
+def test_the_openapi_document_states_the_limits(redis_url: str) -> None:
+    app = create_app(redis_url, rate_limits=LIMITS)
+    document = app.openapi()
+    create = document["paths"]["/games"]["post"]["responses"]
+    assert {"413", "429"} <= set(create)
+    assert "Retry-After" in create["429"]["headers"]
+    assert "429" not in document["paths"]["/healthz"]["get"]["responses"]
+    board = document["components"]["schemas"]["CreateGameRequest"]["properties"]["board"]
+    assert board["enum"] == ["base", "valley", "valley-back"]
+    name = document["components"]["schemas"]["JoinRequest"]["properties"]["name"]
+    assert (name["maxLength"], name["pattern"]) == (40, c.PLAYER_NAME_PATTERN)
