@@ -22,6 +22,7 @@ from renature_services.state_cache import (
     read_from,
 )
 from renature_store import RedisEventStore
+from renature_store.keys import check_game_id
 
 log = get_logger("renature.gateway")
 
@@ -66,5 +67,7 @@ class GameStates:
     @staticmethod
     def _check_id(game_id: str) -> None:
         """A malformed id can name no game: answer 404 before building a key from it."""
-        if not game_id or len(game_id) > 64 or any(ch in game_id for ch in ":{} \t\r\n"):
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+        try:
+            check_game_id(game_id)
+        except ValueError as error:
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.") from error

@@ -14,6 +14,7 @@ import secrets
 
 from redis.asyncio import Redis
 
+from renature_services.redis_values import text
 from renature_store import KeyLayout
 
 
@@ -51,7 +52,7 @@ class SeatTokens:
         """Undo our own claim (the rules service refused the join); never someone else's."""
         key = self.key(game_id)
         stored = await self._redis.hget(key, str(seat))
-        if stored is not None and hmac.compare_digest(_text(stored), token_digest(token)):
+        if stored is not None and hmac.compare_digest(text(stored), token_digest(token)):
             await self._redis.hdel(key, str(seat))
 
     async def seat_of(self, game_id: str, token: str) -> int | None:
@@ -59,8 +60,8 @@ class SeatTokens:
         digest = token_digest(token)
         claims = await self._redis.hgetall(self.key(game_id))
         for seat, stored in claims.items():
-            if hmac.compare_digest(_text(stored), digest):
-                return int(_text(seat))
+            if hmac.compare_digest(text(stored), digest):
+                return int(text(seat))
         return None
 
     async def mark_created(self, game_id: str, *, chosen_seed: bool) -> None:
@@ -72,8 +73,4 @@ class SeatTokens:
     async def seed_origin(self, game_id: str) -> str | None:
         """``chosen``, ``secret`` or None when the game was not created through a gateway."""
         value = await self._redis.hget(self.marker_key(game_id), "seed")
-        return None if value is None else _text(value)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else value
+        return None if value is None else text(value)

@@ -18,6 +18,7 @@ from renature_services.gateway.errors import ApiError
 from renature_services.gateway.openapi import body, errors
 from renature_services.gateway.schemas import MsgspecResponse
 from renature_services.projectors.score import ScoreModel
+from renature_services.redis_values import text
 from renature_store import MAX_VERSION
 
 router = APIRouter(tags=["read"], default_response_class=MsgspecResponse)
@@ -129,8 +130,4 @@ async def _read_model(gateway: Gateway, game_id: str, name: str) -> MsgspecRespo
     if version is None or model is None:
         raise ApiError(404, "not_projected", f"The {name} of this game is not projected yet.")
     content = model if isinstance(model, bytes) else model.encode()
-    return MsgspecResponse(content, headers={"X-Model-Version": _text(version)})
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+    return MsgspecResponse(content, headers={"X-Model-Version": text(version)})
