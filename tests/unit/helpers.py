@@ -30,7 +30,7 @@ from renature import commands as c
 from renature import events as e
 from renature.board import AREA, OFF, PATH
 from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_code
-from renature.rules import execute
+from renature.rules import execute, is_closed
 from renature.state import GameState
 
 SEED = "unit-test seed"
@@ -248,7 +248,42 @@ def _board_char(state: GameState, here: int) -> str:
     return "@" if here in board.starts else "."
 
 
+# --- situations several test files start from --------------------------------------------------
+
+# Area N of the base board, a 4-space area (token: main 4, minor 2), its brook covered all round
+# except (4, 9) and (4, 10), where the closing domino goes (sketch at (3, 8)).
+AREA_N = """
+    .oooo.
+    M.NNNo
+    M.N##@
+    """
+
+
+def close_area_n(
+    plants: Mapping[XY, str | None], closer: int = 0
+) -> tuple[list[e.Event], GameState]:
+    """``closer`` places two owls on (4, 9)-(4, 10), closing area N with these plants in it,
+    and skips the plant: the events of the turn and the state after it."""
+    state = with_sketch(new_game(), AREA_N, at=(3, 8))
+    state = with_plants(state, plants)
+    state = with_hand(with_turn(state, closer), closer, domino("owl", "owl"))
+    assert not is_closed(state, area(state, "N"))
+    return run(state, place(closer, "owl", (4, 9), "owl", (4, 10)), c.SkipPlant(closer))
+
+
+def finish(state: GameState) -> tuple[list[e.Event], GameState]:
+    """Nobody has a domino left: the final scoring, with the seed revealed (the state is put
+    into the final scoring phase first, so any position can be finished)."""
+    state = replace(state, phase="final_scoring", current=-1, placed=())
+    return run(state, c.FinishGame(SEED))
+
+
 # --- reading a position -------------------------------------------------------------------------
+
+
+def awards(scored: e.AreaScored) -> list[tuple[int, int]]:
+    """The (seat, points) of an area scoring."""
+    return [(award.seat, award.points) for award in scored.awards]
 
 
 def plants_on_board(state: GameState) -> int:

@@ -14,7 +14,10 @@ close area N, a 4-space area (token: main 4, minor 2). Its brook is covered all 
 from __future__ import annotations
 
 from helpers import (
+    AREA_N,
     area,
+    awards,
+    close_area_n,
     domino,
     new_game,
     of_type,
@@ -23,7 +26,6 @@ from helpers import (
     with_hand,
     with_plants,
     with_sketch,
-    with_turn,
     without_token,
 )
 
@@ -32,26 +34,6 @@ from renature import events as e
 from renature.rules import area_awards, is_closed, is_isolated
 
 MARY, FRANK = 0, 2
-
-AREA_N = """
-    .oooo.
-    M.NNNo
-    M.N##@
-    """
-
-
-def close_area_n(plants, closer=MARY):
-    """``closer`` places two owls on (4, 9)-(4, 10), closing area N with these plants in it,
-    and skips the plant: the events of the turn and the state after it."""
-    state = with_sketch(new_game(), AREA_N, at=(3, 8))
-    state = with_plants(state, plants)
-    state = with_hand(with_turn(state, closer), closer, domino("owl", "owl"))
-    assert not is_closed(state, area(state, "N"))
-    return run(state, place(closer, "owl", (4, 9), "owl", (4, 10)), c.SkipPlant(closer))
-
-
-def awards(scored):
-    return [(award.seat, award.points) for award in scored.awards]
 
 
 def test_area_scoring_example_1_tied_colours_cancel_and_the_sole_colour_takes_main_and_minor():

@@ -9,10 +9,9 @@ page), so the tests hold for any corrected values.
 
 from __future__ import annotations
 
-from helpers import SEED, area, new_game, of_type, player_board, run, with_plants, with_seat
+from helpers import area, finish, new_game, of_type, player_board, with_plants, with_seat
 from msgspec.structs import replace
 
-from renature import commands as c
 from renature import events as e
 
 MARY, PAUL, FRANK = 0, 1, 2
@@ -39,10 +38,6 @@ def tokens_of(state, *area_ids):
 
 def backs(state, tokens):
     return sum(state.board.token(t).back for t in tokens)
-
-
-def finish(state):
-    return run(state, c.FinishGame(SEED))
 
 
 def test_final_scoring_areas_clouds_plants_left_and_token_backs():

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import pytest
 from helpers import (
-    SEED,
+    awards,
     domino,
+    finish,
     new_game,
     of_type,
     place,
     plant,
     plant_of,
+    plants_in_game,
     ready_to_plant,
     run,
     with_plants,
@@ -438,20 +440,10 @@ def test_no_area_is_scored_during_play_even_when_closed():
     assert of_type(events, e.PlantPlaced)[0].points == 1
 
 
-def finish(state: GameState) -> tuple[list[e.Event], GameState]:
-    """Nobody has a domino left: the final scoring, with the seed revealed."""
-    state = replace(state, phase="final_scoring", current=-1, placed=())
-    return run(state, c.FinishGame(SEED))
-
-
 def final_area_scores(plants: dict[XY, str], *mushrooms: XY) -> dict[str, e.AreaScored]:
     state = with_plants(joined_earlier(valley(), *mushrooms), plants)
     events, _ = finish(state)
     return {scored.area: scored for scored in of_type(events, e.AreaScored)}
-
-
-def awards(scored: e.AreaScored) -> list[tuple[int, int]]:
-    return [(award.seat, award.points) for award in scored.awards]
 
 
 def test_final_scoring_gives_the_area_size_to_the_first_and_half_rounded_down_to_the_second():
@@ -584,11 +576,6 @@ GAMES = [
 ]
 
 
-def total_plants(state: GameState) -> int:
-    on_board = sum(1 for code in state.plants if code >= 0)
-    return on_board + sum(sum(seat.plants) for seat in state.seats)
-
-
 def dominoes_in_game(state: GameState) -> int:
     held = sum(len(seat.hand) + len(seat.reserve) for seat in state.seats)
     return held + len(state.dominoes) + len(state.box_dominoes)
@@ -628,8 +615,8 @@ def test_a_bot_game_on_a_valley_board_ends_and_keeps_every_invariant(board, play
     for step, event in enumerate(log):
         state = evolve(state, event)
         if step == 0:
-            plants, dominoes = total_plants(state), dominoes_in_game(state)
-        assert total_plants(state) == plants
+            plants, dominoes = plants_in_game(state), dominoes_in_game(state)
+        assert plants_in_game(state) == plants
         assert dominoes_in_game(state) == dominoes == len(components().dominoes)
         assert clouds_in_game(state) == state.board.cloud_tokens == 32
         if state.current >= 0:

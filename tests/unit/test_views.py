@@ -9,16 +9,11 @@ from __future__ import annotations
 import msgspec
 from helpers import (
     area,
-    domino,
+    close_area_n,
     new_game,
     of_type,
-    place,
     run,
-    with_hand,
-    with_plants,
     with_seat,
-    with_sketch,
-    with_turn,
     without_token,
 )
 from msgspec.structs import replace
@@ -138,18 +133,15 @@ def test_nobody_sees_the_deal_in_the_creation_event():
         assert visible_event(created, viewer).deal is None
 
 
-def close_area_n(closer):
-    """``closer`` closes area N holding Mary's bush (as in test_rules_areas)."""
-    state = with_sketch(new_game(), ".oooo.\nM.NNNo\nM.N##@", at=(3, 8))
-    state = with_plants(state, {(5, 9): "orange bush"})
-    state = with_hand(with_turn(state, closer), closer, domino("owl", "owl"))
-    events, _ = run(state, place(closer, "owl", (4, 9), "owl", (4, 10)), c.SkipPlant(closer))
+def area_n_scored(closer):
+    """The scoring of area N holding Mary's bush when ``closer`` closes it."""
+    events, _ = close_area_n({(5, 9): "orange bush"}, closer)
     (scored,) = of_type(events, e.AreaScored)
     return scored
 
 
 def test_only_the_closer_sees_which_token_an_area_scoring_gave_them():
-    scored = close_area_n(FRANK)
+    scored = area_n_scored(FRANK)
     assert scored.token is not None
 
     assert visible_event(scored, FRANK).token == scored.token
@@ -191,7 +183,7 @@ def test_a_redacted_event_does_not_let_others_recover_the_hidden_domino_from_its
 
 
 def test_a_redacted_area_scoring_does_not_let_others_recover_the_token_from_its_hash():
-    scored = close_area_n(FRANK)
+    scored = area_n_scored(FRANK)
     seen = visible_event(scored, MARY)
 
     candidates = [t.id for t in new_game().board.tokens]
