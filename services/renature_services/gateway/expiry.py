@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 
 from renature_services.gateway.games import GameStates
 from renature_services.gateway.seats import SeatTokens
+from renature_services.gateway.token_cache import CachedSeatTokens
 
 DEFAULT_AFTER_END_S = 3600
 REMEMBERED = 4096
@@ -41,6 +42,8 @@ class TokenExpiry:
         if not state.is_over:
             return
         await self._redis.expire(self._tokens.key(game_id), self.after_end_s, nx=True)
+        if isinstance(self._tokens, CachedSeatTokens):  # its tokens now lapse: ask Redis
+            self._tokens.ended(game_id)
         self._done[game_id] = None
         while len(self._done) > REMEMBERED:
             self._done.popitem(last=False)
