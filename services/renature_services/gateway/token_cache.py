@@ -3,10 +3,11 @@
 A token never changes seat (it is handed out once, when the seat is claimed, and only its
 SHA-256 is stored), so once Redis said "token T holds seat S of game G" the answer can be kept.
 `CachedSeatTokens` keeps it in a bounded LRU, keyed by the token's digest, and asks Redis again
-only when an entry is older than ``revalidate_s``: a token whose seat hash was given a TTL at
-the game's end (`renature_services.gateway.expiry`) stops working at most ``revalidate_s``
-after the hash lapses, and `forget` drops a game's entries at once. Wrong tokens are not
-cached (each costs its lookup, as before).
+only when an entry is older than ``revalidate_s``. Tokens lapse a set time after their game
+ends (`renature_services.gateway.expiry` gives the seat hash a TTL): once a game is known to
+have ended (`ended`, called when the TTL is set) its tokens are looked up in Redis on every
+request again, so they stop working exactly when the hash lapses. Wrong tokens are not cached
+(each costs its lookup, as before).
 """
 
 from __future__ import annotations
@@ -38,10 +39,14 @@ class CachedSeatTokens(SeatTokens):
         self._max_entries = max_entries
         self._revalidate_s = revalidate_s
         self._seats: OrderedDict[tuple[str, str], tuple[int, float]] = OrderedDict()
+        self._ended: OrderedDict[str, None] = OrderedDict()  # games whose tokens lapse
         self.lookups = 0  # Redis lookups made (for tests and the benchmark)
 
     async def seat_of(self, game_id: str, token: str) -> int | None:
         key = (game_id, token_digest(token))
+        if game_id in self._ended:
+            self.lookups += 1
+            return await super().seat_of(game_id, token)
         found = self._seats.get(key)
         now = time.monotonic()
         if found is not None and now - found[1] < self._revalidate_s:
@@ -62,7 +67,10 @@ class CachedSeatTokens(SeatTokens):
         self._seats.pop((game_id, token_digest(token)), None)
         await super().release(game_id, seat, token)
 
-    def forget(self, game_id: str) -> None:
-        """Drop every cached token of a game (its tokens were made to lapse)."""
+    def ended(self, game_id: str) -> None:
+        """The game's tokens now lapse with its seat hash: stop answering them from memory."""
         for key in [key for key in self._seats if key[0] == game_id]:
             del self._seats[key]
+        self._ended[game_id] = None
+        while len(self._ended) > self._max_entries:
+            self._ended.popitem(last=False)
