@@ -29,9 +29,20 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from renature import events as e
+from renature_services import healing
 from renature_services.logging import configure_logging, get_logger
 from renature_services.settings import Settings
-from renature_services.state_cache import DEFAULT_MAX_GAMES, Cached, StateCache, fold, fold_stored
+from renature_services.state_cache import (
+    DEFAULT_MAX_GAMES,
+    Cached,
+    StaleCache,
+    StateCache,
+    checked_fold,
+    fold,
+    fold_stored,
+    read_from,
+    stored_hash,
+)
 from renature_store import FeedEntry, KeyLayout, RedisEventStore, StoreError
 
 log = get_logger("renature.projector")
@@ -40,13 +51,46 @@ json_encoder = msgspec.json.Encoder()
 
 F = TypeVar("F")
 
+RETRY_SECONDS = 0.2
+"""Pause between tries while Redis is unreachable: back within a second of its return."""
+
 WRITE_MODEL_LUA = r"""
--- KEYS[1] read model hash; ARGV[1] version; ARGV[2] model bytes
-local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-if current >= tonumber(ARGV[1]) then
-  return 0
+-- KEYS[1] read model hash; KEYS[2] the game's stream (same hash slot)
+-- ARGV[1] version; ARGV[2] model bytes; ARGV[3] hash of the event at ARGV[1] ('' if unknown)
+-- Returns 1: written; 0: kept (the stored model is as new and on the stream's history);
+-- -1: refused, the fold is not on the stream's history (rebuild it from the stream).
+local function hash_at(version)
+  local entry = redis.call('XRANGE', KEYS[2], '0-' .. version, '0-' .. version)
+  if #entry == 0 then
+    return false
+  end
+  local fields = entry[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'hash' then
+      return fields[i + 1]
+    end
+  end
+  return nil
 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'model', ARGV[2])
+local new = tonumber(ARGV[1])
+if ARGV[3] ~= '' then
+  local at = hash_at(new)
+  if at == false or (at ~= nil and at ~= ARGV[3]) then
+    return -1
+  end
+end
+local stored = redis.call('HMGET', KEYS[1], 'version', 'hash')
+local current = tonumber(stored[1] or '0')
+if current >= new then
+  if not stored[2] or stored[2] == '' then
+    return 0
+  end
+  local at = hash_at(current)
+  if at == nil or at == stored[2] then
+    return 0
+  end
+end
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'model', ARGV[2], 'hash', ARGV[3])
 return 1
 """
 
@@ -124,23 +168,32 @@ class Projector(Generic[F]):
     async def run(
         self, stop: asyncio.Event, block_ms: int = 1000, reclaim_every: float = 10.0
     ) -> None:
-        """Project until ``stop`` is set: take over stale pending entries, then follow the feeds."""
-        await self.setup()
-        await self.reclaim()
+        """Project until ``stop`` is set: take over stale pending entries, then follow the feeds.
+
+        Heals itself (issue 11): started before Redis, it waits; when Redis is unreachable it
+        retries every `RETRY_SECONDS`; when Redis answers NOGROUP (it came back empty) it
+        creates its groups again. Nothing is lost meanwhile: unacknowledged entries stay
+        pending."""
+        ready = False
         last_reclaim = time.monotonic()
-        self._log.info("projector_started")
         while not stop.is_set():
             try:
+                if not ready:
+                    await self.setup()
+                    await self.reclaim()
+                    last_reclaim = time.monotonic()
+                    ready = True
+                    self._log.info("projector_started")
                 await self.poll(block_ms=block_ms)
                 if time.monotonic() - last_reclaim >= reclaim_every:
                     await self.reclaim()
                     last_reclaim = time.monotonic()
-            except (StoreError, RedisError) as error:
-                # Redis restarting or unreachable: nothing is lost (unacknowledged entries stay
-                # pending), so wait and go on rather than die.
+            except (StoreError, RedisError, OSError) as error:
+                if "NOGROUP" in str(error):
+                    ready = False  # Redis lost its data: create the groups again
                 self._log.warning("redis_unavailable", error=str(error))
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=1.0)
+                    await asyncio.wait_for(stop.wait(), timeout=RETRY_SECONDS)
         self._log.info("projector_stopped")
 
     async def poll(self, block_ms: int | None = None) -> int:
@@ -188,33 +241,44 @@ class Projector(Generic[F]):
         games = list(by_game)
         pipe = self.redis.pipeline(transaction=False)
         for game_id in games:
-            pipe.hget(self.key(game_id), "version")
-        stored_versions = await pipe.execute()
+            pipe.hmget(self.key(game_id), ["version", "hash"])
+        stored_models = await pipe.execute()
 
         done: list[str] = []
-        writes: list[tuple[str, int, bytes]] = []
-        for game_id, stored in zip(games, stored_versions, strict=True):
+        writes: list[tuple[str, Cached[F]]] = []
+        for game_id, (stored, model_hash) in zip(games, stored_models, strict=True):
             try:
-                cached = await self._advance(game_id, by_game[game_id], stored)
-                if cached is not None:
-                    writes.append((game_id, cached.version, self.projection.render(cached.value)))
+                cached = await self._advance(game_id, by_game[game_id], stored, model_hash)
             except Exception:
+                # A fold that fails (events folded onto a lost history, an undecodable event):
+                # replay the game from its stream; if that fails too, leave it pending.
                 self._log.exception("projection_failed", game_id=game_id)
-                continue
+                try:
+                    cached = await self._replay(game_id)
+                except Exception:
+                    self._log.exception("projection_replay_failed", game_id=game_id)
+                    continue
+            if cached is not None:
+                writes.append((game_id, cached))
             done.append(game_id)
 
         failed: set[str] = set()
         if writes:
             pipe = self.redis.pipeline(transaction=False)
-            for game_id, version, model in writes:
-                pipe.eval(WRITE_MODEL_LUA, 1, self.key(game_id), version, model)
+            for game_id, cached in writes:
+                pipe.eval(WRITE_MODEL_LUA, 2, *self._write_call(game_id, cached))
             results = await pipe.execute(raise_on_error=False)
-            for (game_id, version, _), result in zip(writes, results, strict=True):
-                if isinstance(result, Exception):
+            for (game_id, cached), result in zip(writes, results, strict=True):
+                if result == -1:  # the fold is not on the stream's history: replay, write
+                    try:
+                        result = await self._store_model(game_id, await self._replay(game_id))
+                    except Exception as error:
+                        result = error
+                if isinstance(result, Exception) or result == -1:
                     self._log.error("projection_failed", game_id=game_id, error=str(result))
                     failed.add(game_id)
                 elif result:
-                    self._log.debug("model_written", game_id=game_id, version=version)
+                    self._log.debug("model_written", game_id=game_id, version=cached.version)
         acked = [entry for game_id in done if game_id not in failed for entry in by_game[game_id]]
         if acked:
             pipe = self.redis.pipeline(transaction=False)
@@ -224,18 +288,31 @@ class Projector(Generic[F]):
 
     async def project(self, game_id: str, entries: Sequence[FeedEntry]) -> bool:
         """Bring the game's model up to at least the newest of ``entries``; True if written."""
-        stored = await self.redis.hget(self.key(game_id), "version")
-        cached = await self._advance(game_id, entries, stored)
-        return cached is not None and await self._store_model(game_id, cached)
+        stored, model_hash = await self.redis.hmget(self.key(game_id), ["version", "hash"])
+        cached = await self._advance(game_id, entries, stored, model_hash)
+        if cached is None:
+            return False
+        written = await self._store_model(game_id, cached)
+        if written == -1:
+            written = await self._store_model(game_id, await self._replay(game_id))
+        return written == 1
 
     async def _advance(
-        self, game_id: str, entries: Sequence[FeedEntry], stored: bytes | str | None
+        self,
+        game_id: str,
+        entries: Sequence[FeedEntry],
+        stored: bytes | str | None,
+        model_hash: bytes | str | None = None,
     ) -> Cached[F] | None:
         """The game's fold up to the newest of ``entries`` (cached, caught up from the game
-        stream when behind), or ``None`` when the stored model has them all already."""
+        stream when behind or of another history), or ``None`` when the stored model has them
+        all already and is on the stream's history."""
         newest = max(entry.version for entry in entries)
         if stored is not None and int(stored) >= newest:
-            return None  # redelivered: every one of these events is in the model already
+            if await self._model_on_stream(game_id, int(stored), model_hash):
+                return None  # redelivered: every one of these events is in the model already
+            self._log.warning("model_not_on_stream", game_id=game_id, version=int(stored))
+            return await self._replay(game_id)
         cached = self.cache.get(game_id)
         for entry in sorted(entries, key=lambda item: item.version):
             version = 0 if cached is None else cached.version
@@ -244,7 +321,33 @@ class Projector(Generic[F]):
             if entry.version != version + 1:  # a gap: the cache is missing or behind
                 cached = await self._catch_up(game_id, cached)
                 continue
-            cached = fold(cached, [e.decode(entry.data)], self.projection.apply)
+            event = e.decode(entry.data)
+            if cached is not None and event.prev_hash != cached.last_hash:
+                # The cache folded events the stream no longer has (lost writes, refilled).
+                self._log.warning("state_cache_stale", game_id=game_id, version=version)
+                return await self._replay(game_id)
+            cached = fold(cached, [event], self.projection.apply)
+        if cached is not None:
+            self.cache.remember(game_id, cached)
+        return cached
+
+    async def _model_on_stream(
+        self, game_id: str, version: int, model_hash: bytes | str | None
+    ) -> bool:
+        """Whether the stream holds event ``version`` with the model's hash (a model written
+        before models kept hashes is taken on trust)."""
+        if not model_hash:
+            return True
+        at = await self.store.read(game_id, after_version=version - 1, limit=1)
+        if not at or at[0].version != version:
+            return False
+        text = model_hash.decode() if isinstance(model_hash, bytes) else model_hash
+        return stored_hash(at[0]) == text
+
+    async def _replay(self, game_id: str) -> Cached[F] | None:
+        """Drop the game's cached fold and fold its whole stream again (the source of truth)."""
+        self.cache.drop(game_id)
+        cached = await self._catch_up(game_id, None)
         if cached is not None:
             self.cache.remember(game_id, cached)
         return cached
@@ -277,19 +380,36 @@ class Projector(Generic[F]):
     # -- internals ---------------------------------------------------------------------------
 
     async def _catch_up(self, game_id: str, cached: Cached[F] | None) -> Cached[F] | None:
-        """Fold the events of the game stream after the fold's version (the source of truth)."""
-        after = 0 if cached is None else cached.version
-        stored = await self.store.read(game_id, after_version=after)
-        return fold_stored(cached, stored, self.projection.apply)
+        """Fold the events of the game stream after the fold's version (the source of truth),
+        from scratch when the stream does not continue the fold (`checked_fold`)."""
+        stored = await self.store.read(game_id, after_version=read_from(cached))
+        try:
+            return checked_fold(cached, stored, self.projection.apply)
+        except StaleCache as stale:
+            self._log.warning("state_cache_stale", game_id=game_id, reason=str(stale))
+            self.cache.drop(game_id)
+            return fold_stored(None, await self.store.read(game_id), self.projection.apply)
 
-    async def _store_model(self, game_id: str, cached: Cached[F]) -> bool:
-        version = cached.version
-        written = await self._write(
-            keys=[self.key(game_id)], args=[version, self.projection.render(cached.value)]
-        )
-        if written:
-            self._log.debug("model_written", game_id=game_id, version=version)
-        return bool(written)
+    def _write_call(self, game_id: str, cached: Cached[F]) -> list[str | int | bytes]:
+        """KEYS and ARGV of `WRITE_MODEL_LUA` for a fold."""
+        return [
+            self.key(game_id),
+            self.store.layout.game_key(game_id),
+            cached.version,
+            self.projection.render(cached.value),
+            cached.last_hash,
+        ]
+
+    async def _store_model(self, game_id: str, cached: Cached[F] | None) -> int:
+        """Write the model: 1 written, 0 kept (as new), -1 refused (not on the stream)."""
+        if cached is None:
+            return 0
+        call = self._write_call(game_id, cached)
+        keys = [self.key(game_id), self.store.layout.game_key(game_id)]
+        written = int(await self._write(keys=keys, args=call[2:]))
+        if written == 1:
+            self._log.debug("model_written", game_id=game_id, version=cached.version)
+        return written
 
     def _scan_pattern(self) -> str:
         return self.store.layout.model_pattern(self.projection.name)
@@ -321,8 +441,10 @@ async def serve(settings: Settings, projection: Projection[F], rebuild: bool = F
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    redis = Redis.from_url(settings.redis_url)
+    # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
+    redis = Redis.from_url(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
     try:
+        await healing.wait_for_redis(redis, projection.name)  # started before Redis: wait
         projector = create_projector(settings, redis, projection)
         if rebuild:
             await projector.rebuild()
