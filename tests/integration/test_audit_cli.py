@@ -35,6 +35,7 @@ from renature_services.http_client import GatewayClient
 from renature_services.rules_service import RulesService
 from renature_services.settings import Settings
 from renature_store import RedisEventStore
+from support.chain import rechained
 
 SVG = "{http://www.w3.org/2000/svg}"
 RENATURE = str(Path(sys.executable).parent / "renature")
@@ -52,15 +53,6 @@ def said(result: Result) -> str:
 def write_events(path: Path, events: Sequence[e.Event]) -> Path:
     path.write_bytes(b"".join(e.encode(ev) + b"\n" for ev in events))
     return path
-
-
-def rechained(events: Sequence[e.Event]) -> list[e.Event]:
-    out: list[e.Event] = []
-    prev = ""
-    for event in events:
-        out.append(e.seal(event, prev))
-        prev = out[-1].hash
-    return out
 
 
 def svg_counts(path: Path) -> tuple[list[int], int]:

@@ -36,6 +36,7 @@ from renature_services.projectors import BoardProjection, Projector
 from renature_services.rules_service import RulesService
 from renature_services.settings import Settings
 from renature_store import RedisEventStore
+from support.boards import areas_beside
 
 pytestmark = pytest.mark.redis
 
@@ -126,12 +127,6 @@ def mushroom_json(x: int, y: int) -> dict[str, Any]:
     return {"type": "PlaceMushroom", "cell": {"x": x, "y": y}}
 
 
-def areas_beside(state: GameState, x: int, y: int) -> set[int]:
-    board = state.board
-    cell = board.index(x, y)
-    return {state.area_of[n] for n in board.neighbours[cell] if state.area_of[n] >= 0}
-
-
 async def projected_board(stack: Stack, game_id: str) -> Any:
     """The board read model once the projector has taken every new event in."""
     while await stack.board.poll(block_ms=None):
@@ -162,7 +157,7 @@ async def test_the_mushroom_phase_offers_place_and_skip_mushroom_to_its_seat_onl
         cell = layout.index(x, y)
         assert layout.kinds[cell] == PATH
         assert (state.cover[cell], state.area_of[cell]) == (-1, -1)
-        assert areas_beside(state, x, y)
+        assert areas_beside(state, state.board.index(x, y))
     raw = await stack.http.get(
         f"/games/{game.game_id}/legal-actions", headers={"Authorization": f"Bearer {game.token}"}
     )
@@ -195,8 +190,12 @@ async def test_a_mushroom_placed_through_the_gateway_merges_areas_in_the_views_a
         for a in await stack.client.legal_actions(game.game_id, game.token)
         if isinstance(a, c.PlaceMushroom)
     ]
-    chosen = max(places, key=lambda a: len(areas_beside(state, a.cell.x, a.cell.y))).cell
-    joined = sorted(areas_beside(state, chosen.x, chosen.y))
+
+    def beside(cell: c.Cell) -> set[int]:
+        return areas_beside(state, state.board.index(cell.x, cell.y))
+
+    chosen = max(places, key=lambda a: len(beside(a.cell))).cell
+    joined = sorted(beside(chosen))
     assert len(joined) >= 2, "the seed should offer a mushroom space that joins areas"
 
     response = await post(stack, game, game.mover, mushroom_json(chosen.x, chosen.y), "mush")

@@ -22,6 +22,7 @@ from renature.audit import AuditReport, audit, batches, check_chain
 from renature.deal import commitment
 from renature.game import play
 from renature.state import GameState
+from support.chain import rechained
 
 Game = tuple[tuple[e.Event, ...], GameState]
 
@@ -36,17 +37,6 @@ def game(players: int, seed: str, board: str = "base", bots: str = "greedy") -> 
 
 def events_of(players: int = 3, seed: str = "dispute") -> list[e.Event]:
     return list(game(players, seed)[0])
-
-
-def rechained(events: Sequence[e.Event]) -> list[e.Event]:
-    """The events with the hash chain recomputed from the start: what a careful forger does."""
-    out: list[e.Event] = []
-    prev = ""
-    for event in events:
-        sealed = e.seal(event, prev)
-        out.append(sealed)
-        prev = sealed.hash
-    return out
 
 
 def renumbered(events: Sequence[e.Event]) -> list[e.Event]:

@@ -25,16 +25,13 @@ from importlib import resources
 import pytest
 
 from renature.board import AREA, PATH, Board, load_board, parse_board, validate
+from support.boards import areas_beside
 
 VALLEY_BOARDS = ("valley", "valley-back")
 
 
 def meadow(board: Board) -> set[int]:
     return {cell for cell in board.cells if board.kinds[cell] == PATH}
-
-
-def areas_beside(board: Board, cell: int) -> set[int]:
-    return {board.area_of[n] for n in board.neighbours[cell] if board.area_of[n] >= 0}
 
 
 @pytest.mark.parametrize("board_id", VALLEY_BOARDS)
