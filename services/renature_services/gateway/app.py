@@ -15,6 +15,7 @@ from renature_services.gateway import sender as senders
 from renature_services.gateway.commands import seat_command
 from renature_services.gateway.dependencies import Gateway
 from renature_services.gateway.errors import install_error_handlers
+from renature_services.gateway.frontends import install as install_frontends
 from renature_services.gateway.limits import MAX_BODY_BYTES
 from renature_services.gateway.limits import install as install_limits
 from renature_services.gateway.openapi import BODIES
@@ -71,6 +72,7 @@ def create_app(
     app.include_router(reads.models)
     app.include_router(audit.router)
     app.include_router(live.router)
+    install_frontends(app)  # lobby, SSE, boards; CORS, gzip, ETags, offline docs (issue 13)
     web.install(app)  # the reference web client, the dispute viewer and the board picture
     # /state sends a GameState without its static board (it is loaded by board_id).
     install_openapi(app, BODIES, strip={"GameState": ["board"]})

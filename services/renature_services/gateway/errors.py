@@ -84,6 +84,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_validation(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
+        # A body that is not JSON at all is a 400 (docs/http-api.md); one that does not fit
+        # the schema, a 422.
+        if any(item.get("type") == "json_invalid" for item in exc.errors()):
+            body = error_body("malformed_request", "The body is not valid JSON.")
+            return JSONResponse(body, status_code=400)
         return JSONResponse(
             error_body("malformed_request", _describe_validation(exc)), status_code=422
         )

@@ -1,42 +1,208 @@
-"""Live updates: push every new event of a game to a WebSocket, as that viewer may see it.
+"""Live updates: follow a game's stream and push every new event to a viewer, as that viewer
+may see it, over a WebSocket or Server-Sent Events (docs/http-api.md, "Live updates").
 
-The pump reads the game's stream directly with ``XREAD BLOCK`` from the last version it sent, so
-events arrive in version order, none is skipped, and a reconnecting client resumes with
-``?after=<last version seen>``. Secrets are blanked with ``renature.view.visible_event`` before
-anything leaves the process: another seat's drawn or discarded domino, the deal, and token ids
-of areas scored by someone else are never sent.
+`follow` reads the game's stream with ``XREAD BLOCK`` from the last version it sent, so events
+arrive in version order, none is skipped and none is sent twice; a client resumes with
+``after=<last version seen>`` (or SSE's ``Last-Event-ID``). Each live channel reads on its own
+connection whose socket timeout is longer than the block (`LiveReader`), so a game that stays
+quiet for minutes never cuts the read: an idle block just returns nothing and the read starts
+again. WebSocket pings (uvicorn's, every 20 s) and SSE comment pings keep proxies and the
+browser from dropping an idle channel.
+
+Secrets are blanked with ``renature.view.visible_event`` before anything leaves the process.
+A seat that asks for it (``include=view``) gets each event together with its view and legal
+actions as of that event, so it needs no other request to draw the game and offer the moves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
-from redis.asyncio import Redis
+from fastapi import WebSocket, WebSocketDisconnect
+from fastapi.security import HTTPAuthorizationCredentials
+from redis.asyncio import ConnectionPool, Redis
 
 from renature import events as e
-from renature.view import visible_event
+from renature.rules import evolve, legal_actions
+from renature.state import GameState
+from renature.view import view, visible_event
+from renature_services.gateway.dependencies import Gateway
+from renature_services.gateway.errors import ApiError
+from renature_services.logging import get_logger
+from renature_store import MAX_VERSION
 
-BLOCK_MS = 5_000
+log = get_logger("renature.gateway")
+
+BLOCK_MS = 15_000
+"""How long one XREAD blocks; the live connection's socket timeout is longer (`LiveReader`)."""
+SOCKET_MARGIN_S = 10.0
 PAGE = 100
+TERMINAL = (e.GameEnded, e.GameCancelled)
+"""After these nothing more is appended: the channel closes (WebSocket 1000, SSE ends)."""
+ENDED_PHASES = frozenset({"finished", "cancelled"})
+INCLUDES = frozenset({"view"})
 
-Send = Callable[[str], Awaitable[None]]
+
+def live_reader(gateway: Gateway, block_ms: int = BLOCK_MS) -> Redis:
+    """A Redis client on its own connection for one live channel: blocking reads must not hold
+    the gateway's shared pool, and their socket timeout must outlast the block."""
+    shared = gateway.redis.connection_pool
+    kwargs = {**shared.connection_kwargs, "socket_timeout": block_ms / 1000 + SOCKET_MARGIN_S}
+    pool = ConnectionPool(connection_class=shared.connection_class, max_connections=1, **kwargs)
+    return Redis.from_pool(pool)  # closing the client closes its pool
 
 
-async def pump_events(
-    redis: Redis, stream_key: str, viewer: int | None, after: int, send: Send
-) -> None:
-    """Send each event after version ``after``, redacted for ``viewer``; returns after the
-    game ended (``GameEnded`` was sent), runs until cancelled otherwise."""
+def parse_after(text: str | None) -> int:
+    """``after`` of a live channel: a version from 0 to MAX_VERSION (422 otherwise)."""
+    if text is None or text == "":
+        return 0
+    if not text.isdigit() or int(text) > MAX_VERSION:
+        raise ApiError(
+            422, "malformed_request", f"after: a version from 0 to {MAX_VERSION}, not {text!r}"
+        )
+    return int(text)
+
+
+def parse_include(text: str | None) -> bool:
+    """``include=view``: push the seat's view and legal actions with each event."""
+    if text is None or text == "":
+        return False
+    if text not in INCLUDES:
+        raise ApiError(422, "malformed_request", "include: 'view' or nothing")
+    return True
+
+
+class Channel(msgspec.Struct, frozen=True):
+    """Who follows which game from where (checked before anything is sent)."""
+
+    game_id: str
+    viewer: int | None
+    after: int
+    with_view: bool
+    ended: bool
+    """The game is over and the viewer has every event already: nothing will come."""
+
+
+async def open_channel(
+    gateway: Gateway, game_id: str, token: str | None, after: str | None, include: str | None
+) -> Channel:
+    """422 for a bad ``after`` or ``include``, 404 for an unknown game, 403 for a wrong
+    token (browsers cannot set headers on a WebSocket or an EventSource: the token may come
+    as a query parameter)."""
+    version = parse_after(after)
+    with_view = parse_include(include)
+    state = await gateway.games.state(game_id)
+    credentials = (
+        None if token is None else HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
+    )
+    viewer = await gateway.viewer_of(game_id, credentials)
+    ended = state.phase in ENDED_PHASES and version >= state.version
+    return Channel(game_id, viewer, version, with_view, ended)
+
+
+async def follow(reader: Redis, stream_key: str, after: int) -> AsyncIterator[e.Event]:
+    """Every event after version ``after``, then each new one as it is appended; returns after
+    the game's last event (``GameEnded``, ``GameCancelled``). An idle block returns nothing and
+    the read starts again from the same version: nothing is skipped or repeated."""
     last = after
     while True:
-        reply = await redis.xread({stream_key: f"0-{last}"}, count=PAGE, block=BLOCK_MS)
+        reply = await reader.xread({stream_key: f"0-{last}"}, count=PAGE, block=BLOCK_MS)
         for entry_id, fields in _entries(reply):
             event = e.decode(fields[b"event"])
-            await send(msgspec.json.encode(visible_event(event, viewer)).decode())
             last = _version(entry_id)
-            if isinstance(event, e.GameEnded):
+            yield event
+            if isinstance(event, TERMINAL):
+                return
+
+
+class Frames:
+    """Turns raw events into what the viewer receives: the redacted event, or (with
+    ``include=view``) ``{"event", "view", "legal_actions"}`` as of that event."""
+
+    def __init__(self, channel: Channel, state: GameState | None) -> None:
+        self.channel = channel
+        self.state = state
+
+    def frame(self, event: e.Event) -> bytes:
+        viewer = self.channel.viewer
+        shown = visible_event(event, viewer)
+        if not self.channel.with_view:
+            return msgspec.json.encode(shown)
+        self.state = evolve(self.state, event)
+        body: dict[str, Any] = {"event": shown, "view": view(self.state, viewer)}
+        body["legal_actions"] = [] if viewer is None else legal_actions(self.state, viewer)
+        return msgspec.json.encode(body)
+
+
+async def frames_state(gateway: Gateway, channel: Channel) -> GameState | None:
+    """The state as of ``channel.after`` (only needed to push views)."""
+    if not channel.with_view:
+        return None
+    state: GameState | None = None
+    for event in await gateway.games.events(channel.game_id, 0):
+        if event.version > channel.after:
+            break
+        state = evolve(state, event)
+    return state
+
+
+async def serve_websocket(
+    websocket: WebSocket,
+    gateway: Gateway,
+    game_id: str,
+    token: str | None,
+    after: str | None,
+    include: str | None,
+) -> None:
+    """The WebSocket channel: one text frame per event; a refusal is one ``{"error"}`` frame
+    and close code 4000 + its HTTP status; close 1000 once the game's last event is sent (at
+    once when the viewer has it already), 1011 when reading the stream fails."""
+    await websocket.accept()
+    try:
+        channel = await open_channel(gateway, game_id, token, after, include)
+    except ApiError as error:
+        await websocket.send_json({"error": {"code": error.code, "message": error.message}})
+        await websocket.close(code=4000 + error.status)
+        return
+    if channel.ended:
+        await websocket.close(code=1000)
+        return
+    frames = Frames(channel, await frames_state(gateway, channel))
+    reader = live_reader(gateway)
+    stream_key = gateway.layout.game_key(game_id)
+
+    async def pump() -> None:
+        async for event in follow(reader, stream_key, channel.after):
+            await websocket.send_text(frames.frame(event).decode())
+
+    sending = asyncio.create_task(pump())
+    listening = asyncio.create_task(_until_disconnect(websocket))
+    try:
+        done, _ = await asyncio.wait({sending, listening}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (sending, listening):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await reader.aclose()
+    if sending in done:  # the game ended (1000) or reading the stream failed (1011)
+        error = sending.exception()
+        if error is not None:
+            log.error("live updates failed", game_id=game_id, error=str(error))
+        with contextlib.suppress(Exception):
+            await websocket.close(code=1000 if error is None else 1011)
+
+
+async def _until_disconnect(websocket: WebSocket) -> None:
+    """Return when the client goes away (incoming messages are ignored)."""
+    with contextlib.suppress(WebSocketDisconnect):
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
                 return
 
 

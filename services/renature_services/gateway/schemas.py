@@ -17,6 +17,7 @@ from renature import commands as c
 from renature.board import BOARD_IDS
 from renature.components import components
 from renature_services import bus
+from renature_services.gateway.lobby import ClockSummary, SeatSummary, TimeControlBody
 
 
 def seat_command_schema() -> dict[str, Any]:
@@ -69,6 +70,12 @@ class CreateGameRequest(BaseModel):
             "random one. The game is marked as dealt from a chosen seed."
         ),
     )
+    time_control: TimeControlBody | None = Field(
+        default=None, description="A turn clock (docs/rules.md, Clocks); none by default"
+    )
+    seating: Literal["open", "invite"] = Field(
+        default="open", description="open: anyone may join; invite: a join needs the code"
+    )
 
 
 class CreateGameResponse(BaseModel):
@@ -77,6 +84,12 @@ class CreateGameResponse(BaseModel):
     board: str
     version: int
     seed: str = Field(description="'chosen' (dealt from the caller's seed) or 'secret'")
+    host_token: str = Field(
+        description="Secret host token (shown once): start, cancel, remove players"
+    )
+    invite_code: str | None = Field(
+        default=None, description="The invitation code to hand out (invite seating only)"
+    )
 
 
 class JoinRequest(BaseModel):
@@ -85,6 +98,9 @@ class JoinRequest(BaseModel):
         max_length=40,
         pattern=c.PLAYER_NAME_PATTERN,
         description="1 to 40 characters, no control or invisible formatting characters",
+    )
+    invite: str | None = Field(
+        default=None, max_length=64, description="The invitation code (invite seating only)"
     )
 
 
@@ -130,6 +146,10 @@ class GameSummary(BaseModel):
     current_seat: int | None
     seats_joined: list[int]
     seed: str | None = Field(description="'chosen', 'secret', or null if not created here")
+    seats: list[SeatSummary] = Field(default=[], description="Each seat's colour and player")
+    open_seats: list[int] = Field(default=[], description="Seats still free (lobby only)")
+    seating: str = Field(default="open", description="open or invite")
+    clock: ClockSummary | None = None
 
 
 class MsgspecResponse(JSONResponse):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Path
+import msgspec
+from fastapi import APIRouter, Header, Path, Response
 
 from renature import commands as c
+from renature.clock import TimeControl
 from renature_services.bus import CommandEnvelope
 from renature_services.gateway.commands import accepted_or_raise
 from renature_services.gateway.dependencies import Credentials, GameId, GatewayDep
@@ -17,6 +20,7 @@ from renature_services.gateway.idempotency import (
     game_id_for,
     join,
 )
+from renature_services.gateway.lobby import Lobby, clock_of, open_seats, seats_of
 from renature_services.gateway.openapi import errors
 from renature_services.gateway.schemas import (
     Accepted,
@@ -48,7 +52,10 @@ IdempotencyKey = Annotated[
     responses=errors(400, 403, 409, 422, 503, 504),
 )
 async def create_game(
-    body: CreateGameRequest, gateway: GatewayDep, idempotency_key: IdempotencyKey = None
+    body: CreateGameRequest,
+    gateway: GatewayDep,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,
 ) -> CreateGameResponse:
     """Create a game. Without ``seed`` the rules service deals from a secret random seed
     (revealed at the end); a ``seed`` is for tests, bots and tournaments. With an
@@ -57,18 +64,34 @@ async def create_game(
     if body.seed is not None:
         await _choose_seed(gateway, game_id, body.seed, retry=idempotency_key is not None)
     # The seed stays blank on the bus: the rules service takes it from its vault.
-    command = c.CreateGame(game_id=game_id, players=body.players, seed="", board=body.board)
+    clock = (
+        msgspec.UNSET
+        if body.time_control is None
+        else TimeControl(**body.time_control.model_dump())
+    )
+    command = c.CreateGame(
+        game_id=game_id, players=body.players, seed="", board=body.board, clock=clock
+    )
     reply = await gateway.send(CommandEnvelope(game_id, "create", command, None))
     if reply.status == "rejected" and body.seed is not None and idempotency_key is None:
         await forget_seed(gateway.redis, gateway.layout, game_id)  # no seed for no game
     result = accepted_or_raise(reply, "create")
     await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None)
+    host_token, invite_code = await Lobby(gateway.redis, gateway.layout).register(
+        game_id,
+        seating=body.seating,
+        created_ms=int(time.time() * 1000),
+        idempotency_key=idempotency_key,
+    )
+    response.headers["Location"] = f"/games/{game_id}"
     return CreateGameResponse(
         game_id=game_id,
         players=body.players,
         board=body.board,
         version=result.version,
         seed="chosen" if body.seed is not None else "secret",
+        host_token=host_token,
+        invite_code=invite_code,
     )
 
 
@@ -100,6 +123,10 @@ async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
         current_seat=state.current if state.current >= 0 else None,
         seats_joined=[n for n, s in enumerate(state.seats) if s.name is not None],
         seed=await gateway.tokens.seed_origin(game_id),
+        seats=seats_of(state),
+        open_seats=open_seats(state),
+        seating=await Lobby(gateway.redis, gateway.layout).seating(game_id),
+        clock=clock_of(state),
     )
 
 
@@ -124,6 +151,7 @@ async def join_seat(
         raise ApiError(
             404, "no_such_seat", f"There is no seat {seat} in this {state.players}-player game."
         )
+    await Lobby(gateway.redis, gateway.layout).check_invitation(game_id, body.invite)
     token, version, _ = await join(gateway, state, game_id, seat, body.name, idempotency_key)
     return JoinResponse(
         game_id=game_id,
@@ -141,7 +169,9 @@ async def join_seat(
 )
 async def start_game(game_id: GameId, credentials: Credentials, gateway: GatewayDep) -> Accepted:
     """Start the game once every seat is taken; any seated player may do it."""
-    seat = await gateway.seated(game_id, credentials)
+    await gateway.games.require(game_id)
+    host = await Lobby(gateway.redis, gateway.layout).is_host(game_id, credentials)
+    seat = None if host else await gateway.seated(game_id, credentials)
     command_id = f"start:{seat}:{uuid.uuid4().hex}"
     reply = await gateway.send(CommandEnvelope(game_id, command_id, c.StartGame(), seat))
     return accepted_or_raise(reply, command_id)

@@ -1,0 +1,201 @@
+"""The live channels (WebSocket and Server-Sent Events) against a real Redis, the real rules
+service and the gateway served by uvicorn: they stay up while a game is quiet for longer than
+redis-py's 5 s socket timeout, resume without gaps or duplicates, close at once when nothing is
+left, answer a bad ``after`` with 4422, and push a seat's view and legal actions on request."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+import uvicorn
+from websockets.asyncio.client import connect
+
+from redis_server import free_port
+from renature import commands as c
+from renature_services.bus import CommandEnvelope
+from renature_services.gateway.app import create_app
+from renature_services.http_client import GatewayClient
+from renature_services.rules_service import RulesService
+from renature_services.settings import Settings
+
+pytestmark = pytest.mark.redis
+
+IDLE_S = 6.5
+"""Longer than redis-py's default socket timeout (5 s), which used to cut the live read."""
+
+
+@dataclass
+class Served:
+    http: str
+    ws: str
+    client: GatewayClient
+    app: Any
+
+
+@pytest.fixture
+async def served(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Served]:
+    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws_ping_interval=2)
+    )
+    task = asyncio.create_task(server.serve())
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        await asyncio.sleep(0.01)
+    try:
+        async with (
+            RulesService(Settings(redis_url=redis_url, consumer="rules-live")),
+            GatewayClient(f"http://127.0.0.1:{port}") as client,
+        ):
+            yield Served(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", client, app)
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+async def started(served: Served) -> tuple[str, list[str]]:
+    game_id = await served.client.create_game(2, seed="live-seed")
+    tokens = [await served.client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+    await served.client.start(game_id, tokens[0])
+    return game_id, tokens
+
+
+async def frames(ws: Any, count: int, timeout: float = 5) -> list[dict[str, Any]]:
+    return [json.loads(await asyncio.wait_for(ws.recv(), timeout)) for _ in range(count)]
+
+
+async def move(served: Served, game_id: str, token: str) -> int:
+    """Play one legal action of the token's seat; the version after it."""
+    (action, *_) = await served.client.legal_actions(game_id, token)
+    return (await served.client.send(game_id, token, action)).version
+
+
+async def test_websocket_stays_up_while_the_game_is_quiet(served: Served) -> None:
+    game_id, tokens = await started(served)
+    async with connect(f"{served.ws}/games/{game_id}/live?token={tokens[1]}") as ws:
+        assert [f["version"] for f in await frames(ws, 4)] == [1, 2, 3, 4]
+        await asyncio.sleep(IDLE_S)  # nothing happens: the read blocks past 5 s
+        version = await move(served, game_id, tokens[0])
+        got = await frames(ws, version - 4)
+        assert [f["version"] for f in got] == list(range(5, version + 1))
+        assert ws.close_code is None
+
+
+async def test_resume_after_a_dropped_socket_has_no_gap_and_no_duplicate(served: Served) -> None:
+    game_id, tokens = await started(served)
+    url = f"{served.ws}/games/{game_id}/live?token={tokens[0]}"
+    async with connect(url) as ws:
+        seen = [f["version"] for f in await frames(ws, 4)]
+    version = await move(served, game_id, tokens[0])  # while nobody listens
+    async with connect(f"{url}&after={seen[-1]}") as ws:
+        seen += [f["version"] for f in await frames(ws, version - seen[-1])]
+        version = await move(served, game_id, tokens[0])
+        seen += [f["version"] for f in await frames(ws, version - seen[-1])]
+    assert seen == list(range(1, version + 1))
+
+
+async def test_a_bad_after_or_include_is_close_4422(served: Served) -> None:
+    game_id, _ = await started(served)
+    for query in ("after=abc", "after=-1", f"after={2**64}", "include=everything"):
+        async with connect(f"{served.ws}/games/{game_id}/live?{query}") as ws:
+            error = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert error["error"]["code"] == "malformed_request", query
+            await asyncio.wait_for(ws.wait_closed(), 5)
+            assert ws.close_code == 4422
+
+
+async def test_a_finished_channel_closes_1000_at_once(served: Served) -> None:
+    game_id = await served.client.create_game(2, seed="live-seed")
+    gateway = served.app.state.gateway
+    reply = await gateway.send(CommandEnvelope(game_id, "cancel", c.CancelGame(), None))
+    assert reply.status == "accepted"
+    async with connect(f"{served.ws}/games/{game_id}/live") as ws:  # the whole history, then 1000
+        assert [f["type"] for f in await frames(ws, 2)] == ["GameCreated", "GameCancelled"]
+        await asyncio.wait_for(ws.wait_closed(), 5)
+        assert ws.close_code == 1000
+    started_at = time.monotonic()
+    async with connect(f"{served.ws}/games/{game_id}/live?after=2") as ws:
+        await asyncio.wait_for(ws.wait_closed(), 5)
+        assert ws.close_code == 1000
+    assert time.monotonic() - started_at < 2
+    async with httpx.AsyncClient(base_url=served.http) as http:
+        response = await http.get(f"/games/{game_id}/events/stream", headers={"Last-Event-ID": "2"})
+        assert response.status_code == 204  # tells an EventSource not to reconnect
+
+
+async def test_a_seat_may_get_its_view_and_legal_actions_with_each_event(served: Served) -> None:
+    game_id, tokens = await started(served)
+    url = f"{served.ws}/games/{game_id}/live?token={tokens[0]}&include=view&after=3"
+    async with connect(url) as ws:
+        (frame,) = await frames(ws, 1)
+        assert frame["event"]["type"] == "GameStarted"
+        assert frame["view"]["version"] == 4
+        assert frame["view"]["viewer"] == 0
+        assert frame["view"]["seats"][0]["hand"]
+        assert frame["view"]["seats"][1]["hand"] is None
+        assert all(a["seat"] == 0 for a in frame["legal_actions"])
+        listed = await served.client.legal_actions(game_id, tokens[0])
+        assert len(frame["legal_actions"]) == len(listed)
+        version = await move(served, game_id, tokens[0])
+        got = await frames(ws, version - 4)
+        assert [f["view"]["version"] for f in got] == list(range(5, version + 1))
+
+
+async def sse_messages(lines: Any, count: int, timeout: float) -> list[dict[str, str]]:
+    """The next ``count`` messages of a stream's ``aiter_lines()`` (comment pings skipped)."""
+    out: list[dict[str, str]] = []
+    message: dict[str, str] = {}
+    deadline = time.monotonic() + timeout
+    while len(out) < count:
+        line = await asyncio.wait_for(lines.__anext__(), max(0.1, deadline - time.monotonic()))
+        if not line:
+            if message:
+                out.append(message)
+                message = {}
+            continue
+        if line.startswith(":"):
+            continue
+        key, _, value = line.partition(":")
+        message[key] = value.strip()
+    return out
+
+
+async def test_server_sent_events_resume_with_last_event_id_and_stay_up(served: Served) -> None:
+    game_id, tokens = await started(served)
+    url = f"/games/{game_id}/events/stream"
+    async with httpx.AsyncClient(base_url=served.http, timeout=30) as http:
+        headers = {"Authorization": f"Bearer {tokens[1]}"}
+        async with http.stream("GET", url, headers=headers, params={"after": 1}) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            got = await sse_messages(response.aiter_lines(), 3, 5)
+            assert [m["id"] for m in got] == ["2", "3", "4"]
+            assert got[-1]["event"] == "GameStarted"
+        version = await move(served, game_id, tokens[0])
+        resume = {"Last-Event-ID": "4", "Authorization": f"Bearer {tokens[1]}"}
+        async with http.stream("GET", url, headers=resume, params={"after": 0}) as response:
+            lines = response.aiter_lines()
+            got = await sse_messages(lines, version - 4, 5)
+            assert [int(m["id"]) for m in got] == list(range(5, version + 1))
+            drawn = [json.loads(m["data"]) for m in got if m["event"] == "DominoDrawn"]
+            assert all(d["domino"] is None for d in drawn if d["seat"] == 0)
+            await asyncio.sleep(IDLE_S)  # quiet past the 5 s socket timeout
+            seat = (await served.client.summary(game_id))["current_seat"]
+            later = await move(served, game_id, tokens[seat])
+            got = await sse_messages(lines, later - version, 5)
+            assert [int(m["id"]) for m in got] == list(range(version + 1, later + 1))
+        bad = await http.get(url, params={"after": "abc"})
+        assert bad.status_code == 422
+        assert bad.json()["error"]["code"] == "malformed_request"
+        forged = await http.get(url, params={"token": "forged"})
+        assert forged.status_code == 403
