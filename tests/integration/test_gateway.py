@@ -39,6 +39,7 @@ from renature_services.http_client import GatewayClient
 from renature_services.rules_service import RulesService
 from renature_services.settings import Settings
 from renature_store import MAX_VERSION, RedisEventStore
+from support.waiting import eventually
 
 pytestmark = pytest.mark.redis
 
@@ -486,8 +487,10 @@ async def served(stack: Stack) -> AsyncIterator[str]:
         uvicorn.Config(stack.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
     )
     task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
+    await eventually(lambda: server.started or task.done(), "uvicorn serving", timeout=10)
+    if not server.started:
+        await task  # it stopped: its exception says why
+        raise AssertionError("uvicorn stopped before it served")
     try:
         yield f"ws://127.0.0.1:{port}"
     finally:
