@@ -47,6 +47,7 @@ from renature_services import bus
 from renature_services.gateway.perspective import HIDDEN
 from renature_services.http_client import GatewayClient
 from renature_store import KeyLayout
+from support.waiting import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -294,7 +295,7 @@ async def test_bots_through_the_stack_equal_in_process_play(
         watchers += [
             asyncio.create_task(watch(f"{live}/{game_id}/live?token={token}")) for token in tokens
         ]
-        result = await _play_joined(client, game_id, tokens, seed, bots)
+        result = await asyncio.wait_for(_play_joined(client, game_id, tokens, seed, bots), 120)
         messages = await asyncio.wait_for(asyncio.gather(*watchers), 30)
         for seat, token in enumerate(tokens):
             seat_view = await client.view(game_id, token)
@@ -365,8 +366,11 @@ async def test_projector_killed_mid_game_catches_up_without_double_counting(
         tokens = [await client.join(game_id, seat, name) for seat, name in enumerate(bots)]
         game = asyncio.create_task(_play_joined(client, game_id, tokens, "crash", bots))
         with e2e_stack.client() as redis:
-            while not game.done() and redis.xlen(LAYOUT.game_key(game_id)) < 60:
-                await asyncio.sleep(0.02)
+            await eventually(
+                lambda: game.done() or redis.xlen(LAYOUT.game_key(game_id)) >= 60,
+                "60 events stored or the game over",
+                timeout=60,
+            )
         assert not game.done(), "the game ended before the projectors could be killed"
         for name in ("board", "score"):
             e2e_stack.services[name].kill()
