@@ -15,11 +15,15 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+import pytest
 import redis
+
 from redis_server import find_redis_server, free_port
 
 
@@ -129,13 +133,40 @@ class RedisCluster:
         raise RuntimeError(f"redis-server on {node.port} did not answer")
 
     def wait_ready(self, timeout: float | None = None) -> None:
-        """Until every running node says ``cluster_state:ok`` and sees every slot served."""
+        """Until every running node says ``cluster_state:ok`` and sees every slot served, and
+        every replica is in sync with its master (``WAIT`` counts only replicas online)."""
         deadline = time.monotonic() + (timeout or self.startup_timeout)
         while time.monotonic() < deadline:
-            if all(self._node_ok(node) for node in self.nodes if node.running):
+            running = [node for node in self.nodes if node.running]
+            if all(self._node_ok(node) for node in running) and all(
+                self._replica_synced(node) for node in running
+            ):
                 return
             time.sleep(0.1)
         raise RuntimeError("the cluster did not become ready")
+
+    def _replica_synced(self, node: Node) -> bool:
+        """A master, or a replica whose link to its master is up."""
+        client = node.client()
+        try:
+            info = client.info("replication")
+            return info.get("role") == "master" or info.get("master_link_status") == "up"
+        except redis.RedisError:
+            return False
+        finally:
+            client.close()
+
+    def flush(self) -> None:
+        """Empty every master (the replicas follow)."""
+        for node in self.nodes:
+            if not node.running:
+                continue
+            client = node.client()
+            try:
+                if client.info("replication").get("role") == "master":
+                    client.flushall()
+            finally:
+                client.close()
 
     def _node_ok(self, node: Node) -> bool:
         client = node.client()
@@ -230,3 +261,27 @@ class RedisCluster:
     def _log(node: Node) -> str:
         log = node.data_dir / "redis.log"
         return log.read_text(errors="replace")[-500:] if log.exists() else "(no log)"
+
+
+# -- pytest fixtures (import them into a test module to use them) -----------------------------
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisCluster]:
+    """One private cluster for the whole session (starting one takes a few seconds)."""
+    with RedisCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+async def cluster_redis(redis_cluster: RedisCluster) -> AsyncIterator[Any]:
+    """A `RedisCluster` client on the emptied cluster (every master flushed first)."""
+    from renature_store.client import redis_client
+
+    redis_cluster.wait_ready()
+    redis_cluster.flush()
+    client = redis_client(redis_cluster.url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
