@@ -14,10 +14,14 @@ $(STAMP): pyproject.toml uv.lock
 
 install: $(STAMP)
 
-## Start the whole stack (Redis, rules service, projectors, gateway). A development stack:
-## chosen seeds are allowed so that `renature bots play` deals like `renature simulate`.
+## Start the whole stack (Redis, rules service, projectors, clock, gateway). A development
+## stack: chosen seeds are allowed so that `renature bots play` deals like `renature simulate`.
+## `make run PORT=8080 REDIS_PORT=6390` (default: gateway on 8000, Redis on a free port).
+PORT ?= 8000
+REDIS_PORT ?=
 run: $(STAMP)
-	RENATURE_ALLOW_CHOSEN_SEEDS=$${RENATURE_ALLOW_CHOSEN_SEEDS:-1} $(RUN) renature serve all
+	RENATURE_ALLOW_CHOSEN_SEEDS=$${RENATURE_ALLOW_CHOSEN_SEEDS:-1} $(RUN) renature serve all \
+		--port $(PORT) $(if $(REDIS_PORT),--redis-port $(REDIS_PORT))
 
 ## The whole suite: unit, integration (real Redis) and end-to-end tests, then the linters
 test: $(STAMP)
