@@ -32,7 +32,7 @@ from renature_services.settings import Settings
 
 log = get_logger("renature.supervisor")
 
-SERVICES = ("rules", "board", "score", "gateway")
+SERVICES = ("rules", "board", "score", "clock", "gateway")
 NO_REDIS_MESSAGE = (
     "REDIS_URL is not set and redis-server is not installed, so there is no Redis to run on. "
     "Either install Redis (e.g. `apt-get install redis-server` or `brew install redis`) and "
@@ -73,6 +73,10 @@ def run_service(
             runner.rebuild_only(settings, projection)
         else:
             runner.run(settings, projection, rebuild=rebuild)
+    elif name == "clock":
+        from renature_services import clock_service
+
+        clock_service.run(settings)
     elif name == "gateway":
         run_gateway(settings, host=host, port=port)
     else:
@@ -97,6 +101,36 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def port_taken(host: str, port: int) -> bool:
+    """Whether something listens on (or holds) ``host:port`` now. SO_REUSEADDR as the servers
+    set it, so a port left in TIME_WAIT by a stopped stack counts as free."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def check_ports(host: str, port: int, redis_port: int | None) -> None:
+    """Refuse busy ports before anything starts (and before any URL is printed)."""
+    if port_taken(host, port):
+        raise SupervisorError(
+            f"Port {port} on {host} is in use by another program, so the gateway cannot listen "
+            f"there. Stop that program or choose another port: `renature serve all --port "
+            f"PORT` (`make run PORT=...`)."
+        )
+    if redis_port is not None and port_taken("127.0.0.1", redis_port):
+        raise SupervisorError(
+            f"Port {redis_port} is in use, so the private redis-server cannot listen there (and "
+            f"this stack never runs against a Redis it did not start). Choose another with "
+            f"--redis-port (`make run REDIS_PORT=...`), leave it out for a free port, or set "
+            f"REDIS_URL to use a Redis you run."
+        )
 
 
 @dataclass
@@ -138,10 +172,17 @@ class PrivateRedis:
                         f"see {self.data_dir / 'redis.log'}"
                     )
                 try:
-                    client.ping()
-                    return
+                    pid = int(client.info("server")["process_id"])
                 except redis.RedisError:
                     time.sleep(0.05)
+                    continue
+                if pid != self.process.pid:  # another Redis answers on this port: not ours
+                    self.stop()
+                    raise SupervisorError(
+                        f"port {self.port} is served by another Redis (pid {pid}); this stack "
+                        "only runs against a Redis it started, or the one REDIS_URL names"
+                    )
+                return
         finally:
             client.close()
         self.stop()
@@ -228,15 +269,17 @@ class Stack:
         }
 
 
-def wait_for_port(host: str, port: int, stack: Stack, timeout: float = 60.0) -> None:
-    """Wait until the gateway accepts connections (or a service died, or time ran out)."""
+def wait_for_port(host: str, port: int, stack: Stack, timeout: float = 60.0) -> bool:
+    """Wait until the gateway accepts connections; False when a service died or time ran
+    out first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not stack.dead():
         try:
             with socket.create_connection((host, port), timeout=0.5):
-                return
+                return True
         except OSError:
             time.sleep(0.1)
+    return False
 
 
 def run_all(
@@ -252,6 +295,7 @@ def run_all(
     Returns the exit status: 0 after SIGINT/SIGTERM, 1 when a service died on its own.
     """
     server: PrivateRedis | None = None
+    check_ports(host, port, redis_port if redis_url is None else None)
     if redis_url is None:
         server = private_redis(redis_port)
         redis_url = server.url
@@ -264,11 +308,15 @@ def run_all(
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         stack.start()
+        if not wait_for_port(host, port, stack):
+            announce(f"The stack did not come up ({stack.dead() or 'no gateway'}); stopping.")
+            return 1
         if server is not None:
             announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
-        wait_for_port(host, port, stack)
         announce(f"Gateway: {stack.gateway_url}")
         announce(f"API docs: {stack.gateway_url}/docs")
+        announce("For the CLI (renature audit, explain, replay) in another shell:")
+        announce(f"export REDIS_URL={redis_url}")
         announce("Press Ctrl+C to stop.")
         while not stopping:
             if dead := stack.dead():

@@ -9,7 +9,7 @@ import typer
 from renature_services.settings import Settings
 
 app = typer.Typer(
-    help="Run the services: rules, board, score, gateway, or all of them.",
+    help="Run the services: rules, board, score, clock, gateway, or all of them.",
     no_args_is_help=True,
 )
 
@@ -63,6 +63,12 @@ def score(
 ) -> None:
     """The score projector: running scores with a breakdown by source per game."""
     _run("score", redis_url, rebuild=rebuild, rebuild_only=rebuild_only)
+
+
+@app.command()
+def clock(redis_url: RedisUrl = None) -> None:
+    """The clock service: claims a timeout when a seat's time is up (games with a clock)."""
+    _run("clock", redis_url)
 
 
 @app.command()

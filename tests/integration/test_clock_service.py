@@ -1,0 +1,130 @@
+"""The clock service against a real Redis and the real rules service: it claims a timeout once
+a seat's time is up (and only then), the rules decide it from their recorded times, and the
+deadlines survive a restart of the service because they live in Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+
+from renature import commands as c
+from renature_services.bus import CommandEnvelope
+from renature_services.clock_service import ClockService
+from renature_services.gateway.app import create_app
+from renature_services.rules_client import RulesClient
+from renature_services.rules_service import RulesService
+from renature_services.settings import Settings
+from renature_store import RedisEventStore
+
+pytestmark = pytest.mark.redis
+
+
+@dataclass
+class Stack:
+    http: httpx.AsyncClient
+    app: Any
+    redis: aioredis.Redis
+
+
+@pytest.fixture
+async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
+    app = create_app(redis_url, command_timeout=5.0)
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        RulesService(Settings(redis_url=redis_url, consumer="rules-clock")),
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
+    ):
+        yield Stack(http, app, redis)
+
+
+@contextlib.asynccontextmanager
+async def clock_service(redis: aioredis.Redis, consumer: str) -> AsyncIterator[ClockService]:
+    """A clock service running in this event loop until the block ends."""
+    client = RulesClient(redis)
+    service = ClockService(redis, RedisEventStore(redis), client, consumer)
+    stop = asyncio.Event()
+    task = asyncio.create_task(service.run(stop))
+    try:
+        yield service
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 10)
+        await client.aclose()
+
+
+async def started(stack: Stack, time_control: dict[str, Any]) -> tuple[str, list[str]]:
+    body = {"players": 2, "time_control": time_control}
+    created = (await stack.http.post("/games", json=body)).json()
+    game_id = created["game_id"]
+    tokens = []
+    for seat in range(2):
+        joined = await stack.http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
+        tokens.append(joined.json()["token"])
+    headers = {"Authorization": f"Bearer {created['host_token']}"}
+    assert (await stack.http.post(f"/games/{game_id}/start", headers=headers)).status_code == 200
+    return game_id, tokens
+
+
+async def until(stack: Stack, game_id: str, check: Any, timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        summary: dict[str, Any] = (await stack.http.get(f"/games/{game_id}")).json()
+        if check(summary):
+            return summary
+        assert time.monotonic() < deadline, summary
+        await asyncio.sleep(0.1)
+
+
+async def test_an_absent_seat_is_removed_when_its_time_is_up(stack: Stack) -> None:
+    game_id, _ = await started(stack, {"per_turn": 2, "on_timeout": "remove"})
+    began = time.monotonic()
+    async with clock_service(stack.redis, "clock-a") as service:
+        summary = await until(stack, game_id, lambda s: s["phase"] == "finished", 10)
+    assert time.monotonic() - began >= 1.5  # not before the deadline
+    assert service.claims >= 1
+    assert [s["status"] for s in summary["seats"]] == ["removed", "playing"]
+    events = (await stack.http.get(f"/games/{game_id}/events", params={"after": 4})).json()
+    kinds = [ev["type"] for ev in events]
+    assert kinds[:3] == ["SeatTimedOut", "SeatResigned", "TurnEnded"]
+    assert kinds[-1] == "GameEnded"
+    assert events[-1]["winners"] == [1]
+    report = (await stack.http.get(f"/games/{game_id}/audit")).json()
+    assert report["ok"], report["first_bad"]  # the timeout is re-decided from recorded times
+    assert await stack.redis.zscore(service.deadlines_key, game_id) is None
+
+
+async def test_a_claim_before_the_deadline_is_refused(stack: Stack) -> None:
+    game_id, _ = await started(stack, {"per_turn": 60})
+    gateway = stack.app.state.gateway
+    version = await gateway.store.version(game_id)
+    reply = await gateway.send(CommandEnvelope(game_id, "early", c.ClaimTimeout(0), None))
+    assert (reply.status, reply.code) == ("rejected", "clock_running")
+    assert "left" in (reply.message or "")
+    assert await gateway.store.version(game_id) == version
+
+
+async def test_deadlines_survive_a_restart_of_the_clock_service(stack: Stack) -> None:
+    game_id, _ = await started(stack, {"per_turn": 3, "on_timeout": "bot"})
+    async with clock_service(stack.redis, "clock-a") as first:
+        key = first.deadlines_key
+        deadline = time.monotonic() + 5
+        while await stack.redis.zscore(key, game_id) is None:
+            assert time.monotonic() < deadline, "the deadline was never stored"
+            await asyncio.sleep(0.05)
+    assert first.claims == 0  # stopped before the deadline
+    stored = await stack.redis.zscore(key, game_id)
+    async with clock_service(stack.redis, "clock-b") as second:
+        summary = await until(stack, game_id, lambda s: s["seats"][0]["status"] == "bot", 10)
+        assert second.claims >= 1
+    assert summary["current_seat"] == 1  # the bot played seat 0's turn at once
+    assert summary["clock"]["running_for"] == 1
+    assert await stack.redis.zscore(key, game_id) != stored  # seat 1's deadline now

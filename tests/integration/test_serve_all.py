@@ -1,0 +1,113 @@
+"""``renature serve all`` starts honestly: a busy gateway or Redis port is refused with a clear
+message before any URL is printed (and before anything is started), the whole stack (clock
+service included) comes up on the ports asked for, prints the REDIS_URL line the CLI needs, and
+stops on SIGINT."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from redis_server import find_redis_server, free_port
+from renature_store import KeyLayout
+
+pytestmark = pytest.mark.redis
+
+SERVE_ALL = [sys.executable, "-c", "from renature_services.cli import main; main()", "serve", "all"]
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["PYTHONUNBUFFERED"] = "1"
+    env["RENATURE_LOG_LEVEL"] = "WARNING"
+    return env
+
+
+@contextmanager
+def listening() -> Iterator[int]:
+    """A port some other program listens on."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield int(sock.getsockname()[1])
+
+
+def clock_group(client: redis.Redis, feed: str) -> bool:
+    if not client.exists(feed):
+        return False
+    return any(group["name"] == b"clock" for group in client.xinfo_groups(feed))
+
+
+def refused(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [*SERVE_ALL, *args],
+        cwd=tmp_path,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done
+    assert "Gateway:" not in done.stdout
+    assert not (tmp_path / "var").exists()  # nothing was started
+    return done
+
+
+def test_a_busy_gateway_port_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    with listening() as port:
+        done = refused(tmp_path, "--port", str(port))
+    assert f"Port {port} on 127.0.0.1 is in use" in done.stderr
+
+
+def test_a_busy_redis_port_is_refused_rather_than_used(tmp_path: Path) -> None:
+    with listening() as redis_port:
+        done = refused(tmp_path, "--port", str(free_port()), "--redis-port", str(redis_port))
+    assert f"Port {redis_port} is in use" in done.stderr
+    assert "REDIS_URL" in done.stderr
+
+
+def test_the_stack_starts_on_the_ports_asked_for_and_stops(tmp_path: Path) -> None:
+    assert find_redis_server(), "redis-server is needed"
+    port, redis_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [*SERVE_ALL, "--port", str(port), "--redis-port", str(redis_port)],
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + 60
+        while not lines or "Press Ctrl+C" not in lines[-1]:
+            assert time.monotonic() < deadline, lines
+            line = process.stdout.readline()
+            assert line, f"serve all ended: {lines}"
+            lines.append(line.strip())
+        assert f"Gateway: http://127.0.0.1:{port}" in lines
+        assert f"export REDIS_URL=redis://127.0.0.1:{redis_port}/0" in lines
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+        client = redis.Redis(port=redis_port)
+        feed = KeyLayout().feed_key(0)
+        deadline = time.monotonic() + 20
+        while not clock_group(client, feed):  # every service runs, the clock service too
+            assert time.monotonic() < deadline, "the clock service did not start"
+            time.sleep(0.1)
+        client.close()
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+    assert code == 0
