@@ -17,6 +17,7 @@ from typing import Any, Final
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
+from renature_store import archive
 from renature_store._lua import APPEND_LUA, TAG_APPENDED, TAG_CONFLICT, TAG_DUPLICATE
 from renature_store.durability import (
     DEFAULT_DURABILITY,
@@ -330,7 +331,16 @@ class RedisEventStore:
         out: list[list[StoredEvent]] = [[] for _ in requests]
         for i, page in zip(wanted, pages, strict=True):
             out[i] = [_parse_game_entry(raw) for raw in page or []]
+        for i in wanted:  # a finished game packed by the retention service (archive.py)
+            if not out[i] and requests[i][1] == 0:
+                out[i] = await self._packed(requests[i][0]) or []
         return out
+
+    async def _packed(self, game_id: str) -> list[StoredEvent] | None:
+        """The events of a game whose stream was packed (`renature_store.archive`), if it was."""
+        with _translate_errors():
+            blob = await self._redis.get(archive.packed_key(self.layout, game_id))
+        return None if blob is None else archive.unpack(blob)
 
     async def iter_events(
         self, game_id: str, after_version: int = 0, limit: int | None = None
@@ -349,6 +359,10 @@ class RedisEventStore:
             count = self._page_size if remaining is None else min(self._page_size, remaining)
             with _translate_errors():
                 page = await self._redis.xrange(key, min=f"0-{next_version}", count=count) or []
+            if not page and next_version == 1:  # no stream: a packed finished game?
+                for event in archive.after(await self._packed(game_id) or [], 0, remaining):
+                    yield event
+                return
             for raw in page:
                 event = _parse_game_entry(raw)
                 yield event
@@ -362,12 +376,15 @@ class RedisEventStore:
         """The game's current version: the number of its events, 0 for a new game."""
         with _translate_errors():
             last = await self._redis.xrevrange(self.layout.game_key(game_id), count=1)
-        return _parse_version(last[0][0]) if last else 0
+        if not last:
+            return len(await self._packed(game_id) or [])
+        return _parse_version(last[0][0])
 
     async def exists(self, game_id: str) -> bool:
         """Whether the game has at least one event."""
         with _translate_errors():
-            return bool(await self._redis.exists(self.layout.game_key(game_id)))
+            keys = (self.layout.game_key(game_id), archive.packed_key(self.layout, game_id))
+            return bool(await self._redis.exists(*keys))
 
     async def list_games(self, partition: int | None = None) -> list[str]:
         """The ids of all games (of one partition, or of all), sorted."""
