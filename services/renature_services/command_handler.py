@@ -169,6 +169,9 @@ class CommandHandler:
     seeds: SeedVault
     clock: Callable[[], datetime] = utc_now
     cache_size: int = DEFAULT_MAX_GAMES
+    refusals: EventStore | None = None
+    """Where refused commands' outcomes are recorded (a store with a TTL of minutes: the
+    retention policy); ``store`` itself when None."""
     cache: StateCache[GameState] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -273,7 +276,8 @@ class CommandHandler:
     async def reject(self, envelope: bus.CommandEnvelope, error: RuleError) -> bytes:
         """Record and return the rejection (or what was stored first for this command id)."""
         encoded = bus.encoder.encode(rejected(envelope, error.code, error.message))
-        duplicate = await self.store.record_outcome(envelope.game_id, envelope.command_id, encoded)
+        outcomes = self.refusals or self.store
+        duplicate = await outcomes.record_outcome(envelope.game_id, envelope.command_id, encoded)
         with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
             log.info("command_rejected", command=type(envelope.command).__name__, code=error.code)
         return encoded if duplicate is None else answer_again(envelope, duplicate.outcome)

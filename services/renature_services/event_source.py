@@ -1,16 +1,19 @@
-"""Where the audit tools read a game's events: the event store in Redis, or a JSON-lines file
-(an export, or ``renature simulate --events``)."""
+"""Where the audit tools read a game's events: the event store in Redis, the archive of games
+moved out of Redis (``RENATURE_ARCHIVE_DIR``, see `renature_store.archive`), or a JSON-lines
+file (an export, or ``renature simulate --events``)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import redis.asyncio as aioredis
 
 from renature import events as e
 from renature_services.settings import Settings
-from renature_store import RedisEventStore
+from renature_store import KeyLayout, RedisEventStore
+from renature_store.archive import ArchiveDir
 
 
 class NoSuchGame(LookupError):
@@ -30,6 +33,9 @@ async def read_store(game_id: str, settings: Settings) -> list[e.Event]:
         stored = await store.read(game_id)
     finally:
         await client.aclose()
+    if not stored and (directory := os.environ.get("RENATURE_ARCHIVE_DIR")):
+        layout = KeyLayout(settings.prefix, settings.partitions)
+        stored = ArchiveDir(directory, layout).read(game_id) or []
     if not stored:
         raise NoSuchGame(f"There is no game {game_id!r} in the store at {settings.redis_url}.")
     return [e.decode(s.data) for s in stored]

@@ -36,6 +36,7 @@ from renature_services.settings import Settings
 from renature_store import (
     RedisEventStore,
 )
+from renature_store.retention import RetentionPolicy
 
 __all__ = [
     "BatchMeta",
@@ -202,10 +203,19 @@ class RulesService:
             durability=self.settings.durability,
             replicas=self.settings.durability_replicas,
         )
+        refusals = RedisEventStore(
+            self._redis,
+            prefix=self.settings.prefix,
+            partitions=self.settings.partitions,
+            outcome_ttl_seconds=RetentionPolicy.from_env().refused_outcome_ttl_s,
+            durability=self.settings.durability,
+            replicas=self.settings.durability_replicas,
+        )
         self.handler = CommandHandler(
             store=store,
             seeds=RedisSeedVault(self._redis, store.layout),
             cache_size=self.settings.cache_games,
+            refusals=refusals,
         )
         status = await store.check_durability()
         (log.info if status.ok else log.error)("durability", statement=status.statement)
