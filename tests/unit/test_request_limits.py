@@ -95,7 +95,7 @@ def test_a_token_under_a_percent_encoded_name_is_blanked(
     log_lines: io.StringIO, query: str
 ) -> None:
     """The server decodes ``%74oken`` to ``token`` and honours it, so redaction must too."""
-    logging.getLogger("uvicorn.access").info(f'1.2.3.4:5 - "WebSocket /games/g1/live?{query}"')
+    logging.getLogger("a.server").info(f'1.2.3.4:5 - "WebSocket /games/g1/live?{query}"')
     (line,) = [json.loads(text) for text in log_lines.getvalue().splitlines()]
     assert TOKEN not in json.dumps(line)
     assert "[redacted]" in line["event"]

@@ -15,7 +15,9 @@ Redis, shared by every gateway instance on the same Redis):
 Over a limit the answer is **429** ``rate_limited`` with ``Retry-After`` (seconds), and the
 request goes no further: nothing of it is sent to the rules service or stored. Requests with
 a token are also held to the address's ``refused`` quota, so rotating made-up tokens does not
-escape it. Seat tokens are never keys: a token's bucket is named by a prefix of its SHA-256.
+escape it. A normal request costs one Redis round trip (its class's bucket): the ``refused``
+quotas are only read for a client this instance has seen refused within their window.
+Seat tokens are never keys: a token's bucket is named by a prefix of its SHA-256.
 
 Live connections are also capped while they are open: at most ``live_per_address`` per
 address and ``live_per_game`` per game, across instances. A connection holds a lease (a member
@@ -76,8 +78,8 @@ class RateLimits:
 
     enabled: bool = True
     create: str = "20/minute;200/hour"
-    seat: str = "20/second;600/minute"
-    read: str = "20/second;600/minute"
+    seat: str = "30/second"
+    read: str = "20/second"
     refused: str = "30/minute"
     refused_per_address: str = "120/minute"
     live: str = "30/minute"
@@ -135,6 +137,12 @@ class Limiter:
         }
         self.redis: Redis = Redis.from_url(redis_url, max_connections=20)
         self._acquire = self.redis.register_script(_ACQUIRE)
+        self._suspects: dict[tuple[str, ...], float] = {}
+        self._suspect_s = max(
+            item.get_expiry()
+            for bucket in ("refused", "refused_per_address")
+            for item in self.items[bucket]
+        )
 
     async def aclose(self) -> None:
         await self.redis.aclose()
@@ -148,10 +156,33 @@ class Limiter:
                 raise Refused(await self._retry_after(item, bucket, *identity))
 
     async def check(self, bucket: str, *identity: str) -> None:
-        """`Refused` when ``bucket`` is used up already (counts nothing)."""
+        """`Refused` when ``bucket`` is used up already (counts nothing). Only asked of
+        Redis for a client this instance saw refused within the bucket's window (`suspect`):
+        a client that sends nothing refused costs no round trip, and one that does is
+        checked from its first refusal on each instance."""
+        if not self._is_suspect((bucket, *identity)):
+            return
         for item in self.items[bucket]:
             if not await self.window.test(item, bucket, *identity):
                 raise Refused(await self._retry_after(item, bucket, *identity))
+
+    async def refuse(self, bucket: str, *identity: str) -> None:
+        """Count a refused request in ``bucket`` (and check it from now on)."""
+        self._suspects[(bucket, *identity)] = time.monotonic() + self._suspect_s
+        if len(self._suspects) > 100_000:
+            now = time.monotonic()
+            self._suspects = {k: t for k, t in self._suspects.items() if t > now}
+        with contextlib.suppress(Refused):
+            await self.hit(bucket, *identity)
+
+    def _is_suspect(self, key: tuple[str, ...]) -> bool:
+        until = self._suspects.get(key)
+        if until is None:
+            return False
+        if until < time.monotonic():
+            del self._suspects[key]
+            return False
+        return True
 
     async def _retry_after(self, item: RateLimitItem, *identity: str) -> int:
         stats = await self.window.get_window_stats(item, *identity)
@@ -261,11 +292,11 @@ class RateLimiting:
 
         await self.app(scope, receive, watch)
         if 400 <= status < 500 and status not in (404, 429):
-            with contextlib.suppress(Refused, Exception):
-                await self.limiter.hit("refused_per_address", address)
+            with contextlib.suppress(Exception):
+                await self.limiter.refuse("refused_per_address", address)
             if token is not None:
-                with contextlib.suppress(Refused, Exception):
-                    await self.limiter.hit("refused", token)
+                with contextlib.suppress(Exception):
+                    await self.limiter.refuse("refused", token)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         address = client_address(scope)
