@@ -3,7 +3,8 @@
 ``python -m bench`` runs the rules core figures, the bench path (``bench.service``) and the
 player's path against boardgame.io (``bench.player``). Options:
 
-    --only core,service,player      the parts to run (default: all three)
+    --only core,service,player,flood
+                                    the parts to run (default: all; flood: bench/flood.py)
     --topology rules=2,board=2,score=2,gateway=2,load=2,redis=cluster
                                     the player's path on that topology, and its scaling
                                     efficiency against one instance of each service
@@ -16,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 
-from bench import core, player, service
+from bench import core, flood, player, service
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--only", default="core,service,player")
+    parser.add_argument("--only", default="core,service,player,flood")
     parser.add_argument("--topology", default=None)
     parser.add_argument("--games", default=None)
     parser.add_argument("--modes", default="bus,http,ws")
@@ -43,6 +44,8 @@ def main() -> None:
         service.run()
     if "player" in parts:
         player.run(counts=counts, modes=modes, with_peer=not args.no_peer)
+    if "flood" in parts:
+        flood.run()
 
 
 main()
