@@ -3,8 +3,9 @@
 ``python -m bench`` runs the rules core figures, the bench path (``bench.service``) and the
 player's path against boardgame.io (``bench.player``). Options:
 
-    --only core,service,player,flood
-                                    the parts to run (default: all; flood: bench/flood.py)
+    --only core,service,player,flood,storage
+                                    the parts to run (default: all; flood: bench/flood.py;
+                                    storage: Redis bytes per game, bench/storage.py)
     --topology rules=2,board=2,score=2,gateway=2,load=2,redis=cluster
                                     the player's path on that topology, and its scaling
                                     efficiency against one instance of each service
@@ -17,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 
-from bench import core, flood, player, service
+from bench import core, flood, player, service, storage
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--only", default="core,service,player,flood")
+    parser.add_argument("--only", default="core,service,player,flood,storage")
     parser.add_argument("--topology", default=None)
     parser.add_argument("--games", default=None)
     parser.add_argument("--modes", default="bus,http,ws")
@@ -46,6 +47,8 @@ def main() -> None:
         player.run(counts=counts, modes=modes, with_peer=not args.no_peer)
     if "flood" in parts:
         flood.run()
+    if "storage" in parts:
+        storage.run()
 
 
 main()
