@@ -5,7 +5,7 @@ UV := $(shell command -v uv 2>/dev/null || echo "$(PYTHON) -m uv")
 RUN := $(UV) run --frozen
 STAMP := .venv/.synced
 
-.PHONY: install run test test-unit test-integration test-e2e lint fmt bench clean
+.PHONY: install run test test-unit test-integration test-e2e lint fmt bench chaos clean
 
 $(STAMP): pyproject.toml uv.lock
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
@@ -45,6 +45,16 @@ lint: $(STAMP)
 fmt: $(STAMP)
 	$(RUN) ruff format shared services tests bench
 	$(RUN) ruff check --fix .
+
+## The long chaos run (issue 11): games played through faults (SIGKILL/SIGSTOP of every service,
+## Redis killed, a power cut), then a checker; prints games, acknowledged, lost, forked, model
+## mismatches, audit failures and recovery times, under the durable mode and under everysec.
+## A short run is part of `make test` (tests/chaos/test_chaos.py).
+CHAOS_GAMES ?= 6
+CHAOS_ROUNDS ?= 3
+chaos: $(STAMP)
+	$(RUN) python tests/chaos/chaos_harness.py --durability always --games $(CHAOS_GAMES) --rounds $(CHAOS_ROUNDS)
+	$(RUN) python tests/chaos/chaos_harness.py --durability everysec --games $(CHAOS_GAMES) --rounds $(CHAOS_ROUNDS)
 
 ## Benchmarks: prints figures, asserts nothing
 bench: $(STAMP)
