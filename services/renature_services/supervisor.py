@@ -32,7 +32,7 @@ from renature_services.settings import Settings
 
 log = get_logger("renature.supervisor")
 
-SERVICES = ("rules", "board", "score", "clock", "gateway")
+SERVICES = ("rules", "board", "score", "clock", "retention", "gateway")
 NO_REDIS_MESSAGE = (
     "REDIS_URL is not set and redis-server is not installed, so there is no Redis to run on. "
     "Either install Redis (e.g. `apt-get install redis-server` or `brew install redis`) and "
@@ -77,6 +77,10 @@ def run_service(
         from renature_services import clock_service
 
         clock_service.run(settings)
+    elif name == "retention":
+        from renature_services import retention_service
+
+        retention_service.run(settings)
     elif name == "gateway":
         run_gateway(settings, host=host, port=port)
     else:
@@ -315,6 +319,13 @@ def run_all(
             announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
         announce(f"Gateway: {stack.gateway_url}")
         announce(f"API docs: {stack.gateway_url}/docs")
+        if Settings.from_env().allow_chosen_seeds:
+            announce(
+                "Chosen seeds: ON (RENATURE_ALLOW_CHOSEN_SEEDS=1): POST /games takes a seed, and "
+                "whoever chooses it knows every hand (games say chosen_seed). Development only."
+            )
+        else:
+            announce("Chosen seeds: off (every game is dealt from a secret random seed).")
         announce("For the CLI (renature audit, explain, replay) in another shell:")
         announce(f"export REDIS_URL={redis_url}")
         announce("Press Ctrl+C to stop.")

@@ -442,7 +442,8 @@ async def serve(redis_url: str, layout: KeyLayout, policy: RetentionPolicy, cons
         while True:
             try:
                 report = await janitor.run_once()
-                log.info("retention_pass %s", report)
+                busy = any(vars(report).values())
+                log.log(logging.INFO if busy else logging.DEBUG, "retention_pass %s", report)
             except Exception:  # Redis restarting: the next pass finishes the work
                 log.exception("retention_failed")
             await asyncio.sleep(policy.interval_s)

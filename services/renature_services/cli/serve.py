@@ -9,7 +9,7 @@ import typer
 from renature_services.settings import Settings
 
 app = typer.Typer(
-    help="Run the services: rules, board, score, clock, gateway, or all of them.",
+    help="Run the services: rules, board, score, clock, retention, gateway, or all of them.",
     no_args_is_help=True,
 )
 
@@ -69,6 +69,13 @@ def score(
 def clock(redis_url: RedisUrl = None) -> None:
     """The clock service: claims a timeout when a seat's time is up (games with a clock)."""
     _run("clock", redis_url)
+
+
+@app.command()
+def retention(redis_url: RedisUrl = None) -> None:
+    """The retention service: expires lobbies, compacts and archives finished games, trims
+    acknowledged stream entries, removes idle consumers (docs/security.md)."""
+    _run("retention", redis_url)
 
 
 @app.command()
