@@ -1,0 +1,88 @@
+"""The cost of each durability mode (issue 11): appends through the event store on a private
+Redis configured for the mode, one writer (latency) and 16 concurrent writers (throughput).
+
+``everysec``   appendonly yes, appendfsync everysec (the loss window: about a second)
+``always``     appendonly yes, appendfsync always (fsync before every reply)
+``replica``    a primary (appendfsync everysec) and one replica; every write waits for the
+               replica (WAIT, or WAITAOF on Redis 7.2+) before it counts as done
+
+The figures depend on the disk's fsync latency above all: a laptop SSD, a cloud volume and a
+tmpfs differ by orders of magnitude. Run ``python -m bench --only durability``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import redis.asyncio as aioredis
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from redis_server import RedisServer
+from renature_store import AppendRequest, RedisEventStore
+
+EVENT = b'{"type":"DominoPlaced","version":0,"seat":1,"x":10,"y":12,"rotation":90}' * 4
+SEQUENTIAL = 400
+CONCURRENT_WRITERS = 16
+PER_WRITER = 100
+
+
+async def _measure(store: RedisEventStore) -> tuple[float, float, float]:
+    """p50 and p99 of one writer's appends (ms), and appends/s of 16 concurrent writers."""
+    latencies = []
+    for i in range(SEQUENTIAL):
+        request = AppendRequest("bench-seq", f"c{i}", i, [EVENT], b"ok")
+        started = time.perf_counter()
+        await store.append_many([request])
+        latencies.append((time.perf_counter() - started) * 1000)
+
+    async def writer(number: int) -> None:
+        for i in range(PER_WRITER):
+            request = AppendRequest(f"bench-{number}", f"c{i}", i, [EVENT], b"ok")
+            await store.append_many([request])
+
+    started = time.perf_counter()
+    await asyncio.gather(*(writer(n) for n in range(CONCURRENT_WRITERS)))
+    rate = CONCURRENT_WRITERS * PER_WRITER / (time.perf_counter() - started)
+    latencies.sort()
+    return statistics.median(latencies), latencies[int(len(latencies) * 0.99)], rate
+
+
+async def _mode(mode: str) -> tuple[float, float, float]:
+    fsync = "always" if mode == "always" else "everysec"
+    with RedisServer(appendonly=True, appendfsync=fsync) as primary:
+        client = aioredis.Redis.from_url(primary.url)
+        try:
+            if mode != "replica":
+                return await _measure(RedisEventStore(client, durability=mode))
+            with RedisServer() as replica:
+                follower = aioredis.Redis.from_url(replica.url)
+                try:
+                    await follower.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+                    for _ in range(200):
+                        info = await follower.info("replication")
+                        if info.get("master_link_status") == "up":
+                            break
+                        await asyncio.sleep(0.05)
+                    return await _measure(RedisEventStore(client, durability="replica"))
+                finally:
+                    await follower.aclose()
+        finally:
+            await client.aclose()
+
+
+def run() -> None:
+    print("\n== durability modes: appends through the event store (one event each) ==")
+    print(f"{'mode':<10} {'p50 ms':>8} {'p99 ms':>8} {'appends/s (16 writers)':>24}")
+    for mode in ("everysec", "always", "replica"):
+        p50, p99, rate = asyncio.run(_mode(mode))
+        print(f"{mode:<10} {p50:>8.2f} {p99:>8.2f} {rate:>24.0f}")
+    print("(fsync latency of this machine's disk decides the cost of always; replica: WAIT)")
+
+
+if __name__ == "__main__":
+    run()
