@@ -5,7 +5,8 @@ player's path against boardgame.io (``bench.player``). Options:
 
     --only core,service,player,flood,storage
                                     the parts to run (default: all; flood: bench/flood.py;
-                                    storage: Redis bytes per game, bench/storage.py)
+                                    storage: Redis bytes per game, bench/storage.py;
+                                    durability: each mode's append cost, bench/durability.py)
     --topology rules=2,board=2,score=2,gateway=2,load=2,redis=cluster
                                     the player's path on that topology, and its scaling
                                     efficiency against one instance of each service
@@ -18,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 
-from bench import core, flood, player, service, storage
+from bench import core, durability, flood, player, service, storage
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--only", default="core,service,player,flood,storage")
+    parser.add_argument("--only", default="core,service,player,flood,storage,durability")
     parser.add_argument("--topology", default=None)
     parser.add_argument("--games", default=None)
     parser.add_argument("--modes", default="bus,http,ws")
@@ -49,6 +50,8 @@ def main() -> None:
         flood.run()
     if "storage" in parts:
         storage.run()
+    if "durability" in parts:  # the cost of each durability mode (issue 11)
+        durability.run()
 
 
 main()
