@@ -205,6 +205,11 @@ def placements(shape_index: int) -> tuple[tuple[int, ...], ...]:
     return tuple(sorted(out))
 
 
+@cache
+def placement_set(shape_index: int) -> frozenset[tuple[int, ...]]:
+    return frozenset(placements(shape_index))
+
+
 def mask(squares: tuple[int, ...] | list[int]) -> int:
     bits = 0
     for square in squares:

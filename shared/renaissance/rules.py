@@ -27,6 +27,7 @@ from renaissance.components import (
     is_outer,
     mask,
     neighbours,
+    placement_set,
     placements,
     ring_neighbours,
     step,
@@ -654,7 +655,7 @@ def _piece_squares(cmd: c.PlacePiece, piece: int) -> tuple[int, ...]:
         raise PieceDoesNotFit("No piece can enter the center square.")
     if list(squares) != sorted(set(squares)):
         raise InvalidCommand("List a piece's squares once each, in reading order (by y, then x).")
-    if squares not in placements(comps.pieces[piece].shape_index):
+    if squares not in placement_set(comps.pieces[piece].shape_index):
         raise PieceDoesNotFit(
             f"Those squares do not form {comps.pieces[piece].id} (rotated or flipped)."
         )
@@ -851,13 +852,15 @@ def _push(b: _Batch, cmd: c.PushMarker) -> None:
 
 def covered_pieces(state: GameState) -> list[tuple[int, int, int]]:
     """(piece, silver, gold) for every polyomino fully occupied with markers."""
-    out = []
-    for piece in pieces_on_board(state):
-        squares = squares_of_piece(state, piece)
-        marks = [state.markers[sq] for sq in squares]
-        if all(m >= 0 for m in marks):
-            out.append((piece, marks.count(0), marks.count(1)))
-    return out
+    marks: dict[int, list[int]] = {}
+    for square, piece in enumerate(state.cover):
+        if piece >= 0 and piece != MONOMINO:
+            marks.setdefault(piece, []).append(state.markers[square])
+    return [
+        (piece, found.count(0), found.count(1))
+        for piece, found in sorted(marks.items())
+        if -1 not in found
+    ]
 
 
 def _after_marker(b: _Batch, seat: int) -> None:
