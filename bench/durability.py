@@ -62,7 +62,7 @@ async def _mode(mode: str) -> tuple[float, float, float]:
             with RedisServer() as replica:
                 follower = aioredis.Redis.from_url(replica.url)
                 try:
-                    await follower.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+                    await follower.replicaof("127.0.0.1", primary.port)
                     for _ in range(200):
                         info = await follower.info("replication")
                         if info.get("master_link_status") == "up":
