@@ -1,0 +1,778 @@
+"""A Jepsen-style chaos run of the whole stack (issue 11), and the checker of its history.
+
+Redis and every service run as separate OS processes: Redis with an append-only file, two
+rules services, the board and score projectors and the gateway (each started as ``python -m
+renature_services.supervisor <name>``, like the end-to-end tests). HTTP clients play many games
+to the end through the gateway: every request whose outcome is unknown (a timeout, a dropped
+connection, a 5xx) is sent again with the same ids (command ids, ``Idempotency-Key`` for games
+and seats) until it gets a definite answer. Meanwhile a bounded fault schedule runs:
+
+``kill:<service>``   SIGKILL, restarted a moment later
+``stop:<service>``   SIGSTOP for a few seconds, then SIGCONT (a stalled process)
+``redis-kill``       SIGKILL of Redis, restarted from its append-only file
+``power-cut``        Redis frozen and killed, its append-only file cut back to what the disk
+                     holds after a power cut (``everysec``: the size it had ``loss window``
+                     before the cut; ``always``: everything, every write was fsynced before
+                     its reply, plus a torn half-written record at the end), then restarted
+
+Recovery time of a fault: from its repair (restart, SIGCONT) until a probe succeeds (a game
+created through the gateway and projected by both projectors).
+
+Once the faults are over the clients play every game to its end, then the checker reads Redis:
+every acknowledged command is in its stream at the acknowledged versions (else *lost*); no
+version gaps; no command id twice; every hash chain links and the stream replays (else
+*forked*); every read model equals a fresh replay; ``renature audit`` holds for every finished
+game; every started game finished. A power cut under ``everysec`` may lose the commands
+acknowledged in the loss window before it, and nothing else.
+
+Run: ``make chaos`` (or ``python tests/chaos/chaos_harness.py --help``); a short run is part of
+``make test`` (tests/chaos/test_chaos.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_TESTS = Path(__file__).resolve().parents[1]
+if str(_TESTS) not in sys.path:
+    sys.path.insert(0, str(_TESTS))
+
+import httpx  # noqa: E402
+import msgspec  # noqa: E402
+import redis  # noqa: E402
+
+from redis_server import RedisServer, free_port  # noqa: E402
+from renature import events as e  # noqa: E402
+from renature.audit import audit  # noqa: E402
+from renature.game import replay  # noqa: E402
+from renature.view import view  # noqa: E402
+from renature_store import KeyLayout  # noqa: E402
+
+SERVICES = ("rules-a", "rules-b", "board", "score", "gateway")
+KINDS = ("rules", "rules", "board", "score", "gateway")
+LAYOUT = KeyLayout()
+REQUEST_TIMEOUT = 12.0
+"""Past the gateway's 10 s command timeout: a client gets the gateway's answer, not its own."""
+
+
+@dataclass
+class ChaosConfig:
+    games: int = 6
+    players: tuple[int, ...] = (2, 3, 4)
+    durability: str = "always"
+    fault_interval: float = 3.5
+    rounds: int = 1
+    """Each round runs every fault kind once, in a shuffled order."""
+    finish_timeout: float = 240.0
+    seed: int = 11
+    loss_window: float = 1.0
+    logs: Path | None = None
+    verbose: bool = False
+
+
+@dataclass
+class Ack:
+    """A command the server said "accepted" (or "created", "joined") to."""
+
+    game_id: str
+    kind: str
+    command_id: str  # as stored: the envelope's command id ("" when the client cannot know it)
+    first: int
+    last: int
+    at: float
+    seat: int | None = None
+    name: str = ""
+
+
+@dataclass
+class Report:
+    config: ChaosConfig
+    games: int = 0
+    started: int = 0
+    finished: int = 0
+    acknowledged: int = 0
+    lost: list[Ack] = field(default_factory=list)
+    lost_outside_window: list[Ack] = field(default_factory=list)
+    forked: list[str] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)
+    duplicate_ids: list[str] = field(default_factory=list)
+    model_mismatches: list[str] = field(default_factory=list)
+    audit_failures: list[str] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)
+    recovery: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    faults: list[str] = field(default_factory=list)
+    statuses: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    duration: float = 0.0
+    service_deaths: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        durable = self.config.durability in ("always", "replica")
+        return (
+            not (self.lost if durable else self.lost_outside_window)
+            and not self.forked
+            and not self.gaps
+            and not self.duplicate_ids
+            and not self.model_mismatches
+            and not self.audit_failures
+            and not self.unfinished
+            and not self.statuses.get(500)
+            and not self.service_deaths
+        )
+
+    def format(self) -> str:
+        kinds: dict[str, list[float]] = defaultdict(list)
+        for fault, times in self.recovery.items():
+            kind, _, name = fault.partition(":")
+            name = name.removesuffix("-a").removesuffix("-b")
+            kinds[f"{kind}:{name}" if name else kind].extend(times)
+        lines = [
+            f"chaos run: durability {self.config.durability}, {len(self.faults)} faults "
+            f"({self.config.rounds} round(s) of every kind), {self.duration:.0f} s",
+            f"games: {self.games} ({self.started} started, {self.finished} finished)",
+            f"acknowledged commands: {self.acknowledged}",
+            f"lost: {len(self.lost)}"
+            + (
+                f" (all within {self.config.loss_window:g} s before a power cut)"
+                if self.lost and not self.lost_outside_window
+                else f" ({len(self.lost_outside_window)} outside the loss window)"
+                if self.lost
+                else ""
+            ),
+            f"forked: {len(self.forked)}",
+            f"version gaps: {len(self.gaps)}, duplicate command ids: {len(self.duplicate_ids)}",
+            f"model mismatches: {len(self.model_mismatches)}",
+            f"audit failures: {len(self.audit_failures)}",
+            f"unfinished started games: {len(self.unfinished)}",
+            "HTTP answers: "
+            + ", ".join(f"{status}: {n}" for status, n in sorted(self.statuses.items())),
+            "recovery time per fault kind (s, from the repair to a working probe; max / mean):",
+        ]
+        for kind, times in sorted(kinds.items()):
+            lines.append(
+                f"  {kind:<16} n={len(times)}  max {max(times):5.2f}  mean "
+                f"{sum(times) / len(times):5.2f}"
+            )
+        if self.service_deaths:
+            lines.append(f"services that exited on their own: {', '.join(self.service_deaths)}")
+        for label, items in (
+            (
+                "lost",
+                [f"{a.game_id} {a.kind} {a.command_id} v{a.first}-{a.last}" for a in self.lost[:5]],
+            ),
+            ("forked", self.forked[:5]),
+            ("gaps", self.gaps[:5]),
+            ("duplicate ids", self.duplicate_ids[:5]),
+            ("model mismatches", self.model_mismatches[:5]),
+            ("audit failures", self.audit_failures[:5]),
+            ("unfinished", self.unfinished[:5]),
+        ):
+            if items:
+                lines.append(f"first {label}: " + "; ".join(items))
+        lines.append("RESULT: " + ("OK" if self.ok else "FAILED"))
+        return "\n".join(lines)
+
+
+# -- the processes -------------------------------------------------------------------------
+
+
+class ChaosRedis(RedisServer):
+    """A Redis with an append-only file and no rewrites (the power cut cuts its file)."""
+
+    def __init__(self, appendfsync: str) -> None:
+        super().__init__(appendonly=True, appendfsync=appendfsync)
+
+    def _command(self) -> list[str]:
+        return [
+            *super()._command(),
+            "--auto-aof-rewrite-percentage", "0",
+            "--aof-load-truncated", "yes",
+            "--aof-use-rdb-preamble", "no",
+        ]  # fmt: skip
+
+    def aof_file(self) -> Path | None:
+        """The file Redis appends to (the newest ``*.incr.aof`` of the append-only dir)."""
+        files = sorted(
+            (self.data_dir / "appendonlydir").glob("*.incr.aof"),
+            key=lambda path: int(path.name.split(".")[-3]),
+        )
+        return files[-1] if files else None
+
+    def pause(self) -> None:
+        if self._process is not None:
+            self._process.send_signal(signal.SIGSTOP)
+
+
+@dataclass
+class Proc:
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                self.command, env=self.env, stdout=log, stderr=subprocess.STDOUT
+            )
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def signal(self, signum: int) -> None:
+        if self.process is not None and self.alive:
+            self.process.send_signal(signum)
+
+    def kill(self) -> None:
+        if self.process is not None and self.alive:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is None or not self.alive:
+            return
+        self.process.send_signal(signal.SIGCONT)
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+def service_command(kind: str, port: int) -> list[str]:
+    command = [sys.executable, "-m", "renature_services.supervisor", kind]
+    return command + (["--port", str(port)] if kind == "gateway" else [])
+
+
+class Stack:
+    def __init__(self, config: ChaosConfig) -> None:
+        self.config = config
+        self.logs = config.logs or Path(tempfile.mkdtemp(prefix="renature-chaos-"))
+        self.logs.mkdir(parents=True, exist_ok=True)
+        fsync = "always" if config.durability in ("always", "replica") else "everysec"
+        self.redis = ChaosRedis(fsync)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.procs: dict[str, Proc] = {}
+        self.aof_sizes: list[tuple[float, str, int]] = []
+        self.expected_down: set[str] = set()
+        self.deaths: list[str] = []
+        self.cuts: list[float] = []
+        """When each power cut happened (monotonic): the loss window ends there."""
+
+    def start(self) -> None:
+        self.redis.start()
+        env = {
+            **os.environ,
+            "REDIS_URL": self.redis.url,
+            "RENATURE_DURABILITY": self.config.durability,
+            "RENATURE_LOG_LEVEL": "INFO" if self.config.verbose else "WARNING",
+            "RENATURE_RATE_LIMITS": "off",
+            "RENATURE_GATEWAY_WORKERS": "1",
+        }
+        env.pop("RENATURE_CONSUMER", None)
+        for name, kind in zip(SERVICES, KINDS, strict=True):
+            proc = Proc(name, service_command(kind, self.port), env, self.logs / f"{name}.log")
+            proc.start()
+            self.procs[name] = proc
+
+    def shutdown(self) -> None:
+        for proc in self.procs.values():
+            proc.stop()
+        self.redis.cleanup()
+
+    def client(self) -> redis.Redis:
+        return redis.Redis.from_url(self.redis.url, socket_timeout=10)
+
+    def sample_aof(self) -> None:
+        path = self.redis.aof_file()
+        if path is not None and path.exists():
+            self.aof_sizes.append((time.monotonic(), str(path), path.stat().st_size))
+            del self.aof_sizes[:-200]
+
+    def watch_deaths(self) -> None:
+        """Services must never exit on their own (the supervisor restarts only what we kill)."""
+        for name, proc in self.procs.items():
+            if name not in self.expected_down and not proc.alive:
+                code = proc.process.returncode if proc.process else None
+                self.deaths.append(f"{name} (exit {code})")
+                proc.start()
+
+    def tails(self, lines: int = 15) -> str:
+        out = []
+        for proc in self.procs.values():
+            if proc.log_path.exists():
+                text = proc.log_path.read_text(errors="replace").splitlines()[-lines:]
+                out.append(f"--- {proc.name} ---\n" + "\n".join(text))
+        return "\n".join(out)
+
+
+# -- the clients ---------------------------------------------------------------------------
+
+
+class Client:
+    """One game, played to the end by one task; unknown outcomes retried with the same ids."""
+
+    def __init__(
+        self, stack: Stack, report: Report, acks: list[Ack], index: int, rng: random.Random
+    ):
+        self.stack = stack
+        self.report = report
+        self.acks = acks
+        self.rng = rng
+        self.players = stack.config.players[index % len(stack.config.players)]
+        self.key = f"chaos-{stack.config.seed}-{index}-{uuid.uuid4().hex}"
+        self.game_id = ""
+        self.tokens: dict[int, str] = {}
+        self.started = False
+        self.done = False
+        self.last_move: tuple[int, str, dict[str, Any]] | None = None
+
+    async def request(
+        self, http: httpx.AsyncClient, method: str, path: str, deadline: float, **kwargs: Any
+    ) -> httpx.Response | None:
+        """The first definite answer (2xx or 4xx), retrying everything else; None at the
+        deadline."""
+        delay = 0.05
+        while time.monotonic() < deadline:
+            try:
+                response = await http.request(method, path, timeout=REQUEST_TIMEOUT, **kwargs)
+            except (httpx.HTTPError, OSError):
+                self.report.statuses[0] += 1  # no answer (connection refused, reset, timeout)
+            else:
+                self.report.statuses[response.status_code] += 1
+                if response.status_code < 500:
+                    return response
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+        return None
+
+    def headers(self, name: str, seat: int | None = None) -> dict[str, str]:
+        headers = {"Idempotency-Key": f"{self.key}-{name}"}
+        if seat is not None and seat in self.tokens:
+            headers["Authorization"] = f"Bearer {self.tokens[seat]}"
+        return headers
+
+    async def create(self, http: httpx.AsyncClient, deadline: float) -> bool:
+        response = await self.request(
+            http, "POST", "/games", deadline, json={"players": self.players},
+            headers=self.headers("create"),
+        )  # fmt: skip
+        if response is None or response.status_code != 201:
+            return False
+        body = response.json()
+        self.game_id = body["game_id"]
+        self.acks.append(Ack(self.game_id, "create", "create", 1, 1, time.monotonic()))
+        return True
+
+    async def join(self, http: httpx.AsyncClient, seat: int, deadline: float) -> None:
+        response = await self.request(
+            http, "POST", f"/games/{self.game_id}/seats/{seat}", deadline,
+            json={"name": f"p{seat}"}, headers=self.headers(f"seat{seat}"),
+        )  # fmt: skip
+        if response is not None and response.status_code == 201:
+            body = response.json()
+            if self.tokens.get(seat) not in (None, body["token"]):
+                raise AssertionError(f"{self.game_id}: seat {seat} came back with another token")
+            self.tokens[seat] = body["token"]
+            version = int(body["version"])
+            self.acks.append(
+                Ack(self.game_id, "join", "", version, version, time.monotonic(), seat, f"p{seat}")
+            )
+
+    async def play(self, http: httpx.AsyncClient, deadline: float) -> None:
+        while not self.game_id and time.monotonic() < deadline:
+            await self.create(http, deadline)
+        stuck_since: float | None = None
+        while time.monotonic() < deadline:
+            response = await self.request(http, "GET", f"/games/{self.game_id}", deadline)
+            if response is None:
+                return
+            if response.status_code == 404:  # its creation was lost (everysec): again
+                await self.create(http, deadline)
+                continue
+            summary = response.json()
+            phase = summary["phase"]
+            if phase in ("finished", "cancelled"):
+                self.done = True
+                return
+            if phase == "lobby":
+                for seat in range(self.players):
+                    if seat not in summary["seats_joined"] or seat not in self.tokens:
+                        await self.join(http, seat, deadline)
+                if len(self.tokens) == self.players:
+                    await self.command(http, 0, None, deadline)
+                continue
+            self.started = True
+            if phase == "final_scoring":  # the finish is the rules service's: nudge it
+                stuck_since = stuck_since or time.monotonic()
+                if time.monotonic() - stuck_since > 3 and self.last_move is not None:
+                    seat, command_id, command = self.last_move
+                    await self.command(http, seat, command, deadline, command_id)
+                    stuck_since = time.monotonic()
+                await asyncio.sleep(0.2)
+                continue
+            stuck_since = None
+            seat = summary["current_seat"]
+            if seat is None or seat not in self.tokens:
+                await asyncio.sleep(0.1)
+                continue
+            legal = await self.request(
+                http, "GET", f"/games/{self.game_id}/legal-actions", deadline,
+                headers={"Authorization": f"Bearer {self.tokens[seat]}"},
+            )  # fmt: skip
+            if legal is None or legal.status_code != 200 or not legal.json():
+                continue
+            command = self.rng.choice(legal.json())
+            await self.command(http, seat, command, deadline)
+
+    async def command(
+        self,
+        http: httpx.AsyncClient,
+        seat: int,
+        command: dict[str, Any] | None,
+        deadline: float,
+        command_id: str | None = None,
+    ) -> None:
+        """A move (``command``) or the start (None), with one id for all its retries."""
+        command_id = command_id or uuid.uuid4().hex
+        auth = {"Authorization": f"Bearer {self.tokens[seat]}"}
+        if command is None:
+            response = await self.request(
+                http, "POST", f"/games/{self.game_id}/start", deadline, headers=auth
+            )
+        else:
+            response = await self.request(
+                http, "POST", f"/games/{self.game_id}/commands", deadline,
+                json={"command_id": command_id, "command": command}, headers=auth,
+            )  # fmt: skip
+        if response is None or response.status_code != 200:
+            return
+        body = response.json()
+        stored_id = body["command_id"] if command is None else f"seat{seat}:{command_id}"
+        if command is not None:
+            self.last_move = (seat, command_id, command)
+        self.acks.append(
+            Ack(
+                self.game_id,
+                "start" if command is None else "move",
+                stored_id,
+                int(body["first_version"]),
+                int(body["last_version"]),
+                time.monotonic(),
+                seat,
+            )
+        )
+
+
+# -- faults --------------------------------------------------------------------------------
+
+
+def schedule(config: ChaosConfig) -> list[str]:
+    rng = random.Random(config.seed)
+    kinds = [f"kill:{name}" for name in SERVICES] + [f"stop:{name}" for name in SERVICES]
+    kinds += ["redis-kill", "power-cut"]
+    faults: list[str] = []
+    for _ in range(config.rounds):
+        batch = kinds[:]
+        rng.shuffle(batch)
+        faults += batch
+    return faults
+
+
+async def probe(stack: Stack, http: httpx.AsyncClient, deadline: float) -> bool:
+    """A game created through the gateway and projected by both projectors."""
+    key = f"probe-{uuid.uuid4().hex}"
+    while time.monotonic() < deadline:
+        try:
+            response = await http.post(
+                "/games", json={"players": 2}, headers={"Idempotency-Key": key}, timeout=5
+            )
+            if response.status_code == 201:
+                game_id = response.json()["game_id"]
+                break
+        except (httpx.HTTPError, OSError):
+            pass
+        await asyncio.sleep(0.05)
+    else:
+        return False
+    with stack.client() as client:
+        while time.monotonic() < deadline:
+            try:
+                versions = [
+                    client.hget(LAYOUT.model_key(name, game_id), "version")
+                    for name in ("board", "score")
+                ]
+                if all(v is not None for v in versions):
+                    return True
+            except redis.RedisError:
+                pass
+            await asyncio.sleep(0.05)
+    return False
+
+
+async def inject(stack: Stack, fault: str, rng: random.Random) -> None:
+    """Cause ``fault`` and repair it (the repair is where recovery time starts)."""
+    kind, _, name = fault.partition(":")
+    if kind == "kill":
+        stack.expected_down.add(name)
+        stack.procs[name].kill()
+        await asyncio.sleep(rng.uniform(0.3, 1.0))
+        stack.procs[name].start()
+        stack.expected_down.discard(name)
+    elif kind == "stop":
+        stack.procs[name].signal(signal.SIGSTOP)
+        await asyncio.sleep(rng.uniform(4.0, 7.0))  # past the 4 s reclaim, near the 10 s timeout
+        stack.procs[name].signal(signal.SIGCONT)
+    elif kind in ("redis-kill", "power-cut"):
+        power_cut = kind == "power-cut"
+        if power_cut:
+            await asyncio.sleep(rng.uniform(0.5, 1.5))  # writes in flight
+            stack.redis.pause()  # the machine stops: nothing more reaches the disk
+            stack.cuts.append(time.monotonic())
+            stack.sample_aof()
+        stack.redis.stop(kill=True)
+        if power_cut:
+            cut_back(stack, rng)
+        await asyncio.sleep(rng.uniform(0.3, 1.0))
+        stack.redis.start()
+
+
+def cut_back(stack: Stack, rng: random.Random) -> None:
+    """What the disk holds after a power cut. everysec: the file as it was a loss window ago
+    (Redis fsyncs once a second); always: every byte (each write was fsynced before its reply),
+    then a torn, half-written record (a write whose fsync never finished)."""
+    if not stack.aof_sizes:
+        return
+    now, path, _size = stack.aof_sizes[-1]
+    if stack.config.durability == "everysec":
+        earlier = [
+            s for t, p, s in stack.aof_sizes if p == path and t <= now - stack.config.loss_window
+        ]
+        target = earlier[-1] if earlier else 0
+        with open(path, "r+b") as aof:
+            aof.truncate(target)
+    else:
+        with open(path, "ab") as aof:
+            aof.write(b"*3\r\n$4\r\nXADD\r\n$20\r\nrn:{p00}:gam"[: rng.randint(5, 30)])
+
+
+async def run_faults(
+    stack: Stack, report: Report, http: httpx.AsyncClient, faults: list[str]
+) -> None:
+    rng = random.Random(stack.config.seed + 1)
+    for fault in faults:
+        await asyncio.sleep(stack.config.fault_interval)
+        report.faults.append(fault)
+        await inject(stack, fault, rng)
+        repaired = time.monotonic()
+        if not await probe(stack, http, repaired + 60):
+            report.recovery[fault].append(float("inf"))
+            continue
+        report.recovery[fault].append(time.monotonic() - repaired)
+
+
+async def sampler(stack: Stack, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        stack.sample_aof()
+        stack.watch_deaths()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.1)
+
+
+# -- the checker ---------------------------------------------------------------------------
+
+
+def check(
+    stack: Stack, report: Report, acks: list[Ack], clients: list[Client], cuts: list[float]
+) -> None:
+    from renature_services.projectors import ScoreProjection
+
+    with stack.client() as client:
+        game_ids = sorted({c.game_id for c in clients if c.game_id})
+        streams: dict[str, list[tuple[int, dict[bytes, bytes]]]] = {}
+        for game_id in game_ids:
+            entries = client.xrange(LAYOUT.game_key(game_id))
+            streams[game_id] = [(int(i.decode().partition("-")[2]), f) for i, f in entries]
+        report.games = len(game_ids)
+        report.started = sum(c.started for c in clients)
+        report.acknowledged = len(acks)
+        events: dict[str, list[e.Event]] = {}
+        for game_id, entries in streams.items():
+            if [v for v, _ in entries] != list(range(1, len(entries) + 1)):
+                report.gaps.append(game_id)
+            ids = [
+                msgspec.json.decode(f[b"meta"])["command_id"] for _, f in entries if b"meta" in f
+            ]
+            if len(ids) != len(set(ids)):
+                report.duplicate_ids.append(game_id)
+            decoded = [e.decode(f[b"event"]) for _, f in entries]
+            events[game_id] = decoded
+            prev = ""
+            linked = True
+            for event in decoded:
+                if event.prev_hash != prev or event.hash != e.chain_hash(event):
+                    linked = False
+                prev = event.hash
+            try:
+                state = replay(decoded)
+            except Exception:
+                state = None
+                linked = False
+            if not linked:
+                report.forked.append(game_id)
+                continue
+            if state is not None and state.is_over:
+                report.finished += 1
+                result = audit(decoded)
+                if not result.ok:
+                    report.audit_failures.append(game_id)
+        for client_ in clients:
+            if client_.started and not client_.done:
+                report.unfinished.append(client_.game_id)
+        # Acknowledged commands at their versions.
+        for ack in acks:
+            entries = dict(streams.get(ack.game_id, []))
+            found = all(v in entries for v in range(ack.first, ack.last + 1))
+            if found and ack.command_id:
+                meta = entries[ack.first].get(b"meta")
+                found = (
+                    meta is not None and msgspec.json.decode(meta)["command_id"] == ack.command_id
+                )
+            if found and ack.kind == "join":
+                joined = events[ack.game_id][ack.first - 1]
+                found = isinstance(joined, e.PlayerJoined) and joined.seat == ack.seat
+            if not found:
+                report.lost.append(ack)
+                if not any(0 <= cut - ack.at <= stack.config.loss_window + 1.0 for cut in cuts):
+                    report.lost_outside_window.append(ack)
+        # Read models equal a fresh replay (once the projectors caught up).
+        deadline = time.monotonic() + 60
+        for game_id, decoded in events.items():
+            if game_id in report.forked or not decoded:
+                continue
+            state = replay(decoded)
+            assert state is not None
+            board = json.loads(msgspec.json.encode(view(state, None)))
+            projection = ScoreProjection()
+            fold = None
+            for event in decoded:
+                fold = projection.apply(fold, event)
+            assert fold is not None
+            score = json.loads(projection.render(fold))
+            while True:
+                models = [
+                    client.hmget(LAYOUT.model_key(name, game_id), ["version", "model"])
+                    for name in ("board", "score")
+                ]
+                same = [
+                    v is not None and int(v) == len(decoded) and json.loads(m) == want
+                    for (v, m), want in zip(models, (board, score), strict=True)
+                ]
+                if all(same) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            if not all(same):
+                report.model_mismatches.append(game_id)
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+async def wait_ready(stack: Stack, http: httpx.AsyncClient) -> None:
+    if not await probe(stack, http, time.monotonic() + 60):
+        raise RuntimeError(f"the stack did not get ready\n{stack.tails()}")
+
+
+async def run_chaos(config: ChaosConfig) -> Report:
+    report = Report(config)
+    stack = Stack(config)
+    started = time.monotonic()
+    acks: list[Ack] = []
+    stop = asyncio.Event()
+    try:
+        stack.start()
+        async with httpx.AsyncClient(base_url=stack.url) as http:
+            await wait_ready(stack, http)
+            watcher = asyncio.create_task(sampler(stack, stop))
+            rng = random.Random(config.seed)
+            clients: list[Client] = []
+            faults = schedule(config)
+            end = (
+                time.monotonic() + len(faults) * (config.fault_interval + 8) + config.finish_timeout
+            )
+            faulting = asyncio.Event()
+            faulting.set()
+
+            async def worker(number: int) -> None:
+                """Games one after the other while the faults last (at least one)."""
+                index = number
+                while True:
+                    client_ = Client(stack, report, acks, index, random.Random(rng.random()))
+                    clients.append(client_)
+                    await client_.play(http, end)
+                    index += config.games
+                    if not faulting.is_set() or time.monotonic() > end:
+                        return
+
+            players = [asyncio.create_task(worker(i)) for i in range(config.games)]
+            await run_faults(stack, report, http, faults)
+            faulting.clear()
+            await asyncio.gather(*players)
+            stop.set()
+            await watcher
+            report.service_deaths = stack.deaths
+            check(stack, report, acks, clients, stack.cuts)
+    finally:
+        stop.set()
+        report.duration = time.monotonic() - started
+        if not report.ok and config.verbose:
+            print(stack.tails(), file=sys.stderr)
+        stack.shutdown()
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=ChaosConfig.games)
+    parser.add_argument("--rounds", type=int, default=ChaosConfig.rounds)
+    parser.add_argument("--durability", choices=("always", "everysec"), default="always")
+    parser.add_argument("--interval", type=float, default=ChaosConfig.fault_interval)
+    parser.add_argument("--seed", type=int, default=ChaosConfig.seed)
+    parser.add_argument("--logs", type=Path, default=None)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    config = ChaosConfig(
+        games=args.games,
+        rounds=args.rounds,
+        durability=args.durability,
+        fault_interval=args.interval,
+        seed=args.seed,
+        logs=args.logs,
+        verbose=args.verbose,
+    )
+    report = asyncio.run(run_chaos(config))
+    print(report.format(), flush=True)
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
