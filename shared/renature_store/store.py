@@ -10,6 +10,8 @@ as done. See docs/event-store.md.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
@@ -19,6 +21,7 @@ from redis.asyncio import Redis
 
 from renature_store import archive
 from renature_store._lua import APPEND_LUA, TAG_APPENDED, TAG_CONFLICT, TAG_DUPLICATE
+from renature_store.client import is_cluster
 from renature_store.durability import (
     DEFAULT_DURABILITY,
     DEFAULT_REPLICAS,
@@ -83,7 +86,7 @@ class RedisEventStore:
         `renature_store.durability`: with ``replica`` every write waits for ``replicas``
         replicas (at most ``wait_timeout_ms``) before it counts as done.
         """
-        if redis.connection_pool.connection_kwargs.get("decode_responses"):
+        if redis.get_encoder().decode_responses:  # a Redis or a RedisCluster
             raise ValueError("the event store needs a Redis client with decode_responses=False")
         if page_size < 1:
             raise ValueError(f"page size must be at least 1, got {page_size}")
@@ -100,6 +103,7 @@ class RedisEventStore:
         self._replicas = replicas
         self._wait_timeout_ms = wait_timeout_ms
         self._waitaof: bool | None = None  # known once the server's version was read
+        self._cluster = is_cluster(redis)  # waits go to each master written to
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -161,7 +165,7 @@ class RedisEventStore:
                 again = await self._evalsha_all([calls[i] for i in missing], wait=False)
                 for i, reply in zip(missing, again, strict=True):
                     replies[i] = reply
-                await self._wait_replicas(touch=True)
+                await self._wait_replicas(touch=True, keys=[keys[0] for keys, _ in calls])
         for reply in replies:
             if isinstance(reply, Exception):
                 raise _store_error(reply)
@@ -175,7 +179,7 @@ class RedisEventStore:
             # A duplicate answers with an outcome another connection wrote, maybe an instant
             # ago: WAIT only covers this connection's writes, so write a marker and wait again.
             with _translate_errors():
-                await self._wait_replicas(touch=True)
+                await self._wait_replicas(touch=True, keys=[keys[0] for keys, _ in calls])
         return results
 
     def _script_call(self, request: AppendRequest) -> tuple[list[str], list[bytes | str | int]]:
@@ -225,12 +229,12 @@ class RedisEventStore:
         pipe = self._redis.pipeline(transaction=False)
         sha = self._append_script.sha
         for keys, args in calls:
-            pipe.evalsha(sha, len(keys), *keys, *args)
+            # EVALSHA by name: a cluster pipeline refuses evalsha(), routes this by its keys
+            pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
         waiting = wait and self.durability is Durability.REPLICA
-        if waiting:
-            await self._queue_wait(pipe)
+        waits = await self._queue_wait(pipe, [keys[0] for keys, _ in calls]) if waiting else 0
         replies = list(await pipe.execute(raise_on_error=False))
-        if waiting:
+        for _ in range(waits):
             self._check_wait(replies.pop())
         return replies
 
@@ -241,14 +245,25 @@ class RedisEventStore:
         with _translate_errors():
             return await check_durability(self._redis, self.durability, self._replicas)
 
-    async def _queue_wait(self, pipe: Any) -> None:
-        """Add the wait for the replicas to ``pipe``: WAITAOF on Redis 7.2+, WAIT before."""
+    async def _queue_wait(self, pipe: Any, keys: Sequence[str] = ()) -> int:
+        """Add the wait for the replicas to ``pipe``: WAITAOF on Redis 7.2+, WAIT before; how
+        many waits were queued. On Redis Cluster one per master that ``keys`` live on, sent
+        to that master on the pipeline's own connection to it (so it covers these writes)."""
         if self._waitaof is None:
             self._waitaof = supports_waitaof(await server_version(self._redis))
-        if self._waitaof:
-            pipe.execute_command("WAITAOF", 0, self._replicas, self._wait_timeout_ms)
-        else:
-            pipe.execute_command("WAIT", self._replicas, self._wait_timeout_ms)
+        wait: tuple[str | int, ...] = (
+            ("WAITAOF", 0, self._replicas, self._wait_timeout_ms)
+            if self._waitaof
+            else ("WAIT", self._replicas, self._wait_timeout_ms)
+        )
+        if not self._cluster:
+            pipe.execute_command(*wait)
+            return 1
+        await self._redis.initialize()  # the slot map (a no-op once known)
+        nodes = {node.name: node for node in map(self._redis.get_node_from_key, keys)}
+        for node in nodes.values():
+            pipe.execute_command(*wait, target_nodes=node)
+        return len(nodes)
 
     def _check_wait(self, reply: Any) -> None:
         """Raise `NotDurableError` unless enough replicas acknowledged."""
@@ -261,18 +276,24 @@ class RedisEventStore:
                 f"{self._wait_timeout_ms} ms; not acknowledged, retry with the same command id"
             )
 
-    async def _wait_replicas(self, *, touch: bool) -> None:
+    async def _wait_replicas(self, *, touch: bool, keys: Sequence[str] = ()) -> None:
         """Under the ``replica`` mode: wait until the replicas have everything this connection
         wrote, after writing a marker (``touch``) so the wait also covers what other
         connections wrote before now (what a duplicate or a read answer relies on)."""
         if self.durability is not Durability.REPLICA:
             return
         pipe = self._redis.pipeline(transaction=False)
+        markers = [f"{self.layout.prefix}:durable-marker"]
+        if self._cluster:  # a marker in the hash slot of each key: its master's wait covers it
+            tags = {key[key.index("{") : key.index("}") + 1] for key in keys if "{" in key}
+            markers = [f"{self.layout.prefix}:{tag}:durable-marker" for tag in sorted(tags)]
         if touch:
-            pipe.set(f"{self.layout.prefix}:durable-marker", b"1")
-        await self._queue_wait(pipe)
+            for marker in markers:
+                pipe.set(marker, b"1")
+        waits = await self._queue_wait(pipe, markers)
         replies = list(await pipe.execute(raise_on_error=False))
-        self._check_wait(replies[-1])
+        for reply in replies[len(replies) - waits :]:
+            self._check_wait(reply)
 
     async def record_outcome(
         self, game_id: str, command_id: str, outcome: bytes
@@ -288,7 +309,7 @@ class RedisEventStore:
             previous = await self._redis.set(
                 key, outcome, nx=True, get=True, ex=self._outcome_ttl or None
             )
-            await self._wait_replicas(touch=previous is not None)
+            await self._wait_replicas(touch=previous is not None, keys=[key])
         if previous is None:
             return None
         if not isinstance(previous, bytes | str):
@@ -427,11 +448,15 @@ class RedisEventStore:
 
         The group must exist on every partition (`ensure_group`). ``count`` bounds the entries
         per partition; ``block_ms`` waits for new entries (``None``: do not wait). On Redis
-        Cluster, partitions on different slots must be read with separate calls.
+        Cluster, where every partition is its own hash slot, several partitions are read with
+        one XREADGROUP each (pipelined) and waited for by polling (`_read_each`): a reader
+        that wants a blocking read there reads one partition per call.
         """
         by_key = {self.feed_key(p): p for p in partitions}
         if not by_key:
             return []
+        if self._cluster and len(by_key) > 1:
+            return await self._read_each(group, consumer, by_key, count, block_ms)
         with _translate_errors():
             reply = await self._redis.xreadgroup(
                 group, consumer, dict.fromkeys(by_key, ">"), count=count, block=block_ms
@@ -442,6 +467,29 @@ class RedisEventStore:
             for raw in entries
             if raw[1] is not None
         ]
+
+    async def _read_each(
+        self, group: str, consumer: str, by_key: dict[str, int], count: int, block_ms: int | None
+    ) -> list[FeedEntry]:
+        """`read_group` on Redis Cluster: every feed read in one pipeline (a round trip per
+        master), again every 5 ms while nothing came and ``block_ms`` is not over."""
+        deadline = None if block_ms is None else time.monotonic() + (block_ms or 1e9) / 1000
+        while True:
+            pipe = self._redis.pipeline(transaction=False)
+            for key in by_key:
+                pipe.xreadgroup(group, consumer, {key: ">"}, count=count)
+            with _translate_errors():
+                replies = await pipe.execute()
+            found = [
+                _parse_feed_entry(by_key[_as_str(key)], raw)
+                for reply in replies
+                for key, entries in _stream_reply(reply)
+                for raw in entries
+                if raw[1] is not None
+            ]
+            if found or deadline is None or time.monotonic() >= deadline:
+                return found
+            await asyncio.sleep(0.005)
 
     async def ack(self, partition: int, group: str, entry_ids: Iterable[str]) -> int:
         """Acknowledge processed feed entries; returns how many were pending."""
