@@ -230,6 +230,12 @@ class RedisCluster:
         """Crash a node (SIGKILL): no shutdown, nothing flushed."""
         self._stop(node, kill=True)
 
+    def restart(self, node: Node) -> None:
+        """Start a stopped node again on its port and data: a master that was failed over
+        rejoins as a replica of the node that took its slots."""
+        self._launch(node)
+        self._wait_ping(node)
+
     def wait_failover(self, dead: Node, timeout: float = 30.0) -> None:
         """Until a replica of the dead master serves its slots and the cluster is ok again."""
         deadline = time.monotonic() + timeout
@@ -263,18 +269,19 @@ class RedisCluster:
         return log.read_text(errors="replace")[-500:] if log.exists() else "(no log)"
 
 
-# -- pytest fixtures (import them into a test module to use them) -----------------------------
+# -- pytest fixtures: import ``redis_cluster_fixture`` and ``cluster_redis_fixture`` into a test
+# module to use ``redis_cluster`` and ``cluster_redis`` there ------------------------------------
 
 
-@pytest.fixture(scope="session")
-def redis_cluster() -> Iterator[RedisCluster]:
+@pytest.fixture(scope="session", name="redis_cluster")
+def redis_cluster_fixture() -> Iterator[RedisCluster]:
     """One private cluster for the whole session (starting one takes a few seconds)."""
     with RedisCluster() as cluster:
         yield cluster
 
 
-@pytest.fixture
-async def cluster_redis(redis_cluster: RedisCluster) -> AsyncIterator[Any]:
+@pytest.fixture(name="cluster_redis")
+async def cluster_redis_fixture(redis_cluster: RedisCluster) -> AsyncIterator[Any]:
     """A `RedisCluster` client on the emptied cluster (every master flushed first)."""
     from renature_store.client import redis_client
 

@@ -1,0 +1,152 @@
+"""The event store on a real Redis Cluster (three masters, a replica each, started from
+``redis-server`` binaries on free ports by ``tests/redis_cluster.py``).
+
+The store's whole contract runs on the cluster too (``tests/integration/test_store_contract.py``,
+back end ``cluster``); here: what only a cluster shows. Every key a command touches lives in its
+game's hash slot, acknowledgements wait for a replica (durability ``replica``: ``WAIT 1`` on the
+master written to), and a master killed in the middle of a game loses nothing that was
+acknowledged: its replica takes over with every acknowledged event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import msgspec
+import pytest
+from redis.crc import key_slot
+
+from redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
+    RedisCluster,
+    cluster_redis_fixture,
+    redis_cluster_fixture,
+)
+from renature_store import (
+    Appended,
+    Duplicate,
+    RedisEventStore,
+    StoreError,
+)
+from renature_store.client import is_cluster, is_cluster_url, plain_url, redis_client
+
+pytestmark = pytest.mark.redis
+
+
+def event(n: int) -> bytes:
+    return msgspec.json.encode({"type": "Moved", "n": n})
+
+
+def test_a_cluster_url_makes_a_cluster_client() -> None:
+    assert is_cluster_url("redis+cluster://127.0.0.1:7000/0")
+    assert is_cluster_url("rediss+cluster://h:1")
+    assert not is_cluster_url("redis://127.0.0.1:6379/0")
+    assert plain_url("redis+cluster://127.0.0.1:7000/0") == "redis://127.0.0.1:7000/0"
+    assert plain_url("redis://h:1/2") == "redis://h:1/2"
+
+
+async def test_games_of_many_partitions_append_and_feed_on_the_cluster(
+    cluster_redis: object,
+) -> None:
+    assert is_cluster(cluster_redis)
+    store = RedisEventStore(cluster_redis, durability="replica")  # type: ignore[arg-type]
+    games = [f"game-{n}" for n in range(24)]
+    slots = {key_slot(store.layout.game_key(g).encode()) for g in games}
+    assert len(slots) > 3  # the games spread over several slots (and masters)
+    results = await store.append_many(
+        [_request(game, f"c-{game}", 0, [event(1), event(2)]) for game in games]
+    )
+    assert all(result == Appended(1, 2) for result in results)
+    for p in store.partitions():
+        await store.ensure_group(p, "check")
+    found = await store.read_group("check", "r", store.partitions(), count=1000)
+    assert sorted((f.game_id, f.version) for f in found) == sorted(
+        (g, v) for g in games for v in (1, 2)
+    )
+    again = await store.append_many([_request(games[0], f"c-{games[0]}", 0, [event(1)])])
+    assert isinstance(again[0], Duplicate)
+    assert sorted(await store.list_games()) == sorted(games)
+
+
+async def test_a_blocked_read_of_several_partitions_wakes_on_an_append(
+    cluster_redis: object,
+) -> None:
+    store = RedisEventStore(cluster_redis, durability="replica")  # type: ignore[arg-type]
+    for p in store.partitions():
+        await store.ensure_group(p, "g", start_id="$")
+    reader = asyncio.create_task(
+        store.read_group("g", "r", store.partitions(), count=10, block_ms=5_000)
+    )
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    await store.append("late", command_id="c", expected_version=0, events=[event(1)], outcome=b"")
+    found = await asyncio.wait_for(reader, timeout=5)
+    assert [(f.game_id, f.version) for f in found] == [("late", 1)]
+    assert time.monotonic() - started < 1.0
+
+
+async def test_a_master_killed_mid_game_loses_nothing_acknowledged() -> None:
+    """Appends acknowledged under ``WAIT 1`` survive the crash of their master: the replica
+    that takes over holds every one of them. Until the crashed node is back (as a replica of
+    the new master) no append can be acknowledged (no replica to wait for), and then the game
+    goes on from there."""
+    with RedisCluster(masters=3, replicas=1, node_timeout_ms=1000) as cluster:
+        client = redis_client(cluster.url, socket_timeout=5, socket_connect_timeout=1)
+        store = RedisEventStore(client, durability="replica", wait_timeout_ms=1000)
+        game = "failover-game"
+        master = cluster.master_of(store.layout.game_key(game))
+        acknowledged: dict[int, bytes] = {}
+        version = 0
+        retries = 0
+        recovery: threading.Thread | None = None
+        try:
+            for n in range(40):
+                if n == 15:
+                    cluster.kill(master)  # mid-game, right after an acknowledged append
+                    recovery = threading.Thread(target=_bring_back, args=(cluster, master))
+                    recovery.start()
+                deadline = time.monotonic() + 60
+                while True:
+                    try:
+                        result = await store.append(
+                            game,
+                            command_id=f"c{n}",
+                            expected_version=version,
+                            events=[event(n)],
+                            outcome=b"ok",
+                        )
+                        break
+                    except StoreError:  # the master is gone and no replica took over yet
+                        retries += 1
+                        assert time.monotonic() < deadline, "no failover within 60 s"
+                        await asyncio.sleep(0.2)
+                if isinstance(result, Duplicate):  # appended, but its answer was lost
+                    version = await store.version(game)
+                    continue
+                assert isinstance(result, Appended), result
+                version = result.last_version
+                acknowledged[version] = event(n)
+            stored = {e.version: e.data for e in await store.read(game)}
+        finally:
+            await client.aclose()
+            if recovery is not None:
+                recovery.join(timeout=60)
+    assert retries > 0  # the kill was felt
+    missing = {v for v, data in acknowledged.items() if stored.get(v) != data}
+    assert not missing, f"acknowledged versions lost: {sorted(missing)}"
+    assert sorted(stored) == list(range(1, len(stored) + 1))  # no gap, no fork
+
+
+def _bring_back(cluster: RedisCluster, dead: object) -> None:
+    """Once a replica took the dead master's slots, restart the dead node (it rejoins as the
+    new master's replica) and wait until it is in sync."""
+    cluster.wait_failover(dead)  # type: ignore[arg-type]
+    cluster.restart(dead)  # type: ignore[arg-type]
+    cluster.wait_ready(timeout=60)
+
+
+def _request(game: str, command: str, version: int, events: list[bytes]) -> object:
+    from renature_store import AppendRequest
+
+    return AppendRequest(game, command, version, events, b"ok")
