@@ -1,0 +1,36 @@
+"""The registry of games: ``get_game("renaissance")`` and the names the CLI offers."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from gameplatform.interface import Game
+
+GAME_NAMES = ("renature", "renaissance")
+"""Every game the platform hosts; the first is the default."""
+
+
+class UnknownGame(LookupError):
+    pass
+
+
+@cache
+def get_game(name: str) -> Game[Any, Any, Any]:
+    """The game's adapter (its modules are imported on first use)."""
+    game: Game[Any, Any, Any]
+    if name == "renature":
+        from gameplatform import renature_game
+
+        game = renature_game.GAME
+    elif name == "renaissance":
+        from gameplatform import renaissance_game
+
+        game = renaissance_game.GAME
+    else:
+        raise UnknownGame(f"unknown game {name!r}; games: {', '.join(GAME_NAMES)}")
+    return game
+
+
+def game_names() -> tuple[str, ...]:
+    return GAME_NAMES

@@ -1,0 +1,158 @@
+"""Renature behind the platform interface: a thin adapter, every call the core's own."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from renature import board as boards
+from renature import commands as c
+from renature import corpus as recorded
+from renature import events as e
+from renature.audit import audit
+from renature.bots import BOT_NAMES, Bot, make_bot
+from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
+from renature.errors import RuleError
+from renature.explain import explain
+from renature.game import outcome, play, setup_commands
+from renature.picture import board_svg
+from renature.rules import decide, evolve, execute, legal_actions
+from renature.state import GameState
+from renature.view import view
+
+_corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
+
+
+class RenatureGame:
+    name: str = "renature"
+    title: str = "Renature (with the Valley expansion)"
+    player_counts: tuple[int, ...] = (2, 3, 4)
+    boards: tuple[str, ...] = ("base", "valley", "valley-back")
+    bot_names: tuple[str, ...] = BOT_NAMES
+    command_type: Any = c.AnyCommand
+    event_type: Any = e.AnyEvent
+    hidden_information: bool = True
+
+    def setup_commands(
+        self,
+        game_id: str,
+        seed: str,
+        players: int,
+        names: Sequence[str],
+        board: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> list[c.Command]:
+        return setup_commands(game_id, players, seed, board or "base", names)
+
+    def execute(
+        self,
+        state: GameState | None,
+        command: c.Command,
+        *,
+        command_id: str | None = None,
+        time: str | None = None,
+    ) -> tuple[list[e.Event], GameState]:
+        return execute(state, command, command_id=command_id, time=time)
+
+    def decide(self, state: GameState | None, command: c.Command) -> list[e.Event]:
+        return decide(state, command)
+
+    def evolve(self, state: GameState | None, event: e.Event) -> GameState:
+        return evolve(state, event)
+
+    def legal_actions(self, state: GameState, seat: int) -> list[c.Command]:
+        return legal_actions(state, seat)
+
+    def is_rule_error(self, error: Exception) -> bool:
+        return isinstance(error, RuleError)
+
+    def is_over(self, state: GameState) -> bool:
+        return state.is_over
+
+    def to_move(self, state: GameState) -> int | None:
+        if state.phase in ("lobby", "final_scoring", "finished"):
+            return None
+        return state.current
+
+    def finishing_command(self, state: GameState, seed: str) -> c.Command | None:
+        return c.FinishGame(seed) if state.phase == "final_scoring" else None
+
+    def view(self, state: GameState, seat: int | None) -> msgspec.Struct:
+        return view(state, seat)
+
+    def make_bot(self, name: str, seed: str) -> Bot:
+        return make_bot(name, seed)
+
+    def simulate(
+        self,
+        seed: str,
+        bots: Sequence[str],
+        board: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
+        log, state = play(len(bots), seed, bots, board=board or "base")
+        return log, state, outcome(state, bots, len(log))
+
+    def components(self) -> dict[str, Any]:
+        comps = components()
+        return {
+            "animals": list(comps.animals),
+            "dominoes": [list(d) for d in comps.dominoes],
+            "boards": {
+                name: msgspec.to_builtins(boards.board_json(boards.load_board(name)))
+                for name in self.boards
+            },
+        }
+
+    def picture_svg(self, state: GameState, title: str = "") -> str:
+        return board_svg(state, title)
+
+    def picture_text(self, state: GameState) -> str:
+        """The board as plain text: ``~`` free path, area letters, an animal's first letter on a
+        covered space, a plant's type letter (upper case for a colour, lower for neutral)."""
+        board = state.board
+        animals = components().animals
+        lines = []
+        for y in range(board.height):
+            row = ""
+            for x in range(board.width):
+                cell = board.index(x, y)
+                if board.kinds[cell] == boards.OFF:
+                    row += " "
+                elif state.plants[cell] >= 0:
+                    code = state.plants[cell]
+                    letter = PLANT_TYPES[plant_type(code)][0]
+                    row += letter if COLOURS[plant_colour(code)] == "neutral" else letter.upper()
+                elif state.area_of[cell] >= 0:
+                    row += board.area_ids[state.area_of[cell]]
+                elif state.cover[cell] >= 0:
+                    row += animals[state.cover[cell]][0]
+                else:
+                    row += "~"
+            lines.append(row.rstrip())
+        return "\n".join(lines)
+
+    def explain(self, events: Sequence[e.Event], seat: int | None = None) -> msgspec.Struct:
+        return explain(events, seat)
+
+    def audit(self, events: Sequence[e.Event]) -> msgspec.Struct:
+        return audit(events)
+
+    def corpus(self) -> list[msgspec.Struct]:
+        return [recorded.record(*game) for game in recorded.GAMES]
+
+    def check_corpus_game(self, line: bytes) -> tuple[str, list[str]]:
+        game = _corpus_decoder.decode(line)
+        name = f"{game.board}, {game.players} players, {game.seed!r}"
+        return name, recorded.check(game)
+
+    def encode_event(self, event: e.Event) -> bytes:
+        return e.encode(event)
+
+    def decode_event(self, data: bytes | str) -> e.Event:
+        return e.decode(data)
+
+
+GAME = RenatureGame()

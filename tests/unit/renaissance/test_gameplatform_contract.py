@@ -1,0 +1,114 @@
+"""The platform's contract: every registered game passes the same suite (as every event store
+passes one store suite). Renature goes through its adapter unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from gameplatform import UnknownGame, game_names, get_game
+from gameplatform.interface import Game
+
+GAMES = game_names()
+SETTINGS = {"renature": (["greedy", "random"], "base"), "renaissance": (["greedy", "random"], None)}
+
+
+def simulated(name: str) -> tuple[Game[Any, Any, Any], list[Any], Any]:
+    game = get_game(name)
+    bots, board = SETTINGS[name]
+    log, state, _ = game.simulate("contract", bots, board)
+    return game, log, state
+
+
+def test_the_registry_knows_both_games_and_refuses_others() -> None:
+    assert GAMES == ("renature", "renaissance")
+    with pytest.raises(UnknownGame, match="renature, renaissance"):
+        get_game("chess")
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_simulated_game_ends_and_its_replay_audit_and_explanation_agree(name: str) -> None:
+    game, log, state = simulated(name)
+    assert game.is_over(state)
+    assert game.to_move(state) is None
+    folded = None
+    for event in log:
+        folded = game.evolve(folded, event)
+    assert folded == state
+    report = game.audit(log)
+    assert report.ok  # type: ignore[attr-defined]
+    explanation = game.explain(log)
+    assert explanation.scores == report.scores  # type: ignore[attr-defined]
+    assert [game.decode_event(game.encode_event(ev)) for ev in log] == log
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_decide_takes_every_legal_action_and_only_the_seat_to_move_has_any(name: str) -> None:
+    game, log, _ = simulated(name)
+    state = None
+    seen = 0
+    for number, event in enumerate(log):
+        state = game.evolve(state, event)
+        whole_batch = number + 1 == len(log) or log[number + 1].cause is not None
+        if not whole_batch or number % 3 or game.is_over(state) or game.to_move(state) is None:
+            continue
+        seat = game.to_move(state)
+        assert seat is not None
+        legal = game.legal_actions(state, seat)
+        assert legal
+        for command in legal[:: max(1, len(legal) // 25)]:
+            game.decide(state, command)  # raises if refused
+        players = len(game.view(state, None).seats)  # type: ignore[attr-defined]
+        assert all(game.legal_actions(state, s) == [] for s in range(players) if s != seat)
+        seen += 1
+    assert seen > 10
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_same_seed_sets_up_the_same_game(name: str) -> None:
+    game = get_game(name)
+    players = game.player_counts[0]
+    names = [f"p{i}" for i in range(players)]
+
+    def events() -> list[Any]:
+        state, out = None, []
+        for command in game.setup_commands("same", "seed-1", players, names):
+            batch, state = game.execute(state, command)
+            out += batch
+        return out
+
+    assert events() == events()
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_views_pictures_and_components_are_data(name: str) -> None:
+    game, _, state = simulated(name)
+    views = [game.view(state, seat) for seat in (None, 0, 1)]
+    for view in views:
+        msgspec.json.encode(view)
+    if not game.hidden_information:  # every seat sees the same game
+        plain = [msgspec.structs.replace(v, viewer=None) for v in views]  # type: ignore[type-var]
+        assert plain[0] == plain[1] == plain[2]
+    assert game.picture_svg(state, "t").startswith("<svg")
+    assert game.picture_text(state).strip()
+    msgspec.json.encode(game.components())
+    assert game.bot_names == ("random", "greedy")
+    assert game.command_type is not None
+    assert game.event_type is not None
+
+
+def test_renature_through_the_platform_plays_exactly_as_its_core() -> None:
+    from renature.game import outcome, play
+
+    log, state = play(3, "same as core", ["greedy", "random", "greedy"], board="valley")
+    expected = outcome(state, ["greedy", "random", "greedy"], len(log))
+    game = get_game("renature")
+    got_log, got_state, got = game.simulate(
+        "same as core", ["greedy", "random", "greedy"], "valley"
+    )
+    assert got_log == log
+    assert got_state == state
+    assert got == expected
+    assert game.finishing_command(got_state, "x") is None
