@@ -28,6 +28,9 @@ PING_S = 15
 @router.get(
     "/games/{game_id}/events/stream",
     response_class=EventSourceResponse,
+    # An endless stream, like the WebSocket: described in docs/http-api.md, not in the
+    # OpenAPI document (whose clients, Schemathesis included, expect an answer that ends).
+    include_in_schema=False,
     responses={
         200: {
             "description": "An event stream: one `event: <type>`, `id: <version>`, "
