@@ -14,6 +14,7 @@ configures its children by setting the environment rather than by passing flags.
 | ``RENATURE_DURABILITY`` | ``always`` | ``always``, ``replica`` or ``everysec`` (durability.py) |
 | ``RENATURE_DURABILITY_REPLICAS`` | ``1`` | replicas a write waits for under ``replica`` |
 | ``RENATURE_ALLOW_CHOSEN_SEEDS`` | off | ``POST /games`` may take a seed (tests, bots) |
+| ``RENATURE_REDIS_USER``, ``..._PASSWORD[_FILE]`` | none | this service's ACL user (`redis_auth`) |
 | ``RENATURE_RATE_LIMITS`` | on | the gateway's rate limits (``RENATURE_LIMIT_*``: security.md) |
 | ``RENATURE_MAX_BODY_BYTES`` | ``65536`` | the largest request body the gateway reads |
 | ``RENATURE_TOKEN_TTL_AFTER_END_S`` | ``3600`` | seat tokens lapse this long after the end |
@@ -29,6 +30,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from renature_services.redis_auth import authenticated_url
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -104,6 +107,8 @@ class Settings:
             word = access.strip().lower()
             values["access_log_sample"] = named[word] if word in named else float(word)
         values.update({k: v for k, v in overrides.items() if v is not None})
+        # Per-service ACL user and password (renature_services.redis_auth, docs/security.md).
+        values["redis_url"] = authenticated_url(values.get("redis_url", DEFAULT_REDIS_URL), env)
         return cls(**values)
 
     def with_(self, **changes: Any) -> Settings:
