@@ -18,11 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
+import msgspec
 from faststream import AckPolicy, FastStream
 from faststream.message import StreamMessage
-from faststream.redis import RedisBroker, StreamSub
-from faststream.redis.message import bDATA_KEY as DATA_KEY
-from faststream.redis.parser.binary import BinaryMessageFormatV1
+from faststream.redis import BinaryMessageFormatV1, RedisBroker, StreamSub
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
 from redis.asyncio import Redis
@@ -33,9 +32,7 @@ from renature_services.command_handler import BatchMeta, CommandHandler
 from renature_services.logging import configure_logging, get_logger, stdlib_logger
 from renature_services.seed_vault import RedisSeedVault
 from renature_services.settings import Settings
-from renature_store import (
-    RedisEventStore,
-)
+from renature_store import KeyLayout, RedisEventStore
 from renature_store.retention import RetentionPolicy
 
 __all__ = [
@@ -60,12 +57,14 @@ EnvelopeBatch = Annotated[list[bytes], WithJsonSchema(bus.inline_schema(bus.Comm
 schema of one message: each stream entry is one envelope, however many are read at once."""
 
 
-async def raw_bodies(message: StreamMessage[Any]) -> list[bytes]:
-    """The bytes of every message of a batch, untouched (FastStream would parse JSON bodies)."""
-    return [
-        BinaryMessageFormatV1.parse(entry.get(DATA_KEY, b""))[0]
-        for entry in message.raw_message["data"]
-    ]
+_raw_list = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+async def envelope_bodies(message: StreamMessage[Any]) -> list[bytes]:
+    """The JSON of every envelope of a batch, each decoded later by msgspec: FastStream's body
+    of a batch is the JSON array of its messages' bodies, taken apart here without building
+    Python objects (its default decoder would, and then pydantic would check them)."""
+    return [bytes(raw) for raw in _raw_list.decode(message.body)]
 
 
 # -- the FastStream app ----------------------------------------------------------------------
@@ -80,6 +79,11 @@ class RulesService:
     broker: RedisBroker = field(init=False)
     app: FastStream = field(init=False)
     _redis: Redis | None = field(init=False, default=None)
+
+    @property
+    def command_stream(self) -> str:
+        """The command stream under the configured key prefix."""
+        return KeyLayout(self.settings.prefix, self.settings.partitions).command_stream()
 
     def __post_init__(self) -> None:
         async def on_commands(bodies: EnvelopeBatch) -> None:
@@ -97,15 +101,17 @@ class RulesService:
         )
         self.broker.subscriber(
             stream=StreamSub(
-                bus.COMMAND_STREAM,
+                self.command_stream,
                 group=bus.RULES_GROUP,
                 consumer=self.settings.consumer,
                 batch=True,
                 max_records=MAX_BATCH,
             ),
-            ack_policy=AckPolicy.MANUAL,  # acknowledged with the replies, in one round trip
+            # Acknowledged once the replies are out; a batch that failed stays pending and is
+            # taken over by the reclaiming subscriber (a nack leaves a stream entry pending).
+            ack_policy=AckPolicy.NACK_ON_ERROR,
             no_reply=True,  # the replies are published by `on_commands`, not by FastStream
-            decoder=raw_bodies,
+            decoder=envelope_bodies,
             title="rules:commands",
             description=(
                 "Command envelopes (msgspec JSON `CommandEnvelope`); each reply (msgspec JSON "
@@ -116,16 +122,16 @@ class RulesService:
         # Takes over commands a dead instance read but never acknowledged.
         self.broker.subscriber(
             stream=StreamSub(
-                bus.COMMAND_STREAM,
+                self.command_stream,
                 group=bus.RULES_GROUP,
                 consumer=self.settings.consumer,
                 batch=True,
                 min_idle_time=self.settings.reclaim_idle_ms,
                 polling_interval=1000,
             ),
-            ack_policy=AckPolicy.MANUAL,
+            ack_policy=AckPolicy.NACK_ON_ERROR,
             no_reply=True,
-            decoder=raw_bodies,
+            decoder=envelope_bodies,
             title="rules:commands:reclaim",
             include_in_schema=False,
         )(on_commands)
@@ -148,8 +154,9 @@ class RulesService:
         )
 
     async def on_commands(self, bodies: Sequence[bytes], message: StreamMessage[Any]) -> None:
-        """Answer a batch: handle it, then publish every reply and acknowledge the batch in
-        one pipeline. A failure before that leaves the batch pending, to be reclaimed."""
+        """Answer a batch: handle it and publish every reply in one pipeline; FastStream then
+        acknowledges the batch. A failure before that leaves the batch pending, to be
+        reclaimed."""
         if self.handler is None or self._redis is None:
             await self.startup()
         assert self.handler is not None
@@ -166,9 +173,6 @@ class RulesService:
                     correlation_id=header.get("correlation_id") or "",
                 )
                 pipe.publish(reply_to, wire)
-        pipe.xack(
-            message.raw_message["channel"], bus.RULES_GROUP, *message.raw_message["message_ids"]
-        )
         await pipe.execute()
 
     async def __aenter__(self) -> RulesService:
@@ -225,7 +229,7 @@ class RulesService:
         """Create the rules consumer group (and the command stream) from the start, unless it
         exists: at start-up and whenever Redis answers NOGROUP (it came back empty)."""
         redis = self._redis or self.broker.config.connection.client
-        if await healing.ensure_stream_group(redis, bus.COMMAND_STREAM, bus.RULES_GROUP):
+        if await healing.ensure_stream_group(redis, self.command_stream, bus.RULES_GROUP):
             log.warning("consumer_group_created", group=bus.RULES_GROUP)
 
     async def shutdown(self) -> None:
@@ -246,6 +250,10 @@ def run(settings: Settings) -> None:
     asyncio.run(create_service(settings).app.run())
 
 
-# ``faststream docs gen renature_services.rules_service:app`` documents this app; nothing
-# connects before ``app.run()``, so importing the module is side-effect free.
-app = create_service().app
+def __getattr__(name: str) -> Any:
+    """``app``: the service configured from the environment, built when first asked for, so
+    that importing this module builds nothing (``faststream docs gen
+    renature_services.rules_service:app`` documents it)."""
+    if name == "app":
+        return create_service().app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
