@@ -190,6 +190,9 @@ def e2e_stack(request: pytest.FixtureRequest) -> Iterator[E2EStack]:
             "REDIS_URL": server.url,
             "RENATURE_LOG_LEVEL": "INFO",
             "RENATURE_RECLAIM_IDLE_MS": "1000",
+            # Bots and Schemathesis send far faster than people from one address; the rate
+            # limits have their own tests (tests/integration/test_limits.py).
+            "RENATURE_RATE_LIMITS": "off",
         }
         env.pop("RENATURE_CONSUMER", None)
         stack = E2EStack(redis=server, gateway_url=f"http://127.0.0.1:{port}")
