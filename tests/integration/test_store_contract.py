@@ -19,6 +19,10 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
+from redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
+    cluster_redis_fixture,
+    redis_cluster_fixture,
+)
 from renature_store import (
     MAX_VERSION,
     Appended,
@@ -58,7 +62,13 @@ def outcome(text: str) -> bytes:
     return msgspec.json.encode({"reply": text})
 
 
-@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "memory"])
+@pytest.fixture(
+    params=[
+        pytest.param("redis", marks=pytest.mark.redis),
+        "memory",
+        pytest.param("cluster", marks=pytest.mark.redis),
+    ]
+)
 def store(request: pytest.FixtureRequest) -> EventStore:
     """Every back end of the contract; add new ones to ``params``."""
     if request.param == "redis":
@@ -66,6 +76,8 @@ def store(request: pytest.FixtureRequest) -> EventStore:
         return RedisEventStore(request.getfixturevalue("redis"))
     if request.param == "memory":
         return MemoryEventStore()
+    if request.param == "cluster":  # three masters with a replica each; writes wait for one
+        return RedisEventStore(request.getfixturevalue("cluster_redis"), durability="replica")
     raise AssertionError(f"unknown back end {request.param}")
 
 
