@@ -1,0 +1,118 @@
+"""Services heal themselves (issue 11): real processes, a real Redis stopped and started.
+
+- Started before Redis, the rules service and a projector wait for it (no exit) and work once
+  it answers.
+- Redis comes back *empty* (its data lost): the rules service and the projector create their
+  consumer groups again (NOGROUP) instead of exiting (status 0) or logging NOGROUP forever, and
+  commands are answered again within a few seconds of Redis returning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+
+from redis_server import RedisServer, find_redis_server, free_port
+from renature import commands as c
+from renature_services import bus
+from renature_services.rules_client import RulesClient
+from renature_store import KeyLayout
+
+pytestmark = [pytest.mark.redis, pytest.mark.e2e]
+
+LAYOUT = KeyLayout()
+
+
+@pytest.fixture
+def port() -> int:
+    if not find_redis_server():
+        if os.environ.get("RENATURE_REQUIRE_REDIS") == "1":
+            pytest.fail("redis-server is not installed", pytrace=False)
+        pytest.skip("needs redis-server on PATH")
+    return free_port()
+
+
+@pytest.fixture
+def services(port: int, tmp_path: Path) -> Iterator[dict[str, subprocess.Popen[bytes]]]:
+    env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0", "RENATURE_LOG_LEVEL": "INFO"}
+    env.pop("RENATURE_CONSUMER", None)
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    for name in ("rules", "board"):
+        log = (tmp_path / f"{name}.log").open("ab")
+        procs[name] = subprocess.Popen(
+            [sys.executable, "-m", "renature_services.supervisor", name],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+    try:
+        yield procs
+    finally:
+        for proc in procs.values():
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+async def command_answered(url: str, game_id: str, timeout: float) -> float:
+    """Seconds until a CreateGame is answered accepted (bounded by ``timeout``)."""
+    started = time.monotonic()
+    client = aioredis.Redis.from_url(url)
+    try:
+        while time.monotonic() - started < timeout:
+            try:
+                async with RulesClient(client) as rules:
+                    envelope = bus.CommandEnvelope(
+                        game_id, "create", c.CreateGame(game_id, 2, "", "base"), None
+                    )
+                    reply = await rules.send(envelope, timeout=2.0)
+                if reply.status == "accepted":
+                    return time.monotonic() - started
+            except Exception:  # Redis not there yet, no reply yet: try again
+                await asyncio.sleep(0.1)
+        raise AssertionError(f"no accepted reply for {game_id} within {timeout} s")
+    finally:
+        await client.aclose()
+
+
+async def projected(url: str, game_id: str, timeout: float) -> None:
+    client = aioredis.Redis.from_url(url)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if await client.hget(LAYOUT.model_key("board", game_id), "version"):
+                return
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"{game_id} was not projected within {timeout} s")
+    finally:
+        await client.aclose()
+
+
+async def test_services_started_before_redis_and_redis_coming_back_empty(
+    port: int, services: dict[str, subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    await asyncio.sleep(3)  # the services start and find no Redis
+    assert all(proc.poll() is None for proc in services.values()), "a service gave up"
+    (tmp_path / "first").mkdir()
+    (tmp_path / "empty").mkdir()
+    with RedisServer(port=port, data_dir=tmp_path / "first") as first:
+        await command_answered(first.url, "g-before", timeout=60)
+        await projected(first.url, "g-before", timeout=30)
+    # Redis is gone and comes back with nothing: no stream, no consumer group.
+    with RedisServer(port=port, data_dir=tmp_path / "empty") as empty:
+        waited = await command_answered(empty.url, "g-after", timeout=30)
+        await projected(empty.url, "g-after", timeout=30)
+        assert waited < 10, f"the rules service took {waited:.1f} s to serve again"
+    assert all(proc.poll() is None for proc in services.values()), "a service exited"
