@@ -19,8 +19,10 @@ install: $(STAMP)
 ## `make run PORT=8080 REDIS_PORT=6390` (default: gateway on 8000, Redis on a free port).
 PORT ?= 8000
 REDIS_PORT ?=
+## Redis fsyncs once a second here (durability everysec, faster; the stack says so at start).
 run: $(STAMP)
-	RENATURE_ALLOW_CHOSEN_SEEDS=$${RENATURE_ALLOW_CHOSEN_SEEDS:-1} $(RUN) renature serve all \
+	RENATURE_ALLOW_CHOSEN_SEEDS=$${RENATURE_ALLOW_CHOSEN_SEEDS:-1} \
+	RENATURE_DURABILITY=$${RENATURE_DURABILITY:-everysec} $(RUN) renature serve all \
 		--port $(PORT) $(if $(REDIS_PORT),--redis-port $(REDIS_PORT))
 
 ## The whole suite: unit, integration (real Redis) and end-to-end tests, then the linters
