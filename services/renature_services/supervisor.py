@@ -156,7 +156,9 @@ class PrivateRedis:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         command = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1"]
         command += ["--dir", str(self.data_dir), "--logfile", "redis.log", "--save", ""]
-        command += ["--appendonly", "yes", "--appendfsync", "everysec"]
+        # The fsync policy the durability mode needs (issue 11): always, unless everysec is chosen.
+        fsync = "everysec" if Settings.from_env().durability == "everysec" else "always"
+        command += ["--appendonly", "yes", "--appendfsync", fsync]
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -286,6 +288,16 @@ def wait_for_port(host: str, port: int, stack: Stack, timeout: float = 60.0) -> 
     return False
 
 
+def durability_line(mode: str) -> str:
+    """What an acknowledged move survives under ``mode`` (docs/event-store.md)."""
+    if mode == "everysec":
+        return (
+            "Durability: everysec (fast; an OS crash or power cut may lose the last ~1 s of "
+            "acknowledged moves). Production runs RENATURE_DURABILITY=always."
+        )
+    return f"Durability: {mode} (no acknowledged move is lost, power cuts included)."
+
+
 def run_all(
     redis_url: str | None,
     *,
@@ -317,6 +329,7 @@ def run_all(
             return 1
         if server is not None:
             announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
+        announce(durability_line(Settings.from_env().durability))
         announce(f"Gateway: {stack.gateway_url}")
         announce(f"API docs: {stack.gateway_url}/docs")
         if Settings.from_env().allow_chosen_seeds:
