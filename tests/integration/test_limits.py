@@ -9,6 +9,7 @@ answer and for leaving nothing behind in Redis.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -323,14 +324,12 @@ async def test_made_up_tokens_do_not_escape_the_address_quota(
         assert (await stack.http(ELSEWHERE).get(f"/games/{game_id}")).status_code == 200
 
 
-@pytest.fixture
-async def served(limited: Stack) -> AsyncIterator[str]:
-    """The limited app under uvicorn on a free port (WebSockets need a real server)."""
+@contextlib.asynccontextmanager
+async def serving(app: FastAPI) -> AsyncIterator[str]:
+    """``app`` under uvicorn on a free port (WebSockets need a real server): its host:port."""
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(
-            limited.app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"
-        )
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
     )
     task = asyncio.create_task(server.serve())
     deadline = time.monotonic() + 10
@@ -342,6 +341,12 @@ async def served(limited: Stack) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 10)
+
+
+@pytest.fixture
+async def served(limited: Stack) -> AsyncIterator[str]:
+    async with serving(limited.app) as address:
+        yield address
 
 
 async def refused_live(url: str) -> dict[str, Any]:
@@ -385,6 +390,45 @@ async def test_live_connections_are_capped_per_address_and_per_game(
     await limited.redis.zadd(game_key, {f"held-{n}": time.time() + 60 for n in range(3)})
     refused = await refused_live(url)
     assert refused["error"]["code"] == "rate_limited"
+
+
+async def answers(ws: Any, count: int) -> list[dict[str, Any]]:
+    """The next ``count`` answers on a live channel (event frames in between are skipped)."""
+    out: list[dict[str, Any]] = []
+    while len(out) < count:
+        frame = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        if "answer" in frame:
+            out.append(frame["answer"])
+    return out
+
+
+async def test_messages_on_the_live_channel_are_limited_like_requests(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    limits = RateLimits(seat="4/minute", read="1000/minute", create="1000/minute")
+    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True, rate_limits=limits)
+    async for stack in stack_of(app, redis, redis_url):
+        game_id, tokens = await new_game(stack.http())
+        url = f"ws://{{}}/games/{game_id}/live?token={tokens[1]}"
+        async with serving(app) as address, connect(url.format(address)) as ws:
+            deep = '{"command_id": "deep", "command": ' + "[" * 50 + "]" * 50 + "}"
+            await ws.send(deep)
+            (answer,) = await answers(ws, 1)
+            assert (answer["command_id"], answer["http_status"]) == ("deep", 422)
+            assert answer["error"]["code"] == "body_too_deep"
+            for number in range(6):
+                body = {"command_id": f"w{number}", "command": {"type": "EndTurn"}}
+                await ws.send(json.dumps(body))
+            # The first three are the app's to answer (the deep one counted as the fourth);
+            # the rest are refused before the app sees them.
+            seen: dict[str, dict[str, Any]] = {}
+            while "w5" not in seen:
+                (answer,) = await answers(ws, 1)
+                seen[answer["command_id"]] = answer
+            for number in range(6):
+                answer = seen.get(f"w{number}", {"http_status": None})
+                assert (answer["http_status"] == 429) is (number >= 3), answer
+            assert seen["w5"]["error"]["code"] == "rate_limited"
 
 
 # -- finished games: cached reads, corrupted streams, lapsing tokens ----------------------------

@@ -115,6 +115,9 @@ class RequestLimits:
         self.larger = dict(larger)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self.app(scope, self._guard_messages(receive, send), send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -140,6 +143,28 @@ class RequestLimits:
             return
         await self.app(scope, _replay(body, receive), send)
 
+    def _guard_messages(self, receive: Receive, send: Send) -> Receive:
+        """A ``receive`` that answers a live channel's message nested too deep itself (in the
+        channel's answer format, see `live_refusal`) instead of handing it to the app."""
+
+        async def guarded() -> Message:
+            while True:
+                message: dict[str, Any] = await receive()
+                if message["type"] != "websocket.receive":
+                    return message
+                raw = message_bytes(message)
+                if not json_depth_exceeds(raw, self.max_json_depth):
+                    return message
+                text = live_refusal(
+                    raw,
+                    422,
+                    "body_too_deep",
+                    f"The message nests more than {self.max_json_depth} levels deep.",
+                )
+                await send({"type": "websocket.send", "text": text})
+
+        return guarded
+
     async def _read_body(self, receive: Receive, cap: int) -> tuple[bytes, bool]:
         """The whole body (at most the cap), and whether the client disconnected instead."""
         chunks: list[bytes] = []
@@ -161,6 +186,33 @@ class RequestLimits:
             413, "body_too_large", f"The request body is larger than {cap} bytes.", close=True
         ):
             await send(message)
+
+
+_COMMAND_ID = re.compile(rb'"command_id"\s*:\s*"([A-Za-z0-9._~-]{1,128})"')
+
+
+def message_bytes(message: Message) -> bytes:
+    """The payload of a ``websocket.receive`` message."""
+    text = message.get("text")
+    if text is not None:
+        return str(text).encode("utf-8", "replace")
+    return bytes(message.get("bytes") or b"")
+
+
+def live_refusal(raw: bytes, status: int, code: str, message: str) -> str:
+    """A refusal in the live channel's answer format (``gateway.live_commands``), naming the
+    message's ``command_id`` when one can be seen without parsing it."""
+    found = _COMMAND_ID.search(raw[:4096])
+    command_id = found.group(1).decode() if found else ""
+    answer = {
+        "answer": {
+            "command_id": command_id,
+            "status": "rejected",
+            "http_status": status,
+            "error": {"code": code, "message": message},
+        }
+    }
+    return msgspec.json.encode(answer).decode()
 
 
 def _is_json(scope: Scope) -> bool:

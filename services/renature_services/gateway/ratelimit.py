@@ -50,13 +50,18 @@ from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from redis.asyncio import Redis
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from renature_services.gateway.limits import error_response_messages
+from renature_services.gateway.limits import (
+    error_response_messages,
+    live_refusal,
+    message_bytes,
+)
 from renature_services.logging import get_logger
 
 log = get_logger("renature.gateway")
 
 _CREATE = re.compile(r"^/games/?$|^/games/[^/]+/seats/[^/]+$")
 _GAME_OF = re.compile(r"^/games/([^/]+)/")
+_HTTP_STATUS = re.compile(r'"http_status":\s*(\d{3})')
 UNLIMITED_PATHS = frozenset({"/healthz"})
 """Probes of the process supervisor and Kubernetes are never limited."""
 
@@ -321,8 +326,13 @@ class RateLimiting:
         except Exception as error:
             log.warning("gateway_rate_limits_unavailable", error=type(error).__name__)
         renewing = asyncio.create_task(self._renew(leases, member)) if leases else None
+        token = seat_token(scope)
         try:
-            await self.app(scope, receive, send)
+            await self.app(
+                scope,
+                self._count_messages(receive, send, address, token),
+                self._count_refusals(send, address, token),
+            )
         finally:
             if renewing is not None:
                 renewing.cancel()
@@ -330,6 +340,56 @@ class RateLimiting:
                     await renewing
             with contextlib.suppress(Exception):
                 await self.limiter.release(leases, member)
+
+    def _count_messages(
+        self, receive: Receive, send: Send, address: str, token: str | None
+    ) -> Receive:
+        """Commands sent over the live channel count as the HTTP route's do: each message in
+        the token's ``seat`` bucket (a spectator's in its address's ``read`` bucket), held to
+        the ``refused`` quotas; one over a limit is answered ``rate_limited`` (429) in the
+        channel's answer format and not handed to the app."""
+
+        async def counted() -> Message:
+            while True:
+                message: dict[str, Any] = await receive()
+                if message["type"] != "websocket.receive":
+                    return message
+                try:
+                    await self.limiter.check("refused_per_address", address)
+                    if token is not None:
+                        await self.limiter.check("refused", token)
+                        await self.limiter.hit("seat", token)
+                    else:
+                        await self.limiter.hit("read", address)
+                except Refused as refused:
+                    text = live_refusal(
+                        message_bytes(message), 429, "rate_limited", _message(refused.retry_after)
+                    )
+                    await send({"type": "websocket.send", "text": text})
+                    continue
+                except Exception as error:
+                    log.warning("gateway_rate_limits_unavailable", error=type(error).__name__)
+                return message
+
+        return counted
+
+    def _count_refusals(self, send: Send, address: str, token: str | None) -> Send:
+        """Count the live channel's refused commands (their answers say ``http_status``)."""
+
+        async def watched(message: Message) -> None:
+            await send(message)
+            text = message.get("text") if message["type"] == "websocket.send" else None
+            if not text or not text.startswith('{"answer"') or '"rejected"' not in text:
+                return
+            found = _HTTP_STATUS.search(text)
+            status = int(found.group(1)) if found else 0
+            if 400 <= status < 500 and status not in (404, 429):
+                with contextlib.suppress(Exception):
+                    await self.limiter.refuse("refused_per_address", address)
+                    if token is not None:
+                        await self.limiter.refuse("refused", token)
+
+        return watched
 
     async def _renew(self, leases: list[tuple[str, str]], member: str) -> None:
         while True:
