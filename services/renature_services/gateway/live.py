@@ -32,6 +32,7 @@ from renature.state import GameState
 from renature.view import view, visible_event
 from renature_services.gateway.dependencies import Gateway
 from renature_services.gateway.errors import ApiError
+from renature_services.gateway.live_commands import serve_commands
 from renature_services.logging import get_logger
 from renature_store import MAX_VERSION
 
@@ -180,7 +181,8 @@ async def serve_websocket(
             await websocket.send_text(frames.frame(event).decode())
 
     sending = asyncio.create_task(pump())
-    listening = asyncio.create_task(_until_disconnect(websocket))
+    # Commands and their answers ride the same socket (gateway/live_commands.py).
+    listening = asyncio.create_task(serve_commands(websocket, gateway, game_id, channel.viewer))
     try:
         done, _ = await asyncio.wait({sending, listening}, return_when=asyncio.FIRST_COMPLETED)
     finally:
