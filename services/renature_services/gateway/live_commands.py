@@ -26,6 +26,8 @@ is answered ``not_seated``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from typing import Any
 
@@ -112,10 +114,19 @@ async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | b
         return _refusal(command_id, error)
 
 
+GRACE_S = 5.0
+"""A channel closing under a command in flight (its game just ended: the last move's answer
+races the GameEnded push) sends that answer first, waiting this long at most."""
+
+
 async def serve_commands(
     websocket: WebSocket, gateway: Gateway, game_id: str, seat: int | None
 ) -> None:
     """Answer the socket's messages one after the other until the client goes away."""
+
+    async def reply(text: str | bytes) -> None:
+        await websocket.send_text((await answer(gateway, game_id, seat, text)).decode())
+
     try:
         while True:
             message = await websocket.receive()
@@ -124,6 +135,12 @@ async def serve_commands(
             text = message.get("text")
             if text is None:
                 text = message.get("bytes") or b""
-            await websocket.send_text((await answer(gateway, game_id, seat, text)).decode())
+            work = asyncio.ensure_future(reply(text))
+            try:
+                await asyncio.shield(work)
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(work, GRACE_S)
+                raise
     except WebSocketDisconnect:
         return

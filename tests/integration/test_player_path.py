@@ -1,0 +1,245 @@
+"""The player's path made cheap (issue 15): commands and their answers over the live WebSocket,
+seat tokens resolved in process, the gateway served by several worker processes, the access
+log sampled or off. Real Redis, the real rules service, uvicorn on a free port."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+import uvicorn
+from websockets.asyncio.client import connect
+
+from redis_server import free_port
+from renature import commands as c
+from renature_services.gateway.app import create_app
+from renature_services.gateway.server import SETTINGS_ENV, settings_from_env
+from renature_services.gateway.token_cache import CachedSeatTokens
+from renature_services.http_client import GatewayClient
+from renature_services.logging import SampledFilter
+from renature_services.rules_service import RulesService
+from renature_services.settings import Settings
+from renature_store import KeyLayout
+from support.waiting import eventually
+
+pytestmark = pytest.mark.redis
+
+
+@pytest.fixture
+async def served(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[tuple[str, Any]]:
+    """The gateway and a rules service on the test's Redis; (base URL, the app)."""
+    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    async with RulesService(Settings(redis_url=redis_url, consumer="rules-player")):
+        task = asyncio.create_task(server.serve())
+        await eventually(lambda: server.started or task.done(), "uvicorn serving", timeout=10)
+        assert server.started
+        try:
+            yield f"127.0.0.1:{port}", app
+        finally:
+            server.should_exit = True
+            await task
+
+
+async def new_game(base: str, players: int = 2) -> tuple[str, list[str]]:
+    async with GatewayClient(f"http://{base}") as client:
+        game_id = await client.create_game(players, seed="player-path")
+        tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(players)]
+        await client.start(game_id, tokens[0])
+    return game_id, tokens
+
+
+async def answer_of(ws: Any, command_id: str) -> dict[str, Any]:
+    """Skip pushed events until the answer to ``command_id`` comes (5 s at most)."""
+    deadline = time.monotonic() + 5
+    while True:
+        frame = json.loads(await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic())))
+        if "answer" in frame and frame["answer"]["command_id"] == command_id:
+            return dict(frame)
+
+
+async def test_moves_and_their_answers_ride_the_live_websocket(
+    served: tuple[str, Any],
+) -> None:
+    base, _ = served
+    game_id, tokens = await new_game(base)
+    url = f"ws://{base}/games/{game_id}/live"
+    async with GatewayClient(f"http://{base}") as client:
+        state = await client.state(game_id, tokens[0])
+        seat = state.current
+        legal = await client.legal_actions(game_id, tokens[seat])
+    async with connect(f"{url}?token={tokens[seat]}") as ws, connect(url) as spectator:
+        command = {"command_id": "m1", "command": _wire(legal[0]), "events": True, "view": True}
+        command["legal_actions"] = True
+        await ws.send(json.dumps(command))
+        frame = await answer_of(ws, "m1")
+        answer = frame["answer"]
+        assert answer["status"] == "accepted"
+        assert answer["first_version"] <= answer["last_version"] == answer["version"]
+        count = answer["last_version"] - answer["first_version"] + 1
+        assert [e["version"] for e in frame["events"]] == list(
+            range(answer["first_version"], answer["first_version"] + count)
+        )
+        assert frame["view"]["viewer"] == seat
+        assert frame["view"]["version"] >= answer["last_version"]
+        assert isinstance(frame["legal_actions"], list)
+        # The same id again is the same command: its one outcome, nothing appended twice.
+        await ws.send(json.dumps({"command_id": "m1", "command": _wire(legal[0])}))
+        again = (await answer_of(ws, "m1"))["answer"]
+        assert again["last_version"] == answer["last_version"]
+        # A move out of turn is refused as over HTTP (409 not_your_turn), nothing appended.
+        other = 1 - seat
+        await ws.send(
+            json.dumps({"command_id": "m2", "command": {"type": "EndTurn", "seat": other}})
+        )
+        refused = (await answer_of(ws, "m2"))["answer"]
+        assert refused["status"] == "rejected"
+        assert (refused["http_status"], refused["error"]["code"]) == (403, "wrong_seat")
+        await ws.send("not json")
+        malformed = (await answer_of(ws, ""))["answer"]
+        assert (malformed["http_status"], malformed["error"]["code"]) == (422, "malformed_request")
+        await spectator.send(json.dumps({"command_id": "s1", "command": {"type": "EndTurn"}}))
+        unseated = (await answer_of(spectator, "s1"))["answer"]
+        assert (unseated["http_status"], unseated["error"]["code"]) == (403, "not_seated")
+
+
+async def test_a_game_played_to_its_end_over_the_websocket(served: tuple[str, Any]) -> None:
+    """Every move of a whole game over the seats' sockets; the last answer arrives although
+    the game's end closes the channel right after it."""
+    base, _ = served
+    game_id, tokens = await new_game(base)
+    url = f"ws://{base}/games/{game_id}/live"
+    async with (
+        connect(f"{url}?token={tokens[0]}") as ws0,
+        connect(f"{url}?token={tokens[1]}") as ws1,
+        httpx.AsyncClient(base_url=f"http://{base}") as http,
+    ):
+        sockets, moves = [ws0, ws1], 0
+        while True:
+            summary = (await http.get(f"/games/{game_id}")).json()
+            if summary["phase"] in ("final_scoring", "finished"):
+                break
+            seat = summary["current_seat"]
+            legal = (
+                await http.get(
+                    f"/games/{game_id}/legal-actions",
+                    headers={"Authorization": f"Bearer {tokens[seat]}"},
+                )
+            ).json()
+            message = {"command_id": f"g{moves}", "command": legal[0]}
+            await sockets[seat].send(json.dumps(message))
+            answer = (await answer_of(sockets[seat], f"g{moves}"))["answer"]
+            assert answer["status"] == "accepted", answer
+            moves += 1
+            assert moves < 2_000
+        assert moves > 20
+        await eventually_finished(http, game_id)
+
+
+async def eventually_finished(http: httpx.AsyncClient, game_id: str) -> None:
+    deadline = time.monotonic() + 10
+    while (await http.get(f"/games/{game_id}")).json()["phase"] != "finished":
+        assert time.monotonic() < deadline, "the game did not finish"
+        await asyncio.sleep(0.05)
+
+
+async def test_seat_tokens_are_looked_up_once_then_answered_from_memory(
+    redis: aioredis.Redis,
+) -> None:
+    tokens = CachedSeatTokens(redis, KeyLayout(), revalidate_s=0.3)
+    assert await tokens.claim("g1", 0, "secret-0")
+    for _ in range(5):
+        assert await tokens.seat_of("g1", "secret-0") == 0
+    assert tokens.lookups == 1
+    assert await tokens.seat_of("g1", "made-up") is None
+    assert await tokens.seat_of("g1", "made-up") is None
+    assert tokens.lookups == 3  # wrong tokens are never cached
+    await asyncio.sleep(0.35)
+    assert await tokens.seat_of("g1", "secret-0") == 0
+    assert tokens.lookups == 4  # re-checked once the entry is older than revalidate_s
+    await redis.delete(tokens.key("g1"))  # the seat hash lapsed (the game ended long ago)
+    tokens.ended("g1")
+    assert await tokens.seat_of("g1", "secret-0") is None  # no memory of an ended game
+
+
+def test_the_access_log_is_off_sampled_or_on() -> None:
+    record = logging.LogRecord("uvicorn.access", logging.INFO, "", 0, "GET /", None, None)
+    assert not any(SampledFilter(0.0).filter(record) for _ in range(1000))
+    assert all(SampledFilter(1.0).filter(record) for _ in range(1000))
+    kept = sum(SampledFilter(0.1).filter(record) for _ in range(10_000))
+    assert 700 < kept < 1300
+    assert Settings.from_env({}).access_log_sample == 0.0
+    assert Settings.from_env({"RENATURE_ACCESS_LOG": "on"}).access_log_sample == 1.0
+    assert Settings.from_env({"RENATURE_ACCESS_LOG": "0.01"}).access_log_sample == 0.01
+
+
+def test_workers_get_the_settings_the_gateway_was_started_with(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = Settings(redis_url="redis://elsewhere:1/0", gateway_workers=3, partitions=8)
+    monkeypatch.setenv(SETTINGS_ENV, json.dumps(_fields(settings)))
+    handed = settings_from_env()
+    assert (handed.redis_url, handed.gateway_workers, handed.partitions) == (
+        "redis://elsewhere:1/0",
+        3,
+        8,
+    )
+    assert handed.consumer != settings.consumer  # one consumer name per process
+
+
+def test_the_gateway_runs_as_several_worker_processes(redis_url: str) -> None:
+    """``RENATURE_GATEWAY_WORKERS=2``: two processes answer on one port."""
+    port = free_port()
+    env = {**os.environ, "REDIS_URL": redis_url, "RENATURE_GATEWAY_WORKERS": "2"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "renature_services.supervisor", "gateway", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, "the gateway exited"
+            assert time.monotonic() < deadline, "the gateway did not answer within 60 s"
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        children = subprocess.run(
+            ["pgrep", "-g", str(process.pid), "-f", "multiprocessing.spawn"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.split()
+        assert len(children) == 2
+    finally:
+        os.killpg(process.pid, 15)
+        process.wait(timeout=20)
+
+
+def _fields(settings: Settings) -> dict[str, Any]:
+    import dataclasses
+
+    return dataclasses.asdict(settings)
+
+
+def _wire(command: c.Command) -> dict[str, Any]:
+    import msgspec
+
+    return dict(msgspec.to_builtins(command))
