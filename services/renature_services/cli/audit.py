@@ -18,6 +18,7 @@ from renature.components import COLOURS
 from renature.explain import explain as run_explain
 from renature.game import replay as fold
 from renature.picture import board_svg
+from renature_services.cli import games
 from renature_services.cli.core import render_board
 
 GameArg = Annotated[str | None, typer.Argument(help="game id in Redis (or use --events)")]
@@ -48,10 +49,14 @@ def audit(
     events_file: EventsOpt = None,
     redis_url: RedisOpt = None,
     as_json: JsonOpt = False,
+    game_name: games.GameOpt = "renature",
 ) -> None:
     """Verify a game from its events alone: hash chain, every move re-decided, seed and deal,
     final scoring. Exit status 0 when everything holds, 1 otherwise."""
-    report = run_audit(_events(game_id, events_file, redis_url))
+    if game_name != "renature":
+        report = games.audit_report(game_name, game_id, events_file)
+    else:
+        report = run_audit(_events(game_id, events_file, redis_url))
     if as_json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:
@@ -87,9 +92,13 @@ def explain(
     seat: Annotated[str | None, typer.Option(help="only this colour's points")] = None,
     redis_url: RedisOpt = None,
     as_json: JsonOpt = False,
+    game_name: games.GameOpt = "renature",
 ) -> None:
     """Every point each seat got, in order, with the rule and the running total; then the
     final ranking."""
+    if game_name != "renature":
+        games.explain(game_name, game_id, events_file, as_json)
+        return
     events = _events(game_id, events_file, redis_url)
     state = fold(events)
     seat_no = None
@@ -130,8 +139,12 @@ def replay(
     ] = None,
     svg: Annotated[Path | None, typer.Option(help="also write the board as an SVG picture")] = None,
     redis_url: RedisOpt = None,
+    game_name: games.GameOpt = "renature",
 ) -> None:
     """The board and scores after event number N, drawn in the terminal (and as SVG)."""
+    if game_name != "renature":
+        games.replay(game_name, game_id, events_file, to, svg)
+        return
     events = _events(game_id, events_file, redis_url)
     if to is not None:
         events = [ev for ev in events if ev.version <= to]

@@ -18,6 +18,7 @@ from renature.bots import BOT_NAMES
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.game import outcome, play
 from renature.state import GameState
+from renature_services.cli import games
 
 board_app = typer.Typer(help="Boards: draw them or print them as JSON.", no_args_is_help=True)
 
@@ -37,7 +38,10 @@ def parse_bots(spec: str, players: int) -> list[str]:
 
 
 def simulate(
-    players: Annotated[int, typer.Option(min=2, max=4, help="2, 3 or 4 players")] = 4,
+    players: Annotated[
+        int | None,
+        typer.Option(min=2, max=4, help="2, 3 or 4 players (Renature, default 4; Renaissance: 2)"),
+    ] = None,
     seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
     bots: Annotated[str, typer.Option(help="bots by seat, comma-separated: random, greedy")] = (
         "greedy"
@@ -47,8 +51,18 @@ def simulate(
         Path | None, typer.Option("--events", help="write every event as JSON lines here")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+    game_name: games.GameOpt = "renature",
+    sets: Annotated[int, typer.Option(min=1, help="Renaissance: sets to play")] = 1,
+    competition: Annotated[
+        str, typer.Option(help="Renaissance: points or sets (the competition rule)")
+    ] = "points",
 ) -> None:
     """Play a whole game with bots, in process. Same arguments, same output, byte for byte."""
+    if game_name != "renature":
+        options = {"sets": sets, "competition": competition}
+        games.simulate(game_name, players, seed, bots, events_file, as_json, options)
+        return
+    players = players or 4
     names = parse_bots(bots, players)
     if board not in boards.available_boards():
         raise typer.BadParameter(f"unknown board {board!r}; boards: {boards.available_boards()}")
@@ -174,12 +188,16 @@ def corpus(
         Path | None,
         typer.Option("--check", help="replay the games of this corpus file and compare"),
     ] = None,
+    game_name: games.GameOpt = "renature",
 ) -> None:
     """Print the corpus of recorded games (JSON lines, as in docs/corpus.jsonl), or check a
     corpus file: every game is replayed, and the legal actions counted before each command
     and the result must be the recorded ones. Exit status 1 when any game differs."""
     from renature import corpus as recorded
 
+    if game_name != "renature":
+        games.corpus(game_name, check_file)
+        return
     if check_file is None:
         for board, players, bot in recorded.GAMES:
             game = recorded.record(board, players, bot)
