@@ -392,6 +392,17 @@ async def test_live_connections_are_capped_per_address_and_per_game(
     assert refused["error"]["code"] == "rate_limited"
 
 
+async def test_server_sent_event_streams_hold_live_leases_too(limited: Stack) -> None:
+    game_id, _ = await new_game(limited.http(ELSEWHERE))
+    held = f"rn:limits:live:address:{{{HOME[0]}}}"  # two streams open elsewhere already
+    await limited.redis.zadd(held, {f"held-{n}": time.time() + 60 for n in range(2)})
+    response = await limited.http(HOME).get(f"/games/{game_id}/events/stream")
+    error_of(response, 429, "rate_limited")
+    assert int(response.headers["Retry-After"]) >= 1
+    await limited.redis.zrem(held, "held-0", "held-1")
+    assert await limited.redis.zcard(held) == 0
+
+
 async def answers(ws: Any, count: int) -> list[dict[str, Any]]:
     """The next ``count`` answers on a live channel (event frames in between are skipped)."""
     out: list[dict[str, Any]] = []

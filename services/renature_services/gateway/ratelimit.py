@@ -10,7 +10,7 @@ Redis, shared by every gateway instance on the same Redis):
 | ``seat`` | every other request that carries a seat token (commands, seated reads) | seat token |
 | ``read`` | every other request without a token (spectator reads, audit, explanation) | address |
 | ``refused`` | requests answered 4xx but 404: a refused command, a wrong token | token, address |
-| ``live`` | live connections opened (WebSocket) | address |
+| ``live`` | live connections opened (WebSocket, server-sent events) | address |
 
 Over a limit the answer is **429** ``rate_limited`` with ``Retry-After`` (seconds), and the
 request goes no further: nothing of it is sent to the rules service or stored. Requests with
@@ -39,7 +39,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,6 +61,7 @@ log = get_logger("renature.gateway")
 
 _CREATE = re.compile(r"^/games/?$|^/games/[^/]+/seats/[^/]+$")
 _GAME_OF = re.compile(r"^/games/([^/]+)/")
+_EVENT_STREAM = re.compile(r"^/games/[^/]+/events/stream$")
 _HTTP_STATUS = re.compile(r'"http_status":\s*(\d{3})')
 UNLIMITED_PATHS = frozenset({"/healthz"})
 """Probes of the process supervisor and Kubernetes are never limited."""
@@ -234,7 +235,7 @@ def seat_token(scope: Scope) -> str | None:
             if scheme.lower() == "bearer" and credentials.strip():
                 token = credentials.strip()
             break
-    if token is None and scope["type"] == "websocket":
+    if token is None and (scope["type"] == "websocket" or _EVENT_STREAM.match(scope["path"])):
         token = _query_token(scope.get("query_string", b""))
     if token is None:
         return None
@@ -272,6 +273,9 @@ class RateLimiting:
             await self.app(scope, receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if _EVENT_STREAM.match(scope["path"]):
+            await self._event_stream(scope, receive, send)
+            return
         address = client_address(scope)
         token = seat_token(scope)
         kind = request_class(scope, token)
@@ -303,10 +307,10 @@ class RateLimiting:
                 with contextlib.suppress(Exception):
                     await self.limiter.refuse("refused", token)
 
-    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        address = client_address(scope)
+    async def _take_live(self, scope: Scope, address: str, member: str) -> list[tuple[str, str]]:
+        """Count a live connection's opening and take its leases (per address and per game);
+        `Refused` (with nothing held) when over a limit. Fails open when Redis cannot be read."""
         limits = self.limiter.limits
-        member = uuid.uuid4().hex
         leases: list[tuple[str, str]] = []
         try:
             await self.limiter.check("refused_per_address", address)
@@ -318,21 +322,20 @@ class RateLimiting:
                 if not await self.limiter.lease(kind, name, member, most):
                     raise Refused(int(LEASE_S // 6))
                 leases.append((kind, name))
-        except Refused as refused:
+        except Refused:
             with contextlib.suppress(Exception):
                 await self.limiter.release(leases, member)
-            await _too_many_websocket(receive, send, refused.retry_after)
-            return
+            raise
         except Exception as error:
             log.warning("gateway_rate_limits_unavailable", error=type(error).__name__)
+        return leases
+
+    @contextlib.asynccontextmanager
+    async def _holding(self, leases: list[tuple[str, str]], member: str) -> AsyncIterator[None]:
+        """Renew the leases while the connection lives; give them back when it ends."""
         renewing = asyncio.create_task(self._renew(leases, member)) if leases else None
-        token = seat_token(scope)
         try:
-            await self.app(
-                scope,
-                self._count_messages(receive, send, address, token),
-                self._count_refusals(send, address, token),
-            )
+            yield
         finally:
             if renewing is not None:
                 renewing.cancel()
@@ -340,6 +343,34 @@ class RateLimiting:
                     await renewing
             with contextlib.suppress(Exception):
                 await self.limiter.release(leases, member)
+
+    async def _event_stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET /games/{id}/events/stream`` (server-sent events) is a live connection."""
+        address = client_address(scope)
+        member = uuid.uuid4().hex
+        try:
+            leases = await self._take_live(scope, address, member)
+        except Refused as refused:
+            await _too_many_http(send, refused.retry_after)
+            return
+        async with self._holding(leases, member):
+            await self.app(scope, receive, send)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        address = client_address(scope)
+        member = uuid.uuid4().hex
+        try:
+            leases = await self._take_live(scope, address, member)
+        except Refused as refused:
+            await _too_many_websocket(receive, send, refused.retry_after)
+            return
+        token = seat_token(scope)
+        async with self._holding(leases, member):
+            await self.app(
+                scope,
+                self._count_messages(receive, send, address, token),
+                self._count_refusals(send, address, token),
+            )
 
     def _count_messages(
         self, receive: Receive, send: Send, address: str, token: str | None
