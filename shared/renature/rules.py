@@ -51,10 +51,6 @@ ALL_ANIMALS = (1 << 10) - 1
 # --- small helpers -----------------------------------------------------------------------------
 
 
-def _colour_name(state: GameState, colour: int) -> str:
-    return COLOURS[colour]
-
-
 def seat_of_colour(state: GameState, colour: int) -> int | None:
     for seat, s in enumerate(state.seats):
         if s.colour == colour:
@@ -88,10 +84,6 @@ def _with_seat(state: GameState, seat: int, **changes: Any) -> tuple[SeatState, 
 
 def _set(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return (*values[:index], value, *values[index + 1 :])
-
-
-def xy(state: GameState, cell: int) -> tuple[int, int]:
-    return state.board.xy(cell)
 
 
 def area_cells(state: GameState, area: int) -> tuple[int, ...]:
@@ -534,7 +526,7 @@ def evolve(state: GameState | None, event: e.Event) -> GameState:
 # --- decide ------------------------------------------------------------------------------------
 
 
-class _Batch:
+class Batch:
     """Events of one command, each applied as it is emitted so later steps see its effect.
     The first event records the cause; every event is sealed into the hash chain."""
 
@@ -543,15 +535,20 @@ class _Batch:
         self.cause: e.Cause | None = cause
         self.events: list[e.Event] = []
 
-    def emit(self, kind: type[e.Event], **fields: Any) -> None:
-        event = kind(
-            game_id=self.state.game_id,
-            version=self.state.version + 1,
-            cause=self.cause,
-            **fields,
-        )
+    @property
+    def game_id(self) -> str:
+        return self.state.game_id
+
+    @property
+    def next_version(self) -> int:
+        """The version of the next event emitted."""
+        return self.state.version + 1
+
+    def emit(self, event: e.Event) -> None:
+        """Apply ``event`` (made with `game_id` and `next_version`), the command's cause on the
+        batch's first event, sealed into the hash chain."""
+        event = e.seal(replace(event, cause=self.cause), self.state.last_hash)
         self.cause = None
-        event = e.seal(event, self.state.last_hash)
         self.events.append(event)
         self.state = evolve(self.state, event)
 
@@ -578,7 +575,7 @@ def execute(
     handler = _DECIDERS.get(type(command))
     if handler is None:
         raise InvalidCommand(f"Unknown command {type(command).__name__}.")
-    batch = _Batch(state, cause)
+    batch = Batch(state, cause)
     handler(batch, command)
     seating.play_on(batch, _DECIDERS)  # seats that timed out are played on by a bot
     return batch.events, batch.state
@@ -629,7 +626,7 @@ def Board_of_checked(board_id: str) -> Board:  # noqa: N802
         raise InvalidCommand(str(err)) from None
 
 
-def _join(b: _Batch, cmd: c.JoinGame) -> None:
+def _join(b: Batch, cmd: c.JoinGame) -> None:
     s = b.state
     if s.phase != "lobby":
         raise WrongPhase("The game has started; no more players can join.")
@@ -639,10 +636,10 @@ def _join(b: _Batch, cmd: c.JoinGame) -> None:
     name = cmd.name.strip()
     if not 1 <= len(name) <= 40:
         raise InvalidCommand("A player name must have 1 to 40 characters.")
-    b.emit(e.PlayerJoined, seat=cmd.seat, name=name)
+    b.emit(e.PlayerJoined(game_id=b.game_id, version=b.next_version, seat=cmd.seat, name=name))
 
 
-def _start(b: _Batch, _: c.StartGame) -> None:
+def _start(b: Batch, _: c.StartGame) -> None:
     s = b.state
     if s.phase != "lobby":
         raise WrongPhase("The game has started already.")
@@ -650,7 +647,11 @@ def _start(b: _Batch, _: c.StartGame) -> None:
     if empty:
         raise WrongPhase(f"Seats {empty} have no player yet.")
     scores = list(components().starting_scores[: s.players])
-    b.emit(e.GameStarted, first_seat=0, starting_scores=scores)
+    b.emit(
+        e.GameStarted(
+            game_id=b.game_id, version=b.next_version, first_seat=0, starting_scores=scores
+        )
+    )
 
 
 def _check_seat_number(s: GameState, seat: int) -> None:
@@ -696,7 +697,7 @@ def _check_step_a(s: GameState, seat_no: int, domino: int) -> SeatState:
     return seat
 
 
-def _place_domino(b: _Batch, cmd: c.PlaceDomino) -> None:
+def _place_domino(b: Batch, cmd: c.PlaceDomino) -> None:
     s = b.state
     seat = _check_step_a(s, cmd.seat, cmd.domino)
     first = _cell(s, cmd.first, IllegalPlacement)
@@ -740,30 +741,47 @@ def _place_domino(b: _Batch, cmd: c.PlaceDomino) -> None:
         returned = found - taken
     stumps = sum(1 for cell in (first, second) if cell in board.stumps)
     b.emit(
-        e.DominoPlaced,
-        seat=cmd.seat,
-        domino=cmd.domino,
-        first=e.Half(*board.xy(first), _animal_name(animals[0])),
-        second=e.Half(*board.xy(second), _animal_name(animals[1])),
-        joker=_animal_name(s.joker),
-        clouds_taken=taken,
-        clouds_returned=returned,
-        stumps_covered=stumps,
+        e.DominoPlaced(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=cmd.seat,
+            domino=cmd.domino,
+            first=e.Half(*board.xy(first), _animal_name(animals[0])),
+            second=e.Half(*board.xy(second), _animal_name(animals[1])),
+            joker=_animal_name(s.joker),
+            clouds_taken=taken,
+            clouds_returned=returned,
+            stumps_covered=stumps,
+        )
     )
     if stumps:
         _gain_mushroom(b, cmd.seat)
 
 
-def _gain_mushroom(b: _Batch, seat: int) -> None:
+def _gain_mushroom(b: Batch, seat: int) -> None:
     """Valley: covering a stump gives a mushroom while any are left; the player places it at
     once or declines it ("you may immediately take a mushroom"; declined, it stays in the
     supply). It is lost when no meadow space beside an area space is free (rulings)."""
     s = b.state
     if s.mushrooms_left == 0:
         return
-    b.emit(e.MushroomGained, seat=seat, mushrooms_left=s.mushrooms_left - 1)
+    b.emit(
+        e.MushroomGained(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=seat,
+            mushrooms_left=s.mushrooms_left - 1,
+        )
+    )
     if not mushroom_spaces(b.state):
-        b.emit(e.MushroomLost, seat=seat, reason="no free meadow space beside an area space")
+        b.emit(
+            e.MushroomLost(
+                game_id=b.game_id,
+                version=b.next_version,
+                seat=seat,
+                reason="no free meadow space beside an area space",
+            )
+        )
 
 
 def mushroom_spaces(s: GameState) -> list[int]:
@@ -783,7 +801,7 @@ def _check_mushroom_holder(s: GameState, seat: int) -> None:
         raise NotYourTurn("Only the player who covered the stump decides about the mushroom.")
 
 
-def _place_mushroom(b: _Batch, cmd: c.PlaceMushroom) -> None:
+def _place_mushroom(b: Batch, cmd: c.PlaceMushroom) -> None:
     s = b.state
     _check_mushroom_holder(s, cmd.seat)
     cell = _cell(s, cmd.cell, IllegalMushroom)
@@ -796,25 +814,39 @@ def _place_mushroom(b: _Batch, cmd: c.PlaceMushroom) -> None:
     target = joined[0]
     size = 1 + sum(s.area_sizes[a] for a in joined)
     b.emit(
-        e.MushroomPlaced,
-        seat=cmd.seat,
-        x=cmd.cell.x,
-        y=cmd.cell.y,
-        area=board.area_ids[target],
-        joined=[board.area_ids[a] for a in joined],
-        size=size,
+        e.MushroomPlaced(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=cmd.seat,
+            x=cmd.cell.x,
+            y=cmd.cell.y,
+            area=board.area_ids[target],
+            joined=[board.area_ids[a] for a in joined],
+            size=size,
+        )
     )
 
 
-def _skip_mushroom(b: _Batch, cmd: c.SkipMushroom) -> None:
+def _skip_mushroom(b: Batch, cmd: c.SkipMushroom) -> None:
     s = b.state
     _check_mushroom_holder(s, cmd.seat)
-    b.emit(e.MushroomDeclined, seat=cmd.seat, mushrooms_left=s.mushrooms_left + 1)
+    b.emit(
+        e.MushroomDeclined(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=cmd.seat,
+            mushrooms_left=s.mushrooms_left + 1,
+        )
+    )
 
 
-def _discard(b: _Batch, cmd: c.DiscardDomino) -> None:
+def _discard(b: Batch, cmd: c.DiscardDomino) -> None:
     _check_step_a(b.state, cmd.seat, cmd.domino)
-    b.emit(e.DominoDiscarded, seat=cmd.seat, domino=cmd.domino)
+    b.emit(
+        e.DominoDiscarded(
+            game_id=b.game_id, version=b.next_version, seat=cmd.seat, domino=cmd.domino
+        )
+    )
     _finish_turn_steps(b, cmd.seat)
 
 
@@ -827,7 +859,7 @@ def plant_spots(s: GameState) -> list[int]:
     return sorted(spots)
 
 
-def _place_plant(b: _Batch, cmd: c.PlacePlant) -> None:
+def _place_plant(b: Batch, cmd: c.PlacePlant) -> None:
     s = b.state
     seat = _check_turn(s, cmd.seat)
     _check_plant_phase(s)
@@ -853,19 +885,22 @@ def _place_plant(b: _Batch, cmd: c.PlacePlant) -> None:
     found = s.clouds[cell]  # cloud area spaces (base game, Valley variant)
     taken = min(found, components().cloud_spaces - seat.clouds)
     b.emit(
-        e.PlantPlaced,
-        seat=cmd.seat,
-        x=cmd.cell.x,
-        y=cmd.cell.y,
-        area=s.board.area_ids[s.area_of[cell]],
-        colour=cmd.colour,
-        plant=cmd.plant,
-        value=plant_value(code),
-        points=points,
-        reason=f"{cmd.plant}: 1 for itself + {counted} for plants of equal or lower value "
-        f"in area {s.board.area_ids[s.area_of[cell]]}",
-        clouds_taken=taken,
-        clouds_returned=found - taken,
+        e.PlantPlaced(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=cmd.seat,
+            x=cmd.cell.x,
+            y=cmd.cell.y,
+            area=s.board.area_ids[s.area_of[cell]],
+            colour=cmd.colour,
+            plant=cmd.plant,
+            value=plant_value(code),
+            points=points,
+            reason=f"{cmd.plant}: 1 for itself + {counted} for plants of equal or lower value "
+            f"in area {s.board.area_ids[s.area_of[cell]]}",
+            clouds_taken=taken,
+            clouds_returned=found - taken,
+        )
     )
     _finish_turn_steps(b, cmd.seat)
 
@@ -877,14 +912,14 @@ def _check_plant_phase(s: GameState) -> None:
         raise WrongPhase("You may place one plant only, right after placing your domino.")
 
 
-def _skip_plant(b: _Batch, cmd: c.SkipPlant) -> None:
+def _skip_plant(b: Batch, cmd: c.SkipPlant) -> None:
     _check_turn(b.state, cmd.seat)
     _check_plant_phase(b.state)
-    b.emit(e.PlantSkipped, seat=cmd.seat)
+    b.emit(e.PlantSkipped(game_id=b.game_id, version=b.next_version, seat=cmd.seat))
     _finish_turn_steps(b, cmd.seat)
 
 
-def _finish_turn_steps(b: _Batch, seat: int) -> None:
+def _finish_turn_steps(b: Batch, seat: int) -> None:
     """Step C 2 (score the areas this turn's domino closed), step D (refill), and the end of
     the turn when no cloud action is possible (ruling 10)."""
     s = b.state
@@ -892,12 +927,19 @@ def _finish_turn_steps(b: _Batch, seat: int) -> None:
         for area in areas_closed_by(s, s.placed):
             _score_area(b, area, closer=seat)
     if b.state.seats[seat].reserve:
-        b.emit(e.DominoDrawn, seat=seat, domino=b.state.seats[seat].reserve[0])
+        b.emit(
+            e.DominoDrawn(
+                game_id=b.game_id,
+                version=b.next_version,
+                seat=seat,
+                domino=b.state.seats[seat].reserve[0],
+            )
+        )
     if not can_spend_clouds(b.state, seat):
         _end_turn(b, seat)
 
 
-def _score_area(b: _Batch, area: int, closer: int | None, final: bool = False) -> None:
+def _score_area(b: Batch, area: int, closer: int | None, final: bool = False) -> None:
     s = b.state
     token_id = s.area_tokens[area]
     if token_id is not None:
@@ -908,34 +950,49 @@ def _score_area(b: _Batch, area: int, closer: int | None, final: bool = False) -
         minor = main // 2
     totals, cancelled, awards = area_awards(s, area, main, minor)
     b.emit(
-        e.AreaScored,
-        seat=closer,
-        area=s.board.area_ids[area],
-        size=s.area_sizes[area],
-        token=token_id,
-        main=main,
-        minor=minor,
-        totals=totals,
-        cancelled=cancelled,
-        awards=awards,
-        final=final,
+        e.AreaScored(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=closer,
+            area=s.board.area_ids[area],
+            size=s.area_sizes[area],
+            token=token_id,
+            main=main,
+            minor=minor,
+            totals=totals,
+            cancelled=cancelled,
+            awards=awards,
+            final=final,
+        )
     )
 
 
-def _end_turn(b: _Batch, seat: int) -> None:
+def _end_turn(b: Batch, seat: int) -> None:
     s = b.state
     skipped: list[int] = []
     for step in range(1, s.players + 1):
         candidate = (seat + step) % s.players
         if s.seats[candidate].hand:
-            b.emit(e.TurnEnded, seat=seat, next_seat=candidate, skipped=skipped)
+            b.emit(
+                e.TurnEnded(
+                    game_id=b.game_id,
+                    version=b.next_version,
+                    seat=seat,
+                    next_seat=candidate,
+                    skipped=skipped,
+                )
+            )
             return
         if candidate != seat:
             skipped.append(candidate)
-    b.emit(e.TurnEnded, seat=seat, next_seat=None, skipped=[])
+    b.emit(
+        e.TurnEnded(
+            game_id=b.game_id, version=b.next_version, seat=seat, next_seat=None, skipped=[]
+        )
+    )
 
 
-def _end_turn_command(b: _Batch, cmd: c.EndTurn) -> None:
+def _end_turn_command(b: Batch, cmd: c.EndTurn) -> None:
     s = b.state
     _check_turn(s, cmd.seat)
     if s.phase == "place_domino":
@@ -945,7 +1002,7 @@ def _end_turn_command(b: _Batch, cmd: c.EndTurn) -> None:
     _end_turn(b, cmd.seat)
 
 
-def _cloud_action(b: _Batch, cmd: c.CloudAction) -> None:
+def _cloud_action(b: Batch, cmd: c.CloudAction) -> None:
     s = b.state
     seat = _check_turn(s, cmd.seat)
     comps = components()
@@ -957,11 +1014,14 @@ def _cloud_action(b: _Batch, cmd: c.CloudAction) -> None:
             raise IllegalCloudAction(f"The {cmd.animal} is the joker already.")
         _pay_check(seat, comps.joker_cost, "change the joker")
         b.emit(
-            e.JokerChanged,
-            seat=cmd.seat,
-            from_animal=_animal_name(s.joker),
-            to_animal=cmd.animal,
-            cost=comps.joker_cost,
+            e.JokerChanged(
+                game_id=b.game_id,
+                version=b.next_version,
+                seat=cmd.seat,
+                from_animal=_animal_name(s.joker),
+                to_animal=cmd.animal,
+                cost=comps.joker_cost,
+            )
         )
     elif cmd.kind == "extra_turn":
         if s.phase != "end_of_turn":
@@ -969,7 +1029,11 @@ def _cloud_action(b: _Batch, cmd: c.CloudAction) -> None:
         _pay_check(seat, comps.extra_turn_cost, "take another turn")
         if not seat.hand:
             raise IllegalCloudAction("You have no domino left to take another turn with.")
-        b.emit(e.ExtraTurnTaken, seat=cmd.seat, cost=comps.extra_turn_cost)
+        b.emit(
+            e.ExtraTurnTaken(
+                game_id=b.game_id, version=b.next_version, seat=cmd.seat, cost=comps.extra_turn_cost
+            )
+        )
     elif cmd.kind == "return_plant":
         if cmd.cell is None:
             raise InvalidCommand("Name the cell of the plant to return.")
@@ -986,14 +1050,17 @@ def _cloud_action(b: _Batch, cmd: c.CloudAction) -> None:
             )
         _pay_check(seat, plant_value(code), f"return a {_plant_label(code)}")
         b.emit(
-            e.PlantReturned,
-            seat=cmd.seat,
-            x=cmd.cell.x,
-            y=cmd.cell.y,
-            area=s.board.area_ids[s.area_of[cell]],
-            colour=COLOURS[plant_colour(code)],
-            plant=PLANT_TYPES[plant_type(code)],
-            cost=plant_value(code),
+            e.PlantReturned(
+                game_id=b.game_id,
+                version=b.next_version,
+                seat=cmd.seat,
+                x=cmd.cell.x,
+                y=cmd.cell.y,
+                area=s.board.area_ids[s.area_of[cell]],
+                colour=COLOURS[plant_colour(code)],
+                plant=PLANT_TYPES[plant_type(code)],
+                cost=plant_value(code),
+            )
         )
     else:  # pragma: no cover - msgspec rejects other kinds when decoding
         raise InvalidCommand(f"Unknown cloud action {cmd.kind!r}.")
@@ -1015,7 +1082,7 @@ def _pay_check(seat: SeatState, cost: int, what: str) -> None:
         raise NotEnoughClouds(f"To {what} you need {cost} clouds; you have {seat.clouds}.")
 
 
-def _finish(b: _Batch, cmd: c.FinishGame) -> None:
+def _finish(b: Batch, cmd: c.FinishGame) -> None:
     """Final scoring (End of the game, ruling 11)."""
     s = b.state
     if s.phase != "final_scoring":
@@ -1031,26 +1098,40 @@ def _finish(b: _Batch, cmd: c.FinishGame) -> None:
             _score_area(b, area, closer=None, final=True)
     for seat_no in range(s.players):
         seat = b.state.seats[seat_no]
-        b.emit(e.CloudsScored, seat=seat_no, clouds=seat.clouds, points=seat.clouds)
+        b.emit(
+            e.CloudsScored(
+                game_id=b.game_id,
+                version=b.next_version,
+                seat=seat_no,
+                clouds=seat.clouds,
+                points=seat.clouds,
+            )
+        )
         left = [
             plant_code(seat.colour if slot < 4 else NEUTRAL, slot % 4)
             for slot, count in enumerate(seat.plants)
             for _ in range(count)
         ]
         b.emit(
-            e.PlantsPenalised,
-            seat=seat_no,
-            plants=[_plant_label(p) for p in left],
-            points=-sum(plant_value(p) for p in left),
+            e.PlantsPenalised(
+                game_id=b.game_id,
+                version=b.next_version,
+                seat=seat_no,
+                plants=[_plant_label(p) for p in left],
+                points=-sum(plant_value(p) for p in left),
+            )
         )
         if s.board.tokens:
             backs = [s.board.token(t).back for t in seat.tokens]
             b.emit(
-                e.TokensRevealed,
-                seat=seat_no,
-                tokens=list(seat.tokens),
-                backs=backs,
-                points=sum(backs),
+                e.TokensRevealed(
+                    game_id=b.game_id,
+                    version=b.next_version,
+                    seat=seat_no,
+                    tokens=list(seat.tokens),
+                    backs=backs,
+                    points=sum(backs),
+                )
             )
     final = b.state
     scores = [seat.score for seat in final.seats]
@@ -1066,13 +1147,16 @@ def _finish(b: _Batch, cmd: c.FinishGame) -> None:
         if p not in out and (scores[p], tiebreak[p]) == (scores[best], tiebreak[best])
     ]
     b.emit(
-        e.GameEnded,
-        seed=cmd.seed,
-        scores=scores,
-        tiebreak=tiebreak,
-        ranking=ranking,
-        winners=winners,
-        salt=cmd.salt,
+        e.GameEnded(
+            game_id=b.game_id,
+            version=b.next_version,
+            seed=cmd.seed,
+            scores=scores,
+            tiebreak=tiebreak,
+            ranking=ranking,
+            winners=winners,
+            salt=cmd.salt,
+        )
     )
 
 
@@ -1098,7 +1182,7 @@ def tiebreak_keys(s: GameState) -> list[list[int]]:
     return [[held[size][seat] for size in sizes] for seat in range(s.players)]
 
 
-_DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
+_DECIDERS: dict[type[c.Command], Callable[[Batch, Any], None]] = {
     c.JoinGame: _join,
     c.StartGame: _start,
     c.PlaceDomino: _place_domino,
@@ -1199,12 +1283,3 @@ def legal_actions(s: GameState, seat_no: int) -> list[c.Command]:
         out.append(c.EndTurn(seat_no))
     out += cloud_actions(s, seat_no)
     return out
-
-
-def check(state: GameState | None, command: c.Command) -> RuleError | None:
-    """The rule error ``command`` would raise, or None when it is legal."""
-    try:
-        decide(state, command)
-    except RuleError as err:
-        return err
-    return None

@@ -16,7 +16,7 @@ outcome of that command.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from msgspec.structs import replace
@@ -27,6 +27,9 @@ from renature import events as e
 from renature.components import COLOURS
 from renature.errors import GameOver, InvalidCommand, RuleError, WrongPhase
 from renature.state import GameState, SeatState
+
+if TYPE_CHECKING:
+    from renature.rules import Batch
 
 SeatStatus = Literal["playing", "bot", "resigned", "removed"]
 """``bot``: timed out, a bot plays on for it; ``resigned``: resigned; ``removed``: timed out
@@ -167,23 +170,23 @@ def _lobby_seat(s: GameState, seat: int) -> None:
         raise InvalidCommand(f"Seat {seat} has no player.")
 
 
-def _leave(b: Any, cmd: c.LeaveGame) -> None:
+def _leave(b: Batch, cmd: c.LeaveGame) -> None:
     _lobby_seat(b.state, cmd.seat)
-    b.emit(e.PlayerLeft, seat=cmd.seat, reason="left")
+    b.emit(e.PlayerLeft(game_id=b.game_id, version=b.next_version, seat=cmd.seat, reason="left"))
 
 
-def _remove_player(b: Any, cmd: c.RemovePlayer) -> None:
+def _remove_player(b: Batch, cmd: c.RemovePlayer) -> None:
     _lobby_seat(b.state, cmd.seat)
-    b.emit(e.PlayerLeft, seat=cmd.seat, reason="removed")
+    b.emit(e.PlayerLeft(game_id=b.game_id, version=b.next_version, seat=cmd.seat, reason="removed"))
 
 
-def _cancel(b: Any, _: c.CancelGame) -> None:
+def _cancel(b: Batch, _: c.CancelGame) -> None:
     s = b.state
     if s.phase == "cancelled":
         raise GameOver("The game was cancelled already.")
     if s.phase != "lobby":
         raise WrongPhase("Only a game that has not started can be cancelled.")
-    b.emit(e.GameCancelled)
+    b.emit(e.GameCancelled(game_id=b.game_id, version=b.next_version))
 
 
 def _in_play(s: GameState, seat: int) -> SeatState:
@@ -196,13 +199,13 @@ def _in_play(s: GameState, seat: int) -> SeatState:
     return s.seats[seat]
 
 
-def _resign(b: Any, cmd: c.Resign) -> None:
+def _resign(b: Batch, cmd: c.Resign) -> None:
     if _in_play(b.state, cmd.seat).status in OUT_OF_GAME:
         raise WrongPhase("This seat is out of the game already.")
     remove(b, cmd.seat, "resigned")
 
 
-def _claim_timeout(b: Any, cmd: c.ClaimTimeout) -> None:
+def _claim_timeout(b: Batch, cmd: c.ClaimTimeout) -> None:
     s: GameState = b.state
     _in_play(s, cmd.seat)
     if s.clock is None:
@@ -218,12 +221,20 @@ def _claim_timeout(b: Any, cmd: c.ClaimTimeout) -> None:
     if left > 0:
         raise ClockRunning(f"{colour.capitalize()} has {left / 1000:.1f} s left.")
     action = s.clock.control.on_timeout
-    b.emit(e.SeatTimedOut, seat=cmd.seat, deadline=clk.iso(deadline), on_timeout=action)
+    b.emit(
+        e.SeatTimedOut(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=cmd.seat,
+            deadline=clk.iso(deadline),
+            on_timeout=action,
+        )
+    )
     if action == "remove":
         remove(b, cmd.seat, "timeout")
 
 
-def remove(b: Any, seat: int, reason: str) -> None:
+def remove(b: Batch, seat: int, reason: str) -> None:
     """Take ``seat`` out of the game: its dominoes go back to the box unseen, the turn passes
     on if it was its turn, and the game goes to the final scoring once fewer than two seats
     are left in it."""
@@ -232,11 +243,26 @@ def remove(b: Any, seat: int, reason: str) -> None:
     s: GameState = b.state
     was_current = s.current == seat
     held = len(s.seats[seat].hand) + len(s.seats[seat].reserve)
-    b.emit(e.SeatResigned, seat=seat, reason=reason, dominoes_returned=held)
+    b.emit(
+        e.SeatResigned(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=seat,
+            reason=reason,
+            dominoes_returned=held,
+        )
+    )
     s = b.state
     left = [n for n, st in enumerate(s.seats) if st.status not in OUT_OF_GAME]
     if len(left) < 2:
-        b.emit(e.TurnEnded, seat=s.current if s.current >= 0 else seat, next_seat=None)
+        b.emit(
+            e.TurnEnded(
+                game_id=b.game_id,
+                version=b.next_version,
+                seat=s.current if s.current >= 0 else seat,
+                next_seat=None,
+            )
+        )
     elif was_current:
         _end_turn(b, seat)
 
@@ -250,7 +276,7 @@ DECIDERS: dict[type[c.Command], Any] = {
 }
 
 
-def play_on(b: Any, deciders: dict[type[c.Command], Any]) -> None:
+def play_on(b: Batch, deciders: dict[type[c.Command], Any]) -> None:
     """While the turn is a bot-played seat's, play its first legal action (never a cloud
     action: every phase lists a plain move before them)."""
     from renature.rules import legal_actions
