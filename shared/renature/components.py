@@ -77,10 +77,6 @@ class Components:
     def animal(self, name: str) -> int:
         return self.animals.index(name)
 
-    def domino_name(self, domino: int) -> str:
-        first, second = self.dominoes[domino]
-        return f"{self.animals[first]}-{self.animals[second]}"
-
 
 def _read_toml(*parts: str) -> dict[str, Any]:
     data = resources.files("renature").joinpath("data", *parts).read_bytes()

@@ -38,10 +38,6 @@ class SeatState(msgspec.Struct, frozen=True):
     # playing, bot (timed out, played on by a bot), resigned, removed (timed out): seating.py
     status: str = "playing"
 
-    @property
-    def has_dominoes(self) -> bool:
-        return bool(self.hand or self.reserve)
-
 
 class GameState(msgspec.Struct, frozen=True):
     game_id: str
@@ -76,6 +72,3 @@ class GameState(msgspec.Struct, frozen=True):
     @property
     def is_over(self) -> bool:
         return self.phase == "finished"
-
-    def seat(self, seat: int) -> SeatState:
-        return self.seats[seat]
