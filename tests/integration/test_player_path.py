@@ -229,7 +229,7 @@ def test_the_gateway_runs_as_several_worker_processes(redis_url: str) -> None:
         ).stdout.split()
         assert len(children) == 2
     finally:
-        os.killpg(process.pid, 15)
+        os.killpg(process.pid, 9)  # the whole group: the parent and its workers
         process.wait(timeout=20)
 
 
