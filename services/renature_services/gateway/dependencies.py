@@ -121,8 +121,8 @@ class Gateway:
                 ) from error
             except senders.SenderUnavailableError as error:
                 log.error("gateway_rules_unavailable", command=kind, error=str(error))
-                raise ApiError(
-                    503, "rules_unavailable", "The rules service cannot be reached; retry."
+                raise ApiError(  # the bus is Redis: the store is unreachable (issue 11)
+                    503, "store_unavailable", "The game store cannot be reached; retry."
                 ) from error
             # DEBUG: a line per command cost more CPU than the gateway's own work; refusals
             # are logged by the rules service.
