@@ -116,3 +116,55 @@ async def test_services_started_before_redis_and_redis_coming_back_empty(
         await projected(empty.url, "g-after", timeout=30)
         assert waited < 10, f"the rules service took {waited:.1f} s to serve again"
     assert all(proc.poll() is None for proc in services.values()), "a service exited"
+
+
+async def test_a_redis_outage_is_a_503_with_retry_after_never_a_500(
+    port: int, tmp_path: Path
+) -> None:
+    """The gateway while Redis is down: every answer is 503 with Retry-After; once Redis is
+    back (with its data), requests succeed again."""
+    import httpx
+
+    from renature_services.gateway.app import create_app
+    from renature_services.rules_service import RulesService
+    from renature_services.settings import Settings
+
+    server = RedisServer(port=port, data_dir=tmp_path, appendonly=True)
+    server.start()
+    try:
+        app = create_app(server.url, command_timeout=3.0)
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            RulesService(Settings(redis_url=server.url, consumer="outage")),
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
+        ):
+            created = await http.post("/games", json={"players": 2})
+            assert created.status_code == 201
+            game_id = created.json()["game_id"]
+            server.stop(kill=True)
+            answers = [
+                await http.post("/games", json={"players": 2}),
+                await http.get(f"/games/{game_id}"),
+                await http.get(f"/games/{game_id}/spectator"),
+                await http.post(f"/games/{game_id}/seats/0", json={"name": "Ada"}),
+            ]
+            for answer in answers:
+                assert answer.status_code == 503, answer.text
+                assert answer.headers["Retry-After"] == "1"
+                assert answer.json()["error"]["code"] == "store_unavailable"
+            server.start()
+            # The first command after the restart may lose its reply (the reply channel is
+            # subscribed again a moment later): a 504, retried with the same key.
+            key = {"Idempotency-Key": "outage-join-key-0123456789"}
+            deadline = time.monotonic() + 30
+            while True:
+                joined = await http.post(
+                    f"/games/{game_id}/seats/0", json={"name": "Ada"}, headers=key
+                )
+                if joined.status_code not in (503, 504) or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.1)
+            assert joined.status_code == 201, joined.text
+    finally:
+        server.cleanup()
