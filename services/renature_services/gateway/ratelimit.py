@@ -45,9 +45,9 @@ from typing import Any
 
 import msgspec
 from limits import RateLimitItem, parse_many
-from limits.aio.storage import RedisStorage
+from limits.aio.storage import RedisClusterStorage, RedisStorage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from renature_services.gateway.limits import (
@@ -56,6 +56,7 @@ from renature_services.gateway.limits import (
     message_bytes,
 )
 from renature_services.logging import get_logger
+from renature_store.client import is_cluster_url, redis_client
 
 log = get_logger("renature.gateway")
 
@@ -125,23 +126,43 @@ class Refused(Exception):
 
 
 class Limiter:
-    """The buckets of `RateLimits` over one Redis (its own small connection pool)."""
+    """The buckets of `RateLimits` over one Redis, on a connection pool of their own.
+
+    Requests wait for a free connection (a blocking pool) rather than fail: a limiter that
+    failed under load would let the very flood it is for through."""
+
+    CONNECTIONS = 64
 
     def __init__(self, redis_url: str, limits: RateLimits, prefix: str = "rn") -> None:
         self.limits = limits
         self.prefix = prefix
-        self.storage = RedisStorage(
-            f"async+{redis_url}",
-            implementation="redispy",
-            key_prefix=f"{prefix}:limits",
-            max_connections=50,
-        )
+        self.storage: RedisStorage
+        self._pool: BlockingConnectionPool | None = None
+        if is_cluster_url(redis_url):
+            self.storage = RedisClusterStorage(
+                f"async+{redis_url.split('/0', 1)[0]}",
+                implementation="redispy",
+                key_prefix=f"{prefix}:limits",
+                max_connections=self.CONNECTIONS,
+            )
+            self.redis: Any = redis_client(redis_url, max_connections=self.CONNECTIONS)
+        else:
+            pool = BlockingConnectionPool.from_url(
+                redis_url, max_connections=self.CONNECTIONS, timeout=10
+            )
+            self.storage = RedisStorage(
+                f"async+{redis_url}",
+                implementation="redispy",
+                key_prefix=f"{prefix}:limits",
+                connection_pool=pool,
+            )
+            self.redis = Redis(connection_pool=pool)
+            self._pool = pool
         self.window = SlidingWindowCounterRateLimiter(self.storage)
         self.items: dict[str, list[RateLimitItem]] = {
             name: parse_many(getattr(limits, name))
             for name in ("create", "seat", "read", "refused", "refused_per_address", "live")
         }
-        self.redis: Redis = Redis.from_url(redis_url, max_connections=20)
         self._acquire = self.redis.register_script(_ACQUIRE)
         self._suspects: dict[tuple[str, ...], float] = {}
         self._suspect_s = max(
@@ -151,9 +172,11 @@ class Limiter:
         )
 
     async def aclose(self) -> None:
-        await self.redis.aclose()
         with contextlib.suppress(Exception):
             await self.storage.bridge.storage.aclose()  # type: ignore[attr-defined]
+        await self.redis.aclose()
+        if self._pool is not None:
+            await self._pool.disconnect()
 
     async def hit(self, bucket: str, *identity: str) -> None:
         """Count one request in ``bucket``; `Refused` when that passes one of its limits."""
