@@ -31,6 +31,7 @@ from redis.exceptions import RedisError
 from renature import events as e
 from renature_services import healing
 from renature_services.logging import configure_logging, get_logger
+from renature_services.projectors.models import ReadModels, Write
 from renature_services.settings import Settings
 from renature_services.state_cache import (
     DEFAULT_MAX_GAMES,
@@ -53,46 +54,6 @@ F = TypeVar("F")
 
 RETRY_SECONDS = 0.2
 """Pause between tries while Redis is unreachable: back within a second of its return."""
-
-WRITE_MODEL_LUA = r"""
--- KEYS[1] read model hash; KEYS[2] the game's stream (same hash slot)
--- ARGV[1] version; ARGV[2] model bytes; ARGV[3] hash of the event at ARGV[1] ('' if unknown)
--- Returns 1: written; 0: kept (the stored model is as new and on the stream's history);
--- -1: refused, the fold is not on the stream's history (rebuild it from the stream).
-local function hash_at(version)
-  local entry = redis.call('XRANGE', KEYS[2], '0-' .. version, '0-' .. version)
-  if #entry == 0 then
-    return false
-  end
-  local fields = entry[1][2]
-  for i = 1, #fields, 2 do
-    if fields[i] == 'hash' then
-      return fields[i + 1]
-    end
-  end
-  return nil
-end
-local new = tonumber(ARGV[1])
-if ARGV[3] ~= '' then
-  local at = hash_at(new)
-  if at == false or (at ~= nil and at ~= ARGV[3]) then
-    return -1
-  end
-end
-local stored = redis.call('HMGET', KEYS[1], 'version', 'hash')
-local current = tonumber(stored[1] or '0')
-if current >= new then
-  if not stored[2] or stored[2] == '' then
-    return 0
-  end
-  local at = hash_at(current)
-  if at == nil or at == stored[2] then
-    return 0
-  end
-end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'model', ARGV[2], 'hash', ARGV[3])
-return 1
-"""
 
 
 class Projection(Protocol[F]):
@@ -143,20 +104,17 @@ class Projector(Generic[F]):
         self.reclaim_idle_ms = reclaim_idle_ms
         self.cache_size = cache_size
         self.cache: StateCache[F] = StateCache(cache_size)
-        self._write = redis.register_script(WRITE_MODEL_LUA)
+        self.models = ReadModels(redis, store.layout, projection.name)
         self._log = log.bind(projection=projection.name, consumer=consumer)
 
     # -- keys and reading --------------------------------------------------------------------
 
     def key(self, game_id: str) -> str:
-        return model_key(self.store.layout, self.projection.name, game_id)
+        return self.models.key(game_id)
 
     async def read_model(self, game_id: str) -> tuple[int, bytes] | None:
         """The stored model of a game and the version it reflects, if there is one."""
-        version, model = await self.redis.hmget(self.key(game_id), ["version", "model"])
-        if version is None or model is None:
-            return None
-        return int(version), model if isinstance(model, bytes) else model.encode()
+        return await self.models.read(game_id)
 
     # -- running -----------------------------------------------------------------------------
 
@@ -239,11 +197,7 @@ class Projector(Generic[F]):
         if not by_game:
             return
         games = list(by_game)
-        pipe = self.redis.pipeline(transaction=False)
-        for game_id in games:
-            pipe.hmget(self.key(game_id), ["version", "hash"])
-        stored_models = await pipe.execute()
-
+        stored_models = await self.models.stored(games)
         done: list[str] = []
         writes: list[tuple[str, Cached[F]]] = []
         for game_id, (stored, model_hash) in zip(games, stored_models, strict=True):
@@ -264,10 +218,7 @@ class Projector(Generic[F]):
 
         failed: set[str] = set()
         if writes:
-            pipe = self.redis.pipeline(transaction=False)
-            for game_id, cached in writes:
-                pipe.eval(WRITE_MODEL_LUA, 2, *self._write_call(game_id, cached))
-            results = await pipe.execute(raise_on_error=False)
+            results = await self.models.write_many([self._write_call(*w) for w in writes])
             for (game_id, cached), result in zip(writes, results, strict=True):
                 if result == -1:  # the fold is not on the stream's history: replay, write
                     try:
@@ -288,7 +239,7 @@ class Projector(Generic[F]):
 
     async def project(self, game_id: str, entries: Sequence[FeedEntry]) -> bool:
         """Bring the game's model up to at least the newest of ``entries``; True if written."""
-        stored, model_hash = await self.redis.hmget(self.key(game_id), ["version", "hash"])
+        ((stored, model_hash),) = await self.models.stored([game_id])
         cached = await self._advance(game_id, entries, stored, model_hash)
         if cached is None:
             return False
@@ -361,13 +312,7 @@ class Projector(Generic[F]):
         then replaced) or newer (and then kept) thanks to the conditional write.
         """
         games = await self.store.list_games()
-        stray = [
-            key.decode() if isinstance(key, bytes) else key
-            async for key in self.redis.scan_iter(match=self._scan_pattern())
-        ]
-        keys = sorted({*stray, *(self.key(game_id) for game_id in games)})
-        for start in range(0, len(keys), 500):
-            await self.redis.delete(*keys[start : start + 500])
+        await self.models.drop_all(games)
         self.cache.clear()
         for game_id in games:
             cached = await self._catch_up(game_id, None)
@@ -390,29 +335,18 @@ class Projector(Generic[F]):
             self.cache.drop(game_id)
             return fold_stored(None, await self.store.read(game_id), self.projection.apply)
 
-    def _write_call(self, game_id: str, cached: Cached[F]) -> list[str | int | bytes]:
-        """KEYS and ARGV of `WRITE_MODEL_LUA` for a fold."""
-        return [
-            self.key(game_id),
-            self.store.layout.game_key(game_id),
-            cached.version,
-            self.projection.render(cached.value),
-            cached.last_hash,
-        ]
+    def _write_call(self, game_id: str, cached: Cached[F]) -> Write:
+        """The model write of a fold."""
+        return (game_id, cached.version, self.projection.render(cached.value), cached.last_hash)
 
     async def _store_model(self, game_id: str, cached: Cached[F] | None) -> int:
         """Write the model: 1 written, 0 kept (as new), -1 refused (not on the stream)."""
         if cached is None:
             return 0
-        call = self._write_call(game_id, cached)
-        keys = [self.key(game_id), self.store.layout.game_key(game_id)]
-        written = int(await self._write(keys=keys, args=call[2:]))
+        written = await self.models.write(self._write_call(game_id, cached))
         if written == 1:
             self._log.debug("model_written", game_id=game_id, version=cached.version)
         return written
-
-    def _scan_pattern(self) -> str:
-        return self.store.layout.model_pattern(self.projection.name)
 
 
 def _ids_by_partition(entries: Iterable[FeedEntry]) -> dict[int, list[str]]:
