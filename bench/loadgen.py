@@ -99,6 +99,18 @@ class Http:
     async def request(
         self, method: str, path: str, body: bytes = b"", token: str | None = None
     ) -> tuple[int, bytes]:
+        reused = self._writer is not None
+        try:
+            return await self._request(method, path, body, token)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            if not reused:
+                raise
+            await self.close()  # the server closed an idle keep-alive connection: reconnect
+            return await self._request(method, path, body, token)
+
+    async def _request(
+        self, method: str, path: str, body: bytes, token: str | None
+    ) -> tuple[int, bytes]:
         if self._writer is None or self._reader is None:
             self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
         auth = f"Authorization: Bearer {token}\r\n" if token else ""

@@ -2,10 +2,13 @@
 reference peer (boardgame.io 0.50.2) measured in the same run, on a chosen topology.
 
 Every service is a separate process group (rules, board and score projectors, the gateway with
-its worker processes), on a private Redis (append-only file on, fsync every second, as
-``renature serve all`` runs it) or a private Redis Cluster (three masters with a replica each,
-commands acknowledged once a replica has them: ``WAIT 1``). The load runs in separate
-processes too (`bench.loadgen`), each playing its share of the games over one path:
+its worker processes), on a private Redis with durable acknowledgements (``appendfsync
+always``, durability ``always``: a command is answered once its events are fsynced) or a
+private Redis Cluster (three masters with a replica each, durability ``replica``: answered once
+a replica has the events, ``WAIT 1``). The gateway's rate limits are off (one load address
+plays hundreds of games, as a bot or tournament server does: ``RENATURE_RATE_LIMITS=off``).
+The load runs in separate processes too (`bench.loadgen`), each playing its share of the games
+over one path:
 
 - ``bus``: today's ``make bench`` path (envelopes onto the command stream, no gateway);
 - ``http``: ``POST /games/{id}/commands`` with seat tokens, one keep-alive connection a seat;
@@ -85,7 +88,7 @@ class Topology:
         redis = (
             "Redis Cluster (3 masters + 3 replicas, WAIT 1)"
             if self.redis == "cluster"
-            else "one Redis (AOF everysec)"
+            else "one Redis (AOF, appendfsync always)"
         )
         return (
             f"rules x{self.rules}, board x{self.board}, score x{self.score}, "
@@ -351,7 +354,7 @@ class Redises:
 
             self.cluster = ClusterFixture(masters=3, replicas=1, appendonly=True).start()
         else:
-            self.single = RedisServer(appendonly=True, appendfsync="everysec").start()
+            self.single = RedisServer(appendonly=True, appendfsync="always").start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -376,9 +379,10 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
     env = {
         "RENATURE_ALLOW_CHOSEN_SEEDS": "1",
         "RENATURE_GATEWAY_WORKERS": str(topology.gateway),
+        "RENATURE_RATE_LIMITS": "off",
+        "RENATURE_DURABILITY": "replica" if topology.redis == "cluster" else "always",
+        "RENATURE_DURABILITY_REPLICAS": "1",
     }
-    if topology.redis == "cluster":
-        env["RENATURE_WAIT_REPLICAS"] = "1"
     stack = Stack(redis_url, workdir, env)
     port = free_port()
     for name, count in (("board", topology.board), ("score", topology.score)):
