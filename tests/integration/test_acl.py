@@ -1,0 +1,319 @@
+"""Redis locked down (issue 12): every service runs as its own ACL user of infra/redis/users.acl.
+
+A private ``redis-server`` is started with the ACL file rendered by infra/redis/render-acl.sh
+(random hex passwords, as a deployment's Secret would give them). Then the whole stack runs,
+each service as its own user: the rules service, both projectors, the gateway and the retention
+service play, project, serve and compact a whole game. And every access a service must not have
+is refused with NOPERM: only the rules service reads seeds, only the gateway (and the clock's
+system commands) writes the command stream, projectors cannot change streams, nobody without a
+password gets in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import shutil
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+import redis.asyncio as aioredis
+from redis.exceptions import AuthenticationError, NoPermissionError, ResponseError
+
+from redis_server import free_port
+from renature_services.gateway.app import create_app
+from renature_services.projectors import PROJECTIONS, create_projector
+from renature_services.rules_service import RulesService
+from renature_services.settings import Settings
+from renature_store import KeyLayout
+from renature_store.retention import Retention, RetentionPolicy
+
+pytestmark = pytest.mark.redis
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "infra" / "redis" / "users.acl"
+RENDER = ROOT / "infra" / "redis" / "render-acl.sh"
+USERS = ("rules", "gateway", "board", "score", "clock", "retention", "auditor", "admin")
+
+
+@dataclass
+class AclRedis:
+    port: int
+    passwords: dict[str, str]
+
+    def url(self, user: str) -> str:
+        return f"redis://{user}:{self.passwords[user]}@127.0.0.1:{self.port}/0"
+
+    def client(self, user: str) -> aioredis.Redis:
+        return aioredis.Redis.from_url(self.url(user))
+
+
+def render(tmp: Path, passwords: dict[str, str]) -> Path:
+    """The ACL file as the Redis container renders it at start (the real script)."""
+    env = {f"{user.upper()}_PASSWORD": password for user, password in passwords.items()}
+    out = tmp / "users.acl"
+    subprocess.run(
+        ["sh", str(RENDER), str(TEMPLATE), str(out), "--", "true"],
+        env={"PATH": "/usr/bin:/bin", **env},
+        check=True,
+        timeout=10,
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def acl_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclRedis]:
+    executable = shutil.which("redis-server")
+    if executable is None:
+        pytest.fail("redis-server is needed for the ACL tests")
+    tmp = tmp_path_factory.mktemp("acl")
+    passwords = {user: secrets.token_hex(16) for user in USERS}
+    aclfile = render(tmp, passwords)
+    port = free_port()
+    process = subprocess.Popen(
+        [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(tmp), "--aclfile", str(aclfile),
+         "--protected-mode", "yes"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        admin = redis.Redis(port=port, username="admin", password=passwords["admin"])
+        for _ in range(200):
+            try:
+                admin.ping()
+                break
+            except redis.ConnectionError:
+                if process.poll() is not None:
+                    pytest.fail("redis-server refused the ACL file")
+                subprocess.run(["sleep", "0.05"], check=True)
+        admin.close()
+        yield AclRedis(port, passwords)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+async def flushed(acl_redis: AclRedis) -> AsyncIterator[AclRedis]:
+    admin = acl_redis.client("admin")
+    await admin.flushall()
+    await admin.script_flush()
+    await admin.aclose()
+    return acl_redis
+
+
+def test_the_rendered_file_holds_no_placeholder_and_refuses_a_missing_password(
+    tmp_path: Path,
+) -> None:
+    passwords = {user: secrets.token_hex(16) for user in USERS}
+    text = render(tmp_path, passwords).read_text()
+    assert not re.search(r"@[A-Z_]+_PASSWORD@", text)
+    for user, password in passwords.items():
+        assert f"user {user} on >{password} " in text
+    assert "user default off" in text
+    del passwords["gateway"]
+    with pytest.raises(subprocess.CalledProcessError):
+        render(tmp_path, passwords)
+    with pytest.raises(subprocess.CalledProcessError):
+        render(tmp_path, {**passwords, "gateway": "not hex!"})
+
+
+async def test_every_service_works_as_its_own_user(flushed: AclRedis) -> None:
+    settings = {user: Settings(redis_url=flushed.url(user), consumer=f"{user}-1") for user in USERS}
+    projector_clients = {name: flushed.client(name) for name in PROJECTIONS}
+    stop = asyncio.Event()
+    projectors = [
+        create_projector(settings[name], projector_clients[name], projection())
+        for name, projection in PROJECTIONS.items()
+    ]
+    tasks = [asyncio.create_task(p.run(stop, block_ms=100)) for p in projectors]
+    app = create_app(flushed.url("gateway"), command_timeout=10.0, allow_chosen_seeds=True)
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with (
+            RulesService(settings["rules"].with_(allow_chosen_seeds=True)),
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(base_url="http://gw", transport=transport, timeout=10) as http,
+        ):
+            game_id = await play_whole_game(http)
+            version = (await http.get(f"/games/{game_id}")).json()["version"]
+            admin = flushed.client("admin")
+            for name in PROJECTIONS:  # both read models written by their own users
+                key = KeyLayout().model_key(name, game_id)
+                for _ in range(200):
+                    if int(await admin.hget(key, "version") or 0) == version:
+                        break
+                    await asyncio.sleep(0.05)
+                assert int(await admin.hget(key, "version") or 0) == version
+            await admin.aclose()
+            for path in ("board", "scores"):  # served to the gateway user
+                assert (await http.get(f"/games/{game_id}/{path}")).status_code == 200
+            audit = await http.get(f"/games/{game_id}/audit")
+            assert audit.status_code == 200, audit.text
+            assert audit.json()["ok"] is True
+
+            janitor_redis = flushed.client("retention")
+            janitor = Retention(
+                janitor_redis,
+                KeyLayout(),
+                RetentionPolicy().with_(finished_grace_s=0),
+                consumer="retention-1",
+            )
+            report = await janitor.run_once()
+            await janitor_redis.aclose()
+            assert report.games_packed == 1
+            assert report.entries_trimmed > 0
+            view = await http.get(f"/games/{game_id}/spectator")  # read from the packed game
+            assert view.status_code == 200, view.text
+            assert view.json()["phase"] == "finished"
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for client in projector_clients.values():
+            await client.aclose()
+
+
+async def play_whole_game(http: httpx.AsyncClient) -> str:
+    created = await http.post("/games", json={"players": 2, "seed": "acl-seed"})
+    assert created.status_code == 201, created.text
+    game_id = created.json()["game_id"]
+    tokens = []
+    for seat in range(2):
+        joined = await http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
+        assert joined.status_code == 201, joined.text
+        tokens.append({"Authorization": f"Bearer {joined.json()['token']}"})
+    assert (await http.post(f"/games/{game_id}/start", headers=tokens[0])).status_code == 200
+    for number in range(2000):
+        summary = (await http.get(f"/games/{game_id}")).json()
+        if summary["phase"] == "finished":
+            return game_id
+        seat = summary["current_seat"]
+        if seat is None:
+            await asyncio.sleep(0.05)
+            continue
+        actions = (await http.get(f"/games/{game_id}/legal-actions", headers=tokens[seat])).json()
+        sent = await http.post(
+            f"/games/{game_id}/commands",
+            json={"command_id": f"m{number}", "command": actions[0]},
+            headers=tokens[seat],
+        )
+        assert sent.status_code == 200, sent.text
+    raise AssertionError("the game did not end")
+
+
+SEED = "rn:{p03}:seed:g"
+GAME = "rn:{p03}:game:g"
+FEED = "rn:{p03}:feed"
+COMMANDS = "rn:commands"
+
+FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
+    "gateway": [
+        ("GET", SEED),  # only the rules service reads seeds
+        ("SET", SEED, "x", "NX", "GET"),
+        ("XADD", GAME, "*", "event", "{}"),  # events are the rules service's
+        ("XADD", FEED, "*", "event", "{}"),
+        ("DEL", GAME),
+        ("XTRIM", FEED, "MAXLEN", "0"),
+        ("XRANGE", COMMANDS, "-", "+"),  # writes the command stream, never reads it
+        ("XREADGROUP", "GROUP", "rules", "x", "STREAMS", COMMANDS, ">"),
+        ("FLUSHALL",),
+        ("CONFIG", "SET", "appendonly", "no"),
+        ("KEYS", "*"),
+    ],
+    "board": [
+        ("GET", SEED),
+        ("XADD", FEED, "*", "event", "{}"),  # projectors only read their feeds
+        ("XDEL", FEED, "1-1"),
+        ("XTRIM", FEED, "MAXLEN", "0"),
+        ("DEL", FEED),
+        ("DEL", GAME),
+        ("XADD", GAME, "*", "event", "{}"),
+        ("XADD", COMMANDS, "*", "x", "y"),
+        ("HSET", "rn:{p03}:score:g", "version", "9"),  # the other projector's model
+        ("SET", "rn:{p03}:cmd:g:c", "forged"),
+        ("FLUSHALL",),
+    ],
+    "score": [
+        ("GET", SEED),
+        ("XADD", FEED, "*", "event", "{}"),
+        ("HSET", "rn:{p03}:board:g", "version", "9"),
+        ("DEL", GAME),
+    ],
+    "rules": [
+        ("XADD", COMMANDS, "*", "x", "y"),  # only the gateway writes commands
+        ("HSET", "rn:{p03}:board:g", "version", "9"),
+        ("FLUSHALL",),
+        ("CONFIG", "SET", "appendonly", "no"),
+    ],
+    "clock": [
+        ("GET", SEED),
+        ("XADD", FEED, "*", "event", "{}"),
+        ("XRANGE", COMMANDS, "-", "+"),
+        ("DEL", GAME),
+    ],
+    "retention": [
+        ("GET", SEED),  # deletes a game's seed with the game, never reads it
+        ("XADD", COMMANDS, "*", "x", "y"),
+        ("XADD", GAME, "*", "event", "{}"),
+        ("FLUSHALL",),
+    ],
+    "auditor": [
+        ("GET", SEED),
+        ("XADD", GAME, "*", "event", "{}"),
+        ("DEL", GAME),
+    ],
+}
+
+
+@pytest.mark.parametrize("user", sorted(FORBIDDEN))
+async def test_what_a_service_must_not_do_is_refused_with_noperm(
+    flushed: AclRedis, user: str
+) -> None:
+    admin = flushed.client("admin")
+    await admin.set(SEED, "secret-seed")
+    await admin.xadd(GAME, {"event": "{}"}, id="0-1")
+    await admin.xadd(FEED, {"game": "g", "event": "{}"})
+    await admin.xadd(COMMANDS, {"x": "y"})
+    client = flushed.client(user)
+    try:
+        for command in FORBIDDEN[user]:
+            with pytest.raises(NoPermissionError):
+                await client.execute_command(*command)
+    finally:
+        await client.aclose()
+    assert await admin.get(SEED) == b"secret-seed"
+    assert await admin.xlen(FEED) == 1
+    assert await admin.exists(GAME)
+    await admin.aclose()
+
+
+async def test_what_a_service_needs_is_allowed(flushed: AclRedis) -> None:
+    gateway = flushed.client("gateway")
+    assert await gateway.set(SEED, "chosen", nx=True)  # a chosen seed: write only
+    assert await gateway.xadd(COMMANDS, {"x": "y"})
+    await gateway.aclose()
+    rules = flushed.client("rules")
+    assert await rules.get(SEED) == b"chosen"  # the one reader of seeds
+    await rules.aclose()
+    clock = flushed.client("clock")
+    assert await clock.xadd(COMMANDS, {"claim": "timeout"})
+    assert await clock.zadd("rn:clock:deadlines", {"g": 1}) == 1
+    await clock.aclose()
+
+
+async def test_nobody_gets_in_without_a_password(flushed: AclRedis) -> None:
+    anonymous = aioredis.Redis(port=flushed.port)
+    with pytest.raises((AuthenticationError, ResponseError)):
+        await anonymous.set("anything", "x")
+    await anonymous.aclose()
+    wrong = aioredis.Redis(port=flushed.port, username="gateway", password="00" * 16)
+    with pytest.raises(AuthenticationError):
+        await wrong.ping()
+    await wrong.aclose()
