@@ -143,3 +143,6 @@ async def test_errors_as_documented(http: httpx.AsyncClient) -> None:
     wrong_method = await http.put("/games")
     assert wrong_method.status_code == 405
     assert wrong_method.json()["error"]["code"] == "method_not_allowed"
+    assert wrong_method.headers["allow"] == "GET, HEAD, POST"  # both routes of /games
+    seat = await http.put("/games/x/seats/0")
+    assert seat.headers["allow"] == "DELETE, POST"

@@ -54,6 +54,7 @@ def install(app: FastAPI, *, origins: list[str] | None = None) -> None:
     app.include_router(sse.router)
     app.include_router(boards.router)
     _offline_docs(app)
+    app.add_middleware(AllowHeader)
     app.add_middleware(FinishedGameETags)
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES)
     allowed = cors_origins() if origins is None else origins
@@ -108,6 +109,48 @@ def _offline_docs(app: FastAPI) -> None:
             redoc_favicon_url=f"{root}{DOCS_STATIC}/favicon.png",
             with_google_fonts=False,
         )
+
+
+class AllowHeader:
+    """A 405's ``Allow`` names every method the path takes. FastAPI makes one route per
+    method set, and Starlette's 405 lists only the methods of the first route whose path
+    matches (``POST`` for ``/games``, which ``GET`` serves too). The methods are read from the
+    app's OpenAPI document, which lists every operation of a path together."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._paths: list[tuple[re.Pattern[str], set[str]]] | None = None
+
+    def methods(self, app: FastAPI, path: str) -> set[str]:
+        if self._paths is None:
+            self._paths = []
+            for template, operations in app.openapi().get("paths", {}).items():
+                pattern = re.sub(r"\\{[^/]+?\\}", "[^/]+", re.escape(template))
+                methods = {method.upper() for method in operations}
+                if "GET" in methods:
+                    methods.add("HEAD")
+                self._paths.append((re.compile(f"^{pattern}$"), methods))
+        found: set[str] = set()
+        for pattern, methods in self._paths:
+            if pattern.match(path):
+                found |= methods
+        return found
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def amend(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 405:
+                methods = self.methods(scope["app"], scope["path"])
+                if methods:
+                    headers = [(k, v) for k, v in message["headers"] if k.lower() != b"allow"]
+                    headers.append((b"allow", ", ".join(sorted(methods)).encode()))
+                    message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, amend)
 
 
 FINISHED_READS = re.compile(r"^/games/(?P<game>[^/]+)/(view|spectator|events)$")

@@ -50,7 +50,7 @@ async def boards() -> MsgspecResponse:
     responses={**body(BoardJson, "The board's geometry"), **errors(404)},
 )
 async def board(
-    name: Annotated[str, Path(description="base, valley or valley-back", max_length=32)],
+    name: Annotated[str, Path(description="base, valley or valley-back")],
 ) -> MsgspecResponse:
     """Every cell with its kind (area, brook or meadow) and area, the areas with their cells,
     starting spaces, clouds, stumps and area tokens: what a client needs to draw the board.
