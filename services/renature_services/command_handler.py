@@ -37,20 +37,16 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from renature import commands as c
 from renature import events as e
 from renature.errors import RuleError
-from renature.rules import evolve, execute
+from renature.rules import execute
 from renature.state import GameState
 from renature_services import bus
 from renature_services.logging import bind_command, get_logger
 from renature_services.seed_vault import SeedVault, as_secret
 from renature_services.state_cache import (
     DEFAULT_MAX_GAMES,
-    Cached,
-    StaleCache,
+    GameLoader,
     StateCache,
     cached_state,
-    checked_fold,
-    fold_states,
-    read_from,
 )
 from renature_store import (
     Appended,
@@ -172,10 +168,12 @@ class CommandHandler:
     refusals: EventStore | None = None
     """Where refused commands' outcomes are recorded (a store with a TTL of minutes: the
     retention policy); ``store`` itself when None."""
+    games: GameLoader = field(init=False)
     cache: StateCache[GameState] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.cache = StateCache(self.cache_size)
+        self.games = GameLoader(self.store, self.cache_size, log)
+        self.cache = self.games.cache
 
     async def handle_batch(self, bodies: Sequence[bytes]) -> list[bytes]:
         """The encoded replies to raw messages, in their order; never raises (`BatchRounds`)."""
@@ -259,7 +257,7 @@ class CommandHandler:
             with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                 log.info("command_duplicate", command=kind)
             return answer_again(envelope, result.outcome)
-        self._remember(cached_state(decision.state))
+        self.games.remember(cached_state(decision.state))
         # DEBUG: the store records every accepted command with its provenance already, and a
         # log line per move costs more CPU than deciding it.
         log.debug(
@@ -354,39 +352,13 @@ class CommandHandler:
     # -- loading -----------------------------------------------------------------------------
 
     async def load(self, game_id: str) -> GameState | None:
-        """The game's latest state: the cached fold plus the events appended after it, the
-        cache checked against the stream (see `load_many`)."""
-        return (await self.load_many([game_id]))[0]
+        """The game's latest state, checked against the stream's lineage (`GameLoader`): no
+        command is decided, and no refusal stored, on events the stream lost."""
+        return await self.games.load(game_id)
 
     async def load_many(self, game_ids: Sequence[str]) -> list[GameState | None]:
-        """The latest states of several (distinct) games, read in one round trip.
-
-        Each read starts at the cached last event, which the stream must still hold (same
-        version, same hash): a stream that is behind the cache or holds another history (writes
-        lost to a power cut, then maybe refilled by other commands) drops the cached state and
-        the game is replayed, so no command is decided, and no refusal stored, on lost events.
-        """
-        cached = [self.cache.get(game_id) for game_id in game_ids]
-        pages = await self.store.read_many(
-            [(game_id, read_from(entry)) for game_id, entry in zip(game_ids, cached, strict=True)]
-        )
-        states: list[GameState | None] = []
-        for game_id, entry, page in zip(game_ids, cached, pages, strict=True):
-            try:
-                states.append(self._remember(checked_fold(entry, page, evolve)))
-            except StaleCache as stale:
-                log.warning("state_cache_stale", game_id=game_id, reason=str(stale))
-                self.cache.drop(game_id)
-                whole = await self.store.read(game_id)
-                states.append(self._remember(fold_states(None, whole)))
-        return states
-
-    def _remember(self, entry: Cached[GameState] | None) -> GameState | None:
-        """Cache a game's state, unless a newer one is cached (by a concurrent command)."""
-        if entry is None:
-            return None
-        self.cache.remember(entry.value.game_id, entry)
-        return entry.value
+        """The latest states of several (distinct) games, read in one round trip."""
+        return await self.games.load_many(game_ids)
 
 
 Indexed = tuple[int, bus.CommandEnvelope]

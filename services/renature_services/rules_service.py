@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -99,6 +99,28 @@ class RulesService:
             # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
             **healing.BLOCKING_READ_OPTIONS,
         )
+        self._subscribe(on_commands)
+        # Self-healing (issue 11): back within a second of Redis returning, and a consumer
+        # group lost with Redis's data is created again instead of stopping the service.
+        healing.fast_reconnect()
+        for subscriber in self.broker.subscribers:
+            healing.heal_missing_group(subscriber, self._ensure_group)
+        self.app = FastStream(
+            self.broker,
+            logger=stdlib_logger("renature.rules.app"),
+            on_startup=[self.startup],
+            on_shutdown=[self.shutdown],
+            specification=AsyncAPI(
+                self.broker,
+                title="Renature rules service",
+                version="0.1.0",
+                description="Commands in, replies out; events go to the event store.",
+            ),
+        )
+
+    def _subscribe(self, handler: Callable[[EnvelopeBatch], Awaitable[None]]) -> None:
+        """The two subscribers of the command stream: the batches as they come, and the
+        batches a dead instance read but never acknowledged."""
         self.broker.subscriber(
             stream=StreamSub(
                 self.command_stream,
@@ -118,8 +140,7 @@ class RulesService:
                 "`Reply`) goes to the `reply_to` pub/sub channel of the message's headers, "
                 "with its `correlation_id`."
             ),
-        )(on_commands)
-        # Takes over commands a dead instance read but never acknowledged.
+        )(handler)
         self.broker.subscriber(
             stream=StreamSub(
                 self.command_stream,
@@ -134,24 +155,7 @@ class RulesService:
             decoder=envelope_bodies,
             title="rules:commands:reclaim",
             include_in_schema=False,
-        )(on_commands)
-        # Self-healing (issue 11): back within a second of Redis returning, and a consumer
-        # group lost with Redis's data is created again instead of stopping the service.
-        healing.fast_reconnect()
-        for subscriber in self.broker.subscribers:
-            healing.heal_missing_group(subscriber, self._ensure_group)
-        self.app = FastStream(
-            self.broker,
-            logger=stdlib_logger("renature.rules.app"),
-            on_startup=[self.startup],
-            on_shutdown=[self.shutdown],
-            specification=AsyncAPI(
-                self.broker,
-                title="Renature rules service",
-                version="0.1.0",
-                description="Commands in, replies out; events go to the event store.",
-            ),
-        )
+        )(handler)
 
     async def on_commands(self, bodies: Sequence[bytes], message: StreamMessage[Any]) -> None:
         """Answer a batch: handle it and publish every reply in one pipeline; FastStream then

@@ -21,12 +21,12 @@ import enum
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from renature import events as e
 from renature.rules import evolve
 from renature.state import GameState
-from renature_store import StoredEvent
+from renature_store import EventStore, StoredEvent
 
 F = TypeVar("F")
 
@@ -186,3 +186,50 @@ class StateCache(Generic[F]):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class GameLoader:
+    """Games' latest states for a service: the cached fold caught up with the events read from
+    `read_from` (its last event again), checked with `checked_fold`; a stale entry (the stream
+    behind it or of another history) is dropped and the game replayed from its whole stream.
+    The rules service and the gateway load games through one of these each."""
+
+    def __init__(self, store: EventStore, max_games: int = DEFAULT_MAX_GAMES, log: Any = None):
+        self.store = store
+        self.cache: StateCache[GameState] = StateCache(max_games)
+        self._log = log
+
+    async def load(self, game_id: str) -> GameState | None:
+        """The game's latest state (None when it has no events)."""
+        cached = self.cache.get(game_id)
+        stored = await self.store.read(game_id, after_version=read_from(cached))
+        return await self._caught_up(game_id, cached, stored)
+
+    async def load_many(self, game_ids: Sequence[str]) -> list[GameState | None]:
+        """The latest states of several (distinct) games, read in one round trip."""
+        cached = [self.cache.get(game_id) for game_id in game_ids]
+        pages = await self.store.read_many(
+            [(game_id, read_from(entry)) for game_id, entry in zip(game_ids, cached, strict=True)]
+        )
+        return [
+            await self._caught_up(game_id, entry, page)
+            for game_id, entry, page in zip(game_ids, cached, pages, strict=True)
+        ]
+
+    def remember(self, entry: Cached[GameState] | None) -> GameState | None:
+        """Cache a game's state, unless a newer one is cached (by a concurrent command)."""
+        if entry is None:
+            return None
+        self.cache.remember(entry.value.game_id, entry)
+        return entry.value
+
+    async def _caught_up(
+        self, game_id: str, entry: Cached[GameState] | None, stored: Sequence[StoredEvent]
+    ) -> GameState | None:
+        try:
+            return self.remember(checked_fold(entry, stored, evolve))
+        except StaleCache as stale:  # never decide or serve on events the stream lost
+            if self._log is not None:
+                self._log.warning("state_cache_stale", game_id=game_id, reason=str(stale))
+            self.cache.drop(game_id)
+            return self.remember(fold_states(None, await self.store.read(game_id)))

@@ -10,17 +10,10 @@ another history replaces it), so a view costs one short XRANGE once the game is 
 from __future__ import annotations
 
 from renature import events as e
-from renature.rules import evolve
 from renature.state import GameState
 from renature_services.gateway.errors import ApiError
 from renature_services.logging import get_logger
-from renature_services.state_cache import (
-    StaleCache,
-    StateCache,
-    checked_fold,
-    fold_states,
-    read_from,
-)
+from renature_services.state_cache import GameLoader
 from renature_store import RedisEventStore
 from renature_store.keys import check_game_id
 
@@ -28,27 +21,19 @@ log = get_logger("renature.gateway")
 
 
 class GameStates:
-    """Folded game states over the event store, cached in a `StateCache`."""
+    """Folded game states over the event store (a `GameLoader`), with the gateway's 404s."""
 
     def __init__(self, store: RedisEventStore, max_games: int = 2048) -> None:
         self._store = store
-        self._states: StateCache[GameState] = StateCache(max_games)
+        self._loader = GameLoader(store, max_games, log)
 
     async def state(self, game_id: str) -> GameState:
         """The game's current state; 404 ``game_not_found`` when it has no events."""
         self._check_id(game_id)
-        cached = self._states.get(game_id)
-        stored = await self._store.read(game_id, after_version=read_from(cached))
-        try:
-            entry = checked_fold(cached, stored, evolve)
-        except StaleCache as stale:  # never serve a version the stream no longer has
-            log.warning("state_cache_stale", game_id=game_id, reason=str(stale))
-            self._states.drop(game_id)
-            entry = fold_states(None, await self._store.read(game_id))
-        if entry is None:
+        state = await self._loader.load(game_id)
+        if state is None:
             raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
-        self._states.remember(game_id, entry)
-        return entry.value
+        return state
 
     async def events(self, game_id: str, after: int) -> list[e.Event]:
         """The decoded events after version ``after`` (404 for an unknown game)."""
@@ -61,7 +46,7 @@ class GameStates:
     async def require(self, game_id: str) -> None:
         """404 unless the game exists (cheaper than a replay)."""
         self._check_id(game_id)
-        if game_id not in self._states and not await self._store.exists(game_id):
+        if game_id not in self._loader.cache and not await self._store.exists(game_id):
             raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
 
     @staticmethod
