@@ -18,7 +18,7 @@ async function api(method, path, { body, token, headers } = {}) {
     init.headers["Content-Type"] = "application/json";
     init.body = typeof body === "string" ? body : JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  const response = await politely(() => fetch(path, init));
   const text = await response.text();
   let data = null;
   try {
@@ -35,6 +35,17 @@ async function api(method, path, { body, token, headers } = {}) {
     );
   }
   return data;
+}
+
+// A 429 is waited out (its Retry-After, at most 5 s) and the request sent again, a few times:
+// rate limits slow a client down, they do not break it.
+async function politely(request) {
+  for (let attempt = 0; ; attempt += 1) {
+    const response = await request();
+    if (response.status !== 429 || attempt >= 4) return response;
+    const wait = Math.min(5, Number(response.headers.get("Retry-After")) || 1);
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+  }
 }
 
 // Seat tokens are kept per game in this browser, so a reload or a dropped connection never
@@ -79,7 +90,7 @@ function el(tag, attrs = {}, ...children) {
 // The board picture is the server's SVG (the same drawing as `renature replay --svg`), inlined
 // so that its cells can be highlighted and clicked.
 async function loadPicture(container, url, { fetchInit } = {}) {
-  const response = await fetch(url, fetchInit);
+  const response = await politely(() => fetch(url, fetchInit));
   if (!response.ok) throw new ApiError(response.status, "picture", `The board could not be drawn (${response.status}).`);
   showPicture(container, await response.text());
 }

@@ -23,6 +23,7 @@ const table = {
   retry: 0,
   refreshing: null,
   stale: false,
+  sending: false,
   over: false,
 };
 window.table = table; // for the browser tests and the curious
@@ -48,7 +49,8 @@ async function refresh() {
 async function refreshOnce() {
   {
     try {
-      table.summary = await api("GET", `/games/${gameId}`);
+      // The summary (who has joined) matters only before the start.
+      if (!table.view || table.view.phase === "lobby") table.summary = await api("GET", `/games/${gameId}`);
       const seated = table.seat !== null;
       table.view = seated
         ? await api("GET", `/games/${gameId}/view`, { token: token() })
@@ -326,10 +328,10 @@ function wireBoard() {
 }
 
 function chooseCell(target) {
+  if (table.sending) return undefined;
   if (table.chosenDomino !== null && !table.chosenCell && target.firstHalf) {
+    if (target.commands.length === 1) return send(target.commands[0]); // one way to lay it
     table.chosenCell = target.cell;
-    const onlyOne = target.commands.length === 1;
-    if (onlyOne) return send(target.commands[0]);
     return render();
   }
   if (target.commands.length === 1) return send(target.commands[0]);
@@ -344,6 +346,11 @@ function chooseCell(target) {
 }
 
 async function send(command) {
+  if (table.sending) return; // one command at a time: a second click waits for the answer
+  table.sending = true;
+  for (const target of document.querySelectorAll("#board .legal, #moves button")) {
+    if (target.tagName === "BUTTON") target.disabled = true; else target.remove();
+  }
   const body = { command_id: newId(), command };
   for (let attempt = 0; ; attempt += 1) {
     try {
@@ -361,6 +368,7 @@ async function send(command) {
   }
   table.chosenDomino = null;
   table.chosenCell = null;
+  table.sending = false;
   await refresh();
 }
 

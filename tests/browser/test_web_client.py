@@ -1,0 +1,364 @@
+"""The reference web client and the dispute viewer, in a real browser against the real stack.
+
+Headless Chromium from the system packages (never a browser download), driven by Playwright:
+two people play a whole 2-player game through the table page (clicking highlighted spaces and
+choosing moves, one of them by keyboard only), a third watches; the dispute viewer is opened on
+the finished game and on an exported file (and on a forged one); axe-core checks every page.
+The stack is ``renature serve all`` (what ``make run`` starts) on a private Redis. Screenshots
+of each page are written to ``var/screenshots/`` for a reviewer (``docs/screenshots/`` holds
+the ones the README shows).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from redis_server import RedisServer, find_redis_server, free_port
+from renature import events as e
+from renature.game import replay
+from renature_store import KeyLayout
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.browser]
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "var" / "screenshots"
+AXE = ROOT / "services/renature_services/gateway/static/vendor/axe.min.js"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+STARTUP_TIMEOUT = 40.0
+REDIS_OF: dict[str, str] = {}
+"""The Redis under each stack, to read a game's stored events as `renature export` does."""
+GAME_TIMEOUT = 240.0
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("RENATURE_CHROMIUM") or shutil.which("chromium")
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    """``renature serve all`` on a private Redis, as ``make run`` starts it."""
+    if not find_redis_server():
+        if os.environ.get("RENATURE_REQUIRE_REDIS") == "1":
+            pytest.fail("redis-server is not installed", pytrace=False)
+        pytest.skip("the browser tests need redis-server on PATH")
+    logs = Path(tempfile.mkdtemp(prefix="renature-browser-"))
+    with RedisServer() as server:
+        port = free_port()
+        env = {
+            **os.environ,
+            "REDIS_URL": server.url,
+            "RENATURE_ALLOW_CHOSEN_SEEDS": "0",
+            # Two players and a spectator share one address here, and they play far faster
+            # than people do: the default read rate per address would slow them down (the
+            # client waits 429s out; test_limits covers the limits themselves).
+            "RENATURE_LIMIT_READ": "200/second;12000/minute",
+        }
+        env.pop("RENATURE_CONSUMER", None)
+        log = (logs / "stack.log").open("wb")
+        command = [sys.executable, "-c", "from renature_services.cli import main; main()"]
+        process = subprocess.Popen(
+            [*command, "serve", "all", "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        REDIS_OF[url] = server.url
+        try:
+            _wait_ready(url, process, logs / "stack.log")
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            log.close()
+
+
+def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Ready once a game can be created (gateway and rules service up)."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the stack exited\n{log.read_text(errors='replace')[-3000:]}")
+        try:
+            if httpx.post(f"{url}/games", json={"players": 2}, timeout=5).status_code == 201:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError(f"the stack did not get ready\n{log.read_text(errors='replace')[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("RENATURE_REQUIRE_REDIS") == "1":  # CI installs chromium first
+            pytest.fail("chromium is not installed (apt-get install chromium)", pytrace=False)
+        pytest.skip("the browser tests need Debian's chromium (apt-get install chromium)")
+    with playwright_api.sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+def new_page(browser: object) -> object:
+    context = browser.new_context(viewport={"width": 1400, "height": 950})  # type: ignore[attr-defined]
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.problems = problems  # type: ignore[attr-defined]
+    return page
+
+
+def shot(page: object, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))  # type: ignore[attr-defined]
+
+
+def settled(page: object) -> None:
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "window.table && window.table.view && !window.table.refreshing", timeout=15000
+    )
+
+
+def play_one(page: object, keyboard: bool) -> None:
+    """Make one legal move the way a person would: a domino through the board (first half,
+    then second half), anything else through its button; by keyboard when asked."""
+    version = page.evaluate("window.table.view.version")  # type: ignore[attr-defined]
+    hand = page.locator("#hand button:not([disabled])")  # type: ignore[attr-defined]
+    placing = page.evaluate(  # type: ignore[attr-defined]
+        "window.table.legal.some(c => c.type === 'PlaceDomino')"
+    )
+
+    def press(locator: object) -> None:
+        if keyboard:
+            locator.focus()  # type: ignore[attr-defined]
+            page.keyboard.press("Enter")  # type: ignore[attr-defined]
+        else:
+            locator.click()  # type: ignore[attr-defined]
+
+    if placing and hand.count():
+        press(hand.first)
+        press(page.locator("rect.cell.legal").first)  # type: ignore[attr-defined]
+        if page.evaluate(  # type: ignore[attr-defined]
+            "!window.table.sending && window.table.chosenCell !== null"
+        ):
+            press(page.locator("rect.cell.legal").first)  # type: ignore[attr-defined]
+    else:
+        press(page.locator("#moves button.move").first)  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        f"window.table.view.version > {version} && !window.table.refreshing", timeout=15000
+    )
+
+
+@pytest.fixture(scope="module")
+def finished_game(base_url: str, browser: object) -> str:
+    """Two people create, invite, join, start and play a whole game through the table page;
+    Bob plays by keyboard only, and a spectator watches to the end."""
+    alice, bob, watcher = new_page(browser), new_page(browser), new_page(browser)
+    alice.goto(f"{base_url}/")  # type: ignore[attr-defined]
+    shot(alice, "lobby")
+    alice.fill("#create [name=name]", "Alice")  # type: ignore[attr-defined]
+    alice.click("#create button[type=submit]")  # type: ignore[attr-defined]
+    alice.wait_for_url("**/play/**")  # type: ignore[attr-defined]
+    game_id = alice.url.rsplit("/", 1)[1]  # type: ignore[attr-defined]
+    invitation = alice.inner_text("#invite code")  # type: ignore[attr-defined]
+    assert invitation.endswith(f"/play/{game_id}")
+    bob.goto(invitation)  # type: ignore[attr-defined]
+    bob.fill("#take-seat [name=name]", "Bob")  # type: ignore[attr-defined]
+    bob.click("#open-seats button")  # type: ignore[attr-defined]
+    bob.wait_for_selector("#start:not([hidden])")  # type: ignore[attr-defined]
+    bob.click("#start")  # type: ignore[attr-defined]
+    watcher.goto(f"{base_url}/play/{game_id}")  # type: ignore[attr-defined]
+    deadline = time.monotonic() + GAME_TIMEOUT
+    moves = 0
+    while time.monotonic() < deadline:
+        settled(alice)
+        if alice.evaluate("window.table.view.phase") == "finished":  # type: ignore[attr-defined]
+            break
+        for page, keyboard in ((alice, False), (bob, True)):
+            settled(page)
+            if page.evaluate("window.table.legal.length"):  # type: ignore[attr-defined]
+                if moves == 6:
+                    shot(page, "table")
+                play_one(page, keyboard)
+                moves += 1
+    else:
+        pytest.fail(f"the game did not finish within {GAME_TIMEOUT} s ({moves} moves)")
+    for page in (alice, bob, watcher):
+        page.wait_for_function(  # type: ignore[attr-defined]
+            "window.table.view && window.table.view.phase === 'finished'", timeout=15000
+        )
+        assert "The game is over" in page.inner_text("#status")  # type: ignore[attr-defined]
+        assert not page.problems, page.problems  # type: ignore[attr-defined]
+    # Every event of the game is in every log once, in order (the live channel, resumed or not).
+    events = _events(base_url, game_id)
+    for page in (alice, bob, watcher):
+        logged = page.eval_on_selector_all(  # type: ignore[attr-defined]
+            "#log li", "items => items.map(i => Number(i.dataset.version))"
+        )
+        assert logged == [event["version"] for event in events]
+    shot(alice, "table-finished")
+    return game_id
+
+
+def test_two_people_play_a_whole_game_through_the_table(finished_game: str, base_url: str) -> None:
+    summary = httpx.get(f"{base_url}/games/{finished_game}").json()
+    assert summary["phase"] == "finished"
+    audit = httpx.get(f"{base_url}/games/{finished_game}/audit").json()
+    assert audit["ok"], audit
+
+
+def test_a_refused_move_is_shown_as_a_clear_error(base_url: str, browser: object) -> None:
+    """Two people race for the last seat: the one whose page was stale is told, in words,
+    that the seat is taken, and nothing changes for the other."""
+    host, first, late = new_page(browser), new_page(browser), new_page(browser)
+    host.goto(f"{base_url}/")  # type: ignore[attr-defined]
+    host.click("#create button[type=submit]")  # type: ignore[attr-defined]
+    host.wait_for_url("**/play/**")  # type: ignore[attr-defined]
+    table = host.url  # type: ignore[attr-defined]
+    for page in (first, late):
+        page.goto(table)  # type: ignore[attr-defined]
+        page.wait_for_selector("#open-seats button")  # type: ignore[attr-defined]
+    # The late page stops hearing the game, as a page on a dropped connection would.
+    late.evaluate("table.socket.onclose = null; table.socket.close()")  # type: ignore[attr-defined]
+    first.click("#open-seats button")  # type: ignore[attr-defined]
+    first.wait_for_selector("#start:not([hidden])")  # type: ignore[attr-defined]
+    late.click("#open-seats button")  # type: ignore[attr-defined]
+    late.wait_for_selector("#error:not([hidden])")  # type: ignore[attr-defined]
+    assert "seat_taken" in late.inner_text("#error")  # type: ignore[attr-defined]
+    assert late.evaluate("window.table.seat") is None  # type: ignore[attr-defined]
+    first.reload()  # type: ignore[attr-defined]
+    first.wait_for_selector("#start:not([hidden])")  # the seat is still the first one's
+
+
+def test_the_dispute_viewer_shows_the_board_and_scores_at_chosen_steps(
+    finished_game: str, base_url: str, browser: object
+) -> None:
+    events = [e.decode(json.dumps(raw)) for raw in _events(base_url, finished_game)]
+    page = new_page(browser)
+    page.goto(f"{base_url}/viewer/{finished_game}")  # type: ignore[attr-defined]
+    page.wait_for_selector("#verdict")  # type: ignore[attr-defined]
+    assert "The audit holds" in page.inner_text("#verdict")  # type: ignore[attr-defined]
+    for step in (5, len(events) // 2, len(events)):
+        page.fill("#slider", str(step))  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            f"document.querySelector('#board .footer')?.textContent.includes('after event {step}.')"
+        )
+        state = replay(events[:step])
+        assert state is not None
+        dominoes = page.eval_on_selector_all(  # type: ignore[attr-defined]
+            "#board g.domino", "gs => gs.map(g => Number(g.dataset.domino)).sort((a, b) => a - b)"
+        )
+        assert dominoes == sorted(d for d, _, _ in state.dominoes)
+        plants = page.locator("#board circle.plant").count()  # type: ignore[attr-defined]
+        assert plants == sum(1 for code in state.plants if code >= 0)
+        scores = page.inner_text("#scores")  # type: ignore[attr-defined]
+        for seat in state.seats:
+            assert f"{state_colour(seat.colour)} {seat.score}" in scores
+    # A point of the explanation leads to the event that gave it.
+    point = page.locator("#points li.point").nth(2)  # type: ignore[attr-defined]
+    version = int(point.get_attribute("data-version"))
+    point.locator("button").click()
+    page.wait_for_function(  # type: ignore[attr-defined]
+        f"document.querySelector('#position').textContent.startsWith('event {version} ')"
+    )
+    assert page.locator(f"#events li.current[data-version='{version}']").count() == 1  # type: ignore[attr-defined]
+    shot(page, "viewer")
+    assert not page.problems, page.problems  # type: ignore[attr-defined]
+
+
+def test_the_viewer_audits_an_uploaded_file_and_points_at_a_forged_event(
+    finished_game: str, base_url: str, browser: object, tmp_path: Path
+) -> None:
+    raw = _events(base_url, finished_game)
+    honest = tmp_path / "game.jsonl"
+    honest.write_text("\n".join(json.dumps(event) for event in raw) + "\n")
+    forged_events = [dict(event) for event in raw]
+    target = next(i for i, ev in enumerate(forged_events) if ev["type"] == "PlantPlaced")
+    forged_events[target]["points"] += 5  # a forger's extra points
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("\n".join(json.dumps(event) for event in forged_events) + "\n")
+    page = new_page(browser)
+    page.goto(f"{base_url}/viewer")  # type: ignore[attr-defined]
+    page.set_input_files("#file", str(honest))  # type: ignore[attr-defined]
+    page.wait_for_selector("#verdict")  # type: ignore[attr-defined]
+    assert "The audit holds" in page.inner_text("#verdict")  # type: ignore[attr-defined]
+    page.set_input_files("#file", str(forged))  # type: ignore[attr-defined]
+    page.wait_for_function("document.querySelector('#verdict')?.textContent.includes('FAILS')")  # type: ignore[attr-defined]
+    finding = page.locator("#findings li.finding").first  # type: ignore[attr-defined]
+    assert int(finding.get_attribute("data-version")) == forged_events[target]["version"]
+    finding.locator("button").click()
+    page.wait_for_function(  # type: ignore[attr-defined]
+        f"document.querySelector('#position').textContent.startsWith("
+        f"'event {forged_events[target]['version']} ')"
+    )
+    shot(page, "viewer-forged")
+
+
+@pytest.mark.parametrize("path", ["/", "/play/{game}", "/viewer/{game}"])
+def test_every_page_passes_the_accessibility_check(
+    path: str, finished_game: str, base_url: str, browser: object
+) -> None:
+    """axe-core (vendored) finds no serious or critical violation; the board has a text
+    alternative and every highlighted space a label."""
+    page = new_page(browser)
+    page.goto(base_url + path.format(game=finished_game))  # type: ignore[attr-defined]
+    page.wait_for_load_state("networkidle")  # type: ignore[attr-defined]
+    page.add_script_tag(path=str(AXE))  # type: ignore[attr-defined]
+    result = page.evaluate(  # type: ignore[attr-defined]
+        "axe.run(document, {resultTypes: ['violations']})"
+    )
+    serious = [
+        (v["id"], v["help"], [n["target"] for n in v["nodes"]][:3])
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert serious == []
+    if path != "/":
+        svg = page.locator("#board svg")  # type: ignore[attr-defined]
+        assert svg.get_attribute("role") == "img"
+        title = page.eval_on_selector(  # type: ignore[attr-defined]
+            "#board svg", "svg => svg.querySelector('title').textContent"
+        )
+        assert title.startswith("Renature game ")
+
+
+def _events(base_url: str, game_id: str) -> list[dict[str, object]]:
+    """The game's stored events, as ``renature export`` writes them (no blanks)."""
+    with redis.Redis.from_url(REDIS_OF[base_url]) as client:
+        entries = client.xrange(KeyLayout().game_key(game_id))
+    return [json.loads(fields[b"event"]) for _, fields in entries]
+
+
+def state_colour(colour: int) -> str:
+    from renature.components import COLOURS
+
+    return COLOURS[colour]
