@@ -5,7 +5,7 @@ UV := $(shell command -v uv 2>/dev/null || echo "$(PYTHON) -m uv")
 RUN := $(UV) run --frozen
 STAMP := .venv/.synced
 
-.PHONY: install run test test-unit test-integration test-e2e lint fmt bench chaos clean
+.PHONY: install run browser test test-unit test-integration test-e2e lint fmt bench chaos clean
 
 $(STAMP): pyproject.toml uv.lock
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
@@ -25,8 +25,15 @@ run: $(STAMP)
 	RENATURE_DURABILITY=$${RENATURE_DURABILITY:-everysec} $(RUN) renature serve all \
 		--port $(PORT) $(if $(REDIS_PORT),--redis-port $(REDIS_PORT))
 
-## The whole suite: unit, integration (real Redis) and end-to-end tests, then the linters
-test: $(STAMP)
+## Debian's chromium for the browser tests (tests/browser), installed when missing and apt-get
+## can (as root); never a browser download. Without it the browser tests skip loudly (fail in CI).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+		|| echo "chromium is not installed: the browser tests will not run (apt-get install chromium)"; }
+
+## The whole suite: unit, integration (real Redis), end-to-end and browser tests, then the linters
+test: $(STAMP) browser
 	$(RUN) pytest -q
 	$(MAKE) --no-print-directory lint
 
