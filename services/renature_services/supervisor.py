@@ -330,6 +330,7 @@ def run_all(
         if server is not None:
             announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
         announce(durability_line(Settings.from_env().durability))
+        announce(f"Play: {stack.gateway_url}/  (lobby, table and dispute viewer in a browser)")
         announce(f"Gateway: {stack.gateway_url}")
         announce(f"API docs: {stack.gateway_url}/docs")
         if Settings.from_env().allow_chosen_seeds:
