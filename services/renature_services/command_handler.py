@@ -152,6 +152,46 @@ class Decision:
     state: GameState
 
 
+def decide_envelope(
+    envelope: bus.CommandEnvelope, state: GameState | None, command: c.Command | None, now: str
+) -> Decision:
+    """The envelope's command decided on ``state`` at ``now``: its reply, the append request
+    (events, outcome, provenance, the hash chain it continues) and the state after it."""
+    events, new_state = execute(
+        state, command or envelope.command, command_id=envelope.command_id, time=now
+    )
+    expected = 0 if state is None else state.version
+    reply = bus.Reply(
+        status="accepted",
+        game_id=envelope.game_id,
+        command_id=envelope.command_id,
+        version=expected + len(events),
+        first_version=expected + 1,
+        last_version=expected + len(events),
+        command_digest=bus.command_digest(envelope.command),
+    )
+    encoded = bus.encoder.encode(reply)
+    meta = BatchMeta(
+        command_id=envelope.command_id,
+        seat=envelope.seat,
+        command=e.public_command(envelope.command),
+        time=now,
+    )
+    request = AppendRequest(
+        game_id=envelope.game_id,
+        command_id=envelope.command_id,
+        expected_version=expected,
+        events=[e.encode(event) for event in events],
+        outcome=encoded,
+        batch_meta=_meta_encoder.encode(meta),
+        # Appended only onto the very event this was decided on (never onto a history
+        # that replaced it after lost writes), each event stored with its hash.
+        prev_hash="" if state is None else state.last_hash,
+        hashes=[event.hash for event in events],
+    )
+    return Decision(encoded, request, new_state)
+
+
 @dataclass
 class CommandHandler:
     """decode → load → decide → append → reply, independent of the transport.
@@ -211,42 +251,10 @@ class CommandHandler:
         state: GameState | None,
         command: c.Command | None = None,
     ) -> Decision:
-        """Run the rules on ``state``; raises `RuleError` for an illegal command.
-        ``command`` replaces the envelope's (the seed put into a creation or a finish)."""
-        now = self.clock().isoformat()
-        events, new_state = execute(
-            state, command or envelope.command, command_id=envelope.command_id, time=now
-        )
-        expected = 0 if state is None else state.version
-        reply = bus.Reply(
-            status="accepted",
-            game_id=envelope.game_id,
-            command_id=envelope.command_id,
-            version=expected + len(events),
-            first_version=expected + 1,
-            last_version=expected + len(events),
-            command_digest=bus.command_digest(envelope.command),
-        )
-        encoded = bus.encoder.encode(reply)
-        meta = BatchMeta(
-            command_id=envelope.command_id,
-            seat=envelope.seat,
-            command=e.public_command(envelope.command),
-            time=now,
-        )
-        request = AppendRequest(
-            game_id=envelope.game_id,
-            command_id=envelope.command_id,
-            expected_version=expected,
-            events=[e.encode(event) for event in events],
-            outcome=encoded,
-            batch_meta=_meta_encoder.encode(meta),
-            # Appended only onto the very event this was decided on (never onto a history
-            # that replaced it after lost writes), each event stored with its hash.
-            prev_hash="" if state is None else state.last_hash,
-            hashes=[event.hash for event in events],
-        )
-        return Decision(encoded, request, new_state)
+        """Run the rules on ``state`` now (`decide_envelope`); raises `RuleError` for an
+        illegal command. ``command`` replaces the envelope's (the seed put into a creation or
+        a finish)."""
+        return decide_envelope(envelope, state, command, self.clock().isoformat())
 
     def settle(
         self, envelope: bus.CommandEnvelope, decision: Decision, result: Appended | Duplicate
