@@ -81,6 +81,8 @@ class ChaosConfig:
     finish_timeout: float = 240.0
     seed: int = 11
     loss_window: float = 1.0
+    stop_seconds: tuple[float, float] = (4.5, 7.0)
+    """How long a SIGSTOP lasts: past the 4 s reclaim, near the gateway's 10 s timeout."""
     logs: Path | None = None
     verbose: bool = False
 
@@ -540,7 +542,7 @@ async def inject(stack: Stack, fault: str, rng: random.Random) -> None:
         stack.expected_down.discard(name)
     elif kind == "stop":
         stack.procs[name].signal(signal.SIGSTOP)
-        await asyncio.sleep(rng.uniform(4.0, 7.0))  # past the 4 s reclaim, near the 10 s timeout
+        await asyncio.sleep(rng.uniform(*stack.config.stop_seconds))
         stack.procs[name].signal(signal.SIGCONT)
     elif kind in ("redis-kill", "power-cut"):
         power_cut = kind == "power-cut"

@@ -28,7 +28,15 @@ async def test_a_short_chaos_run_loses_and_forks_nothing(
             pytest.fail("redis-server is not installed", pytrace=False)
         pytest.skip("the chaos run needs redis-server on PATH")
     logs = tmp_path_factory.mktemp("chaos")
-    config = ChaosConfig(games=2, rounds=1, durability="always", fault_interval=2.0, logs=logs)
+    config = ChaosConfig(
+        games=2,
+        players=(2, 3),
+        rounds=1,
+        durability="always",
+        fault_interval=1.0,
+        stop_seconds=(4.5, 5.5),
+        logs=logs,
+    )
     report = await run_chaos(config)
     print(report.format())
     assert report.faults, "no fault was injected"
