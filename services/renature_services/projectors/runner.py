@@ -22,29 +22,34 @@ import signal
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
 import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from renature import events as e
 from renature_services import healing
 from renature_services.logging import configure_logging, get_logger
+from renature_services.projectors.folds import Folds, Projection
 from renature_services.projectors.models import ReadModels, Write
 from renature_services.settings import Settings
 from renature_services.state_cache import (
     DEFAULT_MAX_GAMES,
     Cached,
-    StaleCache,
     StateCache,
-    checked_fold,
-    fold,
-    fold_stored,
-    read_from,
-    stored_hash,
 )
 from renature_store import FeedEntry, KeyLayout, RedisEventStore, StoreError
+
+__all__ = [
+    "Projection",
+    "Projector",
+    "create_projector",
+    "json_encoder",
+    "model_key",
+    "rebuild_only",
+    "run",
+    "serve",
+]
 
 log = get_logger("renature.projector")
 
@@ -54,27 +59,6 @@ F = TypeVar("F")
 
 RETRY_SECONDS = 0.2
 """Pause between tries while Redis is unreachable: back within a second of its return."""
-
-
-class Projection(Protocol[F]):
-    """What a read model needs: a fold over a game's events and how to render it."""
-
-    name: str
-    """Part of the key (``board``, ``score``) and of log lines."""
-    group: str
-    """The consumer group on the partition feeds."""
-
-    def apply(self, fold: F | None, event: e.Event) -> F:
-        """The fold after one more event (``None`` before the first one)."""
-        ...
-
-    def version(self, fold: F) -> int:
-        """The version of the last event folded in."""
-        ...
-
-    def render(self, fold: F) -> bytes:
-        """The read model as stored (msgspec JSON)."""
-        ...
 
 
 def model_key(layout: KeyLayout, name: str, game_id: str) -> str:
@@ -103,7 +87,8 @@ class Projector(Generic[F]):
         self.batch = batch
         self.reclaim_idle_ms = reclaim_idle_ms
         self.cache_size = cache_size
-        self.cache: StateCache[F] = StateCache(cache_size)
+        self.folds = Folds(store, projection, cache_size, log.bind(projection=projection.name))
+        self.cache: StateCache[F] = self.folds.cache
         self.models = ReadModels(redis, store.layout, projection.name)
         self._log = log.bind(projection=projection.name, consumer=consumer)
 
@@ -202,13 +187,13 @@ class Projector(Generic[F]):
         writes: list[tuple[str, Cached[F]]] = []
         for game_id, (stored, model_hash) in zip(games, stored_models, strict=True):
             try:
-                cached = await self._advance(game_id, by_game[game_id], stored, model_hash)
+                cached = await self.folds.advance(game_id, by_game[game_id], stored, model_hash)
             except Exception:
                 # A fold that fails (events folded onto a lost history, an undecodable event):
                 # replay the game from its stream; if that fails too, leave it pending.
                 self._log.exception("projection_failed", game_id=game_id)
                 try:
-                    cached = await self._replay(game_id)
+                    cached = await self.folds.replay(game_id)
                 except Exception:
                     self._log.exception("projection_replay_failed", game_id=game_id)
                     continue
@@ -222,7 +207,7 @@ class Projector(Generic[F]):
             for (game_id, cached), result in zip(writes, results, strict=True):
                 if result == -1:  # the fold is not on the stream's history: replay, write
                     try:
-                        result = await self._store_model(game_id, await self._replay(game_id))
+                        result = await self._store_model(game_id, await self.folds.replay(game_id))
                     except Exception as error:
                         result = error
                 if isinstance(result, Exception) or result == -1:
@@ -240,68 +225,13 @@ class Projector(Generic[F]):
     async def project(self, game_id: str, entries: Sequence[FeedEntry]) -> bool:
         """Bring the game's model up to at least the newest of ``entries``; True if written."""
         ((stored, model_hash),) = await self.models.stored([game_id])
-        cached = await self._advance(game_id, entries, stored, model_hash)
+        cached = await self.folds.advance(game_id, entries, stored, model_hash)
         if cached is None:
             return False
         written = await self._store_model(game_id, cached)
         if written == -1:
-            written = await self._store_model(game_id, await self._replay(game_id))
+            written = await self._store_model(game_id, await self.folds.replay(game_id))
         return written == 1
-
-    async def _advance(
-        self,
-        game_id: str,
-        entries: Sequence[FeedEntry],
-        stored: bytes | str | None,
-        model_hash: bytes | str | None = None,
-    ) -> Cached[F] | None:
-        """The game's fold up to the newest of ``entries`` (cached, caught up from the game
-        stream when behind or of another history), or ``None`` when the stored model has them
-        all already and is on the stream's history."""
-        newest = max(entry.version for entry in entries)
-        if stored is not None and int(stored) >= newest:
-            if await self._model_on_stream(game_id, int(stored), model_hash):
-                return None  # redelivered: every one of these events is in the model already
-            self._log.warning("model_not_on_stream", game_id=game_id, version=int(stored))
-            return await self._replay(game_id)
-        cached = self.cache.get(game_id)
-        for entry in sorted(entries, key=lambda item: item.version):
-            version = 0 if cached is None else cached.version
-            if entry.version <= version:
-                continue
-            if entry.version != version + 1:  # a gap: the cache is missing or behind
-                cached = await self._catch_up(game_id, cached)
-                continue
-            event = e.decode(entry.data)
-            if cached is not None and event.prev_hash != cached.last_hash:
-                # The cache folded events the stream no longer has (lost writes, refilled).
-                self._log.warning("state_cache_stale", game_id=game_id, version=version)
-                return await self._replay(game_id)
-            cached = fold(cached, [event], self.projection.apply)
-        if cached is not None:
-            self.cache.remember(game_id, cached)
-        return cached
-
-    async def _model_on_stream(
-        self, game_id: str, version: int, model_hash: bytes | str | None
-    ) -> bool:
-        """Whether the stream holds event ``version`` with the model's hash (a model written
-        before models kept hashes is taken on trust)."""
-        if not model_hash:
-            return True
-        at = await self.store.read(game_id, after_version=version - 1, limit=1)
-        if not at or at[0].version != version:
-            return False
-        text = model_hash.decode() if isinstance(model_hash, bytes) else model_hash
-        return stored_hash(at[0]) == text
-
-    async def _replay(self, game_id: str) -> Cached[F] | None:
-        """Drop the game's cached fold and fold its whole stream again (the source of truth)."""
-        self.cache.drop(game_id)
-        cached = await self._catch_up(game_id, None)
-        if cached is not None:
-            self.cache.remember(game_id, cached)
-        return cached
 
     # -- rebuilding --------------------------------------------------------------------------
 
@@ -315,7 +245,7 @@ class Projector(Generic[F]):
         await self.models.drop_all(games)
         self.cache.clear()
         for game_id in games:
-            cached = await self._catch_up(game_id, None)
+            cached = await self.folds.catch_up(game_id, None)
             if cached is not None:
                 self.cache.remember(game_id, cached)
                 await self._store_model(game_id, cached)
@@ -323,17 +253,6 @@ class Projector(Generic[F]):
         return len(games)
 
     # -- internals ---------------------------------------------------------------------------
-
-    async def _catch_up(self, game_id: str, cached: Cached[F] | None) -> Cached[F] | None:
-        """Fold the events of the game stream after the fold's version (the source of truth),
-        from scratch when the stream does not continue the fold (`checked_fold`)."""
-        stored = await self.store.read(game_id, after_version=read_from(cached))
-        try:
-            return checked_fold(cached, stored, self.projection.apply)
-        except StaleCache as stale:
-            self._log.warning("state_cache_stale", game_id=game_id, reason=str(stale))
-            self.cache.drop(game_id)
-            return fold_stored(None, await self.store.read(game_id), self.projection.apply)
 
     def _write_call(self, game_id: str, cached: Cached[F]) -> Write:
         """The model write of a fold."""
