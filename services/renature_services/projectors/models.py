@@ -116,7 +116,8 @@ class ReadModels:
         pipe = self.redis.pipeline(transaction=False)
         for game_id, version, model, last_hash in writes:
             keys = (self.key(game_id), self.layout.game_key(game_id))
-            pipe.evalsha(self._script.sha, 2, *keys, version, model, last_hash)
+            # EVALSHA by name: a cluster pipeline refuses evalsha(), routes this by its keys
+            pipe.execute_command("EVALSHA", self._script.sha, 2, *keys, version, model, last_hash)
         results = await pipe.execute(raise_on_error=False)
         return [r if isinstance(r, Exception) else int(r) for r in results]
 

@@ -39,6 +39,7 @@ from renature_services.state_cache import (
     StateCache,
 )
 from renature_store import FeedEntry, KeyLayout, RedisEventStore, StoreError
+from renature_store.client import redis_client
 
 __all__ = [
     "Projection",
@@ -295,7 +296,7 @@ async def serve(settings: Settings, projection: Projection[F], rebuild: bool = F
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
-    redis = Redis.from_url(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
+    redis = redis_client(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)  # or a cluster
     try:
         await healing.wait_for_redis(redis, projection.name)  # started before Redis: wait
         projector = create_projector(settings, redis, projection)
@@ -307,7 +308,7 @@ async def serve(settings: Settings, projection: Projection[F], rebuild: bool = F
 
 
 async def _rebuild(settings: Settings, projection: Projection[F]) -> int:
-    redis = Redis.from_url(settings.redis_url)
+    redis = redis_client(settings.redis_url)
     try:
         return await create_projector(settings, redis, projection).rebuild()
     finally:
