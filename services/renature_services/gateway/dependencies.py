@@ -26,6 +26,7 @@ from renature_services.gateway.games import GameStates
 from renature_services.gateway.token_cache import CachedSeatTokens
 from renature_services.logging import bind_command, get_logger
 from renature_store import KeyLayout, RedisEventStore
+from renature_store.client import is_cluster_url, redis_client
 
 log = get_logger("renature.gateway")
 
@@ -75,10 +76,13 @@ class Gateway:
         """A gateway on its own connection pool; commands go over the bus unless ``sender``
         replaces the transport (tests)."""
         # Requests wait for a free connection rather than fail when many are in flight at once.
-        pool = BlockingConnectionPool.from_url(
-            redis_url, max_connections=REDIS_CONNECTIONS, timeout=command_timeout
-        )
-        redis = Redis.from_pool(pool)
+        if is_cluster_url(redis_url):  # a RedisCluster: a pool per node (renature_store.client)
+            redis = redis_client(redis_url, max_connections=REDIS_CONNECTIONS)
+        else:
+            pool = BlockingConnectionPool.from_url(
+                redis_url, max_connections=REDIS_CONNECTIONS, timeout=command_timeout
+            )
+            redis = Redis.from_pool(pool)
         store = RedisEventStore(redis, prefix=prefix, partitions=partitions)
         owned: senders.BusSender | None = None
         if sender is None:
