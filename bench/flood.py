@@ -2,11 +2,11 @@
 
 A private ``redis-server``, one rules service and one gateway (separate processes, the gateway
 on a free port with its rate limits on, as in production). Normal players play 2-player games
-from 127.0.0.1 (read whose turn it is, ask the legal actions, send one: three requests per move)
+(read whose turn it is, ask the legal actions, send one: three requests per move)
 and every request's latency is kept; each game is played from an address of its own
 (127.0.1.N), as players are, and the seat bucket is raised for these bots, which move far
-faster than people (``RENATURE_LIMIT_SEAT``). The flood runs in another process from eight other
-loopback addresses (127.0.0.2-9: on Linux the whole 127/8 is local): anonymous audits and
+faster than people (``RENATURE_LIMIT_SEAT``). The flood runs in another process from two other
+loopback addresses (127.0.0.2 and .3: on Linux the whole 127/8 is local): anonymous audits and
 explanations of a finished game, spectator views, game creations, and a seat token sending
 refused commands in a loop. Printed: the normal players' p50/p99 alone, then beside the flood
 with the limits on, then beside the flood with the limits off; and what the flood got.
@@ -38,8 +38,8 @@ from redis_server import RedisServer, free_port
 
 WINDOW_S = 6.0
 NORMAL_GAMES = 4
-FLOOD_ADDRESSES = [f"127.0.0.{n}" for n in range(2, 10)]
-FLOODERS_PER_ADDRESS = 4
+FLOOD_ADDRESSES = ["127.0.0.2", "127.0.0.3"]
+FLOODERS_PER_ADDRESS = 16
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -279,7 +279,7 @@ def measure(redis_url: str, limits: bool, workdir: Path, with_flood: list[bool])
 
 def run() -> None:
     print(
-        f"\n== Gateway under a flood: {NORMAL_GAMES} normal 2-player games from one address, "
+        f"\n== Gateway under a flood: {NORMAL_GAMES} normal 2-player games at a time, "
         f"{len(FLOOD_ADDRESSES) * FLOODERS_PER_ADDRESS} flooding clients from "
         f"{len(FLOOD_ADDRESSES)} others, {WINDOW_S:.0f} s each =="
     )
