@@ -16,7 +16,6 @@ from renaissance.rules import (
     execute,
     legal_actions,
     phase1_points,
-    pieces_fit,
 )
 from renaissance.state import GameState
 
@@ -104,6 +103,3 @@ def make_bot(name: str, seed: str) -> Bot:
     if name == "greedy":
         return GreedyBot(seed)
     raise ValueError(f"Unknown bot {name!r}; bots: {', '.join(BOT_NAMES)}")
-
-
-__all__ = ["BOT_NAMES", "Bot", "GreedyBot", "RandomBot", "make_bot", "pieces_fit"]
