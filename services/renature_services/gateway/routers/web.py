@@ -154,8 +154,8 @@ def _events_of(raw: bytes) -> list[e.Event]:
     for number, line in enumerate(lines, start=1):
         try:
             events.append(e.decode(line))
-        except (msgspec.DecodeError, msgspec.ValidationError) as error:
-            raise ApiError(
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
+            raise ApiError(  # RecursionError: a line nested ~1,000 deep (a 500 otherwise)
                 422, "malformed_request", f"Line {number} is not an event: {str(error)[:200]}"
             ) from error
     return events
