@@ -40,6 +40,7 @@ from renature_services.bus import CommandEnvelope
 from renature_services.gateway.commands import accepted_or_raise, seat_command
 from renature_services.gateway.dependencies import Gateway
 from renature_services.gateway.errors import ApiError
+from renature_services.gateway.limits import bounded
 
 COMMAND_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 MAX_MESSAGE_BYTES = 65_536
@@ -64,7 +65,7 @@ def _refusal(command_id: str, error: ApiError) -> bytes:
                 "command_id": command_id,
                 "status": "rejected",
                 "http_status": error.status,
-                "error": {"code": error.code, "message": error.message},
+                "error": {"code": error.code, "message": bounded(error.message, 400)},
             }
         }
     )
