@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import msgspec
 from faststream import AckPolicy, FastStream
 from faststream.message import StreamMessage
-from faststream.redis import BinaryMessageFormatV1, RedisBroker, StreamSub
+from faststream.redis import BinaryMessageFormatV1, RedisBroker, RedisClusterBroker, StreamSub
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
 from redis.asyncio import Redis
@@ -33,6 +33,7 @@ from renature_services.logging import configure_logging, get_logger, stdlib_logg
 from renature_services.seed_vault import RedisSeedVault
 from renature_services.settings import Settings
 from renature_store import KeyLayout, RedisEventStore
+from renature_store.client import is_cluster_url, plain_url, redis_client
 from renature_store.retention import RetentionPolicy
 
 __all__ = [
@@ -92,8 +93,10 @@ class RulesService:
             # an injected context value in a worker thread, a thread hop for every batch.
             await self.on_commands(bodies, self.broker.context.get_local("message"))
 
-        self.broker = RedisBroker(
-            self.settings.redis_url,
+        # FastStream's RedisClusterBroker when REDIS_URL names a cluster (redis+cluster://).
+        cluster = is_cluster_url(self.settings.redis_url)
+        self.broker = (RedisClusterBroker if cluster else RedisBroker)(
+            plain_url(self.settings.redis_url),
             logger=stdlib_logger("renature.rules.faststream"),
             log_level=logging.DEBUG,  # per-message lines; the handler logs each command
             # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
@@ -176,7 +179,8 @@ class RulesService:
                     headers=None,
                     correlation_id=header.get("correlation_id") or "",
                 )
-                pipe.publish(reply_to, wire)
+                # PUBLISH by name: a cluster pipeline refuses publish() (any node broadcasts)
+                pipe.execute_command("PUBLISH", reply_to, wire)
         await pipe.execute()
 
     async def __aenter__(self) -> RulesService:
@@ -199,7 +203,7 @@ class RulesService:
         """
         if self._redis is not None:
             return
-        self._redis = Redis.from_url(self.settings.redis_url)
+        self._redis = redis_client(self.settings.redis_url)  # a RedisCluster on a cluster
         await healing.wait_for_redis(self._redis, "rules")  # started before Redis: wait
         if self.handler is not None:
             return
