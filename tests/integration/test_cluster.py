@@ -150,3 +150,63 @@ def _request(game: str, command: str, version: int, events: list[bytes]) -> obje
     from renature_store import AppendRequest
 
     return AppendRequest(game, command, version, events, b"ok")
+
+
+async def test_a_game_through_the_gateway_on_the_cluster(
+    redis_cluster: RedisCluster, cluster_redis: object
+) -> None:
+    """The whole path on the cluster: the gateway (HTTP), the rules service (FastStream's
+    RedisClusterBroker) and the board projector, a game played to its end; every write waits
+    for a replica."""
+    import httpx
+
+    from renature_services.gateway.app import create_app
+    from renature_services.http_client import GatewayClient
+    from renature_services.projectors import BoardProjection
+    from renature_services.projectors.runner import create_projector, model_key
+    from renature_services.rules_service import RulesService
+    from renature_services.settings import Settings
+
+    settings = Settings(redis_url=redis_cluster.url, durability="replica", consumer="rules-c")
+    app = create_app(redis_cluster.url, command_timeout=10.0, allow_chosen_seeds=True)
+    store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]
+    stop = asyncio.Event()
+    board = create_projector(
+        settings.with_(consumer="board-c"),
+        cluster_redis,  # type: ignore[arg-type]
+        BoardProjection(),
+    )
+    projecting = asyncio.create_task(board.run(stop, reclaim_every=10.0))
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with (
+            RulesService(settings),
+            app.router.lifespan_context(app),
+            GatewayClient("http://gateway", transport=transport) as client,
+        ):
+            game_id = await client.create_game(2, seed="on-the-cluster")
+            tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+            await client.start(game_id, tokens[0])
+            seat, moves = 0, 0
+            while True:
+                state = await client.state(game_id, tokens[seat])
+                if state.phase in ("final_scoring", "finished"):
+                    break
+                seat = state.current
+                legal = await client.legal_actions(game_id, tokens[seat])
+                await client.send(game_id, tokens[seat], legal[0], command_id=f"m{moves}")
+                moves += 1
+                assert moves < 2_000
+            deadline = time.monotonic() + 10
+            while (await client.state(game_id, tokens[0])).phase != "finished":
+                assert time.monotonic() < deadline, "the game did not finish"
+                await asyncio.sleep(0.05)
+            version = await store.version(game_id)
+            key = model_key(store.layout, "board", game_id)
+            while int(await cluster_redis.hget(key, "version") or 0) < version:  # type: ignore[attr-defined]
+                assert time.monotonic() < deadline + 10, "the board model lags behind"
+                await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        await asyncio.wait_for(projecting, timeout=15)
+    assert moves > 20
