@@ -1,0 +1,261 @@
+"""The deployment would pass review (issue 12): every Kubernetes manifest is valid against the
+Kubernetes schemas (kubernetes-validate, which ships them: no network), and the manifests, the
+compose file, redis.conf, the ACL file and the Dockerfile hold what the security model says
+(docs/security.md).
+
+The attacks of the issue, as the manifests were: no NetworkPolicy, REDIS_URL (with the
+password to be) in a ConfigMap, no resource requests or limits, only the gateway probed (on
+/docs, 200 with Redis down), a StatefulSet pointed at a Service that is not headless, images
+tagged latest, Redis bound to 0.0.0.0 with protected-mode off and no password.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+INFRA = Path(__file__).resolve().parents[2] / "infra"
+K8S_VERSION = "1.30.0"
+SERVICES = ("rules", "board", "score", "clock", "retention", "gateway")
+
+
+def manifests() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for path in sorted((INFRA / "k8s").glob("*.yaml")):
+        out += [(path.name, doc) for doc in yaml.safe_load_all(path.read_text()) if doc]
+    return out
+
+
+def by_kind(kind: str) -> list[dict[str, Any]]:
+    return [doc for _, doc in manifests() if doc["kind"] == kind]
+
+
+def named(kind: str, name: str) -> dict[str, Any]:
+    (doc,) = [d for d in by_kind(kind) if d["metadata"]["name"] == name]
+    return doc
+
+
+def workloads() -> list[dict[str, Any]]:
+    return by_kind("Deployment") + by_kind("StatefulSet")
+
+
+def containers(workload: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(workload["spec"]["template"]["spec"]["containers"])
+
+
+@pytest.mark.parametrize(
+    ("name", "doc"), manifests(), ids=lambda v: v if isinstance(v, str) else v["metadata"]["name"]
+)
+def test_every_manifest_is_valid_against_the_kubernetes_schemas(
+    name: str, doc: dict[str, Any]
+) -> None:
+    kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+def test_the_validator_really_refuses_a_wrong_manifest() -> None:
+    """A misspelt field and a wrong type are caught (the schemas are there, offline)."""
+    deployment = copy.deepcopy(named("Deployment", "renature-rules"))
+    deployment["spec"]["template"]["spec"]["containers"][0]["resorces"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, K8S_VERSION, strict=True)
+    deployment = copy.deepcopy(named("Deployment", "renature-rules"))
+    deployment["spec"]["replicas"] = "two"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, K8S_VERSION, strict=True)
+
+
+def test_every_service_and_redis_are_deployed() -> None:
+    deployed = {d["metadata"]["name"] for d in by_kind("Deployment")}
+    assert deployed == {f"renature-{service}" for service in SERVICES}
+    assert {d["metadata"]["name"] for d in by_kind("StatefulSet")} == {"renature-redis"}
+
+
+@pytest.mark.parametrize("workload", workloads(), ids=lambda w: w["metadata"]["name"])
+def test_every_container_has_probes_resources_a_pinned_image_and_no_privileges(
+    workload: dict[str, Any],
+) -> None:
+    pod = workload["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    for container in containers(workload):
+        assert "livenessProbe" in container
+        resources = container["resources"]
+        assert set(resources["requests"]) == {"cpu", "memory"}
+        assert set(resources["limits"]) == {"cpu", "memory"}
+        image = container["image"]
+        repository, _, tag = image.rpartition(":")
+        assert repository
+        assert tag
+        assert tag != "latest"
+        assert re.search(r"\d+\.\d+\.\d+", tag), f"{image} is not pinned to a release"
+        context = container["securityContext"]
+        assert context["allowPrivilegeEscalation"] is False
+        assert context["readOnlyRootFilesystem"] is True
+        assert context["capabilities"]["drop"] == ["ALL"]
+
+
+def test_the_gateway_is_ready_only_when_redis_answers_and_workers_are_probed() -> None:
+    (gateway,) = containers(named("Deployment", "renature-gateway"))
+    assert gateway["readinessProbe"]["httpGet"]["path"] == "/healthz"
+    for service in SERVICES[:-1]:
+        (worker,) = containers(named("Deployment", f"renature-{service}"))
+        command = worker["livenessProbe"]["exec"]["command"]
+        assert command == ["python", "-m", "renature_services.probe", "live", service]
+    from renature_services.probe import MAX_IDLE_S
+
+    assert set(MAX_IDLE_S) == set(SERVICES[:-1])
+
+
+def test_the_redis_statefulset_is_governed_by_a_headless_service() -> None:
+    redis = named("StatefulSet", "renature-redis")
+    service = named("Service", redis["spec"]["serviceName"])
+    assert service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["selector"] == redis["spec"]["selector"]["matchLabels"]
+
+
+def test_the_redis_passwords_live_in_a_secret_only() -> None:
+    env_map = named("ConfigMap", "renature-env")["data"]
+    assert not any("PASSWORD" in key for key in env_map)
+    assert "@" not in env_map["REDIS_URL"]  # no credentials in the URL
+    secret = named("Secret", "renature-redis-auth")
+    assert all(value == "" for value in secret["stringData"].values())  # none committed
+    for workload in workloads():
+        for container in containers(workload):
+            for variable in container.get("env", []):
+                if "PASSWORD" in variable["name"]:
+                    assert "value" not in variable
+                    ref = variable["valueFrom"]["secretKeyRef"]
+                    assert ref["name"] == "renature-redis-auth"
+                    assert ref["key"] in secret["stringData"]
+    for service in SERVICES:
+        (container,) = containers(named("Deployment", f"renature-{service}"))
+        env = {v["name"]: v for v in container["env"]}
+        assert env["RENATURE_REDIS_USER"]["value"] == service
+        key = env["RENATURE_REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]["key"]
+        assert key == f"{service.upper()}_PASSWORD"
+
+
+def test_network_policies_deny_by_default_and_open_redis_to_renature_pods_only() -> None:
+    policies = {p["metadata"]["name"]: p["spec"] for p in by_kind("NetworkPolicy")}
+    deny = policies["renature-default-deny"]
+    assert deny["podSelector"] == {}
+    assert set(deny["policyTypes"]) == {"Ingress", "Egress"}
+    assert "ingress" not in deny
+    assert "egress" not in deny
+    redis = policies["renature-redis-ingress"]
+    assert redis["podSelector"]["matchLabels"] == {"app": "renature-redis"}
+    (rule,) = redis["ingress"]
+    assert rule["from"] == [{"podSelector": {"matchLabels": {"renature/redis-client": "true"}}}]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 6379}]
+    for service in SERVICES:
+        labels = named("Deployment", f"renature-{service}")["spec"]["template"]["metadata"]
+        assert labels["labels"]["renature/redis-client"] == "true"
+    (gateway,) = policies["renature-gateway-ingress"]["ingress"]
+    assert gateway["ports"] == [{"protocol": "TCP", "port": 8000}]
+
+
+def test_redis_runs_the_reviewed_configuration_with_the_acl_file() -> None:
+    conf = named("ConfigMap", "renature-redis-conf")["data"]["redis.conf"]
+    assert conf == (INFRA / "redis.conf").read_text()
+    acl = named("ConfigMap", "renature-redis-acl")["data"]
+    assert acl["users.acl"] == (INFRA / "redis" / "users.acl").read_text()
+    assert acl["render-acl.sh"] == (INFRA / "redis" / "render-acl.sh").read_text()
+    (redis,) = containers(named("StatefulSet", "renature-redis"))
+    command = redis["command"]
+    assert command[:4] == [
+        "sh",
+        "/etc/redis-acl/render-acl.sh",
+        "/etc/redis-acl/users.acl",
+        "/run/redis/users.acl",
+    ]
+    assert command[command.index("--bind") + 1] == "$(POD_IP)"  # its own address only
+    pod = named("StatefulSet", "renature-redis")["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["run"]["emptyDir"]["medium"] == "Memory"  # rendered passwords never on disk
+
+
+def conf_lines(path: Path) -> dict[str, str]:
+    lines = [line.split(None, 1) for line in path.read_text().splitlines()]
+    settings = [words for words in lines if words and not words[0].startswith("#")]
+    return {words[0]: words[1] if len(words) > 1 else "" for words in settings}
+
+
+def test_redis_conf_is_private_protected_and_durable() -> None:
+    conf = conf_lines(INFRA / "redis.conf")
+    assert "0.0.0.0" not in conf["bind"]
+    assert conf["bind"].split()[0] == "127.0.0.1"
+    assert conf["protected-mode"] == "yes"
+    assert conf["aclfile"] == "/run/redis/users.acl"
+    assert conf["appendonly"] == "yes"
+    assert conf["appendfsync"] == "always"
+    assert conf["maxmemory-policy"] == "noeviction"
+
+
+def test_the_acl_file_turns_the_default_user_off_and_keeps_seeds_to_the_rules_service() -> None:
+    text = (INFRA / "redis" / "users.acl").read_text()
+    users = {line.split()[1]: line for line in text.splitlines() if line.startswith("user ")}
+    assert users["default"].startswith("user default off")
+    assert set(users) >= {"default", *SERVICES, "auditor", "admin"}
+    seeds = "rn:{p*}:seed:*"
+    readers = {
+        name
+        for name, line in users.items()
+        if re.search(r"(^|\s|\()~" + re.escape(seeds), line) or f"%R~{seeds}" in line
+    }
+    assert readers == {"rules"}
+    for name, line in users.items():
+        if name not in ("default", "admin"):
+            assert "resetkeys" in line
+            assert "-@all" in line
+            assert ">@" + name.upper() + "_PASSWORD@" in line
+            assert "~*" not in line.replace("~rn", "")
+
+
+def compose() -> dict[str, Any]:
+    return dict(yaml.safe_load((INFRA / "docker-compose.yml").read_text()))
+
+
+def test_the_compose_file_has_healthchecks_pinned_images_and_a_private_redis() -> None:
+    spec = compose()
+    services = spec["services"]
+    assert set(services) == {"redis", *SERVICES}
+    for name, service in services.items():
+        assert "healthcheck" in service, name
+        test = service["healthcheck"]["test"]
+        assert test[0] in ("CMD", "CMD-SHELL")
+        image = service["image"]
+        assert not image.endswith(":latest")
+        assert re.search(r":\d+\.\d+\.\d+", image), image
+        assert service.get("read_only") is True, name
+        assert "no-new-privileges:true" in service["security_opt"]
+    redis = services["redis"]
+    assert "ports" not in redis  # never published
+    assert redis["networks"] == {"backend": {"ipv4_address": "172.30.0.10"}}
+    assert spec["networks"]["backend"]["internal"] is True
+    command = redis["command"]
+    assert command[command.index("--bind") + 1] == "172.30.0.10"
+    for name in SERVICES:
+        service = services[name]
+        env = service["environment"]
+        assert env["RENATURE_REDIS_USER"] == name
+        assert re.fullmatch(r"\$\{RENATURE_[A-Z]+_PASSWORD:\?.+\}", env["RENATURE_REDIS_PASSWORD"])
+        assert service["depends_on"]["redis"]["condition"] == "service_healthy"
+        assert "@" not in env["REDIS_URL"]
+    assert services["gateway"]["ports"] == ["8000:8000"]
+    assert [n for n, s in services.items() if "ports" in s] == ["gateway"]
+
+
+def test_the_dockerfile_pins_its_base_image_and_runs_unprivileged() -> None:
+    text = (INFRA / "Dockerfile").read_text()
+    bases = re.findall(r"^FROM (\S+)", text, flags=re.MULTILINE)
+    assert bases
+    for base in bases:
+        assert re.search(r":\d+\.\d+\.\d+", base), base
+    assert re.search(r"uv==\d+\.\d+\.\d+", text)
+    assert re.search(r"^USER 10001$", text, flags=re.MULTILINE)
