@@ -186,11 +186,19 @@ def finished_game(base_url: str, browser: object) -> str:
     alice.goto(f"{base_url}/")  # type: ignore[attr-defined]
     shot(alice, "lobby")
     alice.fill("#create [name=name]", "Alice")  # type: ignore[attr-defined]
+    alice.select_option("#create [name=seating]", "invite")  # type: ignore[attr-defined]
+    alice.select_option("#create [name=clock]", "300")  # type: ignore[attr-defined]
     alice.click("#create button[type=submit]")  # type: ignore[attr-defined]
     alice.wait_for_url("**/play/**")  # type: ignore[attr-defined]
     game_id = alice.url.rsplit("/", 1)[1]  # type: ignore[attr-defined]
     invitation = alice.inner_text("#invite code")  # type: ignore[attr-defined]
-    assert invitation.endswith(f"/play/{game_id}")
+    assert f"/play/{game_id}?code=" in invitation
+    # Without the code the seat stays closed, and the page says why.
+    stranger = new_page(browser)
+    stranger.goto(f"{base_url}/play/{game_id}")  # type: ignore[attr-defined]
+    stranger.click("#open-seats button")  # type: ignore[attr-defined]
+    stranger.wait_for_selector("#error:not([hidden])")  # type: ignore[attr-defined]
+    assert stranger.evaluate("window.table.seat") is None  # type: ignore[attr-defined]
     bob.goto(invitation)  # type: ignore[attr-defined]
     bob.fill("#take-seat [name=name]", "Bob")  # type: ignore[attr-defined]
     bob.click("#open-seats button")  # type: ignore[attr-defined]
@@ -207,6 +215,7 @@ def finished_game(base_url: str, browser: object) -> str:
             settled(page)
             if page.evaluate("window.table.legal.length"):  # type: ignore[attr-defined]
                 if moves == 6:
+                    assert "300 s a turn" in page.inner_text("#clock")  # type: ignore[attr-defined]
                     shot(page, "table")
                 play_one(page, keyboard)
                 moves += 1

@@ -167,6 +167,14 @@ function describe(event, colours) {
     case "GameEnded":
       return `The game ended. Scores: ${event.scores.map((s, i) => `${colourOf(colours, i)} ${s}`).join(", ")}; ` +
         `winner(s): ${event.winners.map((w) => colourOf(colours, w)).join(", ")}.`;
+    case "PlayerLeft":
+      return event.reason === "removed" ? `The host removed the player of seat ${event.seat}.` : `The player of seat ${event.seat} left.`;
+    case "GameCancelled":
+      return "The host cancelled the game.";
+    case "SeatTimedOut":
+      return `${who} ran out of time` + (event.on_timeout === "bot" ? "; a bot plays on." : ".");
+    case "SeatResigned":
+      return `${who} is out of the game (${event.reason}); ${event.dominoes_returned} domino(es) go back to the box.`;
     default:
       return `${who}: ${event.type}.`;
   }

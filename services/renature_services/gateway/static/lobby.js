@@ -10,18 +10,21 @@ document.getElementById("create").addEventListener("submit", async (submit) => {
   submit.preventDefault();
   errorBox.hidden = true;
   const form = new FormData(submit.target);
-  const request = { players: Number(form.get("players")), board: form.get("board") };
-  for (const [key, value] of form.entries()) {
-    if (key.startsWith("option:") && value !== "") request[key.slice(7)] = isNaN(value) ? value : Number(value);
+  const request = { players: Number(form.get("players")), board: form.get("board"), seating: form.get("seating") };
+  const clock = form.get("clock");
+  if (clock) {
+    const [kind, total, increment] = clock.split(":");
+    request.time_control = kind === "total"
+      ? { total: Number(total), increment: Number(increment), on_timeout: form.get("on_timeout") }
+      : { per_turn: Number(kind), on_timeout: form.get("on_timeout") };
   }
   try {
     statusBox.textContent = "Creating the game…";
     const created = await api("POST", "/games", { body: request, headers: { "Idempotency-Key": window.Renature.newId() } });
-    const joined = await api("POST", `/games/${created.game_id}/seats/0`, {
-      body: { name: form.get("name") },
-      headers: created.host_token ? { "X-Host-Token": created.host_token } : {},
-    });
-    seats.set(created.game_id, { seat: 0, token: joined.token, host: created.host_token || null, invitation: created.invitation || null });
+    const join = { name: form.get("name") };
+    if (created.invite_code) join.invite = created.invite_code;
+    const joined = await api("POST", `/games/${created.game_id}/seats/0`, { body: join, headers: { "Idempotency-Key": window.Renature.newId() } });
+    seats.set(created.game_id, { seat: 0, token: joined.token, host: created.host_token || null, invite: created.invite_code || null });
     location.href = `/play/${created.game_id}`;
   } catch (error) {
     statusBox.textContent = "";
@@ -60,7 +63,7 @@ async function listGames() {
     cursor = Array.isArray(page) ? null : page.next_cursor || page.next || null;
     const body = document.getElementById("games");
     for (const game of games) {
-      const taken = game.seats_joined ? game.seats_joined.length : (game.seats || []).filter((s) => s.name).length;
+      const taken = (game.seats || []).filter((s) => s.name).length;
       body.append(el("tr", {},
         el("td", {}, el("code", {}, game.game_id.slice(0, 8))),
         el("td", {}, game.board),

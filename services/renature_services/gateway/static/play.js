@@ -98,13 +98,26 @@ function renderSeating(view) {
   const section = $("seating");
   section.hidden = view.phase !== "lobby";
   if (section.hidden) return;
-  const link = `${location.origin}/play/${gameId}`;
+  const code = (table.seat && table.seat.invite) || params.get("code");
+  const link = `${location.origin}/play/${gameId}${code ? `?code=${encodeURIComponent(code)}` : ""}`;
   $("invite").replaceChildren("Invite a friend with this link: ", el("code", {}, link));
   const open = $("open-seats");
   open.replaceChildren();
   const joined = new Set(table.summary.seats_joined || []);
-  $("code-label").hidden = !(table.summary.invitation_required || params.get("code"));
+  const byInvitation = table.summary.seating === "invite";
+  $("code-label").hidden = !byInvitation;
   if (params.get("code")) document.querySelector("#take-seat [name=code]").value = params.get("code");
+  const host = table.seat && table.seat.host;
+  $("cancel").hidden = !host;
+  $("leave").hidden = !table.seat || Boolean(host);
+  const seatList = $("lobby-seats");
+  seatList.replaceChildren();
+  for (const seat of table.summary.seats || []) {
+    seatList.append(el("li", {}, `Seat ${seat.seat} (${seat.colour}): ${seat.name || "free"}`,
+      host && seat.name && seat.seat !== table.seat.seat
+        ? [" ", el("button", { type: "button", onclick: () => lobbyAction("DELETE", `/games/${gameId}/seats/${seat.seat}`, host) }, `Remove ${seat.name}`)]
+        : []));
+  }
   if (!table.seat) {
     for (let seat = 0; seat < view.players; seat += 1) {
       if (!joined.has(seat)) {
@@ -121,7 +134,7 @@ async function takeSeat(seat) {
   const form = new FormData($("take-seat"));
   const body = { name: form.get("name") || "Player" };
   const headers = { "Idempotency-Key": newId() };
-  if (form.get("code")) body.invitation = form.get("code");
+  if (form.get("code")) body.invite = form.get("code");
   try {
     const joined = await api("POST", `/games/${gameId}/seats/${seat}`, { body, headers });
     table.seat = { seat, token: joined.token };
@@ -134,13 +147,30 @@ async function takeSeat(seat) {
   }
 }
 
-$("start").addEventListener("click", async () => {
+async function lobbyAction(method, path, credential) {
   try {
-    await api("POST", `/games/${gameId}/start`, { token: token() });
+    await api(method, path, { token: credential });
     errorBox.hidden = true;
     await refresh();
+    return true;
   } catch (error) {
     showError(errorBox, error);
+    return false;
+  }
+}
+
+$("start").addEventListener("click", () => lobbyAction("POST", `/games/${gameId}/start`, token()));
+$("cancel").addEventListener("click", () => lobbyAction("POST", `/games/${gameId}/cancel`, table.seat.host));
+$("leave").addEventListener("click", async () => {
+  if (await lobbyAction("DELETE", `/games/${gameId}/seats/${table.seat.seat}`, token())) {
+    seats.forget(gameId);
+    table.seat = null;
+    await refresh();
+  }
+});
+$("resign").addEventListener("click", async () => {
+  if (confirm("Resign this game? Your seat leaves the game for good.")) {
+    await lobbyAction("POST", `/games/${gameId}/resign`, token());
   }
 });
 
@@ -149,23 +179,26 @@ function renderPlayers(view) {
   list.replaceChildren();
   view.seats.forEach((seat, number) => {
     const current = number === view.current_seat && view.phase !== "finished";
-    const clock = seat.clock || (view.clocks && view.clocks[number]);
     list.append(el("li", { "data-seat": number, "aria-current": current ? "true" : null },
       current ? "▶ " : "",
       el("strong", {}, seat.colour), ` ${seat.name || "(open)"}: ${seat.score} points, ${seat.clouds} clouds, `,
       `${seat.hand_count} in hand, ${seat.reserve_count} in reserve`,
-      clock ? `, clock ${formatClock(clock)}` : "",
       table.seat && table.seat.seat === number ? " (you)" : ""));
   });
   $("joker").textContent = view.phase === "lobby" ? "" : `Joker: ${view.joker}. Turn ${view.turn}.`;
+  $("clock").textContent = clockLine(view.clock);
+  $("resign").hidden = !table.seat || !["place_domino", "place_plant", "place_mushroom", "end_of_turn"].includes(view.phase);
 }
 
-function formatClock(clock) {
-  const ms = typeof clock === "number" ? clock : clock.remaining_ms ?? clock.left_ms ?? null;
-  if (ms === null) return JSON.stringify(clock);
-  const seconds = Math.max(0, Math.round(ms / 1000));
-  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+function clockLine(clock) {
+  if (!clock) return "";
+  const kind = clock.per_turn ? `${clock.per_turn} s a turn` : `${clock.total} s + ${clock.increment} s a turn`;
+  if (clock.running_for === null || clock.running_for === undefined || !clock.deadline) return `Clock: ${kind}.`;
+  const left = Math.max(0, Math.round((Date.parse(clock.deadline) - Date.now()) / 1000));
+  return `Clock: ${kind}; ${table.colours[clock.running_for]} has ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} left` +
+    ` (then ${clock.on_timeout === "bot" ? "a bot plays on" : "the seat is out"}).`;
 }
+setInterval(() => { if (table.view) $("clock").textContent = clockLine(table.view.clock); }, 1000);
 
 function myHand(view) {
   if (!table.seat) return [];
