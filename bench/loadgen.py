@@ -365,9 +365,15 @@ async def check_finished(load: Load, limit: int = 20) -> int:
 
 async def main_async(config: dict[str, Any]) -> dict[str, Any]:
     from renature_store import KeyLayout
-    from renature_store.client import redis_client
+    from renature_store.client import is_cluster_url, redis_client
 
-    redis = redis_client(config["redis_url"], max_connections=256)
+    if is_cluster_url(config["redis_url"]):
+        redis = redis_client(config["redis_url"])
+    else:  # requests wait for a free connection rather than fail (hundreds of games)
+        from redis.asyncio import BlockingConnectionPool, Redis
+
+        pool = BlockingConnectionPool.from_url(config["redis_url"], max_connections=128)
+        redis = Redis.from_pool(pool)
     layout = KeyLayout(prefix=config.get("prefix", "rn"), partitions=config.get("partitions", 16))
     load = Load(config, games_for(config["scripts"]), redis, layout)
     client = None

@@ -500,9 +500,13 @@ def measure_topology(
                 }
                 for mode in modes:
                     for games in counts:
-                        result = run_load(
-                            mode, games, topology, stack, port, redis.pids(), labels[mode]
-                        )
+                        try:
+                            result = run_load(
+                                mode, games, topology, stack, port, redis.pids(), labels[mode]
+                            )
+                        except RuntimeError as error:  # reported; the other runs go on
+                            print(f"{labels[mode]}, {games} concurrent games: FAILED: {error}")
+                            continue
                         results[(mode, games)] = result
                         print("\n".join(result.lines()), flush=True)
             finally:
@@ -598,7 +602,11 @@ def run(
             print(f"boardgame.io: not measured ({why_not})")
         else:
             for games in counts:
-                peer[games] = run_peer(games)
+                try:
+                    peer[games] = run_peer(games)
+                except (RuntimeError, subprocess.TimeoutExpired, ValueError) as error:
+                    print(f"boardgame.io, {games} concurrent games: FAILED: {error}")
+                    continue
                 print("\n".join(peer[games].lines()), flush=True)
     summary(results, peer, counts)
     return results
