@@ -13,6 +13,7 @@ redis = redis_client(settings.redis_url)      # Redis or RedisCluster, bytes rep
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -37,8 +38,10 @@ def redis_client(url: str, **kwargs: Any) -> Any:
     """An asyncio client for ``url`` returning bytes: `RedisCluster` for a cluster URL,
     `Redis` otherwise (typed loosely: the two share their command methods, not a base)."""
     if is_cluster_url(url):
-        # A cluster has one database; a path (/0) is accepted and ignored.
-        return RedisCluster.from_url(plain_url(url).split("/0", 1)[0], **kwargs)
+        # A cluster has one database: a path (/0) is accepted and dropped.
+        return RedisCluster.from_url(
+            urlunsplit(urlsplit(plain_url(url))._replace(path="")), **kwargs
+        )
     return Redis.from_url(url, **kwargs)
 
 
