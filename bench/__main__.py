@@ -1,12 +1,17 @@
 """``make bench``: print the benchmark figures of every layer.
 
-``python -m bench`` runs the rules core figures, the bench path (``bench.service``) and the
-player's path against boardgame.io (``bench.player``). Options:
+``python -m bench`` (``make bench``) runs the rules core figures, the player's path beside the
+bench path and boardgame.io (``bench.player``), and the flood, storage and durability figures.
+Options:
 
-    --only core,service,player,flood,storage
-                                    the parts to run (default: all; flood: bench/flood.py;
-                                    storage: Redis bytes per game, bench/storage.py;
-                                    durability: each mode's append cost, bench/durability.py)
+    --only core,player,flood,storage,durability
+                                    the parts to run (default: these; service: the older
+                                    bench-path run, bench/service.py: raw XADD, one and two
+                                    rules instances, the best rate under 10 ms p99 (the
+                                    player's path prints the bench path beside the gateway);
+                                    flood: bench/flood.py; storage: Redis bytes per game,
+                                    bench/storage.py; durability: each mode's append cost,
+                                    bench/durability.py)
     --topology rules=2,board=2,score=2,gateway=2,load=2,redis=cluster
                                     the player's path on that topology, and its scaling
                                     efficiency against one instance of each service
@@ -24,7 +29,7 @@ from bench import core, durability, flood, player, service, storage
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--only", default="core,service,player,flood,storage,durability")
+    parser.add_argument("--only", default="core,player,flood,storage,durability")
     parser.add_argument("--topology", default=None)
     parser.add_argument("--games", default=None)
     parser.add_argument("--modes", default="bus,http,ws")
