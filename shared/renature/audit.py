@@ -216,7 +216,36 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
         finding = Finding(0, "stream", "there are no events")
         return AuditReport(game_id, False, 0, 0, False, [], finding, [finding])
     findings = check_chain(events)
-    seed = revealed = _revealed_seed(events)
+    revealed = _revealed_seed(events)
+    seed = _check_seed(events, revealed, findings)
+    groups = batches(events)
+    state = _redecide_all(groups, seed, revealed, findings)
+    if state is not None and state.is_over and not findings:
+        findings += _check_scores(events, state)
+    findings.sort(key=lambda f: (f.version, CHECK_ORDER.index(f.check)))
+    finished = state is not None and state.is_over
+    checks = ["hash chain", "versions", "every command re-decided"]
+    if revealed is not None:
+        checks += ["seed matches commitment", "deal reproduced from seed", "final scoring"]
+    return AuditReport(
+        game_id=game_id,
+        ok=not findings,
+        events=len(events),
+        batches=len(groups),
+        finished=finished,
+        checks=checks,
+        first_bad=findings[0] if findings else None,
+        findings=findings,
+        scores=[s.score for s in state.seats] if state is not None and not findings else [],
+        winners=list(state.winners) if state is not None and not findings else [],
+    )
+
+
+def _check_seed(
+    events: Sequence[e.Event], seed: Revealed | None, findings: list[Finding]
+) -> Revealed | None:
+    """The revealed seed if it matches the creation's commitment, else None (and a finding;
+    one too for a stream that does not start with the creation)."""
     created = events[0]
     if not isinstance(created, e.GameCreated):
         findings.append(Finding(1, "stream", "the first event is not the game's creation"))
@@ -232,9 +261,18 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
             )
         )
         # A seed that fails its commitment cannot show the deal forged: the fault is the seed.
-        seed = None
+        return None
+    return seed
+
+
+def _redecide_all(
+    groups: Sequence[list[e.Event]],
+    seed: Revealed | None,
+    revealed: Revealed | None,
+    findings: list[Finding],
+) -> GameState | None:
+    """Every batch re-decided in order, up to the first bad one; the state reached."""
     state: GameState | None = None
-    groups = batches(events)
     for batch in groups:
         cause = batch[0].cause
         if (
@@ -253,34 +291,21 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
         else:
             for event in batch:
                 state = evolve(state, event)
-    if state is not None and state.is_over and not findings:
-        totals = [0] * state.players
-        for event in events:
-            for seat, points, _ in e.points_awarded(event):
-                totals[seat] += points
-        for seat, seat_state in enumerate(state.seats):
-            if totals[seat] != seat_state.score:
-                findings.append(
-                    Finding(
-                        events[-1].version,
-                        "scores",
-                        f"seat {seat}'s points add up to {totals[seat]}, not {seat_state.score}",
-                    )
-                )
-    findings.sort(key=lambda f: (f.version, CHECK_ORDER.index(f.check)))
-    finished = state is not None and state.is_over
-    checks = ["hash chain", "versions", "every command re-decided"]
-    if revealed is not None:
-        checks += ["seed matches commitment", "deal reproduced from seed", "final scoring"]
-    return AuditReport(
-        game_id=game_id,
-        ok=not findings,
-        events=len(events),
-        batches=len(groups),
-        finished=finished,
-        checks=checks,
-        first_bad=findings[0] if findings else None,
-        findings=findings,
-        scores=[s.score for s in state.seats] if state is not None and not findings else [],
-        winners=list(state.winners) if state is not None and not findings else [],
-    )
+    return state
+
+
+def _check_scores(events: Sequence[e.Event], state: GameState) -> list[Finding]:
+    """Each seat's points, added up from the events, against its final score."""
+    totals = [0] * state.players
+    for event in events:
+        for seat, points, _ in e.points_awarded(event):
+            totals[seat] += points
+    return [
+        Finding(
+            events[-1].version,
+            "scores",
+            f"seat {seat}'s points add up to {totals[seat]}, not {seat_state.score}",
+        )
+        for seat, seat_state in enumerate(state.seats)
+        if totals[seat] != seat_state.score
+    ]

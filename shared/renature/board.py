@@ -8,7 +8,7 @@ constraints of the rulings page, and exports it as JSON (schema: :class:`BoardJs
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any, Literal
@@ -88,46 +88,9 @@ def parse_board(raw: dict[str, Any]) -> Board:
     if any(len(r) != width for r in rows):
         raise ValueError(f"board {raw['id']}: the map is not rectangular")
     area_ids = tuple(raw.get("areas", {}))
-    kinds: list[int] = []
-    area_of: list[int] = []
-    starts: set[int] = set()
-    stumps: set[int] = set()
-    clouds = [0] * (width * height)
-    for y, row in enumerate(rows):
-        for x, ch in enumerate(row):
-            cell = y * width + x
-            if ch in PATH_CHARS:
-                kinds.append(PATH)
-                area_of.append(-1)
-                if ch == START:
-                    starts.add(cell)
-                elif ch == STUMP:
-                    stumps.add(cell)
-                elif ch == PATH_CLOUD:
-                    clouds[cell] = 1
-            elif ch.isalpha():
-                if ch not in area_ids:
-                    raise ValueError(f"board {raw['id']}: area {ch!r} has no printed size")
-                kinds.append(AREA)
-                area_of.append(area_ids.index(ch))
-            elif ch == "#":
-                kinds.append(OFF)
-                area_of.append(-1)
-            else:
-                raise ValueError(f"board {raw['id']}: unknown map character {ch!r} at ({x}, {y})")
+    cells = _read_map(raw, rows, width, area_ids)
     for spot in raw.get("clouds", []):
-        clouds[spot["y"] * width + spot["x"]] += spot["count"]
-    neighbours = tuple(
-        tuple(
-            (y + dy) * width + (x + dx)
-            for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
-            if 0 <= x + dx < width
-            and 0 <= y + dy < height
-            and kinds[(y + dy) * width + (x + dx)] != OFF
-        )
-        for y in range(height)
-        for x in range(width)
-    )
+        cells.clouds[spot["y"] * width + spot["x"]] += spot["count"]
     tokens = tuple(
         Token(id=t["id"], size=t["size"], minor=t.get("minor", t["size"] // 2), back=t["back"])
         for t in raw.get("tokens", [])
@@ -141,17 +104,72 @@ def parse_board(raw: dict[str, Any]) -> Board:
         reconstructed=raw.get("reconstructed", False),
         width=width,
         height=height,
-        kinds=tuple(kinds),
-        area_of=tuple(area_of),
+        kinds=tuple(cells.kinds),
+        area_of=tuple(cells.area_of),
         area_ids=area_ids,
         area_sizes=tuple(raw["areas"][a] for a in area_ids),
-        starts=frozenset(starts),
-        stumps=frozenset(stumps),
-        clouds=tuple(clouds),
+        starts=frozenset(cells.starts),
+        stumps=frozenset(cells.stumps),
+        clouds=tuple(cells.clouds),
         tokens=tokens,
         mushrooms=raw.get("mushrooms", 0),
         cloud_tokens=raw["cloud_tokens"],
-        neighbours=neighbours,
+        neighbours=_neighbours(cells.kinds, width, height),
+    )
+
+
+@dataclass
+class _MapCells:
+    """What the map characters say of each cell (index ``y * width + x``)."""
+
+    kinds: list[int] = field(default_factory=list)
+    area_of: list[int] = field(default_factory=list)
+    starts: set[int] = field(default_factory=set)
+    stumps: set[int] = field(default_factory=set)
+    clouds: list[int] = field(default_factory=list)
+
+
+def _read_map(
+    raw: dict[str, Any], rows: list[str], width: int, area_ids: tuple[str, ...]
+) -> _MapCells:
+    cells = _MapCells(clouds=[0] * (width * len(rows)))
+    for y, row in enumerate(rows):
+        for x, ch in enumerate(row):
+            cell = y * width + x
+            if ch in PATH_CHARS:
+                cells.kinds.append(PATH)
+                cells.area_of.append(-1)
+                if ch == START:
+                    cells.starts.add(cell)
+                elif ch == STUMP:
+                    cells.stumps.add(cell)
+                elif ch == PATH_CLOUD:
+                    cells.clouds[cell] = 1
+            elif ch.isalpha():
+                if ch not in area_ids:
+                    raise ValueError(f"board {raw['id']}: area {ch!r} has no printed size")
+                cells.kinds.append(AREA)
+                cells.area_of.append(area_ids.index(ch))
+            elif ch == "#":
+                cells.kinds.append(OFF)
+                cells.area_of.append(-1)
+            else:
+                raise ValueError(f"board {raw['id']}: unknown map character {ch!r} at ({x}, {y})")
+    return cells
+
+
+def _neighbours(kinds: list[int], width: int, height: int) -> tuple[tuple[int, ...], ...]:
+    """Each cell's orthogonal neighbours on the board (off-board cells have none)."""
+    return tuple(
+        tuple(
+            (y + dy) * width + (x + dx)
+            for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
+            if 0 <= x + dx < width
+            and 0 <= y + dy < height
+            and kinds[(y + dy) * width + (x + dx)] != OFF
+        )
+        for y in range(height)
+        for x in range(width)
     )
 
 

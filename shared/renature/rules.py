@@ -1003,67 +1003,78 @@ def _end_turn_command(b: Batch, cmd: c.EndTurn) -> None:
 
 
 def _cloud_action(b: Batch, cmd: c.CloudAction) -> None:
-    s = b.state
-    seat = _check_turn(s, cmd.seat)
-    comps = components()
+    seat = _check_turn(b.state, cmd.seat)
     _check_cloud_action_fields(cmd)
     if cmd.kind == "change_joker":
-        if cmd.animal not in comps.animals:
-            raise InvalidCommand(f"Name the new joker animal, one of: {', '.join(comps.animals)}.")
-        if comps.animal(cmd.animal) == s.joker:
-            raise IllegalCloudAction(f"The {cmd.animal} is the joker already.")
-        _pay_check(seat, comps.joker_cost, "change the joker")
-        b.emit(
-            e.JokerChanged(
-                game_id=b.game_id,
-                version=b.next_version,
-                seat=cmd.seat,
-                from_animal=_animal_name(s.joker),
-                to_animal=cmd.animal,
-                cost=comps.joker_cost,
-            )
-        )
+        _cloud_change_joker(b, cmd, seat)
     elif cmd.kind == "extra_turn":
-        if s.phase != "end_of_turn":
-            raise WrongPhase("Another turn can only be taken at the end of your turn.")
-        _pay_check(seat, comps.extra_turn_cost, "take another turn")
-        if not seat.hand:
-            raise IllegalCloudAction("You have no domino left to take another turn with.")
-        b.emit(
-            e.ExtraTurnTaken(
-                game_id=b.game_id, version=b.next_version, seat=cmd.seat, cost=comps.extra_turn_cost
-            )
-        )
+        _cloud_extra_turn(b, cmd, seat)
     elif cmd.kind == "return_plant":
-        if cmd.cell is None:
-            raise InvalidCommand("Name the cell of the plant to return.")
-        cell = _cell(s, cmd.cell, IllegalCloudAction)
-        code = s.plants[cell]
-        if code < 0:
-            raise IllegalCloudAction(f"There is no plant on ({cmd.cell.x}, {cmd.cell.y}).")
-        slot = _slot(seat, code)
-        if slot is None:
-            raise IllegalCloudAction("You may only return plants of your colour or neutral plants.")
-        if seat.plants[slot] >= board_capacity(s)[slot]:
-            raise IllegalCloudAction(
-                f"Your player board has no free space for a {_plant_label(code)}."
-            )
-        _pay_check(seat, plant_value(code), f"return a {_plant_label(code)}")
-        b.emit(
-            e.PlantReturned(
-                game_id=b.game_id,
-                version=b.next_version,
-                seat=cmd.seat,
-                x=cmd.cell.x,
-                y=cmd.cell.y,
-                area=s.board.area_ids[s.area_of[cell]],
-                colour=COLOURS[plant_colour(code)],
-                plant=PLANT_TYPES[plant_type(code)],
-                cost=plant_value(code),
-            )
-        )
+        _cloud_return_plant(b, cmd, seat)
     else:  # pragma: no cover - msgspec rejects other kinds when decoding
         raise InvalidCommand(f"Unknown cloud action {cmd.kind!r}.")
+
+
+def _cloud_change_joker(b: Batch, cmd: c.CloudAction, seat: SeatState) -> None:
+    s, comps = b.state, components()
+    if cmd.animal not in comps.animals:
+        raise InvalidCommand(f"Name the new joker animal, one of: {', '.join(comps.animals)}.")
+    if comps.animal(cmd.animal) == s.joker:
+        raise IllegalCloudAction(f"The {cmd.animal} is the joker already.")
+    _pay_check(seat, comps.joker_cost, "change the joker")
+    b.emit(
+        e.JokerChanged(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=cmd.seat,
+            from_animal=_animal_name(s.joker),
+            to_animal=cmd.animal,
+            cost=comps.joker_cost,
+        )
+    )
+
+
+def _cloud_extra_turn(b: Batch, cmd: c.CloudAction, seat: SeatState) -> None:
+    s, comps = b.state, components()
+    if s.phase != "end_of_turn":
+        raise WrongPhase("Another turn can only be taken at the end of your turn.")
+    _pay_check(seat, comps.extra_turn_cost, "take another turn")
+    if not seat.hand:
+        raise IllegalCloudAction("You have no domino left to take another turn with.")
+    b.emit(
+        e.ExtraTurnTaken(
+            game_id=b.game_id, version=b.next_version, seat=cmd.seat, cost=comps.extra_turn_cost
+        )
+    )
+
+
+def _cloud_return_plant(b: Batch, cmd: c.CloudAction, seat: SeatState) -> None:
+    s = b.state
+    if cmd.cell is None:
+        raise InvalidCommand("Name the cell of the plant to return.")
+    cell = _cell(s, cmd.cell, IllegalCloudAction)
+    code = s.plants[cell]
+    if code < 0:
+        raise IllegalCloudAction(f"There is no plant on ({cmd.cell.x}, {cmd.cell.y}).")
+    slot = _slot(seat, code)
+    if slot is None:
+        raise IllegalCloudAction("You may only return plants of your colour or neutral plants.")
+    if seat.plants[slot] >= board_capacity(s)[slot]:
+        raise IllegalCloudAction(f"Your player board has no free space for a {_plant_label(code)}.")
+    _pay_check(seat, plant_value(code), f"return a {_plant_label(code)}")
+    b.emit(
+        e.PlantReturned(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=cmd.seat,
+            x=cmd.cell.x,
+            y=cmd.cell.y,
+            area=s.board.area_ids[s.area_of[cell]],
+            colour=COLOURS[plant_colour(code)],
+            plant=PLANT_TYPES[plant_type(code)],
+            cost=plant_value(code),
+        )
+    )
 
 
 def _check_cloud_action_fields(cmd: c.CloudAction) -> None:
@@ -1097,55 +1108,8 @@ def _finish(b: Batch, cmd: c.FinishGame) -> None:
         for area in live_areas(s):
             _score_area(b, area, closer=None, final=True)
     for seat_no in range(s.players):
-        seat = b.state.seats[seat_no]
-        b.emit(
-            e.CloudsScored(
-                game_id=b.game_id,
-                version=b.next_version,
-                seat=seat_no,
-                clouds=seat.clouds,
-                points=seat.clouds,
-            )
-        )
-        left = [
-            plant_code(seat.colour if slot < 4 else NEUTRAL, slot % 4)
-            for slot, count in enumerate(seat.plants)
-            for _ in range(count)
-        ]
-        b.emit(
-            e.PlantsPenalised(
-                game_id=b.game_id,
-                version=b.next_version,
-                seat=seat_no,
-                plants=[_plant_label(p) for p in left],
-                points=-sum(plant_value(p) for p in left),
-            )
-        )
-        if s.board.tokens:
-            backs = [s.board.token(t).back for t in seat.tokens]
-            b.emit(
-                e.TokensRevealed(
-                    game_id=b.game_id,
-                    version=b.next_version,
-                    seat=seat_no,
-                    tokens=list(seat.tokens),
-                    backs=backs,
-                    points=sum(backs),
-                )
-            )
-    final = b.state
-    scores = [seat.score for seat in final.seats]
-    tiebreak = tiebreak_keys(final)
-    out = seating.out_of_game(final)  # resigned and removed seats rank last, never win
-    ranking = sorted(
-        range(s.players), key=lambda p: (p in out, -scores[p], [-k for k in tiebreak[p]], p)
-    )
-    best = ranking[0]
-    winners = [
-        p
-        for p in ranking
-        if p not in out and (scores[p], tiebreak[p]) == (scores[best], tiebreak[best])
-    ]
+        _score_seat_at_the_end(b, seat_no)
+    scores, tiebreak, ranking, winners = _result(b.state)
     b.emit(
         e.GameEnded(
             game_id=b.game_id,
@@ -1158,6 +1122,63 @@ def _finish(b: Batch, cmd: c.FinishGame) -> None:
             salt=cmd.salt,
         )
     )
+
+
+def _score_seat_at_the_end(b: Batch, seat_no: int) -> None:
+    """A seat's clouds, the plants left on its board and its tokens' backs (ruling 11)."""
+    seat = b.state.seats[seat_no]
+    b.emit(
+        e.CloudsScored(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=seat_no,
+            clouds=seat.clouds,
+            points=seat.clouds,
+        )
+    )
+    left = [
+        plant_code(seat.colour if slot < 4 else NEUTRAL, slot % 4)
+        for slot, count in enumerate(seat.plants)
+        for _ in range(count)
+    ]
+    b.emit(
+        e.PlantsPenalised(
+            game_id=b.game_id,
+            version=b.next_version,
+            seat=seat_no,
+            plants=[_plant_label(p) for p in left],
+            points=-sum(plant_value(p) for p in left),
+        )
+    )
+    if b.state.board.tokens:
+        backs = [b.state.board.token(t).back for t in seat.tokens]
+        b.emit(
+            e.TokensRevealed(
+                game_id=b.game_id,
+                version=b.next_version,
+                seat=seat_no,
+                tokens=list(seat.tokens),
+                backs=backs,
+                points=sum(backs),
+            )
+        )
+
+
+def _result(final: GameState) -> tuple[list[int], list[list[int]], list[int], list[int]]:
+    """Scores, tie-break keys, ranking and winners of a finished game."""
+    scores = [seat.score for seat in final.seats]
+    tiebreak = tiebreak_keys(final)
+    out = seating.out_of_game(final)  # resigned and removed seats rank last, never win
+    ranking = sorted(
+        range(final.players), key=lambda p: (p in out, -scores[p], [-k for k in tiebreak[p]], p)
+    )
+    best = ranking[0]
+    winners = [
+        p
+        for p in ranking
+        if p not in out and (scores[p], tiebreak[p]) == (scores[best], tiebreak[best])
+    ]
+    return scores, tiebreak, ranking, winners
 
 
 def tiebreak_keys(s: GameState) -> list[list[int]]:
