@@ -52,6 +52,7 @@ class _Group:
     pending: dict[int, _Pending] = field(default_factory=dict)  # by index into the feed
 
 
+# long: the whole EventStore contract in memory, method for method beside RedisEventStore
 class MemoryEventStore:
     """Event store held in dictionaries; one instance is one store (nothing is global)."""
 

@@ -153,6 +153,7 @@ return 1
 """
 
 
+# long: every retention step (lobbies, refusals, finished games, archive) of one deployment
 @dataclass
 class Retention:
     """Applies a `RetentionPolicy` to the Redis of one deployment (see the module docstring).

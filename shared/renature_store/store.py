@@ -64,6 +64,7 @@ _HASH: Final = b"hash"
 _RawEntry = tuple[bytes | str | None, Mapping[bytes | str, bytes | str] | None]
 
 
+# long: the whole EventStore contract on Redis (appends, reads, feeds, groups, outcomes) in one
 class RedisEventStore:
     """Event store on Redis Streams, safe for concurrent writers and Redis Cluster ready."""
 
