@@ -21,21 +21,19 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from renature import commands as c
-from renature import events as e
 from renature.clock import deadline_ms
-from renature.rules import evolve
 from renature.state import GameState
 from renature_services import bus, healing
 from renature_services.logging import configure_logging, get_logger
 from renature_services.rules_client import RulesClient
 from renature_services.settings import Settings
+from renature_services.state_cache import GameLoader
 from renature_store import FeedEntry, RedisEventStore, StoreError
 
 log = get_logger("renature.clock")
@@ -77,7 +75,7 @@ class ClockService:
         self.reclaim_idle_ms = reclaim_idle_ms
         self.clock = clock
         self.cache_size = cache_size
-        self.states: OrderedDict[str, GameState] = OrderedDict()
+        self.games = GameLoader(store, cache_size, log)
         self.claims = 0  # timeouts sent (for tests and logs)
 
     @property
@@ -89,17 +87,9 @@ class ClockService:
             await self.store.ensure_group(partition, GROUP, start_id="0")
 
     async def state(self, game_id: str) -> GameState | None:
-        """The game's current state (the cached fold plus what was appended since)."""
-        state = self.states.get(game_id)
-        after = 0 if state is None else state.version
-        for stored in await self.store.read(game_id, after_version=after):
-            state = evolve(state, e.decode(stored.data))
-        if state is not None:
-            self.states[game_id] = state
-            self.states.move_to_end(game_id)
-            while len(self.states) > self.cache_size:
-                self.states.popitem(last=False)
-        return state
+        """The game's current state (the cached fold plus what was appended since, checked
+        against the stream's lineage: `GameLoader`)."""
+        return await self.games.load(game_id)
 
     async def track(self, game_id: str) -> int | None:
         """Store the game's next deadline (or drop it: no clock runs); returns it."""
