@@ -34,6 +34,9 @@ import msgspec
 from renature import commands as c
 
 REPLY_TIMEOUT_S = 10.0
+RETRIES = 5
+"""A command without an answer in time (504, CommandTimeout) is sent again with the same id,
+as a client should; a move's round trip then runs from its first sending."""
 PROBES = 4  # read-model probes in flight at most, per load process
 POLL_S = 0.0005
 
@@ -149,6 +152,7 @@ class Load:
     stopping: bool = False
     moves_in_window: int = 0
     moves_total: int = 0
+    retries: int = 0
     games_finished: int = 0
     round_trips: list[float] = field(default_factory=list)
     to_model: list[float] = field(default_factory=list)
@@ -199,7 +203,14 @@ async def play_bus(load: Load, index: int, client: Any) -> None:
                 command = c.CreateGame(game_id, command.players, seed="")
             envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, step.seat)
             sent = time.monotonic()
-            reply = await client.send(envelope, timeout=REPLY_TIMEOUT_S)
+            for attempt in range(RETRIES + 1):
+                try:
+                    reply = await client.send(envelope, timeout=REPLY_TIMEOUT_S)
+                    break
+                except TimeoutError:  # CommandTimeout: the same id again
+                    load.retries += 1
+                    if attempt == RETRIES:
+                        raise
             if reply.status != "accepted":
                 raise RuntimeError(f"{game_id}: {reply.code}: {reply.message}")
             if step.kind == "move":
@@ -208,22 +219,38 @@ async def play_bus(load: Load, index: int, client: Any) -> None:
         load.finished.append((game_id, pool_index))
 
 
+async def retried(
+    load: Load, conn: Http, method: str, path: str, body: bytes = b"", token: str | None = None
+) -> tuple[int, bytes]:
+    """A request sent again (same body, so the same command id) after a 504."""
+    for _ in range(RETRIES):
+        status, answer = await conn.request(method, path, body, token)
+        if status != 504:
+            return status, answer
+        load.retries += 1
+    return await conn.request(method, path, body, token)
+
+
 async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[str, list[str]]:
     """Create the game with its chosen seed, claim every seat, start it: as a lobby does."""
     create = json.dumps({"players": game.players, "seed": game.seed}).encode()
-    status, body = await conns[0].request("POST", "/games", create)
+    status, body = await retried(load, conns[0], "POST", "/games", create)
     if status != 201:
         raise HttpError(f"POST /games: {status} {body[:200]!r}")
     game_id = json.loads(body)["game_id"]
     tokens = []
     for seat in range(game.players):
-        status, body = await conns[seat].request(
-            "POST", f"/games/{game_id}/seats/{seat}", json.dumps({"name": f"s{seat}"}).encode()
+        status, body = await retried(
+            load,
+            conns[seat],
+            "POST",
+            f"/games/{game_id}/seats/{seat}",
+            json.dumps({"name": f"s{seat}"}).encode(),
         )
         if status != 201:
             raise HttpError(f"join: {status} {body[:200]!r}")
         tokens.append(json.loads(body)["token"])
-    status, body = await conns[0].request("POST", f"/games/{game_id}/start", token=tokens[0])
+    status, body = await retried(load, conns[0], "POST", f"/games/{game_id}/start", b"", tokens[0])
     if status != 200:
         raise HttpError(f"start: {status} {body[:200]!r}")
     return game_id, tokens
@@ -246,8 +273,8 @@ async def play_http(load: Load, index: int, _: Any) -> None:
                 assert step.seat is not None
                 body = b'{"command_id":"m%d","command":%s}' % (number, step.body)
                 sent = time.monotonic()
-                status, answer = await conns[step.seat].request(
-                    "POST", path, body, tokens[step.seat]
+                status, answer = await retried(
+                    load, conns[step.seat], "POST", path, body, tokens[step.seat]
                 )
                 if status != 200:
                     raise HttpError(f"{game_id} move {number}: {status} {answer[:200]!r}")
@@ -285,7 +312,7 @@ class LiveSeat:
         waiter = asyncio.get_running_loop().create_future()
         self.waiting[command_id] = waiter
         await self.socket.send(b'{"command_id":"%s","command":%s}' % (command_id.encode(), body))
-        return await asyncio.wait_for(waiter, REPLY_TIMEOUT_S)
+        return await asyncio.wait_for(waiter, REPLY_TIMEOUT_S + 5)  # the gateway's 504 first
 
     async def close(self) -> None:
         self.reader.cancel()
@@ -323,7 +350,11 @@ async def play_ws(load: Load, index: int, _: Any) -> None:
                         continue
                     assert step.seat is not None
                     sent = time.monotonic()
-                    answer = await seats[step.seat].send(f"m{number}", step.body)
+                    for _ in range(RETRIES):
+                        answer = await seats[step.seat].send(f"m{number}", step.body)
+                        if answer.get("http_status") != 504:
+                            break
+                        load.retries += 1
                     if answer.get("status") != "accepted":
                         raise RuntimeError(f"{game_id} move {number}: {answer}")
                     load.done(sent, game_id, answer["last_version"], number % 4 == 0)
@@ -424,6 +455,7 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
         "round_trips": load.round_trips,
         "to_model": load.to_model,
         "cpu_s": cpu,
+        "retries": load.retries,
         "failure": failure,
     }
 
