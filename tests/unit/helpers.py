@@ -294,6 +294,11 @@ def plants_on_player_boards(state: GameState) -> int:
     return sum(sum(seat.plants) for seat in state.seats)
 
 
+def clouds_in_game(state: GameState) -> int:
+    """Every cloud of the game: held by the seats, on the board and in the box."""
+    return sum(seat.clouds for seat in state.seats) + sum(state.clouds) + state.box_clouds
+
+
 def plants_in_game(state: GameState) -> int:
     """Every plant of the game: on the board and on the player boards."""
     return plants_on_board(state) + plants_on_player_boards(state)

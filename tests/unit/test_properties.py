@@ -22,7 +22,7 @@ from functools import cache
 from typing import get_args
 
 import pytest
-from helpers import plants_everywhere
+from helpers import clouds_in_game, plants_everywhere
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
@@ -129,8 +129,7 @@ def test_plants_are_conserved(board, data):
 def test_clouds_are_conserved(board, data):
     log, _ = played(*data.draw(games(board)))
     for state in every_state(log):
-        held = sum(seat.clouds for seat in state.seats)
-        assert held + sum(state.clouds) + state.box_clouds == state.board.cloud_tokens
+        assert clouds_in_game(state) == state.board.cloud_tokens
         assert state.board.cloud_tokens == CLOUD_TOKENS[board]
         assert all(0 <= seat.clouds <= 6 for seat in state.seats)
         assert state.box_clouds >= 0

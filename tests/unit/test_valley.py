@@ -20,6 +20,7 @@ from __future__ import annotations
 import pytest
 from helpers import (
     awards,
+    clouds_in_game,
     domino,
     finish,
     new_game,
@@ -352,10 +353,6 @@ def test_a_plant_may_go_on_a_mushroom_and_scores_in_the_joined_area():
 
 
 # --- clouds ----------------------------------------------------------------------------------
-
-
-def clouds_in_game(state: GameState) -> int:
-    return sum(seat.clouds for seat in state.seats) + sum(state.clouds) + state.box_clouds
 
 
 def test_covering_a_meadow_cloud_space_takes_its_cloud():
