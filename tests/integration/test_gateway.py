@@ -636,7 +636,7 @@ async def test_audit_and_explanation_of_a_finished_game(stack: Stack) -> None:
     assert mine.lines[-1].total == result.scores[1]
     nobody = next(c for c in ("orange", "blue", "black", "white") if c not in result.colours)
     response = await stack.http.get(f"/games/{game_id}/explanation", params={"seat": nobody})
-    error = assert_error(response, 422, "no_such_seat")
+    error = assert_error(response, 404, "no_such_seat")
     assert nobody in error["message"]
 
 

@@ -227,12 +227,13 @@ def _explanation(events: list[e.Event], colour: str | None) -> bytes:
 
 
 def _seat_playing(events: list[e.Event], colour: str) -> int:
-    """The seat that plays ``colour``; 422 ``no_such_seat`` when none does."""
+    """The seat that plays ``colour``; 404 ``no_such_seat`` when none does (as for a seat
+    number the game does not have: the request is well formed, the seat does not exist)."""
     state = replay(events)
     colours = [] if state is None else [COLOURS[s.colour] for s in state.seats]
     if colour not in colours:
         raise ApiError(
-            422,
+            404,
             "no_such_seat",
             f"No seat plays {bounded(colour, 20)!r} in this game; its colours are "
             f"{', '.join(colours)}.",
