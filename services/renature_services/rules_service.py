@@ -124,18 +124,11 @@ class RulesService:
     def _subscribe(self, handler: Callable[[EnvelopeBatch], Awaitable[None]]) -> None:
         """The two subscribers of the command stream: the batches as they come, and the
         batches a dead instance read but never acknowledged."""
+        # Acknowledged once the replies are out; a batch that failed stays pending and is
+        # taken over by the reclaiming subscriber (a nack leaves a stream entry pending). The
+        # replies are published by `on_commands`, not by FastStream (no_reply).
         self.broker.subscriber(
-            stream=StreamSub(
-                self.command_stream,
-                group=bus.RULES_GROUP,
-                consumer=self.settings.consumer,
-                batch=True,
-                max_records=MAX_BATCH,
-            ),
-            # Acknowledged once the replies are out; a batch that failed stays pending and is
-            # taken over by the reclaiming subscriber (a nack leaves a stream entry pending).
-            ack_policy=AckPolicy.NACK_ON_ERROR,
-            no_reply=True,  # the replies are published by `on_commands`, not by FastStream
+            stream=self._stream(max_records=MAX_BATCH),
             decoder=envelope_bodies,
             title="rules:commands",
             description=(
@@ -143,22 +136,27 @@ class RulesService:
                 "`Reply`) goes to the `reply_to` pub/sub channel of the message's headers, "
                 "with its `correlation_id`."
             ),
-        )(handler)
-        self.broker.subscriber(
-            stream=StreamSub(
-                self.command_stream,
-                group=bus.RULES_GROUP,
-                consumer=self.settings.consumer,
-                batch=True,
-                min_idle_time=self.settings.reclaim_idle_ms,
-                polling_interval=1000,
-            ),
             ack_policy=AckPolicy.NACK_ON_ERROR,
             no_reply=True,
+        )(handler)
+        self.broker.subscriber(
+            stream=self._stream(min_idle_time=self.settings.reclaim_idle_ms, polling_interval=1000),
             decoder=envelope_bodies,
             title="rules:commands:reclaim",
             include_in_schema=False,
+            ack_policy=AckPolicy.NACK_ON_ERROR,
+            no_reply=True,
         )(handler)
+
+    def _stream(self, **options: Any) -> StreamSub[bool]:
+        """The command stream read in batches by this instance's consumer of the group."""
+        return StreamSub(
+            self.command_stream,
+            group=bus.RULES_GROUP,
+            consumer=self.settings.consumer,
+            batch=True,
+            **options,
+        )
 
     async def on_commands(self, bodies: Sequence[bytes], message: StreamMessage[Any]) -> None:
         """Answer a batch: handle it and publish every reply in one pipeline; FastStream then
