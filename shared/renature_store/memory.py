@@ -171,9 +171,9 @@ class MemoryEventStore:
             raise ValueError(f"after_version must not be negative, got {after_version}")
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative, got {limit}")
+        events = self._stream(game_id)[after_version:]
         if after_version >= MAX_VERSION:
             return []
-        events = self._streams.get(game_id, [])[after_version:]
         return events if limit is None else events[:limit]
 
     async def read_many(self, requests: Sequence[tuple[str, int]]) -> list[list[StoredEvent]]:
@@ -185,11 +185,16 @@ class MemoryEventStore:
 
     async def version(self, game_id: str) -> int:
         """The game's current version (0 for a new game)."""
-        return len(self._streams.get(game_id, []))
+        return len(self._stream(game_id))
 
     async def exists(self, game_id: str) -> bool:
         """Whether the game has at least one event."""
-        return bool(self._streams.get(game_id))
+        return bool(self._stream(game_id))
+
+    def _stream(self, game_id: str) -> list[StoredEvent]:
+        """The events of a game (none for a new one); an invalid id is refused as on Redis."""
+        self.layout.partition_of(game_id)
+        return self._streams.get(game_id, [])
 
     async def list_games(self, partition: int | None = None) -> list[str]:
         """The ids of all games (of one partition, or of all), sorted."""

@@ -566,6 +566,19 @@ class TestEventStoreContract:
             )
         assert await store.list_games() == []
 
+    async def test_an_invalid_game_id_is_refused_by_every_call(self, store: EventStore) -> None:
+        for call in (
+            store.read("a:b"),
+            store.read_many([("a b", 0)]),
+            store.version("{x}"),
+            store.exists(""),
+            store.get_outcome("a:b", "c1"),
+            store.record_outcome("a:b", "c1", b"no"),
+        ):
+            with pytest.raises(ValueError, match="game id"):
+                await call
+        assert await store.list_games() == []
+
     async def test_partition_is_stable(self, store: EventStore) -> None:
         assert store.partition_of("game-1") == 12
         assert store.partition_of("0b9c1e4e-7d2a-4f0e-9a55-3c1f0d6e8a21") == 11
