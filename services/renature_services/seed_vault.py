@@ -81,7 +81,7 @@ class RedisSeedVault:
 
     def key(self, game_id: str) -> str:
         """The seed key of a game."""
-        return f"{self._layout.base(self._layout.partition_of(game_id))}:seed:{game_id}"
+        return self._layout.seed_key(game_id)
 
     async def create(self, game_id: str) -> SeedSecret:
         """The game's secret, generated now unless one exists (SET NX GET: first writer wins).

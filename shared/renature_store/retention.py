@@ -214,7 +214,7 @@ class Retention:
 
     def _streams(self) -> list[str]:
         feeds = [self.layout.feed_key(p) for p in range(self.layout.partitions)]
-        extra = self.streams if self.streams is not None else [f"{self.layout.prefix}:commands"]
+        extra = self.streams if self.streams is not None else [self.layout.command_stream()]
         return [*feeds, *extra]
 
     async def _due(self, key: str, cutoff_ms: int) -> list[str]:

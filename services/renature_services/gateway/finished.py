@@ -69,7 +69,7 @@ class FinishedReads:
         return self._store.layout
 
     def key(self, game_id: str) -> str:
-        return f"{self.layout.base(self.layout.partition_of(game_id))}:reads:{game_id}"
+        return self.layout.game_scoped_key("reads", game_id)
 
     async def audit(self, game_id: str) -> bytes:
         """The encoded `AuditReport` of a finished game (404 unknown, 409 not finished)."""
