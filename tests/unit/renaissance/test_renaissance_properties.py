@@ -1,7 +1,7 @@
 """Properties of whole Renaissance games, checked after every event of many bot games.
 
 Seeded loops, not hypothesis: a game is a pure function of its seed and bots, so a failing seed
-is its own reproduction. ``make test`` plays ``RENAISSANCE_GAMES`` games (default 150) with every
+is its own reproduction. ``make test`` plays ``RENAISSANCE_GAMES`` games (default 120) with every
 invariant checked at every event; ``RENAISSANCE_GAMES=3000 uv run --frozen pytest -q
 tests/unit/renaissance/test_renaissance_properties.py`` is the long run (docs/rules-renaissance.md
 gives its last count and time). ``decide`` is held to ``legal_actions`` over every candidate
@@ -35,7 +35,7 @@ from renaissance.rules import decide, evolve, legal_actions, penalty, phase1_poi
 from renaissance.state import GameState
 from renaissance.view import view
 
-GAMES = int(os.environ.get("RENAISSANCE_GAMES", "150"))
+GAMES = int(os.environ.get("RENAISSANCE_GAMES", "120"))
 EXACT_GAMES = int(os.environ.get("RENAISSANCE_EXACT_GAMES", "12"))
 BOTS = (("random", "random"), ("random", "greedy"), ("greedy", "random"), ("greedy", "greedy"))
 # Greedy bots cost about four random ones: three games in four are random-random.
