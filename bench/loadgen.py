@@ -26,6 +26,7 @@ import itertools
 import json
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,7 @@ import msgspec
 from renature import commands as c
 
 REPLY_TIMEOUT_S = 10.0
+SET_UP_S = 120.0  # at most, for every game to be set up before the window
 RETRIES = 5
 """A command without an answer in time (504, CommandTimeout) is sent again with the same id,
 as a client should; a move's round trip then runs from its first sending."""
@@ -100,23 +102,25 @@ class Http:
         self._writer: asyncio.StreamWriter | None = None
 
     async def request(
-        self, method: str, path: str, body: bytes = b"", token: str | None = None
+        self, method: str, path: str, body: bytes = b"", token: str | None = None, key: str = ""
     ) -> tuple[int, bytes]:
         reused = self._writer is not None
         try:
-            return await self._request(method, path, body, token)
+            return await self._request(method, path, body, token, key)
         except (asyncio.IncompleteReadError, ConnectionError):
             if not reused:
                 raise
             await self.close()  # the server closed an idle keep-alive connection: reconnect
-            return await self._request(method, path, body, token)
+            return await self._request(method, path, body, token, key)
 
     async def _request(
-        self, method: str, path: str, body: bytes, token: str | None
+        self, method: str, path: str, body: bytes, token: str | None, key: str
     ) -> tuple[int, bytes]:
         if self._writer is None or self._reader is None:
             self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
         auth = f"Authorization: Bearer {token}\r\n" if token else ""
+        if key:  # a creation or a join retried after a timeout answers the first outcome
+            auth += f"Idempotency-Key: {key}\r\n"
         head = (
             f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\n{auth}"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -153,6 +157,7 @@ class Load:
     moves_in_window: int = 0
     moves_total: int = 0
     retries: int = 0
+    playing: int = 0  # games that finished their first set-up
     games_finished: int = 0
     round_trips: list[float] = field(default_factory=list)
     to_model: list[float] = field(default_factory=list)
@@ -201,6 +206,8 @@ async def play_bus(load: Load, index: int, client: Any) -> None:
             command = step.command
             if isinstance(command, c.CreateGame):
                 command = c.CreateGame(game_id, command.players, seed="")
+            if round_ == 0 and number > 0 and game.steps[number - 1].kind == "start":
+                load.playing += 1  # set up: the first move comes next
             envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, step.seat)
             sent = time.monotonic()
             for attempt in range(RETRIES + 1):
@@ -220,21 +227,30 @@ async def play_bus(load: Load, index: int, client: Any) -> None:
 
 
 async def retried(
-    load: Load, conn: Http, method: str, path: str, body: bytes = b"", token: str | None = None
+    load: Load,
+    conn: Http,
+    method: str,
+    path: str,
+    body: bytes = b"",
+    token: str | None = None,
+    key: str = "",
 ) -> tuple[int, bytes]:
-    """A request sent again (same body, so the same command id) after a 504."""
+    """A request sent again (same body, so the same command id; same idempotency key) after
+    a 504."""
     for _ in range(RETRIES):
-        status, answer = await conn.request(method, path, body, token)
+        status, answer = await conn.request(method, path, body, token, key)
         if status != 504:
             return status, answer
         load.retries += 1
-    return await conn.request(method, path, body, token)
+    return await conn.request(method, path, body, token, key)
 
 
 async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[str, list[str]]:
     """Create the game with its chosen seed, claim every seat, start it: as a lobby does."""
     create = json.dumps({"players": game.players, "seed": game.seed}).encode()
-    status, body = await retried(load, conns[0], "POST", "/games", create)
+    status, body = await retried(
+        load, conns[0], "POST", "/games", create, key=f"create-{uuid.uuid4().hex}"
+    )
     if status != 201:
         raise HttpError(f"POST /games: {status} {body[:200]!r}")
     game_id = json.loads(body)["game_id"]
@@ -246,6 +262,7 @@ async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[s
             "POST",
             f"/games/{game_id}/seats/{seat}",
             json.dumps({"name": f"s{seat}"}).encode(),
+            key=f"join-{uuid.uuid4().hex}",
         )
         if status != 201:
             raise HttpError(f"join: {status} {body[:200]!r}")
@@ -264,6 +281,7 @@ async def play_http(load: Load, index: int, _: Any) -> None:
             pool_index = (index + round_ * 7) % len(load.pool)
             game = load.pool[pool_index]
             game_id, tokens = await set_up_over_http(load, game, conns)
+            load.playing += round_ == 0
             path = f"/games/{game_id}/commands"
             for number, step in enumerate(game.steps):
                 if load.stopping:
@@ -332,6 +350,7 @@ async def play_ws(load: Load, index: int, _: Any) -> None:
             pool_index = (index + round_ * 7) % len(load.pool)
             game = load.pool[pool_index]
             game_id, tokens = await set_up_over_http(load, game, conns)
+            load.playing += round_ == 0
             seats = [
                 LiveSeat(
                     await connect(
@@ -414,14 +433,21 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
         client = RulesClient(redis)
         await client.start()
     play = {"bus": play_bus, "http": play_http, "ws": play_ws}[config["mode"]]
-    print("ready", flush=True)
-    line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-    _, start, end = line.split()
-    load.window = (float(start), float(end))
-    cpu_before = time.process_time()
     tasks = [asyncio.create_task(play(load, index, client)) for index in config["games"]]
     failure = ""
     try:
+        # Every game set up (created, seats taken, started) before the window: it measures
+        # moves, not the set-up of hundreds of games at once.
+        deadline = time.monotonic() + SET_UP_S
+        while load.playing < len(tasks) and time.monotonic() < deadline:
+            if any(task.done() for task in tasks):
+                break
+            await asyncio.sleep(0.05)
+        print("ready", flush=True)
+        line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+        _, start, end = line.split()
+        load.window = (float(start), float(end))
+        cpu_before = time.process_time()
         await asyncio.sleep(max(0.0, load.window[1] - time.monotonic()))
         load.stopping = True
         done, _ = await asyncio.wait(tasks, timeout=REPLY_TIMEOUT_S)

@@ -481,6 +481,9 @@ def run_peer(games: int) -> Result:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
+        assert client.stdout is not None
+        if client.stdout.readline().strip() != b"ready":  # every game set up
+            raise RuntimeError("the peer's client stopped before its games were set up")
         time.sleep(WARMUP_S)
         ticks = machine_ticks()
         before = {"server": cpu_seconds(server.pid), "client": cpu_seconds(client.pid)}
@@ -590,8 +593,10 @@ def summary(
         best = best_gateway(results, games)
         if games == 1 or best is None:
             continue
-        if games in peer:
-            ratio = best.rate / peer[games].rate if peer[games].rate else float("inf")
+        if games in peer and (best.rate == 0 or peer[games].rate == 0):
+            print(f"  {games} games: not compared (a run made no move in its window)")
+        elif games in peer:
+            ratio = best.rate / peer[games].rate
             print(
                 f"  {games} games, moves/s through the gateway >= boardgame.io: "
                 f"{verdict(ratio >= 1.0)} ({best.rate:,.0f}/s {best.label} vs "
