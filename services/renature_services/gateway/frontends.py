@@ -125,11 +125,11 @@ class AllowHeader:
         if self._paths is None:
             self._paths = []
             for template, operations in app.openapi().get("paths", {}).items():
-                pattern = re.sub(r"\\{[^/]+?\\}", "[^/]+", re.escape(template))
+                regex = re.sub(r"\\{[^/]+?\\}", "[^/]+", re.escape(template))
                 methods = {method.upper() for method in operations}
                 if "GET" in methods:
                     methods.add("HEAD")
-                self._paths.append((re.compile(f"^{pattern}$"), methods))
+                self._paths.append((re.compile(f"^{regex}$"), methods))
         found: set[str] = set()
         for pattern, methods in self._paths:
             if pattern.match(path):

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 from fastapi import WebSocket, WebSocketDisconnect
 from fastapi.security import HTTPAuthorizationCredentials
-from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio import ConnectionPool, Redis, RedisCluster
 
 from renature import events as e
 from renature.rules import evolve, legal_actions
@@ -35,6 +35,7 @@ from renature_services.gateway.errors import ApiError
 from renature_services.gateway.live_commands import serve_commands
 from renature_services.logging import get_logger
 from renature_store import MAX_VERSION
+from renature_store.client import is_cluster
 
 log = get_logger("renature.gateway")
 
@@ -48,11 +49,23 @@ ENDED_PHASES = frozenset({"finished", "cancelled"})
 INCLUDES = frozenset({"view"})
 
 
-def live_reader(gateway: Gateway, block_ms: int = BLOCK_MS) -> Redis:
+async def live_reader(gateway: Gateway, block_ms: int = BLOCK_MS) -> Any:
     """A Redis client on its own connection for one live channel: blocking reads must not hold
-    the gateway's shared pool, and their socket timeout must outlast the block."""
+    the gateway's shared pool, and their socket timeout must outlast the block. A `Redis`, or
+    a `RedisCluster` when the gateway runs on a cluster."""
+    timeout = block_ms / 1000 + SOCKET_MARGIN_S
+    if is_cluster(gateway.redis):  # a cluster client of its own, on the same nodes
+        client: Any = gateway.redis
+        await client.initialize()  # the nodes are known once it is
+        node = client.get_default_node()
+        credentials = {
+            key: value
+            for key, value in node.connection_kwargs.items()
+            if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
+        }
+        return RedisCluster(host=node.host, port=node.port, socket_timeout=timeout, **credentials)
     shared = gateway.redis.connection_pool
-    kwargs = {**shared.connection_kwargs, "socket_timeout": block_ms / 1000 + SOCKET_MARGIN_S}
+    kwargs = {**shared.connection_kwargs, "socket_timeout": timeout}
     pool = ConnectionPool(connection_class=shared.connection_class, max_connections=1, **kwargs)
     return Redis.from_pool(pool)  # closing the client closes its pool
 
@@ -105,7 +118,7 @@ async def open_channel(
     return Channel(game_id, viewer, version, with_view, ended)
 
 
-async def follow(reader: Redis, stream_key: str, after: int) -> AsyncIterator[e.Event]:
+async def follow(reader: Any, stream_key: str, after: int) -> AsyncIterator[e.Event]:
     """Every event after version ``after``, then each new one as it is appended; returns after
     the game's last event (``GameEnded``, ``GameCancelled``). An idle block returns nothing and
     the read starts again from the same version: nothing is skipped or repeated."""
@@ -173,7 +186,7 @@ async def serve_websocket(
         await websocket.close(code=1000)
         return
     frames = Frames(channel, await frames_state(gateway, channel))
-    reader = live_reader(gateway)
+    reader = await live_reader(gateway)
     stream_key = gateway.layout.game_key(game_id)
 
     async def pump() -> None:
@@ -192,11 +205,11 @@ async def serve_websocket(
                 await task
         await reader.aclose()
     if sending in done:  # the game ended (1000) or reading the stream failed (1011)
-        error = sending.exception()
-        if error is not None:
-            log.error("live updates failed", game_id=game_id, error=str(error))
+        failure = sending.exception()
+        if failure is not None:
+            log.error("live updates failed", game_id=game_id, error=str(failure))
         with contextlib.suppress(Exception):
-            await websocket.close(code=1000 if error is None else 1011)
+            await websocket.close(code=1000 if failure is None else 1011)
 
 
 async def _until_disconnect(websocket: WebSocket) -> None:

@@ -132,7 +132,10 @@ class Lobby:
         else:
             host = derived(idempotency_key, "host", 32)
             code = derived(idempotency_key, "invite", 9) if seating == "invite" else None
-        fields = {"host": token_digest(host), "seating": seating}
+        fields: dict[str | bytes | bytearray | memoryview | int | float, str] = {
+            "host": token_digest(host),
+            "seating": seating,
+        }
         if code is not None:
             fields["invite"] = token_digest(code)
         pipe = self._redis.pipeline(transaction=False)
@@ -207,5 +210,5 @@ def decode_cursor(cursor: str) -> str:
         return cursor
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+def _text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

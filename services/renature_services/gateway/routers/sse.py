@@ -69,7 +69,7 @@ async def event_stream(
     frames = Frames(channel, await frames_state(gateway, channel))
 
     async def messages() -> AsyncIterator[ServerSentEvent]:
-        reader = live_reader(gateway)
+        reader = await live_reader(gateway)
         try:
             async for event in follow(reader, gateway.layout.game_key(game_id), channel.after):
                 yield ServerSentEvent(

@@ -1,0 +1,43 @@
+"""The live channel's reader on a real Redis Cluster: its own cluster client (the gateway's
+nodes and credentials, a socket timeout longer than the block) follows a game's stream."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
+    RedisCluster,
+    cluster_redis_fixture,
+    redis_cluster_fixture,
+)
+from renature import commands as c
+from renature import events as e
+from renature.rules import execute
+from renature_services.gateway.app import create_app
+from renature_services.gateway.live import BLOCK_MS, SOCKET_MARGIN_S, follow, live_reader
+from renature_store import AppendRequest, RedisEventStore
+
+pytestmark = pytest.mark.redis
+
+
+async def test_the_live_reader_follows_a_game_on_the_cluster(
+    redis_cluster: RedisCluster, cluster_redis: object
+) -> None:
+    app = create_app(redis_cluster.url)
+    gateway = app.state.gateway
+    store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]
+    events, _ = execute(None, c.CreateGame(game_id="live-c", players=2, seed="s"))
+    request = AppendRequest("live-c", "create", 0, [e.encode(ev) for ev in events], b"ok")
+    await store.append_many([request])
+    reader = await live_reader(gateway)
+    try:
+        assert reader.get_connection_kwargs()["socket_timeout"] == BLOCK_MS / 1000 + SOCKET_MARGIN_S
+        stream = follow(reader, store.layout.game_key("live-c"), 0)
+        first = await asyncio.wait_for(anext(stream), 10)
+        assert isinstance(first, e.GameCreated)
+        await stream.aclose()
+    finally:
+        await reader.aclose()
+        await gateway.redis.aclose()
