@@ -473,8 +473,10 @@ class RedisEventStore:
         self, group: str, consumer: str, by_key: dict[str, int], count: int, block_ms: int | None
     ) -> list[FeedEntry]:
         """`read_group` on Redis Cluster: every feed read in one pipeline (a round trip per
-        master), again every 5 ms while nothing came and ``block_ms`` is not over."""
+        master), again while nothing came and ``block_ms`` is not over: after 5 ms, then twice
+        as long each time up to 50 ms (an idle reader costs little, a busy one waits little)."""
         deadline = None if block_ms is None else time.monotonic() + (block_ms or 1e9) / 1000
+        pause = 0.005
         while True:
             pipe = self._redis.pipeline(transaction=False)
             for key in by_key:
@@ -490,7 +492,8 @@ class RedisEventStore:
             ]
             if found or deadline is None or time.monotonic() >= deadline:
                 return found
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(pause)
+            pause = min(0.05, pause * 2)
 
     async def ack(self, partition: int, group: str, entry_ids: Iterable[str]) -> int:
         """Acknowledge processed feed entries; returns how many were pending."""
