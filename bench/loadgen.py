@@ -419,6 +419,7 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
 
     if is_cluster_url(config["redis_url"]):
         redis = redis_client(config["redis_url"])
+        await redis.initialize()  # the slot map first: a pub/sub on a fresh client needs it
     else:  # requests wait for a free connection rather than fail (hundreds of games)
         from redis.asyncio import BlockingConnectionPool, Redis
 
