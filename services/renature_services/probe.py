@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 import redis
 from redis.exceptions import RedisError
@@ -44,7 +45,9 @@ def stream_and_group(service: str, layout: KeyLayout) -> tuple[str, str]:
     }[service]
 
 
-def consumer_info(client: redis.Redis, stream: str, group: str, consumer: str) -> dict | None:
+def consumer_info(
+    client: redis.Redis, stream: str, group: str, consumer: str
+) -> dict[str, Any] | None:
     """The consumer's XINFO CONSUMERS entry, or None when the group or the consumer is not
     there."""
     try:
@@ -58,7 +61,9 @@ def consumer_info(client: redis.Redis, stream: str, group: str, consumer: str) -
     return None
 
 
-def verdict(info: dict | None, consumer: str, group: str, max_idle_s: float) -> tuple[bool, str]:
+def verdict(
+    info: dict[str, Any] | None, consumer: str, group: str, max_idle_s: float
+) -> tuple[bool, str]:
     """(alive, why) from the consumer's XINFO CONSUMERS entry."""
     if info is None:
         return True, f"no consumer {consumer!r} in {group} yet"

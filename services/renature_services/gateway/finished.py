@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 import msgspec
 from redis.asyncio import Redis
@@ -158,7 +159,11 @@ class FinishedReads:
             log.warning("gateway_corrupt_stream", game_id=game_id, error=type(error).__name__)
         events: list[e.Event] = []
         problems: list[Finding] = []
-        entries = await self._redis.xrange(self.layout.game_key(game_id))
+        # A bytes client: ids and fields are bytes (redis-py types them loosely).
+        entries = cast(
+            "list[tuple[bytes, dict[bytes, bytes]]]",
+            await self._redis.xrange(self.layout.game_key(game_id)),
+        )
         for position, (entry_id, fields) in enumerate(entries, start=1):
             version = _version(entry_id, position)
             data = fields.get(b"event")

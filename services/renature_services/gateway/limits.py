@@ -149,7 +149,7 @@ class RequestLimits:
 
         async def guarded() -> Message:
             while True:
-                message: dict[str, Any] = await receive()
+                message: Message = await receive()
                 if message["type"] != "websocket.receive":
                     return message
                 raw = message_bytes(message)
@@ -245,7 +245,7 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
-        message: dict[str, Any] = await receive()
+        message: Message = await receive()
         return message
 
     return replay

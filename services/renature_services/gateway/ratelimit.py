@@ -154,7 +154,7 @@ class Limiter:
                 f"async+{redis_url}",
                 implementation="redispy",
                 key_prefix=f"{prefix}:limits",
-                connection_pool=pool,
+                connection_pool=pool,  # type: ignore[arg-type]  # limits types its options loosely
             )
             self.redis = Redis(connection_pool=pool)
             self._pool = pool
@@ -405,7 +405,7 @@ class RateLimiting:
 
         async def counted() -> Message:
             while True:
-                message: dict[str, Any] = await receive()
+                message: Message = await receive()
                 if message["type"] != "websocket.receive":
                     return message
                 try:

@@ -9,7 +9,7 @@ stateless inspection of an exported events file (nothing of it is stored).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import msgspec
 from fastapi import APIRouter, FastAPI, Query, Request
@@ -124,7 +124,7 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     return MsgspecResponse(
         Inspection(
             game_id=state.game_id,
-            events=list(events),
+            events=cast("list[e.AnyEvent]", list(events)),
             version=state.version,
             picture=board_svg(state, _title(state)),
             audit=report,
