@@ -37,7 +37,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from redis.asyncio import Redis
@@ -221,7 +221,10 @@ class Retention:
         return [game for game, _ in await self._due_scored(key, cutoff_ms)]
 
     async def _due_scored(self, key: str, cutoff_ms: int) -> list[tuple[str, int]]:
-        found = await self.redis.zrangebyscore(key, "-inf", cutoff_ms, withscores=True)
+        found = cast(
+            "list[tuple[bytes, float]]",
+            await self.redis.zrangebyscore(key, "-inf", cutoff_ms, withscores=True),
+        )
         return [(_text(game), int(score)) for game, score in found]
 
     # -- 1. following the feeds ---------------------------------------------------------------
@@ -237,20 +240,23 @@ class Retention:
                     raise
         seen = 0
         while True:
-            batches = await self.redis.xreadgroup(
-                GROUP, self.consumer, dict.fromkeys(feeds, ">"), count=count
+            batches = cast(  # a bytes client
+                "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",
+                await self.redis.xreadgroup(
+                    GROUP, self.consumer, dict.fromkeys(feeds, ">"), count=count
+                ),
             )
             entries = sum(len(entries) for _, entries in batches or [])
             if not entries:
                 return seen
             pipe = self.redis.pipeline(transaction=False)
-            for feed, stream_entries in batches:
-                partition = feeds[_text(feed)]
+            for stream, stream_entries in batches or []:
+                partition = feeds[_text(stream)]
                 ids = []
                 for entry_id, fields in stream_entries:
                     ids.append(entry_id)
                     self._index(pipe, partition, _text(entry_id), fields)
-                pipe.xack(feed, GROUP, *ids)
+                pipe.xack(stream, GROUP, *ids)
             await pipe.execute()
             seen += entries
 
@@ -275,7 +281,10 @@ class Retention:
     # -- 2, 3, 4: lobbies, finished games, archives -------------------------------------------
 
     async def _stream(self, game_id: str) -> list[tuple[str, StoredEvent]]:
-        raw = await self.redis.xrange(self.layout.game_key(game_id))
+        raw = cast(  # a bytes client
+            "list[tuple[bytes, dict[bytes, bytes]]]",
+            await self.redis.xrange(self.layout.game_key(game_id)),
+        )
         out = []
         for entry_id, fields in raw:
             text = _text(entry_id)
@@ -352,7 +361,7 @@ class Retention:
         """Write a packed finished game to the archive directory, then remove it from Redis."""
         assert self.policy.archive_dir is not None
         partition = self.layout.partition_of(game_id)
-        blob = await self.redis.get(archive.packed_key(self.layout, game_id))
+        blob = cast("bytes | None", await self.redis.get(archive.packed_key(self.layout, game_id)))
         if blob is None:
             entries = await self._stream(game_id)
             if not entries:

@@ -14,7 +14,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
@@ -87,7 +87,7 @@ class RedisEventStore:
         `renature_store.durability`: with ``replica`` every write waits for ``replicas``
         replicas (at most ``wait_timeout_ms``) before it counts as done.
         """
-        if redis.get_encoder().decode_responses:  # a Redis or a RedisCluster
+        if redis.get_encoder().decode_responses:  # type: ignore[no-untyped-call]  # or a cluster
             raise ValueError("the event store needs a Redis client with decode_responses=False")
         if page_size < 1:
             raise ValueError(f"page size must be at least 1, got {page_size}")
@@ -261,7 +261,8 @@ class RedisEventStore:
             pipe.execute_command(*wait)
             return 1
         await self._redis.initialize()  # the slot map (a no-op once known)
-        nodes = {node.name: node for node in map(self._redis.get_node_from_key, keys)}
+        cluster: Any = self._redis  # a RedisCluster here (self._cluster)
+        nodes = {node.name: node for node in map(cluster.get_node_from_key, keys)}
         for node in nodes.values():
             pipe.execute_command(*wait, target_nodes=node)
         return len(nodes)
@@ -362,7 +363,7 @@ class RedisEventStore:
         """The events of a game whose stream was packed (`renature_store.archive`), if it was."""
         with _translate_errors():
             blob = await self._redis.get(archive.packed_key(self.layout, game_id))
-        return None if blob is None else archive.unpack(blob)
+        return None if blob is None else archive.unpack(cast(bytes, blob))  # a bytes client
 
     async def iter_events(
         self, game_id: str, after_version: int = 0, limit: int | None = None
