@@ -214,6 +214,7 @@ class Result:
     machine: str
     idle: dict[str, float] = field(default_factory=dict)  # cores each group keeps busy idle
     retries: int = 0  # commands sent again after a timeout
+    note: str = ""
 
     def cpu_per_move_ms(self) -> float:
         return sum(self.cpu.values()) / max(1, self.moves) * 1e3
@@ -230,6 +231,7 @@ class Result:
             f"({self.finished} games finished, {self.checked} checked against their "
             f"in-process scores"
             + (f"; {self.retries} commands sent again after a timeout" if self.retries else "")
+            + (f"; {self.note}" if self.note else "")
             + ")",
             f"  round trip: {ms(self.round_trips)}",
         ]
@@ -509,6 +511,9 @@ def run_peer(games: int) -> Result:
         finished=data["games_finished"],
         checked=0,
         machine=machine,
+        note=f"{data['failures']} games abandoned: a move without an answer in 10 s"
+        if data.get("failures")
+        else "",
     )
 
 
@@ -596,11 +601,11 @@ def summary(
         if games in peer and (best.rate == 0 or peer[games].rate == 0):
             print(f"  {games} games: not compared (a run made no move in its window)")
         elif games in peer:
-            ratio = best.rate / peer[games].rate
+            speedup = best.rate / peer[games].rate
             print(
                 f"  {games} games, moves/s through the gateway >= boardgame.io: "
-                f"{verdict(ratio >= 1.0)} ({best.rate:,.0f}/s {best.label} vs "
-                f"{peer[games].rate:,.0f}/s: {ratio:.2f}x)"
+                f"{verdict(speedup >= 1.0)} ({best.rate:,.0f}/s {best.label} vs "
+                f"{peer[games].rate:,.0f}/s: {speedup:.2f}x)"
             )
         else:
             print(f"  {games} games: no peer figure to compare with")

@@ -59,7 +59,14 @@ function watcher(client) {
   };
 }
 
-const stats = { window: [Infinity, Infinity], moves: 0, movesTotal: 0, games: 0, rtts: [] };
+const stats = {
+  window: [Infinity, Infinity],
+  moves: 0,
+  movesTotal: 0,
+  games: 0,
+  rtts: [],
+  failures: 0, // games abandoned after a move got no answer in 10 s
+};
 let stopping = false;
 let playing = 0; // games set up (created, seats joined, clients connected)
 
@@ -83,33 +90,44 @@ async function openGame(players) {
     client.start();
     seats.push({ client, wait: watcher(client) });
   }
-  for (const seat of seats) await seat.wait((s) => s.ctx !== undefined);
+  // Hundreds of matches connecting at once take a while on a busy machine.
+  for (const seat of seats) await seat.wait((s) => s.ctx !== undefined, 120000);
   return seats;
 }
 
 async function playGames(index) {
   let first = true;
   while (!stopping) {
-    const seats = await openGame(2 + (index % 3));
-    if (first) playing += 1;
-    first = false;
-    let state = seats[0].client.getState();
-    while (!stopping && state.ctx.gameover === undefined) {
-      const mover = seats[Number(state.ctx.currentPlayer)];
-      const id = state._stateID;
-      const mine = await mover.wait((s) => s._stateID >= id);
-      const cells = legalCells(mine.G);
-      const sent = performance.now();
-      mover.client.moves.place(0, cells[(id * 7) % cells.length]);
-      state = await mover.wait((s) => s._stateID > id);
-      const done = performance.now();
-      stats.movesTotal += 1;
-      if (done >= stats.window[0] && done < stats.window[1]) stats.moves += 1;
-      if (sent >= stats.window[0] && sent < stats.window[1]) stats.rtts.push(done - sent);
+    let seats = [];
+    try {
+      seats = await openGame(2 + (index % 3));
+      if (first) playing += 1;
+      first = false;
+      await playOne(seats);
+    } catch (error) {
+      stats.failures += 1; // a move without an answer in 10 s: reported, another game starts
+    } finally {
+      for (const seat of seats) seat.client.stop();
     }
-    if (state.ctx.gameover !== undefined) stats.games += 1;
-    for (const seat of seats) seat.client.stop();
   }
+}
+
+async function playOne(seats) {
+  let state = seats[0].client.getState();
+  while (!stopping && state.ctx.gameover === undefined) {
+    const mover = seats[Number(state.ctx.currentPlayer)];
+    const id = state._stateID;
+    const mine = await mover.wait((s) => s._stateID >= id);
+    const cells = legalCells(mine.G);
+    const sent = performance.now();
+    mover.client.moves.place(0, cells[(id * 7) % cells.length]);
+    state = await mover.wait((s) => s._stateID > id);
+    const done = performance.now();
+    stats.movesTotal += 1;
+    if (done >= stats.window[0] && done < stats.window[1]) stats.moves += 1;
+    if (sent >= stats.window[0] && sent < stats.window[1]) stats.rtts.push(done - sent);
+  }
+  if (state.ctx.gameover !== undefined) stats.games += 1;
 }
 
 function percentile(sorted, q) {
@@ -138,7 +156,7 @@ async function main() {
   stopping = true;
   await Promise.race([Promise.allSettled(tasks), new Promise((r) => setTimeout(r, 10000))]);
   const rtts = stats.rtts.sort((a, b) => a - b);
-  process.stdout.write(
+  const line =
     JSON.stringify({
       moves: stats.moves,
       moves_total: total,
@@ -148,9 +166,10 @@ async function main() {
       samples: rtts.length,
       round_trips: rtts.map((x) => x / 1000),
       client_cpu_s: (cpu.user + cpu.system) / 1e6,
-    }) + '\n',
-  );
-  process.exit(0);
+      failures: stats.failures,
+    }) + '\n';
+  // A pipe takes a long line in pieces: exit once all of it is written.
+  process.stdout.write(line, () => process.exit(0));
 }
 
 main().catch((error) => {
