@@ -23,6 +23,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import httpx
 from redis.asyncio import Redis
@@ -83,7 +84,7 @@ async def weigh(redis: Redis, finished: list[str], active: list[str]) -> Figures
     share: dict[str, float] = defaultdict(float)
     for stream in shared_streams:
         size = await key_bytes(redis, stream)
-        entries = await redis.xrange(stream)
+        entries = cast("list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(stream))
         if not entries:
             continue
         per_entry = size / len(entries)
