@@ -41,6 +41,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -122,6 +123,12 @@ class Report:
     duration: float = 0.0
     service_deaths: list[str] = field(default_factory=list)
 
+    cuts: list[tuple[float, float]] = field(default_factory=list)
+
+    def window(self) -> float:
+        """The longest stretch of writes a power cut of this run lost."""
+        return max((cut - kept for cut, kept in self.cuts), default=0.0)
+
     @property
     def ok(self) -> bool:
         durable = self.config.durability in ("always", "replica")
@@ -150,7 +157,8 @@ class Report:
             f"acknowledged commands: {self.acknowledged}",
             f"lost: {len(self.lost)}"
             + (
-                f" (all within {self.config.loss_window:g} s before a power cut)"
+                f" (all acknowledged in the last {self.window():.1f} s before a power cut, "
+                "after the disk's last kept write)"
                 if self.lost and not self.lost_outside_window
                 else f" ({len(self.lost_outside_window)} outside the loss window)"
                 if self.lost
@@ -277,8 +285,10 @@ class Stack:
         self.aof_sizes: list[tuple[float, str, int]] = []
         self.expected_down: set[str] = set()
         self.deaths: list[str] = []
-        self.cuts: list[float] = []
-        """When each power cut happened (monotonic): the loss window ends there."""
+        self.cuts: list[tuple[float, float]] = []
+        """Each power cut: when it happened and up to when the disk kept the writes
+        (monotonic); acknowledged commands in between may be lost under everysec."""
+        self._lock = threading.Lock()
 
     def start(self) -> None:
         self.redis.start()
@@ -306,9 +316,20 @@ class Stack:
 
     def sample_aof(self) -> None:
         path = self.redis.aof_file()
-        if path is not None and path.exists():
-            self.aof_sizes.append((time.monotonic(), str(path), path.stat().st_size))
-            del self.aof_sizes[:-200]
+        with contextlib.suppress(OSError), self._lock:
+            if path is not None:
+                self.aof_sizes.append((time.monotonic(), str(path), path.stat().st_size))
+                del self.aof_sizes[:-400]
+
+    def sample_forever(self, stop: threading.Event) -> None:
+        """The AOF's size every 20 ms, in a thread (the event loop may be busy): what a power
+        cut keeps is the size the file had a loss window earlier."""
+        while not stop.wait(0.02):
+            self.sample_aof()
+
+    def samples(self) -> list[tuple[float, str, int]]:
+        with self._lock:
+            return list(self.aof_sizes)
 
     def watch_deaths(self) -> None:
         """Services must never exit on their own (the supervisor restarts only what we kill)."""
@@ -549,32 +570,41 @@ async def inject(stack: Stack, fault: str, rng: random.Random) -> None:
         if power_cut:
             await asyncio.sleep(rng.uniform(0.5, 1.5))  # writes in flight
             stack.redis.pause()  # the machine stops: nothing more reaches the disk
-            stack.cuts.append(time.monotonic())
+            cut_at = time.monotonic()
             stack.sample_aof()
         stack.redis.stop(kill=True)
         if power_cut:
-            cut_back(stack, rng)
+            stack.cuts.append((cut_at, cut_back(stack, rng, cut_at)))
         await asyncio.sleep(rng.uniform(0.3, 1.0))
         stack.redis.start()
 
 
-def cut_back(stack: Stack, rng: random.Random) -> None:
-    """What the disk holds after a power cut. everysec: the file as it was a loss window ago
-    (Redis fsyncs once a second); always: every byte (each write was fsynced before its reply),
-    then a torn, half-written record (a write whose fsync never finished)."""
-    if not stack.aof_sizes:
-        return
-    now, path, _size = stack.aof_sizes[-1]
+def cut_back(stack: Stack, rng: random.Random, cut_at: float) -> float:
+    """What the disk holds after a power cut; returns up to when it kept the writes.
+
+    everysec: the file as it was a loss window ago (Redis fsyncs once a second; the newest
+    size sampled at least that long before the cut); always: every byte (each write was
+    fsynced before its reply), then a torn, half-written record (a write whose fsync never
+    finished)."""
+    samples = stack.samples()
+    if not samples:
+        return cut_at
+    _, path, _ = samples[-1]
     if stack.config.durability == "everysec":
         earlier = [
-            s for t, p, s in stack.aof_sizes if p == path and t <= now - stack.config.loss_window
+            (t, size)
+            for t, p, size in samples
+            if p == path and t <= cut_at - stack.config.loss_window
         ]
-        target = earlier[-1] if earlier else 0
+        if not earlier:  # no size known from a window ago: keep everything
+            return cut_at
+        kept_until, target = earlier[-1]
         with open(path, "r+b") as aof:
             aof.truncate(target)
-    else:
-        with open(path, "ab") as aof:
-            aof.write(b"*3\r\n$4\r\nXADD\r\n$20\r\nrn:{p00}:gam"[: rng.randint(5, 30)])
+        return kept_until
+    with open(path, "ab") as aof:
+        aof.write(b"*3\r\n$4\r\nXADD\r\n$20\r\nrn:{p00}:gam"[: rng.randint(5, 30)])
+    return cut_at
 
 
 async def run_faults(
@@ -594,7 +624,6 @@ async def run_faults(
 
 async def sampler(stack: Stack, stop: asyncio.Event) -> None:
     while not stop.is_set():
-        stack.sample_aof()
         stack.watch_deaths()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.1)
@@ -604,7 +633,11 @@ async def sampler(stack: Stack, stop: asyncio.Event) -> None:
 
 
 def check(
-    stack: Stack, report: Report, acks: list[Ack], clients: list[Client], cuts: list[float]
+    stack: Stack,
+    report: Report,
+    acks: list[Ack],
+    clients: list[Client],
+    cuts: list[tuple[float, float]],
 ) -> None:
     from renature_services.projectors import ScoreProjection
 
@@ -664,7 +697,8 @@ def check(
                 found = isinstance(joined, e.PlayerJoined) and joined.seat == ack.seat
             if not found:
                 report.lost.append(ack)
-                if not any(0 <= cut - ack.at <= stack.config.loss_window + 1.0 for cut in cuts):
+                # Lost where the disk lost it: acknowledged after the cut's last kept write.
+                if not any(kept - 0.1 <= ack.at <= cut + 1.0 for cut, kept in cuts):
                     report.lost_outside_window.append(ack)
         # Read models equal a fresh replay (once the projectors caught up).
         deadline = time.monotonic() + 60
@@ -710,8 +744,11 @@ async def run_chaos(config: ChaosConfig) -> Report:
     started = time.monotonic()
     acks: list[Ack] = []
     stop = asyncio.Event()
+    stop_sampling = threading.Event()
+    sampling = threading.Thread(target=stack.sample_forever, args=(stop_sampling,), daemon=True)
     try:
         stack.start()
+        sampling.start()
         async with httpx.AsyncClient(base_url=stack.url) as http:
             await wait_ready(stack, http)
             watcher = asyncio.create_task(sampler(stack, stop))
@@ -742,9 +779,13 @@ async def run_chaos(config: ChaosConfig) -> Report:
             stop.set()
             await watcher
             report.service_deaths = stack.deaths
+            report.cuts = stack.cuts
             check(stack, report, acks, clients, stack.cuts)
     finally:
         stop.set()
+        stop_sampling.set()
+        if sampling.is_alive():
+            sampling.join(timeout=5)
         report.duration = time.monotonic() - started
         if not report.ok and config.verbose:
             print(stack.tails(), file=sys.stderr)
