@@ -45,6 +45,7 @@ from redis.exceptions import ResponseError
 
 from renature_store import archive
 from renature_store.keys import KeyLayout
+from renature_store.redis_values import text
 from renature_store.types import StoredEvent
 
 GROUP = "retention"
@@ -184,6 +185,23 @@ class Retention:
     def packed_index_key(self, partition: int) -> str:
         return f"{self.layout.base(partition)}:retention:packed"
 
+    @property
+    def lobby_index_key(self) -> str:
+        """The gateway's index of listed games (a sorted set of ``<order>:<game_id>``)."""
+        return f"{self.layout.prefix}:lobby"
+
+    async def _unlist(self, game_id: str) -> None:
+        """Drop a removed game from the gateway's game index (outside the game's hash slot,
+        so after the game's own keys; its member ends with ``:<game_id>``)."""
+        members = [
+            member
+            async for member, _ in self.redis.zscan_iter(
+                self.lobby_index_key, match=f"*:{game_id}", count=1000
+            )
+        ]
+        if members:
+            await self.redis.zrem(self.lobby_index_key, *members)
+
     def game_keys(self, game_id: str) -> list[str]:
         """Every key of a game but its stream and its command outcomes."""
         return [self.layout.game_scoped_key(kind, game_id) for kind in GAME_KEY_KINDS]
@@ -225,7 +243,7 @@ class Retention:
             "list[tuple[bytes, float]]",
             await self.redis.zrangebyscore(key, "-inf", cutoff_ms, withscores=True),
         )
-        return [(_text(game), int(score)) for game, score in found]
+        return [(text(game), int(score)) for game, score in found]
 
     # -- 1. following the feeds ---------------------------------------------------------------
 
@@ -251,11 +269,11 @@ class Retention:
                 return seen
             pipe = self.redis.pipeline(transaction=False)
             for stream, stream_entries in batches or []:
-                partition = feeds[_text(stream)]
+                partition = feeds[text(stream)]
                 ids = []
                 for entry_id, fields in stream_entries:
                     ids.append(entry_id)
-                    self._index(pipe, partition, _text(entry_id), fields)
+                    self._index(pipe, partition, text(entry_id), fields)
                 pipe.xack(stream, GROUP, *ids)
             await pipe.execute()
             seen += entries
@@ -287,11 +305,11 @@ class Retention:
         )
         out = []
         for entry_id, fields in raw:
-            text = _text(entry_id)
+            text = text(entry_id)
             version = int(text.split("-")[1])
             meta, hash_ = fields.get(b"meta"), fields.get(b"hash")
             stored = StoredEvent(
-                version, fields.get(b"event", b""), meta, None if hash_ is None else _text(hash_)
+                version, fields.get(b"event", b""), meta, None if hash_ is None else text(hash_)
             )
             out.append((text, stored))
         return out
@@ -335,7 +353,10 @@ class Retention:
         last_id = entries[-1][0] if entries else ""
         delete = [*self.game_keys(game_id), *self._outcome_keys(game_id, events)]
         index = self.lobbies_key(self.layout.partition_of(game_id))
-        return await self._run_compact(game_id, last_id, index, delete)
+        done = await self._run_compact(game_id, last_id, index, delete)
+        if done:
+            await self._unlist(game_id)
+        return done
 
     async def pack_finished(self, game_id: str, ended_ms: int) -> tuple[int, int]:
         """Replace a finished game's stream by its packed form and drop its command outcomes:
@@ -373,7 +394,10 @@ class Retention:
         delete = [*self.game_keys(game_id), *self._outcome_keys(game_id, events)]
         entries = await self._stream(game_id)
         last_id = entries[-1][0] if entries else ""
-        return await self._run_compact(game_id, last_id, self.packed_index_key(partition), delete)
+        done = await self._run_compact(game_id, last_id, self.packed_index_key(partition), delete)
+        if done:
+            await self._unlist(game_id)
+        return done
 
     # -- 5, 6: streams and consumers ----------------------------------------------------------
 
@@ -387,13 +411,13 @@ class Retention:
             return 0  # nobody consumes it: nothing says what is done with
         floor: tuple[int, int] | None = None
         for group in groups:
-            name = _text(_field(group, "name"))
-            needed = _next_id(_text(_field(group, "last-delivered-id")))
+            name = text(_field(group, "name"))
+            needed = _next_id(text(_field(group, "last-delivered-id")))
             if int(_field(group, "pending") or 0):
                 summary = await self.redis.xpending(stream, name)
                 oldest = summary.get("min") if isinstance(summary, dict) else None
                 if oldest is not None:
-                    needed = min(needed, _parse_id(_text(oldest)))
+                    needed = min(needed, _parse_id(text(oldest)))
             floor = needed if floor is None else min(floor, needed)
         assert floor is not None
         floor_id = f"{floor[0]}-{floor[1]}"
@@ -408,12 +432,12 @@ class Retention:
         removed = 0
         limit_ms = self.policy.consumer_idle_s * 1000
         for group in groups:
-            name = _text(_field(group, "name"))
+            name = text(_field(group, "name"))
             for consumer in await self.redis.xinfo_consumers(stream, name):
                 pending = int(_field(consumer, "pending") or 0)
                 idle = int(_field(consumer, "idle") or 0)
                 if pending == 0 and idle >= limit_ms:
-                    who = _text(_field(consumer, "name"))
+                    who = text(_field(consumer, "name"))
                     if who == self.consumer and name == GROUP:
                         continue  # this very pass is using it
                     await self.redis.xgroup_delconsumer(stream, name, who)  # had none pending
@@ -436,8 +460,6 @@ def _next_id(entry_id: str) -> tuple[int, int]:
     return ms, seq + 1
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 async def serve(redis_url: str, layout: KeyLayout, policy: RetentionPolicy, consumer: str) -> None:

@@ -107,6 +107,8 @@ async def test_a_lobby_that_never_starts_expires_with_every_key(
 ) -> None:
     await lobby(handler, "idle-lobby")
     await lobby(handler, "started")
+    # The gateway lists games in one sorted set (gateway/lobby.py): both are listed.
+    await redis.zadd("rn:lobby", {"8234:idle-lobby": 0, "8233:started": 0})
     assert (await send(handler, "started", c.StartGame(), "start", 0)).status == "accepted"
     assert await keys_of(redis, "idle-lobby")  # stream, seed, outcomes
     lasting = [k for k in await keys_of(redis, "idle-lobby") if ":cmd:" not in k]
@@ -117,6 +119,7 @@ async def test_a_lobby_that_never_starts_expires_with_every_key(
     report = await janitor(redis, later_s=3601, lobby_ttl_s=3600).run_once()
     assert report.lobbies_expired == 1
     assert await keys_of(redis, "idle-lobby") == []
+    assert await redis.zrange("rn:lobby", 0, -1) == [b"8233:started"]  # no longer listed
     assert "idle-lobby" not in await store.list_games()
     assert await store.version("started") > 0  # a started game stays
 
