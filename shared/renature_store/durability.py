@@ -33,6 +33,8 @@ from typing import Any, Final
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
+from renature_store.redis_values import text
+
 
 class Durability(StrEnum):
     """How durable a write is before its command is acknowledged (see the module docstring)."""
@@ -125,8 +127,8 @@ async def check_durability(redis: Redis, mode: Durability, replicas: int = 1) ->
         return DurabilityStatus(
             mode, False, f"durability {mode} unchecked (CONFIG GET refused: {error})"
         )
-    aof = _text(config.get(b"appendonly", config.get("appendonly", b"no")))
-    fsync = _text(config.get(b"appendfsync", config.get("appendfsync", b"")))
+    aof = text(config.get(b"appendonly", config.get("appendonly", b"no")))
+    fsync = text(config.get(b"appendfsync", config.get("appendfsync", b"")))
     if mode is Durability.ALWAYS:
         ok = aof == "yes" and fsync == "always"
         statement = f"durability always; loss window: {window}"
@@ -144,7 +146,3 @@ async def check_durability(redis: Redis, mode: Durability, replicas: int = 1) ->
     if aof != "yes":
         statement += "; WITHOUT appendonly a restart of Redis loses everything since the last save"
     return DurabilityStatus(mode, ok, statement)
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

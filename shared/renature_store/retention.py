@@ -45,7 +45,7 @@ from redis.exceptions import ResponseError
 
 from renature_store import archive
 from renature_store.keys import KeyLayout
-from renature_store.redis_values import text
+from renature_store.redis_values import text as _text
 from renature_store.types import StoredEvent
 
 GROUP = "retention"
@@ -243,7 +243,7 @@ class Retention:
             "list[tuple[bytes, float]]",
             await self.redis.zrangebyscore(key, "-inf", cutoff_ms, withscores=True),
         )
-        return [(text(game), int(score)) for game, score in found]
+        return [(_text(game), int(score)) for game, score in found]
 
     # -- 1. following the feeds ---------------------------------------------------------------
 
@@ -269,11 +269,11 @@ class Retention:
                 return seen
             pipe = self.redis.pipeline(transaction=False)
             for stream, stream_entries in batches or []:
-                partition = feeds[text(stream)]
+                partition = feeds[_text(stream)]
                 ids = []
                 for entry_id, fields in stream_entries:
                     ids.append(entry_id)
-                    self._index(pipe, partition, text(entry_id), fields)
+                    self._index(pipe, partition, _text(entry_id), fields)
                 pipe.xack(stream, GROUP, *ids)
             await pipe.execute()
             seen += entries
@@ -305,11 +305,11 @@ class Retention:
         )
         out = []
         for entry_id, fields in raw:
-            text = text(entry_id)
+            text = _text(entry_id)
             version = int(text.split("-")[1])
             meta, hash_ = fields.get(b"meta"), fields.get(b"hash")
             stored = StoredEvent(
-                version, fields.get(b"event", b""), meta, None if hash_ is None else text(hash_)
+                version, fields.get(b"event", b""), meta, None if hash_ is None else _text(hash_)
             )
             out.append((text, stored))
         return out
@@ -411,13 +411,13 @@ class Retention:
             return 0  # nobody consumes it: nothing says what is done with
         floor: tuple[int, int] | None = None
         for group in groups:
-            name = text(_field(group, "name"))
-            needed = _next_id(text(_field(group, "last-delivered-id")))
+            name = _text(_field(group, "name"))
+            needed = _next_id(_text(_field(group, "last-delivered-id")))
             if int(_field(group, "pending") or 0):
                 summary = await self.redis.xpending(stream, name)
                 oldest = summary.get("min") if isinstance(summary, dict) else None
                 if oldest is not None:
-                    needed = min(needed, _parse_id(text(oldest)))
+                    needed = min(needed, _parse_id(_text(oldest)))
             floor = needed if floor is None else min(floor, needed)
         assert floor is not None
         floor_id = f"{floor[0]}-{floor[1]}"
@@ -432,12 +432,12 @@ class Retention:
         removed = 0
         limit_ms = self.policy.consumer_idle_s * 1000
         for group in groups:
-            name = text(_field(group, "name"))
+            name = _text(_field(group, "name"))
             for consumer in await self.redis.xinfo_consumers(stream, name):
                 pending = int(_field(consumer, "pending") or 0)
                 idle = int(_field(consumer, "idle") or 0)
                 if pending == 0 and idle >= limit_ms:
-                    who = text(_field(consumer, "name"))
+                    who = _text(_field(consumer, "name"))
                     if who == self.consumer and name == GROUP:
                         continue  # this very pass is using it
                     await self.redis.xgroup_delconsumer(stream, name, who)  # had none pending
@@ -458,8 +458,6 @@ def _parse_id(entry_id: str) -> tuple[int, int]:
 def _next_id(entry_id: str) -> tuple[int, int]:
     ms, seq = _parse_id(entry_id)
     return ms, seq + 1
-
-
 
 
 async def serve(redis_url: str, layout: KeyLayout, policy: RetentionPolicy, consumer: str) -> None:

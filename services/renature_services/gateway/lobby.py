@@ -31,6 +31,7 @@ from renature.state import GameState
 from renature_services.gateway.errors import ApiError
 from renature_services.gateway.seats import token_digest
 from renature_store import KeyLayout
+from renature_store.redis_values import text
 
 Seating = Literal["open", "invite"]
 MAX_MS = 10**13
@@ -149,7 +150,7 @@ class Lobby:
 
     async def facts(self, game_id: str) -> dict[str, str]:
         raw = await self._redis.hgetall(self.game_key(game_id))
-        return {_text(k): _text(v) for k, v in raw.items()}
+        return {text(k): text(v) for k, v in raw.items()}
 
     async def seating(self, game_id: str) -> str:
         return (await self.facts(game_id)).get("seating", "open")
@@ -183,7 +184,7 @@ class Lobby:
         members = await self._redis.zrange(
             self.index_key, start, "+", bylex=True, offset=0, num=count
         )
-        names = [_text(m) for m in members]
+        names = [text(m) for m in members]
         ids = [name.partition(":")[2] for name in names]
         more = len(names) == count
         return ids, encode_cursor(names[-1]) if more and names else None
@@ -193,7 +194,7 @@ class Lobby:
         created = await self._redis.hget(self.game_key(game_id), "created")
         if created is None:
             return None
-        return encode_cursor(f"{MAX_MS - int(_text(created)):013d}:{game_id}")
+        return encode_cursor(f"{MAX_MS - int(text(created)):013d}:{game_id}")
 
 
 def encode_cursor(member: str) -> str:
@@ -208,7 +209,3 @@ def decode_cursor(cursor: str) -> str:
         return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except (ValueError, UnicodeDecodeError):
         return cursor
-
-
-def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -14,8 +14,8 @@ import secrets
 
 from redis.asyncio import Redis
 
-from renature_services.redis_values import text
 from renature_store import KeyLayout
+from renature_store.redis_values import text
 
 
 def new_token() -> str:

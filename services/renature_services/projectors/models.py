@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
-from renature_services.redis_values import text
 from renature_store import KeyLayout
+from renature_store.redis_values import text
 
 WRITE_MODEL_LUA = r"""
 -- KEYS[1] read model hash; KEYS[2] the game's stream (same hash slot)

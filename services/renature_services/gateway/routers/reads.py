@@ -18,8 +18,8 @@ from renature_services.gateway.errors import ApiError
 from renature_services.gateway.openapi import body, errors
 from renature_services.gateway.schemas import MsgspecResponse
 from renature_services.projectors.score import ScoreModel
-from renature_services.redis_values import text
 from renature_store import MAX_VERSION
+from renature_store.redis_values import text
 
 router = APIRouter(tags=["read"], default_response_class=MsgspecResponse)
 models = APIRouter(tags=["read models"], default_response_class=MsgspecResponse)
