@@ -27,6 +27,9 @@ WRITE_MODEL_LUA = r"""
 local function hash_at(version)
   local entry = redis.call('XRANGE', KEYS[2], '0-' .. version, '0-' .. version)
   if #entry == 0 then
+    if redis.call('EXISTS', KEYS[2]) == 0 then
+      return nil  -- a finished game packed by the retention service: no stream to check
+    end
     return false
   end
   local fields = entry[1][2]
