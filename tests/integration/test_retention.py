@@ -218,6 +218,13 @@ async def test_a_finished_game_is_packed_and_still_read_replayed_and_audited(
     report_ = audit([e.decode(s.data) for s in await store.read("done")])
     assert report_.ok, report_.findings
     assert report_.finished
+    # A projector rebuilt after the packing rebuilds the packed game's model too.
+    from renature_services.projectors import BoardProjection, Projector
+
+    projector = Projector(store, redis, BoardProjection(), "rebuilder")
+    await projector.rebuild()
+    model = await redis.hget(KeyLayout().model_key("board", "done"), "version")
+    assert int(model or 0) == len(before_events)
     # The rules service still answers for it (every command refused: the game is over).
     reply = await send(
         CommandHandler(store, RedisSeedVault(redis, store.layout)), "done", c.EndTurn(0), "late", 0
