@@ -8,8 +8,11 @@ and every request's latency is kept; each game is played from an address of its 
 faster than people (``RENATURE_LIMIT_SEAT``). The flood runs in another process from two other
 loopback addresses (127.0.0.2 and .3: on Linux the whole 127/8 is local): anonymous audits and
 explanations of a finished game, spectator views, game creations, and a seat token sending
-refused commands in a loop. Printed: the normal players' p50/p99 alone, then beside the flood
-with the limits on, then beside the flood with the limits off; and what the flood got.
+refused commands in a loop. Printed: the normal players' p50/p99 alone (limits off and on:
+what the limits cost), then beside the flood with the limits on and with them off (two
+gateways, one with the limits and one without, on the same Redis and rules service; the four
+take turns for a few rounds, so that a change of the machine's load falls on all of them
+alike); and what the flood got.
 
 ``python -m bench --only flood``; ``python -m bench.flood --flood URL GAME SECONDS`` is the
 flood process itself.
@@ -36,7 +39,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from redis_server import RedisServer, free_port
 
-WINDOW_S = 6.0
+WINDOW_S = 4.0
+ROUNDS = 3
 NORMAL_GAMES = 4
 FLOOD_ADDRESSES = ["127.0.0.2", "127.0.0.3"]
 FLOODERS_PER_ADDRESS = 16
@@ -51,41 +55,46 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 @contextlib.contextmanager
-def services(redis_url: str, limits: bool, workdir: Path) -> Iterator[str]:
-    """A rules service and a gateway; yields the gateway's URL."""
-    port = free_port()
+def services(redis_url: str, workdir: Path) -> Iterator[dict[bool, str]]:
+    """A rules service and two gateways on one Redis, one with the rate limits on and one
+    with them off; yields their URLs by ``limits``."""
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
-        "RENATURE_RATE_LIMITS": "on" if limits else "off",
         "RENATURE_LOG_LEVEL": "WARNING",
         "RENATURE_LIMIT_SEAT": "500/second",
     }
     env.pop("RENATURE_CONSUMER", None)
+    ports = {True: free_port(), False: free_port()}
+    commands: list[tuple[str, list[str], dict[str, str]]] = [("rules", [], env)]
+    for limits, port in ports.items():
+        switch = {"RENATURE_RATE_LIMITS": "on" if limits else "off"}
+        commands.append(("gateway", ["--port", str(port)], {**env, **switch}))
     started = []
-    for name, extra in (("rules", []), ("gateway", ["--port", str(port)])):
-        log = (workdir / f"{name}-{'on' if limits else 'off'}.log").open("wb")
+    for number, (name, extra, environment) in enumerate(commands):
+        log = (workdir / f"{name}-{number}.log").open("wb")
         started.append(
             subprocess.Popen(
                 [sys.executable, "-m", "renature_services.supervisor", name, *extra],
-                env=env,
+                env=environment,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         )
-    url = f"http://127.0.0.1:{port}"
+    urls = {limits: f"http://127.0.0.1:{port}" for limits, port in ports.items()}
     try:
         deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            if time.monotonic() > deadline or any(p.poll() is not None for p in started):
-                raise RuntimeError(f"the gateway did not start (logs in {workdir})")
-            time.sleep(0.1)
-        yield url
+        for url in urls.values():
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                        break
+                if time.monotonic() > deadline or any(p.poll() is not None for p in started):
+                    raise RuntimeError(f"the gateway did not start (logs in {workdir})")
+                time.sleep(0.1)
+        yield urls
     finally:
         for process in started:
             with contextlib.suppress(ProcessLookupError):
@@ -195,7 +204,11 @@ async def a_finished_game(url: str) -> str:
 async def flood(url: str, finished: str, seconds: float) -> dict[str, object]:
     clients = [Timed(url, address) for address in FLOOD_ADDRESSES]
     until = time.monotonic() + seconds
-    game_id, tokens = await new_game(clients[0])
+    # The game whose waiting seat sends refused commands is set up from an address of its
+    # own (the flooding ones are over their creation quota after the first round).
+    setup = Timed(url, f"127.0.2.{os.getpid() % 250 + 1}")
+    game_id, tokens = await new_game(setup)
+    await setup.http.aclose()
 
     async def hammer(client: Timed, kind: int) -> None:
         number = 0
@@ -235,45 +248,63 @@ def start_flood(url: str, finished: str, seconds: float) -> subprocess.Popen[byt
         [sys.executable, "-m", "bench.flood", "--flood", url, finished, str(seconds)],
         cwd=Path(__file__).resolve().parents[1],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=None,  # a failing flood says why
     )
 
 
 # -- the figures -----------------------------------------------------------------------------
 
 
+SCENARIOS = (
+    ("alone, limits off", False, False),
+    ("alone, limits on", True, False),
+    ("beside a flood, limits on", True, True),
+    ("beside a flood, limits off", False, True),
+)
+
+
 def line(label: str, latencies: list[float]) -> str:
     ms = [x * 1000 for x in latencies]
+    seconds = WINDOW_S * ROUNDS
     return (
-        f"  {label:<38} p50 {percentile(ms, 0.5):6.1f} ms  p99 {percentile(ms, 0.99):7.1f} ms"
-        f"  ({len(ms)} requests, {len(ms) / WINDOW_S:.0f}/s)"
+        f"  {label:<30} p50 {percentile(ms, 0.5):6.1f} ms  p99 {percentile(ms, 0.99):7.1f} ms"
+        f"  ({len(ms)} requests, {len(ms) / seconds:.0f}/s)"
     )
 
 
-def flood_line(result: dict[str, object]) -> str:
-    statuses = result["statuses"]
-    assert isinstance(statuses, dict)
-    total = max(1, int(str(result["requests"])))
-    limited = statuses.get("429", 0)
+def flood_line(results: list[dict[str, object]]) -> str:
+    total = sum(int(str(result["requests"])) for result in results)
+    limited = 0
+    for result in results:
+        statuses = result["statuses"]
+        assert isinstance(statuses, dict)
+        limited += int(statuses.get("429", 0))
     return (
-        f"  {'':<38} the flood: {total / WINDOW_S:.0f} requests/s, "
-        f"{100 * int(limited) / total:.0f}% answered 429"
+        f"  {'':<30} the flood: {total / (WINDOW_S * ROUNDS):.0f} requests/s, "
+        f"{100 * limited / max(1, total):.0f}% answered 429"
     )
 
 
-def measure(redis_url: str, limits: bool, workdir: Path, with_flood: list[bool]) -> list[str]:
+def measure(redis_url: str, workdir: Path) -> list[str]:
+    """Every scenario for ``WINDOW_S`` per round, the scenarios taking turns for ``ROUNDS``
+    rounds, so that a change of the machine's load falls on all of them alike."""
+    latencies: dict[str, list[float]] = {label: [] for label, _, _ in SCENARIOS}
+    floods: dict[str, list[dict[str, object]]] = {label: [] for label, _, _ in SCENARIOS}
+    with services(redis_url, workdir) as urls:
+        finished = {limits: asyncio.run(a_finished_game(url)) for limits, url in urls.items()}
+        for _ in range(ROUNDS):
+            for label, limits, flooding in SCENARIOS:
+                url = urls[limits]
+                process = start_flood(url, finished[limits], WINDOW_S) if flooding else None
+                latencies[label] += asyncio.run(normal_players(url, WINDOW_S))
+                if process is not None:
+                    stdout, _ = process.communicate(timeout=WINDOW_S + 60)
+                    floods[label].append(json.loads(stdout.decode().strip().splitlines()[-1]))
     out = []
-    with services(redis_url, limits, workdir) as url:
-        finished = asyncio.run(a_finished_game(url))
-        for flooding in with_flood:
-            process = start_flood(url, finished, WINDOW_S) if flooding else None
-            normal = asyncio.run(normal_players(url, WINDOW_S))
-            limits_said = "limits on" if limits else "limits off"
-            label = f"beside a flood, {limits_said}" if flooding else f"alone, {limits_said}"
-            out.append(line(label, normal))
-            if process is not None:
-                stdout, _ = process.communicate(timeout=WINDOW_S + 60)
-                out.append(flood_line(json.loads(stdout.decode().strip().splitlines()[-1])))
+    for label, _, flooding in SCENARIOS:
+        out.append(line(label, latencies[label]))
+        if flooding:
+            out.append(flood_line(floods[label]))
     return out
 
 
@@ -281,7 +312,7 @@ def run() -> None:
     print(
         f"\n== Gateway under a flood: {NORMAL_GAMES} normal 2-player games at a time, "
         f"{len(FLOOD_ADDRESSES) * FLOODERS_PER_ADDRESS} flooding clients from "
-        f"{len(FLOOD_ADDRESSES)} others, {WINDOW_S:.0f} s each =="
+        f"{len(FLOOD_ADDRESSES)} other addresses; {ROUNDS} rounds of {WINDOW_S:.0f} s each =="
     )
     try:
         server = RedisServer().start()
@@ -290,8 +321,7 @@ def run() -> None:
         return
     try:
         with tempfile.TemporaryDirectory(prefix="renature-flood-") as work:
-            lines = measure(server.url, True, Path(work), [False, True])
-            lines += measure(server.url, False, Path(work), [True])
+            lines = measure(server.url, Path(work))
         print("\n".join(lines))
     finally:
         server.cleanup()
