@@ -17,7 +17,7 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from renature import events as e
-from renature.audit import AuditReport, audit
+from renature.audit import AuditReport, Finding, audit
 from renature.explain import Explanation, explain
 from renature.game import replay
 from renature.picture import board_svg
@@ -36,17 +36,23 @@ router = APIRouter()
 SVG = "image/svg+xml"
 At = Annotated[
     int | None,
-    Query(ge=0, le=MAX_VERSION, description="The picture after this event (default: the last)"),
+    Query(
+        ge=1,
+        le=MAX_VERSION,
+        description="The picture after this event (default, or past the last: the last)",
+    ),
 ]
 
 
 class Inspection(msgspec.Struct, frozen=True):
-    """What the dispute viewer shows of an uploaded events file."""
+    """What the dispute viewer shows of an uploaded events file. A file that cannot be read
+    (a line that is no event) or replayed is no error of the request: its audit fails and says
+    where, and there is no picture."""
 
     game_id: str
     events: list[e.AnyEvent]
     version: int
-    picture: str
+    picture: str | None
     audit: AuditReport
     explanation: Explanation | None
 
@@ -85,13 +91,9 @@ async def game_picture(game_id: GameId, gateway: GatewayDep, at: At = None) -> R
     """The board as an SVG picture (what ``renature replay --svg`` draws) after event ``at``:
     public facts only, so anyone may fetch it at any version up to the game's current one."""
     state = await gateway.games.state(game_id)
-    if at is not None and at != state.version:
-        if at > state.version:
-            raise ApiError(422, "malformed_request", f"at: the game has {state.version} events")
+    if at is not None and at < state.version:
         past = replay((await gateway.games.events(game_id, 0))[:at])
-        if past is None:
-            raise ApiError(422, "malformed_request", "at: a version from 1 on")
-        state = past
+        state = past if past is not None else state
     return Response(board_svg(state, _title(state)), media_type=SVG)
 
 
@@ -106,31 +108,39 @@ async def game_picture(game_id: GameId, gateway: GatewayDep, at: At = None) -> R
     openapi_extra={
         "requestBody": {
             "required": True,
-            "description": "An exported events file (JSON lines, as `renature export` writes)",
-            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+            "description": "An exported events file (JSON lines, as `renature export` writes); "
+            "sent as text/plain or application/x-ndjson, at most 4 MiB",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
         }
     },
 )
 async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     """Audit an exported events file without storing anything: the verdict, the explanation
-    (when the game is finished), the events and the board after event ``at``."""
-    events = _events_of(await _bounded_body(request))
-    upto = events if at is None else events[:at]
-    state = replay(upto)
-    if state is None:
-        raise ApiError(422, "malformed_request", "at: a version from 1 on")
-    report = audit(events)
+    (when the game is finished and holds), the events and the board after event ``at``. A
+    file that is not a game answers 200 too, with a failed audit that says why."""
+    events, unreadable = _events_of(await _bounded_body(request))
+    report = unreadable or audit(events)
+    state = _replayed(events if at is None else events[:at])
     finished = bool(events) and isinstance(events[-1], e.GameEnded)
     return MsgspecResponse(
         Inspection(
-            game_id=state.game_id,
+            game_id=events[0].game_id if events else "",
             events=cast("list[e.AnyEvent]", list(events)),
-            version=state.version,
-            picture=board_svg(state, _title(state)),
+            version=state.version if state is not None else 0,
+            picture=board_svg(state, _title(state)) if state is not None else None,
             audit=report,
             explanation=explain(events) if finished and report.ok else None,
         )
     )
+
+
+def _replayed(events: list[e.Event]) -> GameState | None:
+    """The state after ``events``, or None where they cannot be folded (a forged or broken
+    file: its audit says what is wrong)."""
+    try:
+        return replay(events)
+    except Exception:  # evolve applies without checks: a forged event may break anything
+        return None
 
 
 async def _bounded_body(request: Request) -> bytes:
@@ -146,19 +156,25 @@ async def _bounded_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
-def _events_of(raw: bytes) -> list[e.Event]:
+def _events_of(raw: bytes) -> tuple[list[e.Event], AuditReport | None]:
+    """The file's events, or the failed audit of a file that holds none or a line that is
+    not an event (no message echoes more than 200 characters of it)."""
     lines = [line for line in raw.splitlines() if line.strip()]
-    if not lines:
-        raise ApiError(422, "malformed_request", "The file holds no events.")
     events: list[e.Event] = []
     for number, line in enumerate(lines, start=1):
         try:
             events.append(e.decode(line))
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
-            raise ApiError(  # RecursionError: a line nested ~1,000 deep (a 500 otherwise)
-                422, "malformed_request", f"Line {number} is not an event: {str(error)[:200]}"
-            ) from error
-    return events
+            # RecursionError: a line nested ~1,000 deep (a 500 otherwise)
+            return [], _unreadable(number, f"line {number} is not an event: {str(error)[:200]}")
+    if not events:
+        return [], _unreadable(0, "the file holds no events")
+    return events, None
+
+
+def _unreadable(line: int, message: str) -> AuditReport:
+    finding = Finding(line, "stream", message)
+    return AuditReport("", False, 0, 0, False, [], finding, [finding])
 
 
 def _title(state: GameState) -> str:

@@ -50,6 +50,7 @@ function inspect(at) {
 }
 
 function showAll(report, explanation) {
+  if (!viewer.events.length) $("board").replaceChildren();
   const slider = $("slider");
   slider.max = String(viewer.events.length);
   renderEvents();
@@ -124,7 +125,8 @@ async function goTo(version) {
     } else {
       const inspection = await inspect(at);
       if (ticket !== viewer.loading) return;
-      showPicture($("board"), inspection.picture);
+      if (inspection.picture) showPicture($("board"), inspection.picture);
+      else $("board").replaceChildren(el("p", { class: "muted" }, "These events cannot be drawn: see the audit."));
     }
     if (ticket !== viewer.loading) return;
     const footer = $("board").querySelector(".footer");

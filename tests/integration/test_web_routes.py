@@ -1,0 +1,152 @@
+"""The routes the web client adds to the API: the board picture after any event, and the
+stateless inspection of an exported events file (POST /disputes). Real Redis, a real rules
+service, the gateway app in process."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+
+from renature import events as e
+from renature.game import replay
+from renature.picture import board_svg
+from renature_services.cli.bots import play_game
+from renature_services.gateway.app import create_app
+from renature_services.http_client import GatewayClient
+from renature_services.rules_service import RulesService
+from renature_services.settings import Settings
+from renature_store import RedisEventStore
+
+pytestmark = pytest.mark.redis
+
+
+@dataclass
+class Web:
+    client: GatewayClient
+    http: httpx.AsyncClient
+    store: RedisEventStore
+    redis: aioredis.Redis
+
+
+@pytest.fixture
+async def web(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Web]:
+    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        RulesService(Settings(redis_url=redis_url, consumer="rules-web")),
+        app.router.lifespan_context(app),
+        GatewayClient("http://gateway", transport=transport) as client,
+        httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
+    ):
+        yield Web(client, http, RedisEventStore(redis), redis)
+
+
+async def stored(web: Web, game_id: str) -> list[e.Event]:
+    return [e.decode(s.data) for s in await web.store.read(game_id)]
+
+
+async def test_the_picture_after_any_event_is_the_export_drawing(web: Web) -> None:
+    result = await play_game(web.client, 2, "web-picture", ["greedy", "random"])
+    events = await stored(web, result.game_id)
+    for at in (4, len(events) // 2, len(events)):
+        response = await web.http.get(f"/games/{result.game_id}/picture.svg", params={"at": at})
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"].startswith("image/svg+xml")
+        state = replay(events[:at])
+        assert state is not None
+        title = f"Renature game {state.game_id} after event {at}"
+        assert response.text == board_svg(state, title)
+    # Past the last event, or without `at`: the game as it is now.
+    last = await web.http.get(f"/games/{result.game_id}/picture.svg")
+    past = await web.http.get(f"/games/{result.game_id}/picture.svg", params={"at": 10**6})
+    assert last.text == past.text
+    assert f"after event {len(events)}" in last.text
+    assert (await web.http.get(f"/games/{result.game_id}/picture.svg?at=0")).status_code == 422
+    assert (await web.http.get(f"/games/{'0' * 32}/picture.svg")).status_code == 404
+
+
+async def test_the_picture_of_a_running_game_names_no_secret(web: Web) -> None:
+    """A held token's id names its back: the picture shows tokens front up only."""
+    game_id = await web.client.create_game(2, seed="web-running")
+    tokens = [await web.client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+    await web.client.start(game_id, tokens[0])
+    events = await stored(web, game_id)
+    created = events[0]
+    assert isinstance(created, e.GameCreated)
+    assert created.deal is not None
+    response = await web.http.get(f"/games/{game_id}/picture.svg")
+    assert response.status_code == 200
+    ids = set(created.deal.area_tokens.values()) | set(created.deal.spare_tokens)
+    named = {token for token in ids if re.search(rf"\b{re.escape(token)}\b", response.text)}
+    assert named == set()
+
+
+async def test_an_exported_file_is_audited_explained_and_drawn_and_nothing_is_kept(
+    web: Web,
+) -> None:
+    result = await play_game(web.client, 2, "web-dispute", ["greedy", "greedy"])
+    events = await stored(web, result.game_id)
+    export = b"\n".join(e.encode(event) for event in events) + b"\n"
+    keys_before = await web.redis.dbsize()
+    response = await web.http.post("/disputes", params={"at": 30}, content=export)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["audit"]["ok"]
+    assert body["audit"]["finished"]
+    assert body["explanation"]["scores"] == result.scores
+    assert len(body["events"]) == len(events)
+    state = replay(events[:30])
+    assert state is not None
+    assert body["picture"] == board_svg(state, f"Renature game {state.game_id} after event 30")
+    assert await web.redis.dbsize() == keys_before  # an inspection stores nothing
+
+    forged = [json.loads(line) for line in export.splitlines()]
+    target = next(i for i, raw in enumerate(forged) if raw["type"] == "PlantPlaced")
+    forged[target]["points"] += 5
+    text = "\n".join(json.dumps(raw) for raw in forged)
+    report = (await web.http.post("/disputes", content=text)).json()["audit"]
+    assert not report["ok"]
+    assert report["first_bad"]["version"] == forged[target]["version"]
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "words"),
+    [
+        (b"", 0, "holds no events"),
+        (b"not json at all", 1, "line 1 is not an event"),
+        (b'{"type": "GameCreated"}\n', 1, "line 1 is not an event"),
+    ],
+)
+async def test_a_file_that_is_no_game_gets_a_failed_audit_not_an_error(
+    web: Web, content: bytes, line: int, words: str
+) -> None:
+    response = await web.http.post("/disputes", content=content)
+    assert response.status_code == 200, response.text
+    body = msgspec.json.decode(response.content)
+    assert body["picture"] is None
+    assert body["explanation"] is None
+    assert not body["audit"]["ok"]
+    assert body["audit"]["first_bad"]["version"] == line
+    assert words in body["audit"]["first_bad"]["message"]
+    assert len(response.content) < 2000  # nothing unbounded is echoed
+
+
+async def test_a_file_nested_too_deep_is_refused_by_the_gateways_limit(web: Web) -> None:
+    response = await web.http.post("/disputes", content=b"[" * 5000)
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "body_too_deep"
+
+
+async def test_a_file_over_four_megabytes_is_refused_unread(web: Web) -> None:
+    keys_before = await web.redis.dbsize()
+    response = await web.http.post("/disputes", content=b"x" * (5 * 1024 * 1024))
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "body_too_large"
+    assert await web.redis.dbsize() == keys_before
