@@ -17,6 +17,7 @@ from renature_services.gateway.dependencies import Credentials, GameId, GatewayD
 from renature_services.gateway.errors import ApiError
 from renature_services.gateway.idempotency import (
     IDEMPOTENCY_HEADER,
+    KEY_PATTERN,
     game_id_for,
     join,
 )
@@ -38,6 +39,7 @@ IdempotencyKey = Annotated[
     str | None,
     Header(
         alias=IDEMPOTENCY_HEADER,
+        pattern=KEY_PATTERN.pattern,  # stated in the document, so clients see the rule
         description="A secret you generate (16-128 characters from A-Z a-z 0-9 - _ . ~) and "
         "send again with every retry of this request: a retry gets the same game, or the same "
         "seat and token (see docs/http-api.md).",
