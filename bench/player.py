@@ -524,10 +524,6 @@ def measure_topology(
     topology: Topology, modes: tuple[str, ...], counts: tuple[int, ...]
 ) -> dict[tuple[str, int], Result]:
     results: dict[tuple[str, int], Result] = {}
-    if topology.redis == "cluster" and "ws" in modes:
-        print("gateway WebSocket on a cluster: not measured (the live channel's reader is not")
-        print("  cluster-ready: it copies the gateway's connection pool; docs/services.md)")
-        modes = tuple(m for m in modes if m != "ws")
     workdir = Path(tempfile.mkdtemp(prefix="renature-bench-player-"))
     try:
         with Redises(topology.redis) as redis:
