@@ -632,6 +632,11 @@ async def sampler(stack: Stack, stop: asyncio.Event) -> None:
 # -- the checker ---------------------------------------------------------------------------
 
 
+def game_over(decoded: list[e.Event]) -> bool:
+    state = replay(decoded) if decoded else None
+    return state is not None and state.is_over
+
+
 def check(
     stack: Stack,
     report: Report,
@@ -681,7 +686,9 @@ def check(
                 if not result.ok:
                     report.audit_failures.append(game_id)
         for client_ in clients:
-            if client_.started and not client_.done:
+            decoded = events.get(client_.game_id, [])
+            over = game_over(decoded) if client_.game_id not in report.forked else False
+            if client_.started and not (client_.done and over):
                 report.unfinished.append(client_.game_id)
         # Acknowledged commands at their versions.
         for ack in acks:
@@ -776,6 +783,9 @@ async def run_chaos(config: ChaosConfig) -> Report:
             await run_faults(stack, report, http, faults)
             faulting.clear()
             await asyncio.gather(*players)
+            # A game seen finished may have lost its end in a power cut (everysec): every
+            # started game is played again until its stream, not only its client, is over.
+            await asyncio.gather(*(c.play(http, end) for c in clients if c.started))
             stop.set()
             await watcher
             report.service_deaths = stack.deaths
