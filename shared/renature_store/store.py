@@ -227,14 +227,25 @@ class RedisEventStore:
 
         Under the ``replica`` mode the pipeline ends with the wait for the replicas (on the
         same connection, so it covers these writes), checked here."""
-        pipe = self._redis.pipeline(transaction=False)
-        sha = self._append_script.sha
-        for keys, args in calls:
-            # EVALSHA by name: a cluster pipeline refuses evalsha(), routes this by its keys
-            pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
-        waiting = wait and self.durability is Durability.REPLICA
-        waits = await self._queue_wait(pipe, [keys[0] for keys, _ in calls]) if waiting else 0
-        replies = list(await pipe.execute(raise_on_error=False))
+        for attempt in (1, 2):
+            pipe = self._redis.pipeline(transaction=False)
+            sha = self._append_script.sha
+            for keys, args in calls:
+                # EVALSHA by name: a cluster pipeline refuses evalsha(), routes this by its keys
+                pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+            waiting = wait and self.durability is Durability.REPLICA
+            waits = await self._queue_wait(pipe, [keys[0] for keys, _ in calls]) if waiting else 0
+            replies = list(await pipe.execute(raise_on_error=False))
+            if (
+                attempt == 1
+                and self._cluster
+                and any(isinstance(r, redis_errors.ConnectionError) for r in replies)
+            ):
+                # redis-py's cluster client may drop a node connection under a pipeline that
+                # shares it with concurrent ones ("Connection closed by server"): run the
+                # batch again once. Appends are idempotent: a done one answers Duplicate.
+                continue
+            break
         for _ in range(waits):
             self._check_wait(replies.pop())
         return replies
