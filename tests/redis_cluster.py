@@ -10,6 +10,7 @@ failover tests. ``url`` names the cluster as the services take it (``redis+clust
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import signal
 import subprocess
@@ -288,6 +289,11 @@ async def cluster_redis_fixture(redis_cluster: RedisCluster) -> AsyncIterator[An
     redis_cluster.wait_ready()
     redis_cluster.flush()
     client = redis_client(redis_cluster.url)
+    # Open some connections to every master up front: redis-py's async cluster client can hand
+    # a connection that is still connecting to a second task when many open at once (an
+    # AttributeError on its writer), which the store's concurrency tests would meet.
+    await client.initialize()
+    await asyncio.gather(*(client.ping(target_nodes=client.ALL_NODES) for _ in range(16)))
     try:
         yield client
     finally:
