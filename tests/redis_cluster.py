@@ -93,7 +93,7 @@ class RedisCluster:
             raise
         return self
 
-    def _launch(self, node: Node) -> None:
+    def _launch(self, node: Node, *, die_with_parent: bool = True) -> None:
         command = [
             self.executable,
             "--port", str(node.port),
@@ -115,6 +115,8 @@ class RedisCluster:
             stderr=subprocess.DEVNULL,
             cwd=node.data_dir,
             start_new_session=True,
+            # Not for a restart from a helper thread: the signal follows the starting thread.
+            preexec_fn=_die_with_parent if die_with_parent else None,
         )
 
     def _wait_ping(self, node: Node) -> None:
@@ -234,7 +236,7 @@ class RedisCluster:
     def restart(self, node: Node) -> None:
         """Start a stopped node again on its port and data: a master that was failed over
         rejoins as a replica of the node that took its slots."""
-        self._launch(node)
+        self._launch(node, die_with_parent=False)
         self._wait_ping(node)
 
     def wait_failover(self, dead: Node, timeout: float = 30.0) -> None:
@@ -268,6 +270,17 @@ class RedisCluster:
     def _log(node: Node) -> str:
         log = node.data_dir / "redis.log"
         return log.read_text(errors="replace")[-500:] if log.exists() else "(no log)"
+
+
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGTERM when the process that started it dies, so a
+    test run killed before its teardown (a timeout, SIGKILL) leaves no cluster behind."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is not None:
+        ctypes.CDLL(name, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 # -- pytest fixtures: import ``redis_cluster_fixture`` and ``cluster_redis_fixture`` into a test
