@@ -119,7 +119,7 @@ async def test_an_exported_file_is_audited_explained_and_drawn_and_nothing_is_ke
 @pytest.mark.parametrize(
     ("content", "line", "words"),
     [
-        (b"", 0, "holds no events"),
+        (b"\n \n", 0, "holds no events"),
         (b"not json at all", 1, "line 1 is not an event"),
         (b'{"type": "GameCreated"}\n', 1, "line 1 is not an event"),
     ],
@@ -136,6 +136,12 @@ async def test_a_file_that_is_no_game_gets_a_failed_audit_not_an_error(
     assert body["audit"]["first_bad"]["version"] == line
     assert words in body["audit"]["first_bad"]["message"]
     assert len(response.content) < 2000  # nothing unbounded is echoed
+
+
+async def test_no_body_is_a_malformed_request(web: Web) -> None:
+    response = await web.http.post("/disputes")
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "malformed_request"
 
 
 async def test_a_file_nested_too_deep_is_refused_by_the_gateways_limit(web: Web) -> None:

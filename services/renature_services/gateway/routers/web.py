@@ -110,7 +110,7 @@ async def game_picture(game_id: GameId, gateway: GatewayDep, at: At = None) -> R
             "required": True,
             "description": "An exported events file (JSON lines, as `renature export` writes); "
             "sent as text/plain or application/x-ndjson, at most 4 MiB",
-            "content": {"text/plain": {"schema": {"type": "string"}}},
+            "content": {"text/plain": {"schema": {"type": "string", "minLength": 1}}},
         }
     },
 )
@@ -118,7 +118,10 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     """Audit an exported events file without storing anything: the verdict, the explanation
     (when the game is finished and holds), the events and the board after event ``at``. A
     file that is not a game answers 200 too, with a failed audit that says why."""
-    events, unreadable = _events_of(await _bounded_body(request))
+    raw = await _bounded_body(request)
+    if not raw:
+        raise ApiError(422, "malformed_request", "Send the events file as the request body.")
+    events, unreadable = _events_of(raw)
     report = unreadable or audit(events)
     state = _replayed(events if at is None else events[:at])
     finished = bool(events) and isinstance(events[-1], e.GameEnded)
