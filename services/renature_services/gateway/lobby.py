@@ -19,10 +19,10 @@ import base64
 import hashlib
 import hmac
 import secrets
-from typing import Literal
+from typing import Annotated, Literal
 
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from redis.asyncio import Redis
 
 from renature.components import COLOURS
@@ -41,15 +41,38 @@ SCAN_LIMIT = 500
 ``next_cursor`` goes on from where the scan stopped)."""
 
 
-class TimeControlBody(BaseModel):
-    """A time control (docs/rules.md, "Clocks"): ``per_turn`` seconds each turn, or ``total``
-    seconds per seat plus ``increment`` seconds per turn; ``on_timeout``: ``bot`` (a bot
-    plays on for the seat) or ``remove`` (the seat is out of the game)."""
+def _not_a_bool(value: object) -> object:
+    """JSON's true and false are no numbers of seconds (pydantic would read them as 1 and 0)."""
+    if isinstance(value, bool):
+        raise ValueError("a number of seconds, not true or false")
+    return value
 
-    per_turn: int | None = Field(default=None, ge=1, le=7 * 24 * 3600)
-    total: int | None = Field(default=None, ge=1, le=7 * 24 * 3600)
-    increment: int = Field(default=0, ge=0, le=24 * 3600)
+
+Seconds = Annotated[int, BeforeValidator(_not_a_bool)]
+
+
+class PerTurnClock(BaseModel):
+    """``per_turn`` seconds for each turn; ``on_timeout``: ``bot`` (a bot plays on for the
+    seat) or ``remove`` (the seat is out of the game). docs/rules.md, "Clocks"."""
+
+    model_config = ConfigDict(extra="forbid")
+    per_turn: Seconds = Field(ge=1, le=7 * 24 * 3600)
     on_timeout: Literal["bot", "remove"] = "bot"
+
+
+class TotalClock(BaseModel):
+    """``total`` seconds per seat for the whole game plus ``increment`` seconds per turn
+    played; ``on_timeout`` as for a time per turn."""
+
+    model_config = ConfigDict(extra="forbid")
+    total: Seconds = Field(ge=1, le=7 * 24 * 3600)
+    increment: Seconds = Field(default=0, ge=0, le=24 * 3600)
+    on_timeout: Literal["bot", "remove"] = "bot"
+
+
+TimeControlBody = PerTurnClock | TotalClock
+"""A time control: one of the two kinds, so the document itself says that a clock has a time
+per turn or a total (never both) and that an increment goes with a total."""
 
 
 class SeatSummary(BaseModel):

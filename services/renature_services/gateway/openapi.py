@@ -22,7 +22,9 @@ ERRORS = {
     400: "The body cannot be read as JSON (`malformed_request`).",
     401: "No seat token where one is needed (`missing_token`).",
     403: "The token holds no seat of this game (`invalid_token`), or the request is for "
-    "another seat or not a player's to make (`wrong_seat`, `not_a_seat_command`, ...).",
+    "another seat or not a player's to make (`wrong_seat`, `not_a_seat_command`, ...), or "
+    "the game's seats are by invitation and the code is missing or wrong "
+    "(`invitation_required`).",
     404: "No such game (`game_not_found`), seat (`no_such_seat`) or read model (`not_projected`).",
     409: "Refused as things stand: a rule the command breaks now (`not_your_turn`, "
     "`illegal_placement`, ...), a seat taken, a game not finished.",
