@@ -7,6 +7,7 @@ events) so callers work with the same values as in-process code.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from types import TracebackType
 from typing import Any
@@ -45,6 +46,35 @@ class CommandResult(msgspec.Struct, frozen=True):
     last_version: int
 
 
+class PoliteTransport(httpx.AsyncBaseTransport):
+    """Waits out a 429 (its ``Retry-After``, at most ``max_wait`` seconds) and sends the request
+    again, a few times: the gateway's rate limits slow a bot down, they do not break its game.
+    Every request this client sends is safe to repeat (reads, and commands with their ids)."""
+
+    def __init__(
+        self, inner: httpx.AsyncBaseTransport, tries: int = 6, max_wait: float = 5.0
+    ) -> None:
+        self._inner = inner
+        self._tries = tries
+        self._max_wait = max_wait
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        for _ in range(self._tries - 1):
+            response = await self._inner.handle_async_request(request)
+            if response.status_code != 429:
+                return response
+            await response.aclose()
+            try:
+                wait = float(response.headers.get("Retry-After", "1"))
+            except ValueError:
+                wait = 1.0
+            await asyncio.sleep(min(max(wait, 0.05), self._max_wait))
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class GatewayClient:
     """Async client for one gateway. Pass ``transport`` (e.g. ``httpx.ASGITransport``) to talk
     to an app in process."""
@@ -56,7 +86,10 @@ class GatewayClient:
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
     ) -> None:
-        self._http = httpx.AsyncClient(base_url=base_url, transport=transport, timeout=timeout)
+        inner = transport if transport is not None else httpx.AsyncHTTPTransport()
+        self._http = httpx.AsyncClient(
+            base_url=base_url, transport=PoliteTransport(inner), timeout=timeout
+        )
 
     async def __aenter__(self) -> GatewayClient:
         return self
