@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 from hypothesis import settings
 
 from redis_server import RedisServer, find_redis_server
+from support.requirements import unavailable
 
 # Property tests draw new examples on every run, so that over many runs they explore far more
 # games than any fixed sample would; a failure is stored in .hypothesis/ and tried first next
@@ -48,9 +49,7 @@ def _docker_reachable() -> bool:
 
 def _no_redis() -> None:
     """Skip loudly, or fail when the environment says Redis is mandatory."""
-    if os.environ.get("RENATURE_REQUIRE_REDIS") == "1":
-        pytest.fail(NO_REDIS_REASON, pytrace=False)
-    pytest.skip(NO_REDIS_REASON)
+    unavailable(NO_REDIS_REASON)
 
 
 @pytest.fixture(scope="session")

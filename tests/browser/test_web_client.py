@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,13 +23,13 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
+from playwright.sync_api import sync_playwright
 
-from redis_server import RedisServer, find_redis_server, free_port
+from redis_server import RedisServer, free_port
 from renature import events as e
 from renature.game import replay
 from renature_store import KeyLayout
-
-playwright_api = pytest.importorskip("playwright.sync_api")
+from support.requirements import chromium_path, require_redis_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.browser]
 
@@ -52,17 +51,10 @@ REDIS_OF: dict[str, str] = {}
 GAME_TIMEOUT = 240.0
 
 
-def chromium_path() -> str | None:
-    return os.environ.get("RENATURE_CHROMIUM") or shutil.which("chromium")
-
-
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
     """``renature serve all`` on a private Redis, as ``make run`` starts it."""
-    if not find_redis_server():
-        if os.environ.get("RENATURE_REQUIRE_REDIS") == "1":
-            pytest.fail("redis-server is not installed", pytrace=False)
-        pytest.skip("the browser tests need redis-server on PATH")
+    require_redis_server()
     logs = Path(tempfile.mkdtemp(prefix="renature-browser-"))
     with RedisServer() as server:
         port = free_port()
@@ -116,11 +108,7 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     path = chromium_path()
-    if path is None:
-        if os.environ.get("RENATURE_REQUIRE_REDIS") == "1":  # CI installs chromium first
-            pytest.fail("chromium is not installed (apt-get install chromium)", pytrace=False)
-        pytest.skip("the browser tests need Debian's chromium (apt-get install chromium)")
-    with playwright_api.sync_playwright() as p:
+    with sync_playwright() as p:
         instance = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
         try:
             yield instance

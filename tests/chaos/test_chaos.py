@@ -10,12 +10,10 @@ with its figures is ``make chaos`` (tests/chaos/chaos_harness.py).
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from chaos_harness import ChaosConfig, run_chaos
 
-from redis_server import find_redis_server
+from support.requirements import require_redis_server
 
 pytestmark = [pytest.mark.chaos, pytest.mark.e2e, pytest.mark.redis]
 
@@ -23,10 +21,7 @@ pytestmark = [pytest.mark.chaos, pytest.mark.e2e, pytest.mark.redis]
 async def test_a_short_chaos_run_loses_and_forks_nothing(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    if not find_redis_server():
-        if os.environ.get("RENATURE_REQUIRE_REDIS") == "1":
-            pytest.fail("redis-server is not installed", pytrace=False)
-        pytest.skip("the chaos run needs redis-server on PATH")
+    require_redis_server()
     logs = tmp_path_factory.mktemp("chaos")
     config = ChaosConfig(
         games=2,

@@ -37,7 +37,7 @@ import pytest
 import redis
 from websockets.asyncio.client import connect
 
-from redis_server import RedisServer, find_redis_server, free_port
+from redis_server import RedisServer, free_port
 from renature import events as e
 from renature.board import PATH
 from renature.game import outcome, play, replay
@@ -47,6 +47,7 @@ from renature_services import bus
 from renature_services.gateway.perspective import HIDDEN
 from renature_services.http_client import GatewayClient
 from renature_store import KeyLayout
+from support.requirements import require_redis_server
 from support.waiting import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
@@ -177,10 +178,7 @@ def _text(value: bytes | str) -> str:
 
 @pytest.fixture(scope="module")
 def e2e_stack(request: pytest.FixtureRequest) -> Iterator[E2EStack]:
-    if not find_redis_server():
-        if os.environ.get("RENATURE_REQUIRE_REDIS") == "1":
-            pytest.fail("redis-server is not installed", pytrace=False)
-        pytest.skip("the end-to-end tests need redis-server on PATH")
+    require_redis_server()
     logs = Path(tempfile.mkdtemp(prefix="renature-e2e-"))
     with RedisServer() as server:
         port = free_port()

@@ -20,11 +20,12 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
-from redis_server import RedisServer, find_redis_server, free_port
+from redis_server import RedisServer, free_port
 from renature import commands as c
 from renature_services import bus
 from renature_services.rules_client import RulesClient
 from renature_store import KeyLayout
+from support.requirements import require_redis_server
 
 pytestmark = [pytest.mark.redis, pytest.mark.e2e]
 
@@ -33,10 +34,7 @@ LAYOUT = KeyLayout()
 
 @pytest.fixture
 def port() -> int:
-    if not find_redis_server():
-        if os.environ.get("RENATURE_REQUIRE_REDIS") == "1":
-            pytest.fail("redis-server is not installed", pytrace=False)
-        pytest.skip("needs redis-server on PATH")
+    require_redis_server()
     return free_port()
 
 
