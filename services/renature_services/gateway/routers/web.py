@@ -29,8 +29,6 @@ from renature_services.gateway.schemas import MsgspecResponse
 from renature_store import MAX_VERSION
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
-MAX_DISPUTE_BYTES = 4 * 1024 * 1024
-"""An exported game is some 60 KB; anything past 4 MB is no game of Renature."""
 
 router = APIRouter()
 SVG = "image/svg+xml"
@@ -118,7 +116,7 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     """Audit an exported events file without storing anything: the verdict, the explanation
     (when the game is finished and holds), the events and the board after event ``at``. A
     file that is not a game answers 200 too, with a failed audit that says why."""
-    raw = await _bounded_body(request)
+    raw = await request.body()  # at most LARGER_BODIES['/disputes']: the limits middleware
     if not raw:
         raise ApiError(422, "malformed_request", "Send the events file as the request body.")
     events, unreadable = _events_of(raw)
@@ -144,19 +142,6 @@ def _replayed(events: list[e.Event]) -> GameState | None:
         return replay(events)
     except Exception:  # evolve applies without checks: a forged event may break anything
         return None
-
-
-async def _bounded_body(request: Request) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_DISPUTE_BYTES:
-            raise ApiError(
-                413, "body_too_large", f"An events file is at most {MAX_DISPUTE_BYTES} bytes."
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _events_of(raw: bytes) -> tuple[list[e.Event], AuditReport | None]:
