@@ -59,8 +59,8 @@ async function listGames() {
   const note = document.getElementById("games-note");
   try {
     const page = await api("GET", `/games?${query}`);
-    const games = Array.isArray(page) ? page : page.games || page.items || [];
-    cursor = Array.isArray(page) ? null : page.next_cursor || page.next || null;
+    const games = page.games;
+    cursor = page.next_cursor;
     const body = document.getElementById("games");
     for (const game of games) {
       const taken = (game.seats || []).filter((s) => s.name).length;
@@ -78,9 +78,7 @@ async function listGames() {
     note.textContent = body.children.length ? "" : "No game matches.";
     document.getElementById("more").hidden = !cursor;
   } catch (error) {
-    note.textContent = error.status === 405 || error.status === 404
-      ? "This server does not list games; open one by its id."
-      : `Games could not be listed: ${error.message}`;
+    note.textContent = `Games could not be listed: ${error.message}`;
   }
 }
 

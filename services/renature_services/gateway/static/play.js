@@ -440,8 +440,7 @@ function connect(restart = false) {
     let data;
     try { data = JSON.parse(message.data); } catch (_) { return; }
     if (data.error) { showError(errorBox, new ApiError(0, data.error.code, data.error.message)); return; }
-    const event = data.event || data;
-    if (event && event.type && typeof event.version === "number") appendLog(event);
+    if (data.type && typeof data.version === "number") appendLog(data); // one event a frame
     scheduleRefresh();
   };
   socket.onclose = (close) => {
