@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
 from redis_server import RedisServer, free_port
 from renature import events as e
@@ -46,6 +46,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 STARTUP_TIMEOUT = 40.0
+PAGE_ERRORS: dict[int, list[str]] = {}
+"""Script errors each page raised (by id of the page), asserted empty at the end."""
 REDIS_OF: dict[str, str] = {}
 """The Redis under each stack, to read a game's stored events as `renature export` does."""
 GAME_TIMEOUT = 240.0
@@ -106,7 +108,7 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def browser() -> Iterator[Browser]:
     path = chromium_path()
     with sync_playwright() as p:
         instance = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
@@ -116,109 +118,104 @@ def browser() -> Iterator[object]:
             instance.close()
 
 
-def new_page(browser: object) -> object:
-    context = browser.new_context(viewport={"width": 1400, "height": 950})  # type: ignore[attr-defined]
+def new_page(browser: Browser) -> Page:
+    context = browser.new_context(viewport={"width": 1400, "height": 950})
     page = context.new_page()
-    problems: list[str] = []
+    PAGE_ERRORS[id(page)] = problems = []
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.problems = problems  # type: ignore[attr-defined]
     return page
 
 
-def shot(page: object, name: str) -> None:
+def shot(page: Page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))  # type: ignore[attr-defined]
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
-def settled(page: object) -> None:
-    page.wait_for_function(  # type: ignore[attr-defined]
+def settled(page: Page) -> None:
+    page.wait_for_function(
         "window.table && window.table.view && !window.table.refreshing", timeout=15000
     )
 
 
-def play_one(page: object, keyboard: bool) -> None:
+def play_one(page: Page, keyboard: bool) -> None:
     """Make one legal move the way a person would: a domino through the board (first half,
     then second half), anything else through its button; by keyboard when asked."""
-    version = page.evaluate("window.table.view.version")  # type: ignore[attr-defined]
-    hand = page.locator("#hand button:not([disabled])")  # type: ignore[attr-defined]
-    placing = page.evaluate(  # type: ignore[attr-defined]
-        "window.table.legal.some(c => c.type === 'PlaceDomino')"
-    )
+    version = page.evaluate("window.table.view.version")
+    hand = page.locator("#hand button:not([disabled])")
+    placing = page.evaluate("window.table.legal.some(c => c.type === 'PlaceDomino')")
 
-    def press(locator: object) -> None:
+    def press(locator: Locator) -> None:
         if keyboard:
-            locator.focus()  # type: ignore[attr-defined]
-            page.keyboard.press("Enter")  # type: ignore[attr-defined]
+            locator.focus()
+            page.keyboard.press("Enter")
         else:
-            locator.click()  # type: ignore[attr-defined]
+            locator.click()
 
     if placing and hand.count():
         press(hand.first)
-        press(page.locator("rect.cell.legal").first)  # type: ignore[attr-defined]
-        if page.evaluate(  # type: ignore[attr-defined]
-            "!window.table.sending && window.table.chosenCell !== null"
-        ):
-            press(page.locator("rect.cell.legal").first)  # type: ignore[attr-defined]
+        press(page.locator("rect.cell.legal").first)
+        if page.evaluate("!window.table.sending && window.table.chosenCell !== null"):
+            press(page.locator("rect.cell.legal").first)
     else:
-        press(page.locator("#moves button.move").first)  # type: ignore[attr-defined]
-    page.wait_for_function(  # type: ignore[attr-defined]
+        press(page.locator("#moves button.move").first)
+    page.wait_for_function(
         f"window.table.view.version > {version} && !window.table.refreshing", timeout=15000
     )
 
 
 @pytest.fixture(scope="module")
-def finished_game(base_url: str, browser: object) -> str:
+def finished_game(base_url: str, browser: Browser) -> str:
     """Two people create, invite, join, start and play a whole game through the table page;
     Bob plays by keyboard only, and a spectator watches to the end."""
     alice, bob, watcher = new_page(browser), new_page(browser), new_page(browser)
-    alice.goto(f"{base_url}/")  # type: ignore[attr-defined]
+    alice.goto(f"{base_url}/")
     shot(alice, "lobby")
-    alice.fill("#create [name=name]", "Alice")  # type: ignore[attr-defined]
-    alice.select_option("#create [name=seating]", "invite")  # type: ignore[attr-defined]
-    alice.select_option("#create [name=clock]", "300")  # type: ignore[attr-defined]
-    alice.click("#create button[type=submit]")  # type: ignore[attr-defined]
-    alice.wait_for_url("**/play/**")  # type: ignore[attr-defined]
-    game_id = alice.url.rsplit("/", 1)[1]  # type: ignore[attr-defined]
-    invitation = alice.inner_text("#invite code")  # type: ignore[attr-defined]
+    alice.fill("#create [name=name]", "Alice")
+    alice.select_option("#create [name=seating]", "invite")
+    alice.select_option("#create [name=clock]", "300")
+    alice.click("#create button[type=submit]")
+    alice.wait_for_url("**/play/**")
+    game_id = alice.url.rsplit("/", 1)[1]
+    invitation = alice.inner_text("#invite code")
     assert f"/play/{game_id}?code=" in invitation
     # Without the code the seat stays closed, and the page says why.
     stranger = new_page(browser)
-    stranger.goto(f"{base_url}/play/{game_id}")  # type: ignore[attr-defined]
-    stranger.click("#open-seats button")  # type: ignore[attr-defined]
-    stranger.wait_for_selector("#error:not([hidden])")  # type: ignore[attr-defined]
-    assert stranger.evaluate("window.table.seat") is None  # type: ignore[attr-defined]
-    bob.goto(invitation)  # type: ignore[attr-defined]
-    bob.fill("#take-seat [name=name]", "Bob")  # type: ignore[attr-defined]
-    bob.click("#open-seats button")  # type: ignore[attr-defined]
-    bob.wait_for_selector("#start:not([hidden])")  # type: ignore[attr-defined]
-    bob.click("#start")  # type: ignore[attr-defined]
-    watcher.goto(f"{base_url}/play/{game_id}")  # type: ignore[attr-defined]
+    stranger.goto(f"{base_url}/play/{game_id}")
+    stranger.click("#open-seats button")
+    stranger.wait_for_selector("#error:not([hidden])")
+    assert stranger.evaluate("window.table.seat") is None
+    bob.goto(invitation)
+    bob.fill("#take-seat [name=name]", "Bob")
+    bob.click("#open-seats button")
+    bob.wait_for_selector("#start:not([hidden])")
+    bob.click("#start")
+    watcher.goto(f"{base_url}/play/{game_id}")
     deadline = time.monotonic() + GAME_TIMEOUT
     moves = 0
     while time.monotonic() < deadline:
         settled(alice)
-        if alice.evaluate("window.table.view.phase") == "finished":  # type: ignore[attr-defined]
+        if alice.evaluate("window.table.view.phase") == "finished":
             break
         for page, keyboard in ((alice, False), (bob, True)):
             settled(page)
-            if page.evaluate("window.table.legal.length"):  # type: ignore[attr-defined]
+            if page.evaluate("window.table.legal.length"):
                 if moves == 6:
-                    assert "300 s a turn" in page.inner_text("#clock")  # type: ignore[attr-defined]
+                    assert "300 s a turn" in page.inner_text("#clock")
                     shot(page, "table")
                 play_one(page, keyboard)
                 moves += 1
     else:
         pytest.fail(f"the game did not finish within {GAME_TIMEOUT} s ({moves} moves)")
     for page in (alice, bob, watcher):
-        page.wait_for_function(  # type: ignore[attr-defined]
+        page.wait_for_function(
             "window.table.view && window.table.view.phase === 'finished'", timeout=15000
         )
-        assert "The game is over" in page.inner_text("#status")  # type: ignore[attr-defined]
-        assert not page.problems, page.problems  # type: ignore[attr-defined]
+        assert "The game is over" in page.inner_text("#status")
+        assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
     # Every event of the game is in every log once, in order (the live channel, resumed or not).
     events = _events(base_url, game_id)
     for page in (alice, bob, watcher):
-        logged = page.eval_on_selector_all(  # type: ignore[attr-defined]
+        logged = page.eval_on_selector_all(
             "#log li", "items => items.map(i => Number(i.dataset.version))"
         )
         assert logged == [event["version"] for event in events]
@@ -233,67 +230,67 @@ def test_two_people_play_a_whole_game_through_the_table(finished_game: str, base
     assert audit["ok"], audit
 
 
-def test_a_refused_move_is_shown_as_a_clear_error(base_url: str, browser: object) -> None:
+def test_a_refused_move_is_shown_as_a_clear_error(base_url: str, browser: Browser) -> None:
     """Two people race for the last seat: the one whose page was stale is told, in words,
     that the seat is taken, and nothing changes for the other."""
     host, first, late = new_page(browser), new_page(browser), new_page(browser)
-    host.goto(f"{base_url}/")  # type: ignore[attr-defined]
-    host.click("#create button[type=submit]")  # type: ignore[attr-defined]
-    host.wait_for_url("**/play/**")  # type: ignore[attr-defined]
-    table = host.url  # type: ignore[attr-defined]
+    host.goto(f"{base_url}/")
+    host.click("#create button[type=submit]")
+    host.wait_for_url("**/play/**")
+    table = host.url
     for page in (first, late):
-        page.goto(table)  # type: ignore[attr-defined]
-        page.wait_for_selector("#open-seats button")  # type: ignore[attr-defined]
+        page.goto(table)
+        page.wait_for_selector("#open-seats button")
     # The late page stops hearing the game, as a page on a dropped connection would.
-    late.evaluate("table.socket.onclose = null; table.socket.close()")  # type: ignore[attr-defined]
-    first.click("#open-seats button")  # type: ignore[attr-defined]
-    first.wait_for_selector("#start:not([hidden])")  # type: ignore[attr-defined]
-    late.click("#open-seats button")  # type: ignore[attr-defined]
-    late.wait_for_selector("#error:not([hidden])")  # type: ignore[attr-defined]
-    assert "seat_taken" in late.inner_text("#error")  # type: ignore[attr-defined]
-    assert late.evaluate("window.table.seat") is None  # type: ignore[attr-defined]
-    first.reload()  # type: ignore[attr-defined]
+    late.evaluate("table.socket.onclose = null; table.socket.close()")
+    first.click("#open-seats button")
+    first.wait_for_selector("#start:not([hidden])")
+    late.click("#open-seats button")
+    late.wait_for_selector("#error:not([hidden])")
+    assert "seat_taken" in late.inner_text("#error")
+    assert late.evaluate("window.table.seat") is None
+    first.reload()
     first.wait_for_selector("#start:not([hidden])")  # the seat is still the first one's
 
 
 def test_the_dispute_viewer_shows_the_board_and_scores_at_chosen_steps(
-    finished_game: str, base_url: str, browser: object
+    finished_game: str, base_url: str, browser: Browser
 ) -> None:
     events = [e.decode(json.dumps(raw)) for raw in _events(base_url, finished_game)]
     page = new_page(browser)
-    page.goto(f"{base_url}/viewer/{finished_game}")  # type: ignore[attr-defined]
-    page.wait_for_selector("#verdict")  # type: ignore[attr-defined]
-    assert "The audit holds" in page.inner_text("#verdict")  # type: ignore[attr-defined]
+    page.goto(f"{base_url}/viewer/{finished_game}")
+    page.wait_for_selector("#verdict")
+    assert "The audit holds" in page.inner_text("#verdict")
     for step in (5, len(events) // 2, len(events)):
-        page.fill("#slider", str(step))  # type: ignore[attr-defined]
-        page.wait_for_function(  # type: ignore[attr-defined]
+        page.fill("#slider", str(step))
+        page.wait_for_function(
             f"document.querySelector('#board .footer')?.textContent.includes('after event {step}.')"
         )
         state = replay(events[:step])
         assert state is not None
-        dominoes = page.eval_on_selector_all(  # type: ignore[attr-defined]
+        dominoes = page.eval_on_selector_all(
             "#board g.domino", "gs => gs.map(g => Number(g.dataset.domino)).sort((a, b) => a - b)"
         )
         assert dominoes == sorted(d for d, _, _ in state.dominoes)
-        plants = page.locator("#board circle.plant").count()  # type: ignore[attr-defined]
+        plants = page.locator("#board circle.plant").count()
         assert plants == sum(1 for code in state.plants if code >= 0)
-        scores = page.inner_text("#scores")  # type: ignore[attr-defined]
+        scores = page.inner_text("#scores")
         for seat in state.seats:
             assert f"{state_colour(seat.colour)} {seat.score}" in scores
     # A point of the explanation leads to the event that gave it.
-    point = page.locator("#points li.point").nth(2)  # type: ignore[attr-defined]
+    point = page.locator("#points li.point").nth(2)
     version = int(point.get_attribute("data-version"))
     point.locator("button").click()
-    page.wait_for_function(  # type: ignore[attr-defined]
+    page.wait_for_function(
         f"document.querySelector('#position').textContent.startsWith('event {version} ')"
     )
-    assert page.locator(f"#events li.current[data-version='{version}']").count() == 1  # type: ignore[attr-defined]
+    assert page.locator(f"#events li.current[data-version='{version}']").count() == 1
     shot(page, "viewer")
-    assert not page.problems, page.problems  # type: ignore[attr-defined]
+    assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
 
 
 def test_the_viewer_audits_an_uploaded_file_and_points_at_a_forged_event(
-    finished_game: str, base_url: str, browser: object, tmp_path: Path
+    finished_game: str, base_url: str, browser: Browser, tmp_path: Path
 ) -> None:
     raw = _events(base_url, finished_game)
     honest = tmp_path / "game.jsonl"
@@ -304,16 +301,16 @@ def test_the_viewer_audits_an_uploaded_file_and_points_at_a_forged_event(
     forged = tmp_path / "forged.jsonl"
     forged.write_text("\n".join(json.dumps(event) for event in forged_events) + "\n")
     page = new_page(browser)
-    page.goto(f"{base_url}/viewer")  # type: ignore[attr-defined]
-    page.set_input_files("#file", str(honest))  # type: ignore[attr-defined]
-    page.wait_for_selector("#verdict")  # type: ignore[attr-defined]
-    assert "The audit holds" in page.inner_text("#verdict")  # type: ignore[attr-defined]
-    page.set_input_files("#file", str(forged))  # type: ignore[attr-defined]
-    page.wait_for_function("document.querySelector('#verdict')?.textContent.includes('FAILS')")  # type: ignore[attr-defined]
-    finding = page.locator("#findings li.finding").first  # type: ignore[attr-defined]
+    page.goto(f"{base_url}/viewer")
+    page.set_input_files("#file", str(honest))
+    page.wait_for_selector("#verdict")
+    assert "The audit holds" in page.inner_text("#verdict")
+    page.set_input_files("#file", str(forged))
+    page.wait_for_function("document.querySelector('#verdict')?.textContent.includes('FAILS')")
+    finding = page.locator("#findings li.finding").first
     assert int(finding.get_attribute("data-version")) == forged_events[target]["version"]
     finding.locator("button").click()
-    page.wait_for_function(  # type: ignore[attr-defined]
+    page.wait_for_function(
         f"document.querySelector('#position').textContent.startsWith("
         f"'event {forged_events[target]['version']} ')"
     )
@@ -322,17 +319,15 @@ def test_the_viewer_audits_an_uploaded_file_and_points_at_a_forged_event(
 
 @pytest.mark.parametrize("path", ["/", "/play/{game}", "/viewer/{game}"])
 def test_every_page_passes_the_accessibility_check(
-    path: str, finished_game: str, base_url: str, browser: object
+    path: str, finished_game: str, base_url: str, browser: Browser
 ) -> None:
     """axe-core (vendored) finds no serious or critical violation; the board has a text
     alternative and every highlighted space a label."""
     page = new_page(browser)
-    page.goto(base_url + path.format(game=finished_game))  # type: ignore[attr-defined]
-    page.wait_for_load_state("networkidle")  # type: ignore[attr-defined]
-    page.add_script_tag(path=str(AXE))  # type: ignore[attr-defined]
-    result = page.evaluate(  # type: ignore[attr-defined]
-        "axe.run(document, {resultTypes: ['violations']})"
-    )
+    page.goto(base_url + path.format(game=finished_game))
+    page.wait_for_load_state("networkidle")
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     serious = [
         (v["id"], v["help"], [n["target"] for n in v["nodes"]][:3])
         for v in result["violations"]
@@ -340,11 +335,9 @@ def test_every_page_passes_the_accessibility_check(
     ]
     assert serious == []
     if path != "/":
-        svg = page.locator("#board svg")  # type: ignore[attr-defined]
+        svg = page.locator("#board svg")
         assert svg.get_attribute("role") == "img"
-        title = page.eval_on_selector(  # type: ignore[attr-defined]
-            "#board svg", "svg => svg.querySelector('title').textContent"
-        )
+        title = page.eval_on_selector("#board svg", "svg => svg.querySelector('title').textContent")
         assert title.startswith("Renature game ")
 
 
