@@ -34,6 +34,43 @@ class Outcome(Protocol):
     events: int
 
 
+class Table(msgspec.Struct, frozen=True):
+    """The facts every service reads of any game's state, whatever the game: who sits where,
+    whose turn it is, the scores so far and the result."""
+
+    game_id: str
+    version: int
+    board: str
+    """The board (or set-up) the game is played on, one of the game's ``boards``."""
+    players: int
+    phase: str
+    to_move: int | None
+    """The seat the game waits for (None: nobody's, e.g. the lobby or the service's finish)."""
+    names: list[str | None]
+    """Each seat's player name, None while the seat is open."""
+    colours: list[str]
+    """Each seat's colour as the game names it."""
+    statuses: list[str]
+    """Each seat's standing: ``playing``, or how it stopped playing (Renature: ``bot``,
+    ``resigned``, ``removed``)."""
+    scores: list[int]
+    ranking: list[int]
+    winners: list[int]
+    over: bool
+    started: bool
+    """Whether the game left its lobby (seats can no longer be taken)."""
+
+
+class Award(msgspec.Struct, frozen=True):
+    """Points an event gives one seat: ``source`` groups them (a breakdown), ``reason`` says why
+    in a player's words. The scores of a game are the sums of its awards."""
+
+    seat: int
+    points: int
+    source: str
+    reason: str
+
+
 class Game(Protocol[State, Command, Event]):
     """Everything the platform needs of a game, and nothing more."""
 
@@ -46,10 +83,22 @@ class Game(Protocol[State, Command, Event]):
     bot_names: tuple[str, ...]
     command_type: Any
     """The union of every command: ``msgspec.json.Decoder(command_type)`` reads one."""
+    seat_command_type: Any
+    """The union of the commands a seated player sends (moves, not set-up commands)."""
     event_type: Any
     """The union of every event."""
     hidden_information: bool
     """Whether views differ by seat (Renature: hands and tokens; Renaissance: nothing)."""
+    seed_secret: bool
+    """Whether the seed deals what players may not see, so that the service keeps it in its
+    vault and reveals it only at the end (Renature); otherwise it is public (Renaissance)."""
+    state_type: Any
+    """The state's type (for clients that decode ``state_json``)."""
+    view_type: Any
+    """The type ``view`` returns; ``audit_type`` and ``explanation_type`` likewise: what an
+    API's document says a game's answers are."""
+    audit_type: Any
+    explanation_type: Any
 
     # --- create and deal from a seed ---------------------------------------------------------
     def setup_commands(
@@ -62,6 +111,47 @@ class Game(Protocol[State, Command, Event]):
         options: dict[str, Any] | None = None,
     ) -> list[Command]:
         """Create the game (the seed is the only randomness), seat every player, start it."""
+        ...
+
+    def create_command(
+        self,
+        game_id: str,
+        players: int,
+        board: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> Command:
+        """The creation command as a server issues it: the seed blank (the service fills it)."""
+        ...
+
+    def join_command(self, seat: int, name: str) -> Command: ...
+
+    def start_command(self) -> Command: ...
+
+    def with_seed(
+        self, command: Command, seed: str, salt: str = "", chosen: bool = False
+    ) -> Command:
+        """A creation (or a finish) with the seed the service holds for the game."""
+        ...
+
+    # --- commands as the services see them ----------------------------------------------------
+    def is_creation(self, command: Command) -> bool: ...
+
+    def needs_seat(self, command: Command) -> bool:
+        """Whether only a seated player may send it (a move, not a set-up command)."""
+        ...
+
+    def needs_seed(self, command: Command) -> bool:
+        """Whether the service must put the game's seed into it (creation, a finish)."""
+        ...
+
+    def public_command(self, command: Command) -> Command:
+        """The command as recorded in provenance: secrets (a seed) left out."""
+        ...
+
+    def decode_command(self, data: bytes | str) -> Command: ...
+
+    def seat_command(self, payload: dict[str, Any]) -> Command:
+        """A player's command from JSON-like data (raises ``msgspec.ValidationError``)."""
         ...
 
     # --- the rules ---------------------------------------------------------------------------
@@ -90,17 +180,39 @@ class Game(Protocol[State, Command, Event]):
         """The seat whose command the game waits for (None: nobody's, e.g. the service's)."""
         ...
 
-    def finishing_command(self, state: State, seed: str) -> Command | None:
+    def finishing_command(self, state: State, seed: str, salt: str = "") -> Command | None:
         """A command the service itself owes the game now (Renature: the seed reveal once the
         last domino is gone), given the game's seed; None when it owes none."""
         ...
+
+    def table(self, state: State) -> Table: ...
+
+    def points_awarded(self, event: Event) -> list[Award]: ...
 
     def view(self, state: State, seat: int | None) -> msgspec.Struct:
         """What ``seat`` (None: a spectator) may see."""
         ...
 
+    def visible_event(self, event: Event, seat: int | None) -> Event:
+        """The event as ``seat`` may see it (secrets blanked, never dropped; no hash chain)."""
+        ...
+
+    def state_json(self, state: State, seat: int | None) -> bytes:
+        """The whole state as ``seat`` may see it, as JSON (bots of a client fold or read it)."""
+        ...
+
+    def decode_state(self, data: bytes | str) -> State: ...
+
     # --- bots, simulation --------------------------------------------------------------------
     def make_bot(self, name: str, seed: str) -> Bot[State, Command]: ...
+
+    def bot_seed(self, seed: str, seat: int) -> str:
+        """The seed of ``seat``'s bot in a game dealt from ``seed`` (as ``simulate`` seeds it)."""
+        ...
+
+    def outcome(self, state: State, bots: Sequence[str], events: int) -> msgspec.Struct:
+        """The outcome of a finished game as ``simulate`` reports it."""
+        ...
 
     def simulate(
         self,

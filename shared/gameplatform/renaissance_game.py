@@ -7,21 +7,24 @@ from typing import Any
 
 import msgspec
 
+from gameplatform.interface import Award, Table
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
-from renaissance.audit import audit
+from renaissance.audit import AuditReport, audit
 from renaissance.bots import BOT_NAMES, Bot, make_bot
-from renaissance.components import components
+from renaissance.components import COLOURS, components
 from renaissance.errors import RuleError
-from renaissance.explain import explain
-from renaissance.game import outcome, play, setup_commands
+from renaissance.explain import Explanation, explain
+from renaissance.game import bot_seed, outcome, play, setup_commands
 from renaissance.picture import board_svg, board_text
 from renaissance.rules import decide, evolve, execute, legal_actions
 from renaissance.state import GameState
-from renaissance.view import view
+from renaissance.view import GameView, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
+_command_decoder = msgspec.json.Decoder(c.AnyCommand)
+_state_decoder = msgspec.json.Decoder(GameState)
 
 
 def _options(options: dict[str, Any] | None) -> tuple[int, str]:
@@ -36,8 +39,14 @@ class RenaissanceGame:
     boards: tuple[str, ...] = ("standard",)
     bot_names: tuple[str, ...] = BOT_NAMES
     command_type: Any = c.AnyCommand
+    seat_command_type: Any = c.SeatCommand
     event_type: Any = e.AnyEvent
     hidden_information: bool = False
+    seed_secret: bool = False
+    state_type: Any = GameState
+    view_type: Any = GameView
+    audit_type: Any = AuditReport
+    explanation_type: Any = Explanation
 
     def setup_commands(
         self,
@@ -50,6 +59,57 @@ class RenaissanceGame:
     ) -> list[c.Command]:
         sets, competition = _options(options)
         return setup_commands(game_id, seed, names, sets, competition)
+
+    def create_command(
+        self,
+        game_id: str,
+        players: int,
+        board: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> c.Command:
+        sets, competition = _options(options)
+        return c.CreateGame(
+            game_id=game_id,
+            seed="",
+            players=players,
+            sets=sets,
+            competition="sets" if competition == "sets" else "points",
+        )
+
+    def join_command(self, seat: int, name: str) -> c.Command:
+        return c.JoinGame(seat=seat, name=name)
+
+    def start_command(self) -> c.Command:
+        return c.StartGame()
+
+    def with_seed(
+        self, command: c.Command, seed: str, salt: str = "", chosen: bool = False
+    ) -> c.Command:
+        if isinstance(command, c.CreateGame):
+            return msgspec.structs.replace(command, seed=seed)
+        return command
+
+    def is_creation(self, command: c.Command) -> bool:
+        return isinstance(command, c.CreateGame)
+
+    def needs_seat(self, command: c.Command) -> bool:
+        return isinstance(command, c.SeatCommand)
+
+    def needs_seed(self, command: c.Command) -> bool:
+        """Only a creation without a seed: the service draws one (a public one: nothing in
+        Renaissance is dealt by chance, the seed only names the game)."""
+        return isinstance(command, c.CreateGame) and not command.seed
+
+    def public_command(self, command: c.Command) -> c.Command:
+        return command
+
+    def decode_command(self, data: bytes | str) -> c.Command:
+        command: c.Command = _command_decoder.decode(data)
+        return command
+
+    def seat_command(self, payload: dict[str, Any]) -> c.Command:
+        command: c.Command = msgspec.convert(payload, c.SeatCommand)
+        return command
 
     def execute(
         self,
@@ -79,14 +139,53 @@ class RenaissanceGame:
     def to_move(self, state: GameState) -> int | None:
         return None if state.phase in ("lobby", "finished") else state.current
 
-    def finishing_command(self, state: GameState, seed: str) -> c.Command | None:
+    def finishing_command(self, state: GameState, seed: str, salt: str = "") -> c.Command | None:
         return None  # nothing is secret: the game ends with the last player's command
+
+    def table(self, state: GameState) -> Table:
+        return Table(
+            game_id=state.game_id,
+            version=state.version,
+            board=self.boards[0],
+            players=len(state.names),
+            phase=state.phase,
+            to_move=self.to_move(state),
+            names=list(state.names),
+            colours=[COLOURS[state.colour_of(seat)] for seat in range(len(state.names))],
+            statuses=["playing"] * len(state.names),
+            scores=list(state.scores),
+            ranking=list(state.ranking),
+            winners=list(state.winners),
+            over=state.is_over,
+            started=state.phase != "lobby",
+        )
+
+    def points_awarded(self, event: e.Event) -> list[Award]:
+        source = f"phase {event.phase}" if isinstance(event, e.PointsScored) else "points"
+        return [
+            Award(seat, points, source, reason) for seat, points, reason in e.points_awarded(event)
+        ]
 
     def view(self, state: GameState, seat: int | None) -> msgspec.Struct:
         return view(state, seat)
 
+    def visible_event(self, event: e.Event, seat: int | None) -> e.Event:
+        return visible_event(event, seat)
+
+    def state_json(self, state: GameState, seat: int | None) -> bytes:
+        return msgspec.json.encode(state)  # nothing is hidden (see ``view``)
+
+    def decode_state(self, data: bytes | str) -> GameState:
+        return _state_decoder.decode(data)
+
     def make_bot(self, name: str, seed: str) -> Bot:
         return make_bot(name, seed)
+
+    def bot_seed(self, seed: str, seat: int) -> str:
+        return bot_seed(seed, seat)
+
+    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
+        return outcome(state, bots, events)
 
     def simulate(
         self,

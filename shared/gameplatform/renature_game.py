@@ -7,22 +7,41 @@ from typing import Any
 
 import msgspec
 
+from gameplatform.interface import Award, Table
 from renature import board as boards
 from renature import commands as c
 from renature import corpus as recorded
 from renature import events as e
-from renature.audit import audit
+from renature.audit import AuditReport, audit
 from renature.bots import BOT_NAMES, Bot, make_bot
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.errors import RuleError
-from renature.explain import explain
-from renature.game import outcome, play, setup_commands
+from renature.explain import Explanation, explain
+from renature.game import bot_seed, outcome, play, setup_commands
+from renature.perspective import decode_state, encode_state, perspective
 from renature.picture import board_svg
 from renature.rules import decide, evolve, execute, legal_actions
 from renature.state import GameState
-from renature.view import view
+from renature.view import GameView, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
+_command_decoder = msgspec.json.Decoder(c.AnyCommand)
+
+SOURCES: dict[type[e.Event], str] = {
+    e.GameStarted: "start",
+    e.PlantPlaced: "plants",
+    e.AreaScored: "areas",
+    e.CloudsScored: "clouds",
+    e.PlantsPenalised: "plants_left",
+    e.TokensRevealed: "token_backs",
+}
+"""The source of the points of each scoring event (final area scorings: ``final_areas``)."""
+
+
+def source_of(event: e.Event) -> str:
+    if isinstance(event, e.AreaScored) and event.final:
+        return "final_areas"
+    return SOURCES.get(type(event), type(event).__name__)
 
 
 class RenatureGame:
@@ -32,8 +51,14 @@ class RenatureGame:
     boards: tuple[str, ...] = ("base", "valley", "valley-back")
     bot_names: tuple[str, ...] = BOT_NAMES
     command_type: Any = c.AnyCommand
+    seat_command_type: Any = c.SeatCommand
     event_type: Any = e.AnyEvent
     hidden_information: bool = True
+    seed_secret: bool = True
+    state_type: Any = GameState
+    view_type: Any = GameView
+    audit_type: Any = AuditReport
+    explanation_type: Any = Explanation
 
     def setup_commands(
         self,
@@ -45,6 +70,53 @@ class RenatureGame:
         options: dict[str, Any] | None = None,
     ) -> list[c.Command]:
         return setup_commands(game_id, players, seed, board or "base", names)
+
+    def create_command(
+        self,
+        game_id: str,
+        players: int,
+        board: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> c.Command:
+        clock = (options or {}).get("clock", msgspec.UNSET)
+        return c.CreateGame(
+            game_id=game_id, players=players, seed="", board=board or "base", clock=clock
+        )
+
+    def join_command(self, seat: int, name: str) -> c.Command:
+        return c.JoinGame(seat=seat, name=name)
+
+    def start_command(self) -> c.Command:
+        return c.StartGame()
+
+    def with_seed(
+        self, command: c.Command, seed: str, salt: str = "", chosen: bool = False
+    ) -> c.Command:
+        if isinstance(command, c.CreateGame):
+            return msgspec.structs.replace(command, seed=seed, salt=salt, chosen_seed=chosen)
+        if isinstance(command, c.FinishGame):
+            return c.FinishGame(seed=seed, salt=salt)
+        return command
+
+    def is_creation(self, command: c.Command) -> bool:
+        return isinstance(command, c.CreateGame)
+
+    def needs_seat(self, command: c.Command) -> bool:
+        return isinstance(command, c.SeatCommand)
+
+    def needs_seed(self, command: c.Command) -> bool:
+        return isinstance(command, c.CreateGame | c.FinishGame)
+
+    def public_command(self, command: c.Command) -> c.Command:
+        return e.public_command(command)  # type: ignore[arg-type]  # any command of the union
+
+    def decode_command(self, data: bytes | str) -> c.Command:
+        command: c.Command = _command_decoder.decode(data)
+        return command
+
+    def seat_command(self, payload: dict[str, Any]) -> c.Command:
+        command: c.Command = msgspec.convert(payload, c.SeatCommand)
+        return command
 
     def execute(
         self,
@@ -72,18 +144,57 @@ class RenatureGame:
         return state.is_over
 
     def to_move(self, state: GameState) -> int | None:
-        if state.phase in ("lobby", "final_scoring", "finished"):
+        if state.phase in ("lobby", "final_scoring", "finished", "cancelled"):
             return None
         return state.current
 
-    def finishing_command(self, state: GameState, seed: str) -> c.Command | None:
-        return c.FinishGame(seed) if state.phase == "final_scoring" else None
+    def finishing_command(self, state: GameState, seed: str, salt: str = "") -> c.Command | None:
+        return c.FinishGame(seed, salt) if state.phase == "final_scoring" else None
+
+    def table(self, state: GameState) -> Table:
+        return Table(
+            game_id=state.game_id,
+            version=state.version,
+            board=state.board_id,
+            players=state.players,
+            phase=state.phase,
+            to_move=self.to_move(state),
+            names=[seat.name for seat in state.seats],
+            colours=[COLOURS[seat.colour] for seat in state.seats],
+            statuses=[seat.status for seat in state.seats],
+            scores=[seat.score for seat in state.seats],
+            ranking=list(state.result),
+            winners=list(state.winners),
+            over=state.is_over,
+            started=state.phase != "lobby",
+        )
+
+    def points_awarded(self, event: e.Event) -> list[Award]:
+        source = source_of(event)
+        return [
+            Award(seat, points, source, reason) for seat, points, reason in e.points_awarded(event)
+        ]
 
     def view(self, state: GameState, seat: int | None) -> msgspec.Struct:
         return view(state, seat)
 
+    def visible_event(self, event: e.Event, seat: int | None) -> e.Event:
+        return visible_event(event, seat)
+
+    def state_json(self, state: GameState, seat: int | None) -> bytes:
+        return encode_state(perspective(state, -1 if seat is None else seat))
+
+    def decode_state(self, data: bytes | str) -> GameState:
+        return decode_state(data)
+
     def make_bot(self, name: str, seed: str) -> Bot:
         return make_bot(name, seed)
+
+    def bot_seed(self, seed: str, seat: int) -> str:
+        return bot_seed(seed, seat)
+
+    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
+        return outcome(state, bots, events)
 
     def simulate(
         self,

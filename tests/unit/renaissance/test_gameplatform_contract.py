@@ -112,3 +112,65 @@ def test_renature_through_the_platform_plays_exactly_as_its_core() -> None:
     assert got_state == state
     assert got == expected
     assert game.finishing_command(got_state, "x") is None
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_table_and_the_awards_agree_with_the_state_and_the_outcome(name: str) -> None:
+    """What the services read of any game: the awards of every event add up to the scores, the
+    table names the seats and the result, and the outcome is simulate's."""
+    game, log, state = simulated(name)
+    table = game.table(state)
+    awarded = [0] * table.players
+    for event in log:
+        for award in game.points_awarded(event):
+            awarded[award.seat] += award.points
+    assert awarded == table.scores
+    assert (table.over, table.started, table.to_move) == (True, True, None)
+    assert table.board in game.boards
+    assert len(table.names) == len(table.colours) == len(table.statuses) == table.players
+    assert all(name is not None for name in table.names)
+    outcome = game.outcome(state, SETTINGS[name][0], len(log))
+    assert outcome.winners == table.winners  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_commands_cross_the_wire_as_the_services_read_them(name: str) -> None:
+    """Every legal action is a seat command the gateway reads back from its JSON (seat and
+    all), a command the bus decodes, and none of them needs the seed."""
+    game, log, _ = simulated(name)
+    state = None
+    for event in log[: len(log) // 2]:
+        state = game.evolve(state, event)
+    seat = game.to_move(state)
+    assert seat is not None
+    for action in game.legal_actions(state, seat):
+        assert game.needs_seat(action)
+        assert not game.is_creation(action)
+        assert not game.needs_seed(action)
+        assert game.seat_command(msgspec.to_builtins(action)) == action
+        assert game.decode_command(msgspec.json.encode(action)) == action
+        assert game.public_command(action) == action
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_creation_takes_the_seed_the_service_gives_it(name: str) -> None:
+    game = get_game(name)
+    created = game.create_command("g1", 2, None, {})
+    assert game.is_creation(created)
+    assert not game.needs_seat(created)
+    seeded = game.with_seed(created, "s33d", "salt")
+    assert seeded.seed == "s33d"  # type: ignore[attr-defined]
+    assert game.public_command(seeded).seed == ("" if game.seed_secret else "s33d")  # type: ignore[attr-defined]
+    assert game.needs_seed(created)  # a blank seed: the service fills it
+    joined, started = game.join_command(1, "Ada"), game.start_command()
+    assert not game.needs_seat(started)
+    assert game.decode_command(msgspec.json.encode(joined)) == joined
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_state_a_seat_reads_decodes_to_what_it_may_know(name: str) -> None:
+    game, _, state = simulated(name)
+    seen = game.decode_state(game.state_json(state, 0))
+    if not game.hidden_information:
+        assert seen == state
+    assert game.table(seen) == game.table(state)
