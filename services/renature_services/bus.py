@@ -11,11 +11,12 @@
 from __future__ import annotations
 
 import hashlib
+from functools import cache
 from typing import Any, Literal
 
 import msgspec
 
-from renature.commands import AnyCommand
+from gameplatform import game_names, get_game
 from renature_store import KeyLayout
 
 COMMAND_STREAM = KeyLayout().command_stream()
@@ -26,15 +27,35 @@ BOARD_GROUP = "board-projector"
 SCORE_GROUP = "score-projector"
 
 
+DEFAULT_GAME = "renature"
+
+
 class CommandEnvelope(msgspec.Struct, frozen=True):
     """A command for one game. ``command_id`` is chosen by the client: a retry with the same id
     returns the first outcome and appends nothing. ``seat`` is the authenticated seat the
-    gateway vouches for (None for system commands such as creating the game)."""
+    gateway vouches for (None for system commands such as creating the game).
+
+    ``game`` names the game whose command it is (`gameplatform.get_game`); ``command`` is one
+    of that game's commands. Envelopes without ``game`` are Renature's (every envelope written
+    before a second game existed). The rules service checks it against the stream's game."""
 
     game_id: str
     command_id: str
-    command: AnyCommand
+    command: Any
     seat: int | None = None
+    game: str = DEFAULT_GAME
+
+
+class WireEnvelope(msgspec.Struct, frozen=True):
+    """`CommandEnvelope` as read off the bus: the command still JSON, to be read by the
+    decoder of the game the envelope names (two games' commands share tags such as
+    ``CreateGame``, so no single union can read them all)."""
+
+    game_id: str
+    command_id: str
+    command: msgspec.Raw
+    seat: int | None = None
+    game: str = DEFAULT_GAME
 
 
 class Reply(msgspec.Struct, frozen=True):
@@ -54,14 +75,41 @@ class Reply(msgspec.Struct, frozen=True):
     another command is told apart from a retry (empty in replies stored before it existed)."""
 
 
-envelope_decoder = msgspec.json.Decoder(CommandEnvelope)
 reply_decoder = msgspec.json.Decoder(Reply)
 encoder = msgspec.json.Encoder()
+_wire_decoder = msgspec.json.Decoder(WireEnvelope)
 
 
-def command_digest(command: AnyCommand) -> str:
+class UnknownGameError(ValueError):
+    """An envelope names a game this platform does not host."""
+
+
+def decode_envelope(body: bytes | str) -> CommandEnvelope:
+    """The envelope with its command read by its game's decoder; raises msgspec's errors for
+    malformed JSON or commands and `UnknownGameError` for a game that is not hosted."""
+    wire = _wire_decoder.decode(body)
+    if wire.game not in game_names():
+        raise UnknownGameError(f"unknown game {wire.game!r}; games: {', '.join(game_names())}")
+    command = get_game(wire.game).decode_command(wire.command)
+    return CommandEnvelope(wire.game_id, wire.command_id, command, wire.seat, wire.game)
+
+
+def command_digest(command: Any) -> str:
     """SHA-256 of the command as sent (a creation's seed is blank on the bus)."""
     return hashlib.sha256(encoder.encode(command)).hexdigest()
+
+
+@cache
+def envelope_schema() -> dict[str, Any]:
+    """The JSON schema of an envelope as documents show it: ``command`` is one of the commands
+    of the game named by ``game``."""
+    schema = inline_schema(WireEnvelope)
+    schema["properties"]["command"] = {
+        "anyOf": [inline_schema(get_game(name).command_type) for name in game_names()],
+        "description": "One command of the game named by `game`.",
+    }
+    schema["properties"]["game"]["enum"] = list(game_names())
+    return schema
 
 
 def inline_schema(kind: Any) -> dict[str, Any]:

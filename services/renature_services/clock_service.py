@@ -88,8 +88,10 @@ class ClockService:
 
     async def state(self, game_id: str) -> GameState | None:
         """The game's current state (the cached fold plus what was appended since, checked
-        against the stream's lineage: `GameLoader`)."""
-        return await self.games.load(game_id)
+        against the stream's lineage: `GameLoader`); None for a game of a game without
+        clocks (only Renature has time controls)."""
+        state = await self.games.load(game_id)
+        return state if isinstance(state, GameState) else None
 
     async def track(self, game_id: str) -> int | None:
         """Store the game's next deadline (or drop it: no clock runs); returns it."""

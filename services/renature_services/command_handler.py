@@ -26,24 +26,23 @@ last domino is gone; the ``GameEnded`` event then reveals it with its salt.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from renature import commands as c
-from renature import events as e
-from renature.errors import RuleError
-from renature.rules import execute
-from renature.state import GameState
+from gameplatform import get_game
 from renature_services import bus
 from renature_services.logging import bind_command, get_logger
 from renature_services.seed_vault import SeedVault, as_secret
 from renature_services.state_cache import (
     DEFAULT_MAX_GAMES,
+    Cached,
     GameLoader,
     StateCache,
     cached_state,
@@ -69,12 +68,26 @@ FINISH_SUFFIX = ":finish"
 
 
 class BatchMeta(msgspec.Struct, frozen=True):
-    """Provenance stored with the first event of each appended batch (seeds redacted)."""
+    """Provenance stored with the first event of each appended batch (seeds redacted).
+
+    ``game`` is written for every game but Renature (whose metas stay as they always were):
+    the meta of a stream's first event names the stream's game for every reader
+    (`renature_services.state_cache.StreamGame`)."""
 
     command_id: str
     seat: int | None
-    command: c.AnyCommand
+    command: msgspec.Raw
     time: str
+    game: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class RuleRefusal(Exception):
+    """A game's rule error, whatever the game: its ``code`` and a player's ``message``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 class _Ids(msgspec.Struct):
@@ -129,9 +142,10 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
     if not envelope.command_id:
         return rejected(envelope, "invalid_command", "A command needs a non-empty command id.")
     command = envelope.command
-    if isinstance(command, c.CreateGame) and command.game_id != envelope.game_id:
+    game = get_game(envelope.game)
+    if game.is_creation(command) and command.game_id != envelope.game_id:
         return rejected(envelope, "invalid_command", "The game id of CreateGame must match.")
-    if envelope.seat is None and isinstance(command, c.SeatCommand):
+    if envelope.seat is None and game.needs_seat(command):
         # Only a gateway that resolved a seat token may send a seat's move: an envelope put
         # on the command stream without a seat would act for any seat.
         return rejected(envelope, "seat_required", "A seat's command must name its sender's seat.")
@@ -143,23 +157,40 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
     return None
 
 
+def wrong_game(envelope: bus.CommandEnvelope, entry: Cached[Any] | None) -> bus.Reply | None:
+    """The refusal of a command of one game sent to a game of another (None when it fits)."""
+    if entry is None or entry.game == envelope.game:
+        return None
+    return rejected(
+        envelope,
+        "wrong_game",
+        f"Game {envelope.game_id!r} is a {entry.game} game; this is a {envelope.game} command.",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """An accepted command, decided and ready to append."""
 
     reply: bytes
     request: AppendRequest
-    state: GameState
+    state: Any
 
 
-def decide_envelope(
-    envelope: bus.CommandEnvelope, state: GameState | None, command: c.Command | None, now: str
-) -> Decision:
-    """The envelope's command decided on ``state`` at ``now``: its reply, the append request
-    (events, outcome, provenance, the hash chain it continues) and the state after it."""
-    events, new_state = execute(
-        state, command or envelope.command, command_id=envelope.command_id, time=now
-    )
+def decide_envelope(envelope: bus.CommandEnvelope, state: Any, command: Any, now: str) -> Decision:
+    """The envelope's command decided on ``state`` at ``now`` by the envelope's game: its reply,
+    the append request (events, outcome, provenance, the hash chain it continues) and the
+    state after it. Raises `RuleRefusal` for a command the rules refuse."""
+    game = get_game(envelope.game)
+    try:
+        events, new_state = game.execute(
+            state, command or envelope.command, command_id=envelope.command_id, time=now
+        )
+    except Exception as error:
+        if game.is_rule_error(error):
+            code, message = getattr(error, "code", "rule_broken"), getattr(error, "message", "")
+            raise RuleRefusal(code, message or str(error)) from error
+        raise
     expected = 0 if state is None else state.version
     reply = bus.Reply(
         status="accepted",
@@ -174,14 +205,15 @@ def decide_envelope(
     meta = BatchMeta(
         command_id=envelope.command_id,
         seat=envelope.seat,
-        command=e.public_command(envelope.command),
+        command=msgspec.Raw(bus.encoder.encode(game.public_command(envelope.command))),
         time=now,
+        game=msgspec.UNSET if envelope.game == bus.DEFAULT_GAME else envelope.game,
     )
     request = AppendRequest(
         game_id=envelope.game_id,
         command_id=envelope.command_id,
         expected_version=expected,
-        events=[e.encode(event) for event in events],
+        events=[game.encode_event(event) for event in events],
         outcome=encoded,
         batch_meta=_meta_encoder.encode(meta),
         # Appended only onto the very event this was decided on (never onto a history
@@ -209,7 +241,7 @@ class CommandHandler:
     """Where refused commands' outcomes are recorded (a store with a TTL of minutes: the
     retention policy); ``store`` itself when None."""
     games: GameLoader = field(init=False)
-    cache: StateCache[GameState] = field(init=False)
+    cache: StateCache[Any] = field(init=False)
 
     def __post_init__(self) -> None:
         self.games = GameLoader(self.store, self.cache_size, log)
@@ -231,11 +263,11 @@ class CommandHandler:
                 outcome = await self.store.get_outcome(envelope.game_id, envelope.command_id)
                 if outcome is None:
                     outcome = await self.decide_and_append(envelope)
-                    state = self.cache.value(envelope.game_id)
+                    state = self.cache.get(envelope.game_id)
                 else:
                     log.info("command_duplicate")
                     outcome = answer_again(envelope, outcome)
-                    state = await self.load(envelope.game_id)
+                    state = await self.games.load_entry(envelope.game_id)
             except Exception:
                 # Retrying with the same command id is safe whatever happened before the error.
                 log.exception("command_failed", command=type(envelope.command).__name__)
@@ -245,13 +277,8 @@ class CommandHandler:
 
     # -- deciding and appending --------------------------------------------------------------
 
-    def decide(
-        self,
-        envelope: bus.CommandEnvelope,
-        state: GameState | None,
-        command: c.Command | None = None,
-    ) -> Decision:
-        """Run the rules on ``state`` now (`decide_envelope`); raises `RuleError` for an
+    def decide(self, envelope: bus.CommandEnvelope, state: Any, command: Any = None) -> Decision:
+        """Run the rules on ``state`` now (`decide_envelope`); raises `RuleRefusal` for an
         illegal command. ``command`` replaces the envelope's (the seed put into a creation or
         a finish)."""
         return decide_envelope(envelope, state, command, self.clock().isoformat())
@@ -265,7 +292,7 @@ class CommandHandler:
             with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                 log.info("command_duplicate", command=kind)
             return answer_again(envelope, result.outcome)
-        self.games.remember(cached_state(decision.state))
+        self.games.remember(cached_state(decision.state, envelope.game))
         # DEBUG: the store records every accepted command with its provenance already, and a
         # log line per move costs more CPU than deciding it.
         log.debug(
@@ -279,7 +306,7 @@ class CommandHandler:
         )
         return decision.reply
 
-    async def reject(self, envelope: bus.CommandEnvelope, error: RuleError) -> bytes:
+    async def reject(self, envelope: bus.CommandEnvelope, error: RuleRefusal) -> bytes:
         """Record and return the rejection (or what was stored first for this command id)."""
         encoded = bus.encoder.encode(rejected(envelope, error.code, error.message))
         outcomes = self.refusals or self.store
@@ -293,11 +320,14 @@ class CommandHandler:
         game_id = envelope.game_id
         kind = type(envelope.command).__name__
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            state = await self.load(game_id)
+            entry = await self.games.load_entry(game_id)
+            if (mismatch := wrong_game(envelope, entry)) is not None:
+                return bus.encoder.encode(mismatch)  # nothing to record: no rule was asked
+            state = None if entry is None else entry.value
             try:
-                command = await self._with_seed(envelope.command, state, game_id)
+                command = await self._with_seed(envelope, state)
                 decision = self.decide(envelope, state, command)
-            except RuleError as error:
+            except RuleRefusal as error:
                 return await self.reject(envelope, error)
             (result,) = await self.store.append_many([decision.request])
             if not isinstance(result, Conflict):
@@ -310,31 +340,36 @@ class CommandHandler:
             rejected(envelope, "contended", "The game is too busy right now; please retry.")
         )
 
-    async def _with_seed(
-        self, command: c.Command, state: GameState | None, game_id: str
-    ) -> c.Command:
-        """Put the secret seed into CreateGame/FinishGame; a client's seed is never used.
+    async def _with_seed(self, envelope: bus.CommandEnvelope, state: Any) -> Any:
+        """Put the seed into a creation or a finish (`Game.needs_seed`).
 
-        CreateGame of an existing game gets a blank seed (it is rejected by the rules anyway),
-        and an invalid creation is refused before a seed is generated, so no seed key is ever
-        written for nothing.
+        A game whose seed deals secrets (`Game.seed_secret`: Renature) takes it from the seed
+        vault, never from a client. A creation of an existing game gets a blank seed (it is
+        rejected by the rules anyway), and an invalid creation is refused before a seed is
+        generated, so no seed key is ever written for nothing. A game with a public seed
+        (Renaissance) keeps a client's seed and draws one where none was sent.
         """
-        if isinstance(command, c.CreateGame):
+        game, command, game_id = get_game(envelope.game), envelope.command, envelope.game_id
+        if not game.needs_seed(command):
+            return command
+        if not game.seed_secret:
+            return game.with_seed(command, secrets.token_hex(16))
+        if game.is_creation(command):
             if state is not None:
-                return msgspec.structs.replace(command, seed="")
+                return game.with_seed(command, "")
             # Validate with a stand-in first: no seed is stored for a creation the rules refuse.
-            execute(None, msgspec.structs.replace(command, seed="stand-in"))
+            self.decide(envelope, None, game.with_seed(command, "stand-in"))
             secret = as_secret(await self.seeds.create(game_id))
-            return msgspec.structs.replace(
-                command, seed=secret.seed, salt=secret.salt, chosen_seed=secret.chosen
-            )
-        if isinstance(command, c.FinishGame):
-            stored = await self.seeds.get(game_id) if state is not None else None
-            found = as_secret(stored) if stored is not None else None
-            return c.FinishGame(seed=found.seed, salt=found.salt) if found else c.FinishGame("")
-        return command
+            return game.with_seed(command, secret.seed, secret.salt, secret.chosen)
+        stored = await self.seeds.get(game_id) if state is not None else None
+        found = as_secret(stored) if stored is not None else None
+        return (
+            game.with_seed(command, found.seed, found.salt)
+            if found
+            else game.with_seed(command, "")
+        )
 
-    async def finish_if_due(self, envelope: bus.CommandEnvelope, state: GameState | None) -> None:
+    async def finish_if_due(self, envelope: bus.CommandEnvelope, entry: Cached[Any] | None) -> None:
         """Once nobody has dominoes left (``state`` awaits the final scoring), reveal the seed:
         issue FinishGame as the system.
 
@@ -343,13 +378,17 @@ class CommandHandler:
         command that reaches it. The derived command id makes the finish itself idempotent.
         The command's own reply is already decided and stays what was stored for it.
         """
-        if state is None or state.phase != "final_scoring":
+        if entry is None:
+            return
+        command = entry.adapter.finishing_command(entry.value, "")
+        if command is None:
             return
         finish = bus.CommandEnvelope(
             game_id=envelope.game_id,
             command_id=envelope.command_id + FINISH_SUFFIX,
-            command=c.FinishGame(seed=""),
+            command=command,
             seat=None,
+            game=entry.game,
         )
         with bind_command(finish.game_id, finish.command_id, None):
             try:
@@ -359,13 +398,13 @@ class CommandHandler:
 
     # -- loading -----------------------------------------------------------------------------
 
-    async def load(self, game_id: str) -> GameState | None:
+    async def load(self, game_id: str) -> Any:
         """The game's latest state, checked against the stream's lineage (`GameLoader`): no
         command is decided, and no refusal stored, on events the stream lost."""
         return await self.games.load(game_id)
 
-    async def load_many(self, game_ids: Sequence[str]) -> list[GameState | None]:
-        """The latest states of several (distinct) games, read in one round trip."""
+    async def load_many(self, game_ids: Sequence[str]) -> list[Cached[Any] | None]:
+        """The latest states of several (distinct) games, with their games, in one round trip."""
         return await self.games.load_many(game_ids)
 
 
@@ -420,10 +459,10 @@ class BatchRounds:
         for index, envelope in alone:
             self.answered.append((index, await self.handler.handle(envelope)))
         for _, envelope in batched:  # alone ones were finished by `handle`
-            await self.handler.finish_if_due(envelope, self.handler.cache.value(envelope.game_id))
+            await self.handler.finish_if_due(envelope, self.handler.cache.get(envelope.game_id))
         return self.answered
 
-    async def _load(self, batched: list[Indexed]) -> tuple[list[Indexed], list[GameState | None]]:
+    async def _load(self, batched: list[Indexed]) -> tuple[list[Indexed], list[Cached[Any] | None]]:
         """The games' states in one read; on a failure every command is an internal error."""
         try:
             return batched, await self.handler.load_many([env.game_id for _, env in batched])
@@ -433,15 +472,19 @@ class BatchRounds:
             return [], []
 
     def _decide(
-        self, batched: list[Indexed], states: list[GameState | None]
-    ) -> tuple[list[tuple[int, bus.CommandEnvelope, Decision]], list[tuple[Indexed, RuleError]]]:
+        self, batched: list[Indexed], states: list[Cached[Any] | None]
+    ) -> tuple[list[tuple[int, bus.CommandEnvelope, Decision]], list[tuple[Indexed, RuleRefusal]]]:
         """Each command decided on its game's state: accepted ones and refused ones."""
         decided: list[tuple[int, bus.CommandEnvelope, Decision]] = []
-        refused: list[tuple[Indexed, RuleError]] = []
-        for (index, envelope), state in zip(batched, states, strict=True):
+        refused: list[tuple[Indexed, RuleRefusal]] = []
+        for (index, envelope), entry in zip(batched, states, strict=True):
+            if (mismatch := wrong_game(envelope, entry)) is not None:
+                self.answered.append((index, bus.encoder.encode(mismatch)))
+                continue
+            state = None if entry is None else entry.value
             try:
                 decided.append((index, envelope, self.handler.decide(envelope, state)))
-            except RuleError as error:
+            except RuleRefusal as error:
                 refused.append(((index, envelope), error))
             except Exception:
                 with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
@@ -472,7 +515,7 @@ class BatchRounds:
                 self.answered.append((index, self.handler.settle(envelope, decision, result)))
         return conflicts
 
-    async def _reject(self, refused: list[tuple[Indexed, RuleError]]) -> None:
+    async def _reject(self, refused: list[tuple[Indexed, RuleRefusal]]) -> None:
         """Record every refusal, concurrently."""
         rejections = await asyncio.gather(
             *(self.handler.reject(envelope, error) for (_, envelope), error in refused),
@@ -488,15 +531,16 @@ class BatchRounds:
 
 
 def _needs_seed(envelope: bus.CommandEnvelope) -> bool:
-    """Creations and finishes read the seed vault: they take the one-command path."""
-    return isinstance(envelope.command, c.CreateGame | c.FinishGame)
+    """Creations and finishes (which may read the seed vault) take the one-command path."""
+    game = get_game(envelope.game)
+    return game.is_creation(envelope.command) or game.needs_seed(envelope.command)
 
 
 def _decode(body: bytes) -> bus.CommandEnvelope | bytes:
     """The envelope in a message, or the encoded rejection of a malformed one."""
     try:
-        return bus.envelope_decoder.decode(body)
-    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        return bus.decode_envelope(body)
+    except (msgspec.DecodeError, msgspec.ValidationError, bus.UnknownGameError) as error:
         ids = _ids_of(body)
         # msgspec names the offending path and type, never the value: safe to log.
         log.warning("malformed_envelope", error=str(error), **msgspec.structs.asdict(ids))

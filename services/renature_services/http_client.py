@@ -1,8 +1,9 @@
 """A small typed client for the gateway's HTTP API (docs/http-api.md).
 
 Used by ``renature bots play`` and the tests: it speaks to the gateway exactly as a frontend
-would, and decodes answers into the rules core's types (``GameView``, ``GameState``, commands,
-events) so callers work with the same values as in-process code.
+would, and decodes answers into the rules core's types of the client's game (Renature's
+``GameView``, ``GameState``, commands, events; Renaissance's) so callers work with the same
+values as in-process code.
 """
 
 from __future__ import annotations
@@ -15,14 +16,9 @@ from typing import Any
 import httpx
 import msgspec
 
-from renature import commands as c
-from renature import events as e
-from renature.perspective import decode_state
-from renature.state import GameState
+from gameplatform import get_game
 from renature.view import GameView
 
-_commands = msgspec.json.Decoder(list[c.AnyCommand])
-_events = msgspec.json.Decoder(list[e.AnyEvent])
 _view = msgspec.json.Decoder(GameView)
 
 
@@ -85,7 +81,12 @@ class GatewayClient:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
+        game: str = "renature",
     ) -> None:
+        self.game = get_game(game)
+        """The game this client creates and plays (`gameplatform.get_game`)."""
+        self._commands = msgspec.json.Decoder(list[self.game.command_type])  # type: ignore[name-defined]
+        self._events = msgspec.json.Decoder(list[self.game.event_type])  # type: ignore[name-defined]
         inner = transport if transport is not None else httpx.AsyncHTTPTransport()
         self._http = httpx.AsyncClient(
             base_url=base_url, transport=PoliteTransport(inner), timeout=timeout
@@ -107,9 +108,19 @@ class GatewayClient:
 
     # -- games ---------------------------------------------------------------------------------
 
-    async def create_game(self, players: int, board: str = "base", seed: str | None = None) -> str:
-        """Create a game; returns its id. ``seed`` only for tests, bots and tournaments."""
-        body: dict[str, Any] = {"players": players, "board": board}
+    async def create_game(
+        self,
+        players: int,
+        board: str | None = None,
+        seed: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> str:
+        """Create a game of the client's game; returns its id. ``seed`` only for tests, bots
+        and tournaments (Renature); ``options`` are the game's (Renaissance: ``sets``,
+        ``competition``)."""
+        body: dict[str, Any] = {"game": self.game.name, "players": players, **(options or {})}
+        if board is not None:  # the game's first board otherwise (Renature: base)
+            body["board"] = board
         if seed is not None:
             body["seed"] = seed
         return str(self._json(await self._http.post("/games", json=body))["game_id"])
@@ -128,7 +139,7 @@ class GatewayClient:
         return msgspec.convert(self._json(response), CommandResult)
 
     async def send(
-        self, game_id: str, token: str, command: c.Command, command_id: str | None = None
+        self, game_id: str, token: str, command: Any, command_id: str | None = None
     ) -> CommandResult:
         """Play ``command`` for the token's seat; raises `GatewayError` when refused."""
         body = {
@@ -142,33 +153,36 @@ class GatewayClient:
 
     # -- reading -------------------------------------------------------------------------------
 
-    async def view(self, game_id: str, token: str | None = None) -> GameView:
-        """The seat's view with a token, else the spectator view."""
+    async def view(self, game_id: str, token: str | None = None) -> Any:
+        """The seat's view with a token, else the spectator view (a Renature `GameView`;
+        another game's as JSON data)."""
         path = f"/games/{game_id}/view" if token else f"/games/{game_id}/spectator"
         response = await self._http.get(path, headers=_auth(token))
         self._check(response)
+        if self.game.name != "renature":
+            return response.json()
         return _view.decode(response.content)
 
-    async def state(self, game_id: str, token: str) -> GameState:
+    async def state(self, game_id: str, token: str) -> Any:
         """The seat's own-perspective state (secrets of others replaced by stand-ins)."""
         response = await self._http.get(f"/games/{game_id}/state", headers=_auth(token))
         self._check(response)
-        return decode_state(response.content)
+        return self.game.decode_state(response.content)
 
-    async def legal_actions(self, game_id: str, token: str) -> list[c.AnyCommand]:
+    async def legal_actions(self, game_id: str, token: str) -> list[Any]:
         response = await self._http.get(f"/games/{game_id}/legal-actions", headers=_auth(token))
         self._check(response)
-        return _commands.decode(response.content)
+        commands: list[Any] = self._commands.decode(response.content)
+        return commands
 
-    async def events(
-        self, game_id: str, token: str | None = None, after: int = 0
-    ) -> list[e.AnyEvent]:
+    async def events(self, game_id: str, token: str | None = None, after: int = 0) -> list[Any]:
         """The events after ``after`` as the caller may see them."""
         response = await self._http.get(
             f"/games/{game_id}/events", params={"after": after}, headers=_auth(token)
         )
         self._check(response)
-        return _events.decode(response.content)
+        events: list[Any] = self._events.decode(response.content)
+        return events
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ MAX_BATCH = 256
 at most this many at a time leaves the rest of the queue to the other instances of the group."""
 
 
-EnvelopeBatch = Annotated[list[bytes], WithJsonSchema(bus.inline_schema(bus.CommandEnvelope))]
+EnvelopeBatch = Annotated[list[bytes], WithJsonSchema(bus.envelope_schema())]
 """The handler gets the raw bytes of a batch of messages (decoded by msgspec). The docs show the
 schema of one message: each stream entry is one envelope, however many are read at once."""
 

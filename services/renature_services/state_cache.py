@@ -23,17 +23,75 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from renature import events as e
-from renature.rules import evolve
-from renature.state import GameState
+import msgspec
+
+from gameplatform import game_names, get_game
+from gameplatform.interface import Game
 from renature_store import EventStore, StoredEvent
 
 F = TypeVar("F")
 
-DEFAULT_MAX_GAMES = 10_000
+AnyGame = Game[Any, Any, Any]
 
-Apply = Callable[[F | None, e.Event], F]
-"""One step of a fold: the value after one more event (``None`` before the first)."""
+DEFAULT_MAX_GAMES = 10_000
+DEFAULT_GAME = "renature"
+"""The game of a stream whose first batch names none (every stream written before the platform
+hosted a second game)."""
+
+Apply = Callable[[AnyGame, F | None, Any], F]
+"""One step of a fold: the value after one more event of the game (``None`` before the first)."""
+
+
+class StreamGame(msgspec.Struct):
+    """The part of a batch's provenance (``BatchMeta``) that names the stream's game: the meta
+    of a game's first event says which game the stream holds, once, for every reader."""
+
+    game: str = DEFAULT_GAME
+
+
+class _Hashed(msgspec.Struct):
+    hash: str = ""
+
+
+_stream_game = msgspec.json.Decoder(StreamGame)
+_hashed = msgspec.json.Decoder(_Hashed)
+
+
+def game_named_in(meta: bytes | None) -> str:
+    """The game a batch's meta names (`StreamGame`): the stream's game when it is the meta of
+    its first event; the default game for a meta without one or none at all."""
+    if not meta:
+        return DEFAULT_GAME
+    try:
+        return _stream_game.decode(meta).game
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return DEFAULT_GAME
+
+
+def game_of_stream(stored: Sequence[StoredEvent]) -> AnyGame:
+    """The game of a stream read from its first event (events read from version 1)."""
+    first = stored[0] if stored else None
+    return get_game(game_named_in(first.meta if first is not None else None))
+
+
+def game_reading(first_event: bytes) -> AnyGame | None:
+    """The one hosted game whose decoder reads a stream's first event (a creation), or None
+    when not exactly one does. For readers that hold the first event without its meta (a
+    projector's feed entry): the meta names the same game, at the cost of another read."""
+    readers = []
+    for name in game_names():
+        game = get_game(name)
+        try:
+            game.decode_event(first_event)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        readers.append(game)
+    return readers[0] if len(readers) == 1 else None
+
+
+def evolve_state(game: AnyGame, state: Any, event: Any) -> Any:
+    """The fold of the rules service and the gateway: the game's own ``evolve``."""
+    return game.evolve(state, event)
 
 
 class Lineage(enum.Enum):
@@ -47,13 +105,20 @@ class Lineage(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Cached(Generic[F]):
-    """A folded value with the version and the chain hash of the last event folded in."""
+    """A folded value with the version and the chain hash of the last event folded in, and the
+    name of the game whose events they are."""
 
     value: F
     version: int
     last_hash: str
+    game: str = DEFAULT_GAME
 
-    def lineage(self, stream_version: int, next_event: e.Event | None = None) -> Lineage:
+    @property
+    def adapter(self) -> AnyGame:
+        """The game's adapter (`gameplatform.get_game`)."""
+        return get_game(self.game)
+
+    def lineage(self, stream_version: int, next_event: Any = None) -> Lineage:
         """Compare with a stream at ``stream_version`` whose event after the cached version is
         ``next_event`` (when the stream is ahead). Without ``next_event`` an ahead stream is
         taken on trust; with it, its ``prev_hash`` must be the cached ``last_hash``."""
@@ -68,33 +133,36 @@ class Cached(Generic[F]):
         return Lineage.AHEAD
 
 
-def fold(entry: Cached[F] | None, events: Iterable[e.Event], apply: Apply[F]) -> Cached[F] | None:
-    """``entry`` with ``events`` folded in by ``apply`` (``None`` while nothing was folded)."""
+def fold(
+    entry: Cached[F] | None, events: Iterable[Any], apply: Apply[F], game: AnyGame
+) -> Cached[F] | None:
+    """``entry`` with ``events`` of ``game`` folded in by ``apply`` (``None`` while nothing was
+    folded)."""
     value = None if entry is None else entry.value
     version = 0 if entry is None else entry.version
     last_hash = "" if entry is None else entry.last_hash
     folded = False
     for event in events:
-        value = apply(value, event)
+        value = apply(game, value, event)
         version, last_hash, folded = event.version, event.hash, True
     if not folded:
         return entry
     assert value is not None  # `apply` returns a value once an event was folded
-    return Cached(value, version, last_hash)
+    return Cached(value, version, last_hash, game.name)
 
 
 def fold_stored(
     entry: Cached[F] | None, stored: Sequence[StoredEvent], apply: Apply[F]
 ) -> Cached[F] | None:
-    """`fold` over events as the store returns them."""
-    return fold(entry, (e.decode(event.data) for event in stored), apply)
+    """`fold` over events as the store returns them, decoded by the entry's game (or, for a
+    new entry, the game the stream's first event names)."""
+    game = entry.adapter if entry is not None else game_of_stream(stored)
+    return fold(entry, (game.decode_event(event.data) for event in stored), apply, game)
 
 
-def fold_states(
-    entry: Cached[GameState] | None, stored: Sequence[StoredEvent]
-) -> Cached[GameState] | None:
-    """The game's state with the stored events folded in by the core's ``evolve``."""
-    return fold_stored(entry, stored, evolve)
+def fold_states(entry: Cached[Any] | None, stored: Sequence[StoredEvent]) -> Cached[Any] | None:
+    """The game's state with the stored events folded in by the game's ``evolve``."""
+    return fold_stored(entry, stored, evolve_state)
 
 
 class StaleCache(Exception):
@@ -114,7 +182,7 @@ def read_from(entry: Cached[F] | None) -> int:
 
 def stored_hash(event: StoredEvent) -> str:
     """The chain hash of a stored event: as stored with it, else from its own bytes."""
-    return event.hash if event.hash is not None else e.decode(event.data).hash
+    return event.hash if event.hash is not None else _hashed.decode(event.data).hash
 
 
 def checked_fold(
@@ -137,9 +205,9 @@ def checked_fold(
     return fold_stored(entry, stored[1:], apply)
 
 
-def cached_state(state: GameState) -> Cached[GameState]:
-    """A state as a cache entry (its own version and last hash)."""
-    return Cached(state, state.version, state.last_hash)
+def cached_state(state: Any, game: str = DEFAULT_GAME) -> Cached[Any]:
+    """A game's state as a cache entry (its own version and last hash)."""
+    return Cached(state, state.version, state.last_hash, game)
 
 
 class StateCache(Generic[F]):
@@ -196,16 +264,21 @@ class GameLoader:
 
     def __init__(self, store: EventStore, max_games: int = DEFAULT_MAX_GAMES, log: Any = None):
         self.store = store
-        self.cache: StateCache[GameState] = StateCache(max_games)
+        self.cache: StateCache[Any] = StateCache(max_games)
         self._log = log
 
-    async def load(self, game_id: str) -> GameState | None:
+    async def load(self, game_id: str) -> Any:
         """The game's latest state (None when it has no events)."""
+        entry = await self.load_entry(game_id)
+        return None if entry is None else entry.value
+
+    async def load_entry(self, game_id: str) -> Cached[Any] | None:
+        """The game's latest state with its game and version (None when it has no events)."""
         cached = self.cache.get(game_id)
         stored = await self.store.read(game_id, after_version=read_from(cached))
         return await self._caught_up(game_id, cached, stored)
 
-    async def load_many(self, game_ids: Sequence[str]) -> list[GameState | None]:
+    async def load_many(self, game_ids: Sequence[str]) -> list[Cached[Any] | None]:
         """The latest states of several (distinct) games, read in one round trip."""
         cached = [self.cache.get(game_id) for game_id in game_ids]
         pages = await self.store.read_many(
@@ -216,18 +289,18 @@ class GameLoader:
             for game_id, entry, page in zip(game_ids, cached, pages, strict=True)
         ]
 
-    def remember(self, entry: Cached[GameState] | None) -> GameState | None:
+    def remember(self, entry: Cached[Any] | None) -> Cached[Any] | None:
         """Cache a game's state, unless a newer one is cached (by a concurrent command)."""
         if entry is None:
             return None
         self.cache.remember(entry.value.game_id, entry)
-        return entry.value
+        return entry
 
     async def _caught_up(
-        self, game_id: str, entry: Cached[GameState] | None, stored: Sequence[StoredEvent]
-    ) -> GameState | None:
+        self, game_id: str, entry: Cached[Any] | None, stored: Sequence[StoredEvent]
+    ) -> Cached[Any] | None:
         try:
-            return self.remember(checked_fold(entry, stored, evolve))
+            return self.remember(checked_fold(entry, stored, evolve_state))
         except StaleCache as stale:  # never decide or serve on events the stream lost
             if self._log is not None:
                 self._log.warning("state_cache_stale", game_id=game_id, reason=str(stale))

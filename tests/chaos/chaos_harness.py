@@ -644,6 +644,7 @@ def check(
     clients: list[Client],
     cuts: list[tuple[float, float]],
 ) -> None:
+    from gameplatform import get_game
     from renature_services.projectors import ScoreProjection
 
     with stack.client() as client:
@@ -715,12 +716,12 @@ def check(
             state = replay(decoded)
             assert state is not None
             board = json.loads(msgspec.json.encode(view(state, None)))
-            projection = ScoreProjection()
+            projection, renature = ScoreProjection(), get_game("renature")
             fold = None
             for event in decoded:
-                fold = projection.apply(fold, event)
+                fold = projection.apply(renature, fold, event)
             assert fold is not None
-            score = json.loads(projection.render(fold))
+            score = json.loads(projection.render(renature, fold))
             while True:
                 models = [
                     client.hmget(LAYOUT.model_key(name, game_id), ["version", "model"])

@@ -37,12 +37,12 @@ import pytest
 import redis
 from websockets.asyncio.client import connect
 
+from gameplatform import get_game
 from redis_server import RedisServer, free_port
 from renature import events as e
 from renature.board import PATH
 from renature.game import outcome, play, replay
 from renature.rules import legal_actions
-from renature.view import view
 from renature_services import bus
 from renature_services.gateway.perspective import HIDDEN
 from renature_services.http_client import GatewayClient
@@ -217,12 +217,12 @@ LAYOUT = KeyLayout()
 GAMES = [(2, ["greedy", "random"]), (3, ["random", "greedy", "random"]), (4, ["greedy"] * 4)]
 
 
-def stream_events(stack: E2EStack, game_id: str) -> list[e.Event]:
+def stream_events(stack: E2EStack, game_id: str, name: str = "renature") -> list[Any]:
     with stack.client() as client:
         entries = client.xrange(LAYOUT.game_key(game_id))
     versions = [int(entry_id.decode().partition("-")[2]) for entry_id, _ in entries]
     assert versions == list(range(1, len(entries) + 1)), "the stream has a gap or a fork"
-    return [e.decode(fields[b"event"]) for _, fields in entries]
+    return [get_game(name).decode_event(fields[b"event"]) for _, fields in entries]
 
 
 def read_model(stack: E2EStack, name: str, game_id: str) -> tuple[int, Any] | None:
@@ -242,25 +242,28 @@ def wait_for_models(stack: E2EStack, game_id: str, version: int, timeout: float 
     raise AssertionError(f"read models of {game_id} did not reach version {version}: {models}")
 
 
-def assert_models_equal_fresh_replay(stack: E2EStack, game_id: str) -> None:
+def assert_models_equal_fresh_replay(stack: E2EStack, game_id: str, name: str = "renature") -> None:
     """The projected board and score equal what a fresh fold of the stream gives."""
     from renature_services.projectors import ScoreProjection
 
-    events = stream_events(stack, game_id)
+    game = get_game(name)
+    events = stream_events(stack, game_id, name)
     wait_for_models(stack, game_id, len(events))
-    state = replay(events)
+    state = None
+    for event in events:
+        state = game.evolve(state, event)
     assert state is not None
     board = read_model(stack, "board", game_id)
     assert board is not None
-    assert board[1] == msgspec.to_builtins(view(state, None))
+    assert board[1] == json.loads(msgspec.json.encode(game.view(state, None)))
     projection = ScoreProjection()
     fold = None
     for event in events:
-        fold = projection.apply(fold, event)
+        fold = projection.apply(game, fold, event)
     assert fold is not None
     score = read_model(stack, "score", game_id)
     assert score is not None
-    assert score[1] == json.loads(projection.render(fold))
+    assert score[1] == json.loads(projection.render(game, fold))
 
 
 def assert_live_message_is_safe(message: dict[str, Any], viewer: int | None) -> None:
@@ -640,6 +643,115 @@ async def test_valley_bot_games_through_the_stack(
     assert (report["ok"], report["finished"]) == (True, True)
     assert report["scores"] == expected["scores"]
     assert report["events"] == len(events)
+
+
+RENAISSANCE_GAMES = [("e2e-ren-1", ("greedy", "random")), ("e2e-ren-2", ("random", "greedy"))]
+
+
+def without_provenance(event: Any) -> Any:
+    """An event less what differs between two runs of one game: the game id (the gateway's is
+    random), the command's id and time, and the hash chain (which covers both)."""
+    return msgspec.structs.replace(event, game_id="", cause=None, prev_hash="", hash="")
+
+
+@pytest.mark.parametrize(("seed", "bots"), RENAISSANCE_GAMES)
+async def test_renaissance_bot_games_run_beside_renature_on_one_stack(
+    e2e_stack: E2EStack, seed: str, bots: tuple[str, str]
+) -> None:
+    """Both games on one stack (one rules service, one set of projectors, one gateway): a
+    Renaissance game played by ``renature bots play --game renaissance`` through the gateway,
+    while a Renature game is played beside it, is ``renature simulate --game renaissance``'s
+    game event for event; its read models are a fresh replay of its stream with Renaissance's
+    rules; ``renature audit`` finds each game's game in the stored stream and holds for both;
+    the live channel, the summary and the lobby know it as a Renaissance game."""
+    gateway = ["--gateway", e2e_stack.gateway_url, "--seed", seed, "--bots", ",".join(bots)]
+    live = f"{e2e_stack.gateway_url.replace('http', 'ws')}/games"
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        renature = pool.submit(renature_process, "bots", "play", *gateway, "--players", "2")
+        played = renature_process("bots", "play", "--game", "renaissance", *gateway)
+        beside = renature.result()
+    assert played.status == 0, str(played)
+    assert beside.status == 0, str(beside)
+    simulated = renature_here(
+        "simulate", "--game", "renaissance", "--seed", seed, "--bots", ",".join(bots), "--json"
+    )
+    result, expected = played.printed, simulated.printed
+    for key in ("game", "bots", "scores", "ranking", "winners", "colours", "events", "sets"):
+        assert result[key] == expected[key], key
+    game_id = result["game_id"]
+
+    renaissance = get_game("renaissance")
+    stored = stream_events(e2e_stack, game_id, "renaissance")
+    in_process, _, _ = renaissance.simulate(seed, list(bots))
+    assert [without_provenance(x) for x in stored] == [without_provenance(x) for x in in_process]
+    assert_models_equal_fresh_replay(e2e_stack, game_id, "renaissance")
+    assert_models_equal_fresh_replay(e2e_stack, beside.printed["game_id"])
+
+    redis_url = ["--redis-url", e2e_stack.redis.url, "--json"]
+    for audited_id, scores in ((game_id, result["scores"]), (beside.printed["game_id"], None)):
+        audited = await asyncio.to_thread(renature_here, "audit", audited_id, *redis_url)
+        assert audited.status == 0, str(audited)
+        report = audited.printed
+        assert (report["ok"], report["finished"], report["game_id"]) == (True, True, audited_id)
+        assert scores is None or report["scores"] == scores
+
+    async with httpx.AsyncClient(base_url=e2e_stack.gateway_url) as http:
+        summary = (await http.get(f"/games/{game_id}")).json()
+        listed = (await http.get("/games", params={"game": "renaissance", "limit": 100})).json()
+    assert (summary["game"], summary["phase"], summary["board"]) == (
+        "renaissance",
+        "finished",
+        "standard",
+    )
+    assert game_id in [listed_game["game_id"] for listed_game in listed["games"]]
+    assert {listed_game["game"] for listed_game in listed["games"]} == {"renaissance"}
+    replayed = await asyncio.wait_for(watch(f"{live}/{game_id}/live"), 30)
+    assert [message["version"] for message in replayed] == list(range(1, len(stored) + 1))
+
+
+async def test_a_command_of_one_game_sent_to_the_other_is_refused_as_wrong_game(
+    e2e_stack: E2EStack,
+) -> None:
+    """A Renature move sent to a Renaissance game (and the reverse) is a 409 ``wrong_game``
+    that appends nothing; a malformed one stays a 422."""
+    async with (
+        GatewayClient(e2e_stack.gateway_url, game="renaissance") as renaissance,
+        GatewayClient(e2e_stack.gateway_url) as renature,
+    ):
+        ids = [await renaissance.create_game(2), await renature.create_game(2, seed="wrong")]
+        tokens = [
+            [await client.join(game_id, seat, f"p{seat}") for seat in (0, 1)]
+            for client, game_id in zip((renaissance, renature), ids, strict=True)
+        ]
+        for client, game_id, seat_tokens in zip((renaissance, renature), ids, tokens, strict=True):
+            await client.start(game_id, seat_tokens[0])
+        async with httpx.AsyncClient(base_url=e2e_stack.gateway_url) as http:
+            for name, game_id, seat_tokens, foreign in (
+                ("renaissance", ids[0], tokens[0], {"type": "EndTurn"}),
+                (
+                    "renature",
+                    ids[1],
+                    tokens[1],
+                    {"type": "PlaceMarker", "square": {"x": 2, "y": 2}},
+                ),
+            ):
+                before = len(stream_events(e2e_stack, game_id, name))
+                for seat_token in seat_tokens:
+                    answer = await http.post(
+                        f"/games/{game_id}/commands",
+                        json={"command_id": "x1", "command": foreign},
+                        headers={"Authorization": f"Bearer {seat_token}"},
+                    )
+                    assert answer.status_code == 409, answer.text
+                    assert answer.json()["error"]["code"] == "wrong_game"
+                malformed = await http.post(
+                    f"/games/{game_id}/commands",
+                    json={"command_id": "x2", "command": {"type": "Teleport"}},
+                    headers={"Authorization": f"Bearer {seat_tokens[0]}"},
+                )
+                assert malformed.status_code == 422
+                after = len(stream_events(e2e_stack, game_id, name))
+                assert after == before
 
 
 def run_schemathesis(url: str, workdir: Path, env: dict[str, str] | None = None) -> str:

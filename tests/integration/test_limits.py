@@ -564,7 +564,7 @@ def test_the_openapi_document_states_the_limits(redis_url: str) -> None:
     assert {"413", "429"} <= set(create)
     assert "Retry-After" in create["429"]["headers"]
     assert "429" not in document["paths"]["/healthz"]["get"]["responses"]
-    board = document["components"]["schemas"]["CreateGameRequest"]["properties"]["board"]
+    board = document["components"]["schemas"]["NewRenatureGame"]["properties"]["board"]
     assert board["enum"] == ["base", "valley", "valley-back"]
     name = document["components"]["schemas"]["JoinRequest"]["properties"]["name"]
     assert (name["maxLength"], name["pattern"]) == (40, c.PLAYER_NAME_PATTERN)

@@ -34,7 +34,7 @@ async def test_the_live_reader_follows_a_game_on_the_cluster(
     reader = await live_reader(gateway)
     try:
         assert reader.get_connection_kwargs()["socket_timeout"] == BLOCK_MS / 1000 + SOCKET_MARGIN_S
-        stream = follow(reader, store.layout.game_key("live-c"), 0)
+        stream = follow(reader, store.layout.game_key("live-c"), 0, "renature")
         first = await asyncio.wait_for(anext(stream), 10)
         assert isinstance(first, e.GameCreated)
         await stream.aclose()

@@ -11,6 +11,7 @@ import jsonschema_rs
 import msgspec
 import pytest
 
+from gameplatform import get_game
 from renature import commands as c
 from renature.errors import InvalidCommand
 from renature.game import play, replay
@@ -20,6 +21,8 @@ from renature_services.gateway.errors import ApiError
 from renature_services.gateway.schemas import seat_command_schema
 
 CELL = {"x": 3, "y": 4}
+
+RENATURE = get_game("renature")
 
 
 @cache
@@ -48,7 +51,7 @@ def test_every_legal_action_fits_the_schema_and_decodes_to_itself(board: str) ->
         sent = msgspec.to_builtins(action)
         seat = sent.pop("seat")  # a client may leave its seat out
         assert validator().is_valid(sent), sent
-        assert seat_command(sent, seat) == action
+        assert seat_command(sent, seat, RENATURE) == action
 
 
 @pytest.mark.parametrize(
@@ -75,7 +78,7 @@ def test_every_legal_action_fits_the_schema_and_decodes_to_itself(board: str) ->
 def test_what_the_schema_refuses_is_malformed(command: dict[str, Any]) -> None:
     assert not validator().is_valid(command)
     with pytest.raises(ApiError) as refused:
-        seat_command(command, 0)
+        seat_command(command, 0, RENATURE)
     assert (refused.value.status, refused.value.code) == (422, "invalid_command")
 
 
@@ -107,13 +110,13 @@ def test_what_only_the_rules_can_check_they_refuse_as_invalid(
     state = replay(events[:4])  # created, joined, started: the first seat's turn
     assert state is not None
     with pytest.raises(InvalidCommand, match=message):
-        decide(state, seat_command(command, state.current))
+        decide(state, seat_command(command, state.current, RENATURE))
 
 
 def test_a_whole_number_written_with_a_fraction_is_that_number() -> None:
     """JSON has one kind of number: 5.0 is the integer 5, to JSON Schema and to the gateway."""
     sent = {"type": "PlaceMushroom", "cell": {"x": 5.0, "y": 7}}
     assert validator().is_valid(sent)
-    assert seat_command(sent, 1) == c.PlaceMushroom(seat=1, cell=c.Cell(5, 7))
+    assert seat_command(sent, 1, RENATURE) == c.PlaceMushroom(seat=1, cell=c.Cell(5, 7))
     with pytest.raises(ApiError):
-        seat_command({"type": "PlaceMushroom", "cell": {"x": 5.5, "y": 7}}, 1)
+        seat_command({"type": "PlaceMushroom", "cell": {"x": 5.5, "y": 7}}, 1, RENATURE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
+from gameplatform import get_game
 from renature import commands as c
 from renature import events as e
 from renature.rules import evolve, execute
@@ -14,10 +15,15 @@ from renature_services.state_cache import (
     Lineage,
     StateCache,
     cached_state,
+    evolve_state,
     fold,
     fold_states,
+    game_named_in,
+    game_reading,
 )
 from renature_store import StoredEvent
+
+RENATURE = get_game("renature")
 
 
 def created(game_id: str = "g1") -> list[e.Event]:
@@ -36,7 +42,7 @@ def replay(events: list[e.Event]) -> GameState:
 
 def test_a_fold_keeps_the_value_the_version_and_the_hash_of_the_last_event() -> None:
     events = created()
-    entry = fold(None, events, evolve)
+    entry = fold(None, events, evolve_state, RENATURE)
     assert entry is not None
     assert entry.value == replay(events)
     assert entry.version == events[-1].version
@@ -45,9 +51,9 @@ def test_a_fold_keeps_the_value_the_version_and_the_hash_of_the_last_event() -> 
 
 
 def test_folding_nothing_leaves_the_entry_as_it_was() -> None:
-    assert fold(None, [], evolve) is None
-    entry = fold(None, created(), evolve)
-    assert fold(entry, [], evolve) is entry
+    assert fold(None, [], evolve_state, RENATURE) is None
+    entry = fold(None, created(), evolve_state, RENATURE)
+    assert fold(entry, [], evolve_state, RENATURE) is entry
 
 
 def test_stored_events_fold_like_decoded_ones_and_in_steps() -> None:
@@ -55,7 +61,7 @@ def test_stored_events_fold_like_decoded_ones_and_in_steps() -> None:
     stored = [StoredEvent(event.version, e.encode(event)) for event in events]
     whole = fold_states(None, stored)
     stepped = fold_states(fold_states(None, stored[:1]), stored[1:])
-    assert whole == stepped == fold(None, events, evolve)
+    assert whole == stepped == fold(None, events, evolve_state, RENATURE)
 
 
 def test_the_cache_keeps_the_newest_entry_of_a_game() -> None:
@@ -84,7 +90,7 @@ def test_the_least_recently_used_game_is_dropped_first() -> None:
 
 def test_the_lineage_tells_a_continued_stream_from_one_behind_or_different() -> None:
     events = created()
-    entry = fold(None, events[:1], evolve)
+    entry = fold(None, events[:1], evolve_state, RENATURE)
     assert entry is not None
     assert entry.lineage(1) is Lineage.CURRENT
     assert entry.lineage(0) is Lineage.BEHIND
@@ -94,3 +100,32 @@ def test_the_lineage_tells_a_continued_stream_from_one_behind_or_different() -> 
     assert entry.lineage(len(events), forged) is Lineage.DIVERGED
     skipped = msgspec.structs.replace(events[1], version=3)
     assert entry.lineage(len(events), skipped) is Lineage.DIVERGED
+
+
+def test_a_stream_is_folded_by_the_game_its_first_event_names() -> None:
+    """The meta of a stream's first batch names its game (``{"game": "renaissance"}``); a
+    stream whose first batch names none is Renature's, as every stream written before."""
+    renaissance = get_game("renaissance")
+    events, state, _ = renaissance.simulate("named", ["random", "random"])
+    meta = msgspec.json.encode({"command_id": "create", "game": "renaissance"})
+    stored = [
+        StoredEvent(event.version, renaissance.encode_event(event), meta if n == 0 else None)
+        for n, event in enumerate(events)
+    ]
+    entry = fold_states(None, stored)
+    assert entry is not None
+    assert (entry.game, entry.value, entry.version) == ("renaissance", state, state.version)
+    assert game_named_in(None) == game_named_in(b'{"command_id": "x"}') == "renature"
+
+
+def test_a_creation_read_without_its_meta_is_read_by_exactly_one_game() -> None:
+    """A projector's feed entry carries the event, not its meta: the first event of a stream
+    is read by exactly one hosted game's decoder, the game its meta names."""
+    for name in ("renature", "renaissance"):
+        game = get_game(name)
+        events, _, _ = game.simulate("sniffed", ["random", "random"])
+        found = game_reading(game.encode_event(events[0]))
+        assert found is not None
+        assert found.name == name
+    assert game_reading(b'{"type": "GameCreated"}') is None
+    assert game_reading(b"not json") is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import typer
@@ -12,8 +12,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from renature import events as e
-from renature.audit import audit as run_audit
 from renature.components import COLOURS
 from renature.explain import explain as run_explain
 from renature.game import replay as fold
@@ -22,6 +20,9 @@ from renature_services.cli import games
 from renature_services.cli.core import render_board
 
 GameArg = Annotated[str | None, typer.Argument(help="game id in Redis (or use --events)")]
+if TYPE_CHECKING:
+    from renature_services.event_source import Loaded
+
 EventsOpt = Annotated[
     Path | None, typer.Option("--events", help="JSON-lines file of events instead of Redis")
 ]
@@ -29,13 +30,17 @@ RedisOpt = Annotated[str | None, typer.Option(help="Redis URL (default: REDIS_UR
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable JSON")]
 
 
-def _events(game_id: str | None, events_file: Path | None, redis_url: str | None) -> list[e.Event]:
+def _events(
+    game_id: str | None, events_file: Path | None, redis_url: str | None, game: str = "renature"
+) -> Loaded:
+    """The game's events and its game: a stored game's own (its stream names it), a file's as
+    ``--game`` says."""
     # Imported here: redis takes a third of a second to import, and most commands never need it.
     from renature_services.event_source import NoSuchGame, load
     from renature_store import StoreError
 
     try:
-        return load(game_id, events_file, redis_url)
+        return load(game_id, events_file, redis_url, game)
     except (NoSuchGame, OSError, msgspec.DecodeError, msgspec.ValidationError) as err:
         Console(stderr=True).print(f"[red]{escape(str(err))}[/red]")
         raise typer.Exit(2) from None
@@ -53,10 +58,8 @@ def audit(
 ) -> None:
     """Verify a game from its events alone: hash chain, every move re-decided, seed and deal,
     final scoring. Exit status 0 when everything holds, 1 otherwise."""
-    if game_name != "renature":
-        report = games.audit_report(game_name, game_id, events_file)
-    else:
-        report = run_audit(_events(game_id, events_file, redis_url))
+    loaded = _events(game_id, events_file, redis_url, game_name)
+    report: Any = games.the_game(loaded.game).audit(loaded.events)  # each game's report
     if as_json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:
@@ -96,10 +99,10 @@ def explain(
 ) -> None:
     """Every point each seat got, in order, with the rule and the running total; then the
     final ranking."""
-    if game_name != "renature":
-        games.explain(game_name, game_id, events_file, as_json)
+    game, events = _events(game_id, events_file, redis_url, game_name)
+    if game != "renature":
+        games.explain(game, events, as_json)
         return
-    events = _events(game_id, events_file, redis_url)
     state = fold(events)
     seat_no = None
     if seat is not None and state is not None:
@@ -142,10 +145,10 @@ def replay(
     game_name: games.GameOpt = "renature",
 ) -> None:
     """The board and scores after event number N, drawn in the terminal (and as SVG)."""
-    if game_name != "renature":
-        games.replay(game_name, game_id, events_file, to, svg)
+    game, events = _events(game_id, events_file, redis_url, game_name)
+    if game != "renature":
+        games.replay(game, events, to, svg)
         return
-    events = _events(game_id, events_file, redis_url)
     if to is not None:
         events = [ev for ev in events if ev.version <= to]
     state = fold(events)
@@ -170,8 +173,9 @@ def export(
     redis_url: RedisOpt = None,
 ) -> None:
     """Write a game's event log as JSON lines (the input of ``renature audit --events``)."""
-    events = _events(game_id, None, redis_url)
-    data = b"".join(e.encode(ev) + b"\n" for ev in events)
+    game, events = _events(game_id, None, redis_url)
+    encode = games.the_game(game).encode_event
+    data = b"".join(encode(ev) + b"\n" for ev in events)
     if out is None:
         sys.stdout.buffer.write(data)
     else:

@@ -101,33 +101,9 @@ def corpus(name: str, check_file: Path | None) -> None:
         raise typer.Exit(1)
 
 
-def events(name: str, game_id: str | None, events_file: Path | None) -> list[Any]:
-    """A game's events from a JSON-lines file (the services host Renature games only)."""
-    game = the_game(name)
-    if events_file is None:
-        Console(stderr=True).print(
-            f"[red]{escape(game.title)} games are read from an --events file "
-            f"(the services do not host them yet; game id {escape(str(game_id))!s})[/red]"
-        )
-        raise typer.Exit(2)
-    try:
-        with events_file.open("rb") as lines:
-            found = [game.decode_event(line) for line in lines if line.strip()]
-    except (OSError, msgspec.DecodeError) as err:
-        Console(stderr=True).print(f"[red]{escape(str(err))}[/red]")
-        raise typer.Exit(2) from None
-    if not found:
-        Console(stderr=True).print(f"[red]The file {events_file} holds no events.[/red]")
-        raise typer.Exit(2)
-    return found
-
-
-def audit_report(name: str, game_id: str | None, events_file: Path | None) -> Any:
-    return the_game(name).audit(events(name, game_id, events_file))
-
-
-def explain(name: str, game_id: str | None, events_file: Path | None, as_json: bool) -> None:
-    report = the_game(name).explain(events(name, game_id, events_file))
+def explain(name: str, found: list[Any], as_json: bool) -> None:
+    """The explanation of a game's events, as a table (or JSON)."""
+    report = the_game(name).explain(found)
     if as_json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
         return
@@ -150,11 +126,9 @@ def explain(name: str, game_id: str | None, events_file: Path | None, as_json: b
         console.print(f"{rank}. seat {who}: {facts['scores'][who]} points{mark}")
 
 
-def replay(
-    name: str, game_id: str | None, events_file: Path | None, to: int | None, svg: Path | None
-) -> None:
+def replay(name: str, found: list[Any], to: int | None, svg: Path | None) -> None:
+    """The board after event ``to`` of a game's events, in the terminal (and as SVG)."""
     game = the_game(name)
-    found = events(name, game_id, events_file)
     if to is not None:
         found = [ev for ev in found if ev.version <= to]
     state = None

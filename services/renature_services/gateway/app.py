@@ -75,7 +75,9 @@ def create_app(
     install_frontends(app)  # lobby, SSE, boards; CORS, gzip, ETags, offline docs (issue 13)
     web.install(app)  # the reference web client, the dispute viewer and the board picture
     # /state sends a GameState without its static board (it is loaded by board_id).
-    install_openapi(app, BODIES, strip={"GameState": ["board"]})
+    # Renature's state (named by its module: Renaissance has a GameState too) has its static
+    # board in Python, not on the wire.
+    install_openapi(app, BODIES, strip={"renature.state.GameState": ["board"]})
     install_limits(
         app,
         redis_url,

@@ -6,10 +6,11 @@ from typing import Any
 
 import msgspec
 
-from renature import commands as c
+from gameplatform import game_names, get_game
 from renature_services.bus import Reply
 from renature_services.gateway.errors import ApiError, rule_error_status
 from renature_services.gateway.schemas import Accepted
+from renature_services.state_cache import AnyGame
 
 SET_UP_COMMANDS = frozenset({"CreateGame", "JoinGame", "StartGame", "FinishGame"})
 """Issued by the gateway's own endpoints or by the rules service, never by a player."""
@@ -29,9 +30,10 @@ def accepted_or_raise(reply: Reply, client_command_id: str) -> Accepted:
     raise ApiError(rule_error_status(code), code, reply.message or "The command was refused.")
 
 
-def seat_command(payload: dict[str, Any], seat: int) -> c.SeatCommand:
-    """Decode a client's command for ``seat``: refuse set-up commands (403), fill in a missing
-    seat, refuse another seat's command (403), report a malformed one (422)."""
+def seat_command(payload: dict[str, Any], seat: int, game: AnyGame) -> Any:
+    """Decode a client's command for ``seat`` of a ``game`` game: refuse set-up commands (403),
+    fill in a missing seat, refuse another seat's command (403), report a malformed one (422),
+    and a well-formed command of another game as a rule would (409 ``wrong_game``)."""
     kind = payload.get("type")
     if isinstance(kind, str) and kind in SET_UP_COMMANDS:
         raise ApiError(
@@ -42,13 +44,30 @@ def seat_command(payload: dict[str, Any], seat: int) -> c.SeatCommand:
         )
     if "seat" not in payload:
         payload = {**payload, "seat": seat}
+    payload = json_integers(payload)
     try:
-        command: c.SeatCommand = msgspec.convert(json_integers(payload), c.SeatCommand)
+        command = game.seat_command(payload)
     except msgspec.ValidationError as error:
+        if other := _game_of_command(payload, game):
+            raise ApiError(
+                409, "wrong_game", f"This is a {other} command; this game is a {game.name} game."
+            ) from error
         raise ApiError(422, "invalid_command", f"Malformed command: {error}") from error
     if command.seat != seat:
         raise ApiError(403, "wrong_seat", "You can only act for your own seat.")
     return command
+
+
+def _game_of_command(payload: dict[str, Any], game: AnyGame) -> str | None:
+    """The other hosted game whose seat command ``payload`` is, if any."""
+    for name in game_names():
+        if name != game.name:
+            try:
+                get_game(name).seat_command(payload)
+            except msgspec.ValidationError:
+                continue
+            return name
+    return None
 
 
 def json_integers(value: Any) -> Any:

@@ -15,20 +15,17 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import cast
+from typing import Any, cast
 
 import msgspec
 from redis.asyncio import Redis
 
-from renature import events as e
-from renature.audit import AuditReport, Finding, audit
-from renature.components import COLOURS
-from renature.explain import explain
-from renature.game import replay
+from renature.audit import AuditReport, Finding
 from renature_services.gateway.errors import ApiError
 from renature_services.gateway.games import GameStates
 from renature_services.gateway.limits import bounded
 from renature_services.logging import get_logger
+from renature_services.state_cache import AnyGame
 from renature_store import KeyLayout, RedisEventStore, StoreError
 
 log = get_logger("renature.gateway")
@@ -80,10 +77,10 @@ class FinishedReads:
         """The encoded `Explanation` of a finished game, of one colour's seat or of all."""
         what = "explain" if colour is None else f"explain:{colour}"
 
-        async def compute(events: list[e.Event], problems: list[Finding]) -> bytes:
+        async def compute(game: AnyGame, events: list[Any], problems: list[Finding]) -> bytes:
             if problems:
                 raise _corrupt()
-            return await asyncio.to_thread(_explanation, events, colour)
+            return await asyncio.to_thread(_explanation, game, events, colour)
 
         return await self._cached(game_id, what, compute)
 
@@ -91,7 +88,7 @@ class FinishedReads:
         self,
         game_id: str,
         what: str,
-        compute: Callable[[list[e.Event], list[Finding]], Awaitable[bytes]],
+        compute: Callable[[AnyGame, list[Any], list[Finding]], Awaitable[bytes]],
     ) -> bytes:
         version = await self._finished_version(game_id)
         field = f"{what}:{version}"
@@ -128,22 +125,24 @@ class FinishedReads:
             return await self._store.version(game_id)
         if not state.is_over:
             raise NOT_FINISHED
-        return state.version
+        version: int = state.version
+        return version
 
     async def _fetch_or_compute(
         self,
         game_id: str,
         field: str,
-        compute: Callable[[list[e.Event], list[Finding]], Awaitable[bytes]],
+        compute: Callable[[AnyGame, list[Any], list[Finding]], Awaitable[bytes]],
     ) -> bytes:
         key = self.key(game_id)
         stored = await self._redis.hget(key, field)
         if isinstance(stored, bytes):
             return stored
-        events, problems = await self._events(game_id)
-        if not any(isinstance(event, e.GameEnded) for event in events):
+        game = await self._games.game_of(game_id)
+        events, problems = await self._events(game, game_id)
+        if not any(type(event).__name__ == "GameEnded" for event in events):
             raise NOT_FINISHED
-        body = await compute(events, problems)
+        body = await compute(game, events, problems)
         self.computed += 1
         pipe = self._redis.pipeline(transaction=False)
         pipe.hset(key, field, body)
@@ -151,13 +150,13 @@ class FinishedReads:
         await pipe.execute()
         return body
 
-    async def _events(self, game_id: str) -> tuple[list[e.Event], list[Finding]]:
+    async def _events(self, game: AnyGame, game_id: str) -> tuple[list[Any], list[Finding]]:
         """Every event that can be read, and a finding for each that cannot."""
         try:
             return await self._games.events(game_id, 0), []
         except (StoreError, msgspec.DecodeError, msgspec.ValidationError) as error:
             log.warning("gateway_corrupt_stream", game_id=game_id, error=type(error).__name__)
-        events: list[e.Event] = []
+        events: list[Any] = []
         problems: list[Finding] = []
         # A bytes client: ids and fields are bytes (redis-py types them loosely).
         entries = cast(
@@ -171,7 +170,7 @@ class FinishedReads:
                 problems.append(Finding(version, "stream", f"event {version} has no event field"))
                 continue
             try:
-                events.append(e.decode(data))
+                events.append(game.decode_event(data))
             except (msgspec.DecodeError, msgspec.ValidationError) as error:
                 problems.append(
                     Finding(
@@ -182,8 +181,8 @@ class FinishedReads:
                 )
         return events, problems
 
-    async def _audit(self, events: list[e.Event], problems: list[Finding]) -> bytes:
-        return await asyncio.to_thread(_audit_report, events, problems)
+    async def _audit(self, game: AnyGame, events: list[Any], problems: list[Finding]) -> bytes:
+        return await asyncio.to_thread(_audit_report, game, events, problems)
 
     def _remember(self, local: tuple[str, str], body: bytes) -> None:
         self._local[local] = body
@@ -192,11 +191,13 @@ class FinishedReads:
             self._local.popitem(last=False)
 
 
-def _audit_report(events: list[e.Event], problems: list[Finding]) -> bytes:
+def _audit_report(game: AnyGame, events: list[Any], problems: list[Finding]) -> bytes:
     """The audit of what could be read, with the unreadable events among its findings; an
-    audit that cannot finish on a corrupted stream is a finding too."""
+    audit that cannot finish on a corrupted stream is a finding too. (Every game's report and
+    findings have the shape of Renature's.)"""
+    report: Any
     try:
-        report = audit(events)
+        report = game.audit(events)
     except Exception as error:  # a forged event the core cannot even fold
         stop = Finding(0, "stream", f"the audit could not finish: {type(error).__name__}")
         report = AuditReport(
@@ -210,7 +211,10 @@ def _audit_report(events: list[e.Event], problems: list[Finding]) -> bytes:
             [stop],
         )
     if problems:
-        findings = sorted([*problems, *report.findings], key=lambda f: f.version)
+        findings = sorted(
+            [*problems, *(Finding(f.version, f.check, f.message) for f in report.findings)],
+            key=lambda f: f.version,
+        )
         report = msgspec.structs.replace(
             report,
             ok=False,
@@ -221,21 +225,24 @@ def _audit_report(events: list[e.Event], problems: list[Finding]) -> bytes:
     return msgspec.json.encode(report)
 
 
-def _explanation(events: list[e.Event], colour: str | None) -> bytes:
+def _explanation(game: AnyGame, events: list[Any], colour: str | None) -> bytes:
     try:
-        seat = None if colour is None else _seat_playing(events, colour)
-        return msgspec.json.encode(explain(events, seat))
+        seat = None if colour is None else _seat_playing(game, events, colour)
+        return msgspec.json.encode(game.explain(events, seat))
     except ApiError:
         raise
     except Exception as error:
         raise _corrupt() from error
 
 
-def _seat_playing(events: list[e.Event], colour: str) -> int:
-    """The seat that plays ``colour``; 404 ``no_such_seat`` when none does (as for a seat
-    number the game does not have: the request is well formed, the seat does not exist)."""
-    state = replay(events)
-    colours = [] if state is None else [COLOURS[s.colour] for s in state.seats]
+def _seat_playing(game: AnyGame, events: list[Any], colour: str) -> int:
+    """The seat that plays ``colour`` (at the end); 404 ``no_such_seat`` when none does (as for
+    a seat number the game does not have: the request is well formed, the seat does not
+    exist)."""
+    state = None
+    for event in events:
+        state = game.evolve(state, event)
+    colours = [] if state is None else game.table(state).colours
     if colour not in colours:
         raise ApiError(
             404,

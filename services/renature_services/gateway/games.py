@@ -9,15 +9,26 @@ another history replaces it), so a view costs one short XRANGE once the game is 
 
 from __future__ import annotations
 
-from renature import events as e
-from renature.state import GameState
+from collections import OrderedDict
+from typing import Any, NamedTuple
+
+from gameplatform import get_game
 from renature_services.gateway.errors import ApiError
 from renature_services.logging import get_logger
-from renature_services.state_cache import GameLoader
+from renature_services.state_cache import AnyGame, GameLoader, game_of_stream
 from renature_store import RedisEventStore
 from renature_store.keys import check_game_id
 
 log = get_logger("renature.gateway")
+
+KNOWN_GAMES = 100_000
+
+
+class Played(NamedTuple):
+    """A game's adapter (`gameplatform.Game`) and its current state."""
+
+    game: AnyGame
+    state: Any
 
 
 class GameStates:
@@ -26,22 +37,46 @@ class GameStates:
     def __init__(self, store: RedisEventStore, max_games: int = 2048) -> None:
         self._store = store
         self._loader = GameLoader(store, max_games, log)
+        self._known: OrderedDict[str, str] = OrderedDict()
+        """The game of game ids seen lately (`game_of`), beyond the states cached."""
 
-    async def state(self, game_id: str) -> GameState:
-        """The game's current state; 404 ``game_not_found`` when it has no events."""
+    async def played(self, game_id: str) -> Played:
+        """The game's adapter and current state; 404 ``game_not_found`` when it has no
+        events."""
         self._check_id(game_id)
-        state = await self._loader.load(game_id)
-        if state is None:
+        entry = await self._loader.load_entry(game_id)
+        if entry is None:
             raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
-        return state
+        return Played(entry.adapter, entry.value)
 
-    async def events(self, game_id: str, after: int) -> list[e.Event]:
+    async def state(self, game_id: str) -> Any:
+        """The game's current state (`played`)."""
+        return (await self.played(game_id)).state
+
+    async def game_of(self, game_id: str) -> AnyGame:
+        """The game a game id is a game of, as its stream's first event names it (one short
+        read unless the game is cached; never a fold, so a stream corrupted further on still
+        answers); 404 for an unknown game."""
+        entry = self._loader.cache.get(game_id)
+        if entry is not None:
+            return entry.adapter
+        if (known := self._known.get(game_id)) is not None:
+            return get_game(known)
+        self._check_id(game_id)
+        first = await self._store.read(game_id, after_version=0, limit=1)
+        if not first:
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+        game = game_of_stream(first)
+        self._known[game_id] = game.name  # a game's game never changes
+        while len(self._known) > KNOWN_GAMES:
+            self._known.popitem(last=False)
+        return game
+
+    async def events(self, game_id: str, after: int) -> list[Any]:
         """The decoded events after version ``after`` (404 for an unknown game)."""
-        self._check_id(game_id)
+        game = await self.game_of(game_id)
         stored = await self._store.read(game_id, after_version=max(after, 0))
-        if not stored and not await self._store.exists(game_id):
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
-        return [e.decode(s.data) for s in stored]
+        return [game.decode_event(s.data) for s in stored]
 
     async def require(self, game_id: str) -> None:
         """404 unless the game exists (cheaper than a replay)."""

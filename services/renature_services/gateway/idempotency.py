@@ -35,12 +35,11 @@ from typing import Final
 
 from redis.asyncio import Redis
 
-from renature import commands as c
-from renature.state import GameState
 from renature_services import bus
 from renature_services.gateway.commands import accepted_or_raise
 from renature_services.gateway.dependencies import Gateway
 from renature_services.gateway.errors import ApiError
+from renature_services.gateway.games import Played
 from renature_services.gateway.seats import new_token, token_digest
 from renature_services.logging import get_logger
 from renature_store import RedisEventStore
@@ -164,7 +163,7 @@ class SeatClaims:
 
 async def join(
     gateway: Gateway,
-    state: GameState,
+    played: Played,
     game_id: str,
     seat: int,
     name: str,
@@ -175,16 +174,19 @@ async def join(
     claims = SeatClaims(gateway.redis, gateway.store)
     token = new_token() if key is None else token_for(key, game_id, seat)
     status, claim = await claims.claim(game_id, seat, token)
-    free = state.seats[seat].name is None
+    game = played.game
+    free = game.table(played.state).names[seat] is None
     if status == 0 and free and await claims.release_abandoned(game_id, seat, claim):
         status, claim = await claims.claim(game_id, seat, token)
-    if status == 0 or (status == 1 and state.seats[seat].name is not None):
+    if status == 0 or (status == 1 and not free):
         if status == 1:
             await claims.release(game_id, seat, token)
         raise ApiError(409, "seat_taken", f"Seat {seat} is taken already.")
     _, _, command_id = claim.partition("|")
     command_id = command_id or f"join:{seat}:{uuid.uuid4().hex}"
-    envelope = bus.CommandEnvelope(game_id, command_id, c.JoinGame(seat, name), seat)
+    envelope = bus.CommandEnvelope(
+        game_id, command_id, game.join_command(seat, name), seat, game.name
+    )
     try:
         reply = await gateway.send(envelope)
         result = accepted_or_raise(reply, command_id)

@@ -9,7 +9,8 @@ quiet for minutes never cuts the read: an idle block just returns nothing and th
 again. WebSocket pings (uvicorn's, every 20 s) and SSE comment pings keep proxies and the
 browser from dropping an idle channel.
 
-Secrets are blanked with ``renature.view.visible_event`` before anything leaves the process.
+Secrets are blanked with the game's ``visible_event`` (Renature's ``renature.view``) before
+anything leaves the process.
 A seat that asks for it (``include=view``) gets each event together with its view and legal
 actions as of that event, so it needs no other request to draw the game and offer the moves.
 """
@@ -26,10 +27,7 @@ from fastapi import WebSocket, WebSocketDisconnect
 from fastapi.security import HTTPAuthorizationCredentials
 from redis.asyncio import ConnectionPool, Redis, RedisCluster
 
-from renature import events as e
-from renature.rules import evolve, legal_actions
-from renature.state import GameState
-from renature.view import view, visible_event
+from gameplatform import get_game
 from renature_services.gateway.dependencies import Gateway
 from renature_services.gateway.errors import ApiError
 from renature_services.gateway.live_commands import serve_commands
@@ -43,8 +41,9 @@ BLOCK_MS = 15_000
 """How long one XREAD blocks; the live connection's socket timeout is longer (`LiveReader`)."""
 SOCKET_MARGIN_S = 10.0
 PAGE = 100
-TERMINAL = (e.GameEnded, e.GameCancelled)
-"""After these nothing more is appended: the channel closes (WebSocket 1000, SSE ends)."""
+TERMINAL = frozenset({"GameEnded", "GameCancelled"})
+"""After these (each game's last events, by type name) nothing more is appended: the channel
+closes (WebSocket 1000, SSE ends)."""
 ENDED_PHASES = frozenset({"finished", "cancelled"})
 INCLUDES = frozenset({"view"})
 
@@ -98,6 +97,8 @@ class Channel(msgspec.Struct, frozen=True):
     after: int
     with_view: bool
     ended: bool
+    game: str = "renature"
+    """The game's game (`gameplatform.get_game`): how its events read and show."""
     """The game is over and the viewer has every event already: nothing will come."""
 
 
@@ -109,27 +110,27 @@ async def open_channel(
     as a query parameter)."""
     version = parse_after(after)
     with_view = parse_include(include)
-    state = await gateway.games.state(game_id)
+    game, state = await gateway.games.played(game_id)
     credentials = (
         None if token is None else HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
     )
     viewer = await gateway.viewer_of(game_id, credentials)
     ended = state.phase in ENDED_PHASES and version >= state.version
-    return Channel(game_id, viewer, version, with_view, ended)
+    return Channel(game_id, viewer, version, with_view, ended, game.name)
 
 
-async def follow(reader: Any, stream_key: str, after: int) -> AsyncIterator[e.Event]:
+async def follow(reader: Any, stream_key: str, after: int, game: str) -> AsyncIterator[Any]:
     """Every event after version ``after``, then each new one as it is appended; returns after
     the game's last event (``GameEnded``, ``GameCancelled``). An idle block returns nothing and
     the read starts again from the same version: nothing is skipped or repeated."""
-    last = after
+    last, decode = after, get_game(game).decode_event
     while True:
         reply = await reader.xread({stream_key: f"0-{last}"}, count=PAGE, block=BLOCK_MS)
         for entry_id, fields in _entries(reply):
-            event = e.decode(fields[b"event"])
+            event = decode(fields[b"event"])
             last = _version(entry_id)
             yield event
-            if isinstance(event, TERMINAL):
+            if type(event).__name__ in TERMINAL:
                 return
 
 
@@ -137,30 +138,31 @@ class Frames:
     """Turns raw events into what the viewer receives: the redacted event, or (with
     ``include=view``) ``{"event", "view", "legal_actions"}`` as of that event."""
 
-    def __init__(self, channel: Channel, state: GameState | None) -> None:
+    def __init__(self, channel: Channel, state: Any) -> None:
         self.channel = channel
         self.state = state
+        self.game = get_game(channel.game)
 
-    def frame(self, event: e.Event) -> bytes:
-        viewer = self.channel.viewer
-        shown = visible_event(event, viewer)
+    def frame(self, event: Any) -> bytes:
+        viewer, game = self.channel.viewer, self.game
+        shown = game.visible_event(event, viewer)
         if not self.channel.with_view:
             return msgspec.json.encode(shown)
-        self.state = evolve(self.state, event)
-        body: dict[str, Any] = {"event": shown, "view": view(self.state, viewer)}
-        body["legal_actions"] = [] if viewer is None else legal_actions(self.state, viewer)
+        self.state = game.evolve(self.state, event)
+        body: dict[str, Any] = {"event": shown, "view": game.view(self.state, viewer)}
+        body["legal_actions"] = [] if viewer is None else game.legal_actions(self.state, viewer)
         return msgspec.json.encode(body)
 
 
-async def frames_state(gateway: Gateway, channel: Channel) -> GameState | None:
+async def frames_state(gateway: Gateway, channel: Channel) -> Any:
     """The state as of ``channel.after`` (only needed to push views)."""
     if not channel.with_view:
         return None
-    state: GameState | None = None
+    game, state = get_game(channel.game), None
     for event in await gateway.games.events(channel.game_id, 0):
         if event.version > channel.after:
             break
-        state = evolve(state, event)
+        state = game.evolve(state, event)
     return state
 
 
@@ -190,7 +192,7 @@ async def serve_websocket(
     stream_key = gateway.layout.game_key(game_id)
 
     async def pump() -> None:
-        async for event in follow(reader, stream_key, channel.after):
+        async for event in follow(reader, stream_key, channel.after, channel.game):
             await websocket.send_text(frames.frame(event).decode())
 
     sending = asyncio.create_task(pump())

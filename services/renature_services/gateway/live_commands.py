@@ -34,8 +34,6 @@ from typing import Any
 import msgspec
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from renature.rules import legal_actions
-from renature.view import view, visible_event
 from renature_services.bus import CommandEnvelope
 from renature_services.gateway.commands import accepted_or_raise, seat_command
 from renature_services.gateway.dependencies import Gateway
@@ -88,8 +86,9 @@ async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | b
             )
         if seat is None:
             raise ApiError(403, "not_seated", "Open the live channel with your seat's token.")
-        command = seat_command(message.command, seat)
-        envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat)
+        game = await gateway.games.game_of(game_id)
+        command = seat_command(message.command, seat, game)
+        envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat, game.name)
         accepted = accepted_or_raise(await gateway.send(envelope), command_id)
         out: dict[str, Any] = {
             "answer": {
@@ -103,13 +102,13 @@ async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | b
         if message.events:
             events = await gateway.games.events(game_id, accepted.first_version - 1)
             count = accepted.last_version - accepted.first_version + 1
-            out["events"] = [visible_event(event, seat) for event in events[:count]]
+            out["events"] = [game.visible_event(event, seat) for event in events[:count]]
         if message.view or message.legal_actions:
             state = await gateway.games.state(game_id)
             if message.view:
-                out["view"] = view(state, seat)
+                out["view"] = game.view(state, seat)
             if message.legal_actions:
-                out["legal_actions"] = legal_actions(state, seat)
+                out["legal_actions"] = game.legal_actions(state, seat)
         return _encoder.encode(out)
     except ApiError as error:
         return _refusal(command_id, error)

@@ -19,13 +19,13 @@ import base64
 import hashlib
 import hmac
 import secrets
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from redis.asyncio import Redis
 
-from renature.components import COLOURS
+from gameplatform.interface import Table
 from renature.seating import clock_view
 from renature.state import GameState
 from renature_services.gateway.errors import ApiError
@@ -92,14 +92,20 @@ class ClockSummary(BaseModel):
     remaining_ms: list[int]
 
 
-def seats_of(state: GameState) -> list[SeatSummary]:
+def seats_of(table: Table) -> list[SeatSummary]:
+    """Each seat of a game (any game's `Table`)."""
     return [
-        SeatSummary(seat=n, colour=COLOURS[s.colour], name=s.name, status=s.status)
-        for n, s in enumerate(state.seats)
+        SeatSummary(seat=n, colour=colour, name=name, status=status)
+        for n, (colour, name, status) in enumerate(
+            zip(table.colours, table.names, table.statuses, strict=True)
+        )
     ]
 
 
-def clock_of(state: GameState) -> ClockSummary | None:
+def clock_of(state: Any) -> ClockSummary | None:
+    """A Renature game's clock (only Renature has time controls)."""
+    if not isinstance(state, GameState):
+        return None
     shown = clock_view(state)
     if shown is None:
         return None
@@ -114,10 +120,10 @@ def clock_of(state: GameState) -> ClockSummary | None:
     )
 
 
-def open_seats(state: GameState) -> list[int]:
-    if state.phase != "lobby":
+def open_seats(table: Table) -> list[int]:
+    if table.started:
         return []
-    return [n for n, s in enumerate(state.seats) if s.name is None]
+    return [n for n, name in enumerate(table.names) if name is None]
 
 
 def derived(key: str, purpose: str, size: int) -> str:

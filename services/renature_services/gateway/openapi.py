@@ -55,17 +55,34 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 class Bodies:
-    """The msgspec types named by routes, so their schemas can join the components."""
+    """The msgspec types named by routes, so their schemas can join the components.
+
+    A body may be one of several types (``body_of``: one game's view or another's). Two games
+    name some types alike (``GameView``, ``GameCreated``), and msgspec then names both
+    components by module; since that depends on every type of the document, the schema a
+    route declares is worked out again, with the document's final names, when it is built."""
 
     def __init__(self) -> None:
-        self.types: list[tuple[Any, bytes]] = []  # each type with its schema's JSON
+        self.entries: list[tuple[tuple[Any, ...], bytes]] = []
+        """Each body's types with the JSON of the schema declared for it at import."""
+
+    @property
+    def types(self) -> list[tuple[Any, bytes]]:
+        return [(type_, schema) for types, schema in self.entries for type_ in types]
 
     def body(
         self, type_: Any, description: str, *, status: int = 200
     ) -> dict[int | str, dict[str, Any]]:
         """A route's answer whose body is the msgspec type ``type_`` (for its ``responses``)."""
-        (schema,), _ = msgspec.json.schema_components([type_], ref_template=REF_TEMPLATE)
-        self.types.append((type_, msgspec.json.encode(schema)))
+        return self.body_of((type_,), description, status=status)
+
+    def body_of(
+        self, types: tuple[Any, ...], description: str, *, status: int = 200
+    ) -> dict[int | str, dict[str, Any]]:
+        """A route's answer whose body is one of ``types`` (each game's, for instance)."""
+        schemas, _ = msgspec.json.schema_components(types, ref_template=REF_TEMPLATE)
+        schema = _one_of(schemas)
+        self.entries.append((types, msgspec.json.encode(schema)))
         return {
             status: {
                 "description": description,
@@ -73,17 +90,27 @@ class Bodies:
             }
         }
 
-    def components(self, paths: bytes) -> dict[str, Any]:
+    def components(self, paths: bytes) -> tuple[dict[str, Any], dict[bytes, Any]]:
         """The components of every body, in the order the bodies first appear in ``paths``
-        (the encoded paths of the document), whatever order the routers were imported in."""
+        (the encoded paths of the document), whatever order the routers were imported in; and
+        for each declared schema (as JSON) the schema with the components' final names."""
 
         def first_use(item: tuple[Any, bytes]) -> int:
             at = paths.find(item[1])
             return len(paths) if at < 0 else at
 
         types = [type_ for type_, _ in sorted(self.types, key=first_use)]
-        _, components = msgspec.json.schema_components(types, ref_template=REF_TEMPLATE)
-        return components
+        schemas, components = msgspec.json.schema_components(types, ref_template=REF_TEMPLATE)
+        named = {id(type_): schema for type_, schema in zip(types, schemas, strict=True)}
+        final = {
+            declared: _one_of([named[id(type_)] for type_ in body_types])
+            for body_types, declared in self.entries
+        }
+        return components, final
+
+
+def _one_of(schemas: Any) -> Any:
+    return schemas[0] if len(schemas) == 1 else {"anyOf": list(schemas)}
 
 
 BODIES = Bodies()
@@ -94,6 +121,13 @@ drops the components of routers an app does not include)."""
 def body(type_: Any, description: str, *, status: int = 200) -> dict[int | str, dict[str, Any]]:
     """`Bodies.body` on the routers' shared `BODIES`."""
     return BODIES.body(type_, description, status=status)
+
+
+def body_of(
+    types: tuple[Any, ...], description: str, *, status: int = 200
+) -> dict[int | str, dict[str, Any]]:
+    """`Bodies.body_of` on the routers' shared `BODIES`."""
+    return BODIES.body_of(types, description, status=status)
 
 
 def install(app: FastAPI, bodies: Bodies, *, strip: dict[str, list[str]] | None = None) -> None:
@@ -115,7 +149,9 @@ def install(app: FastAPI, bodies: Bodies, *, strip: dict[str, list[str]] | None 
         )
         schemas: dict[str, Any] = document.setdefault("components", {}).setdefault("schemas", {})
         paths = msgspec.json.encode(document.get("paths", {}))
-        for name, schema in bodies.components(paths).items():
+        components, final = bodies.components(paths)
+        _rename_bodies(document.get("paths", {}), final)
+        for name, schema in components.items():
             if name in schemas and schemas[name] != schema:
                 raise RuntimeError(f"Two different schemas are called {name!r}.")
             schemas[name] = schema
@@ -130,6 +166,17 @@ def install(app: FastAPI, bodies: Bodies, *, strip: dict[str, list[str]] | None 
         return document
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _rename_bodies(paths: dict[str, Any], final: dict[bytes, Any]) -> None:
+    """Each declared body schema of ``paths`` replaced by its schema with the final names."""
+    for operations in paths.values():
+        for operation in operations.values():
+            for response in operation.get("responses", {}).values():
+                for content in response.get("content", {}).values():
+                    declared = msgspec.json.encode(content.get("schema"))
+                    if declared in final:
+                        content["schema"] = final[declared]
 
 
 def _drop_unreferenced(document: dict[str, Any]) -> None:

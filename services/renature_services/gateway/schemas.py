@@ -11,21 +11,26 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic import BaseModel, Discriminator, Field, Tag, WithJsonSchema
 
+from gameplatform import get_game
 from renature import commands as c
 from renature.board import BOARD_IDS
 from renature.components import components
 from renature_services import bus
 from renature_services.gateway.lobby import ClockSummary, SeatSummary, TimeControlBody
 
+GameName = Literal["renature", "renaissance"]
+"""The games this server hosts (`gameplatform.game_names`)."""
+
 
 def seat_command_schema() -> dict[str, Any]:
-    """What a client may send as a command: msgspec's schema of ``SeatCommand`` with its
-    definitions inlined, ``seat`` optional (the token's seat is filled in), and what the rules
-    would otherwise refuse as naming nothing spelled out: the animals of the component data,
-    and the ``animal`` or ``cell`` each kind of cloud action needs. So a command that fits this
-    schema is refused, if at all, by a rule of the game (409), never as malformed (422)."""
+    """What a client may send as a command: msgspec's schema of each game's seat commands with
+    its definitions inlined, ``seat`` optional (the token's seat is filled in), and what the
+    rules would otherwise refuse as naming nothing spelled out: the animals of the component
+    data, and the ``animal`` or ``cell`` each kind of cloud action needs. So a command that fits
+    this schema is refused, if at all, by a rule of the game (409; a command of the other game
+    than the game's is 409 ``wrong_game``), never as malformed (422)."""
     variants = []
     for variant in bus.inline_schema(c.SeatCommand)["anyOf"]:
         variant["required"].remove("seat")
@@ -33,6 +38,11 @@ def seat_command_schema() -> dict[str, Any]:
             variants.extend(_cloud_action_variants(variant, bus.inline_schema(c.Cell)))
         else:
             variants.append(variant)
+    renaissance = get_game("renaissance").seat_command_type
+    for variant in bus.inline_schema(renaissance)["anyOf"]:
+        variant["required"].remove("seat")
+        variant["title"] = f"{variant['title']} (Renaissance)"
+        variants.append(variant)
     return {"anyOf": variants}
 
 
@@ -56,34 +66,71 @@ def _cloud_action_variants(action: dict[str, Any], cell: dict[str, Any]) -> list
     return variants
 
 
-class CreateGameRequest(BaseModel):
-    players: int = Field(ge=2, le=4, description="2, 3 or 4 players")
-    board: Literal[BOARD_IDS] = Field(  # type: ignore[valid-type]
-        default="base", description="base, valley or valley-back"
-    )
+class _NewGame(BaseModel):
     seed: str | None = Field(
         default=None,
         min_length=1,
         max_length=200,
         description=(
             "For tests, bots and tournaments only: deal from this seed instead of a secret "
-            "random one. The game is marked as dealt from a chosen seed."
+            "random one. The game is marked as dealt from a chosen seed. (Renaissance deals "
+            "nothing: its seed is public and only names the game.)"
         ),
-    )
-    time_control: TimeControlBody | None = Field(
-        default=None, description="A turn clock (docs/rules.md, Clocks); none by default"
     )
     seating: Literal["open", "invite"] = Field(
         default="open", description="open: anyone may join; invite: a join needs the code"
     )
 
 
+class NewRenatureGame(_NewGame):
+    """A Renature game (``game`` may be left out)."""
+
+    game: Literal["renature"] = "renature"
+    players: int = Field(ge=2, le=4, description="2, 3 or 4 players")
+    board: Literal[BOARD_IDS] = Field(  # type: ignore[valid-type]
+        default="base", description="base, valley or valley-back"
+    )
+    time_control: TimeControlBody | None = Field(
+        default=None, description="A turn clock (docs/rules.md, Clocks); none by default"
+    )
+
+
+class NewRenaissanceGame(_NewGame):
+    """A Renaissance game: two players on the standard board."""
+
+    game: Literal["renaissance"]
+    players: int = Field(default=2, ge=2, le=2, description="2 players")
+    board: Literal["standard"] = "standard"
+    sets: int = Field(default=1, ge=1, le=16, description="How many sets are played")
+    competition: Literal["points", "sets"] = Field(
+        default="points", description="The winner by total points, or by sets won"
+    )
+
+
+def _game_asked(body: Any) -> Any:
+    """Which game a creation asks for: its ``game``, Renature when it names none."""
+    if isinstance(body, dict):
+        return body.get("game", "renature")
+    return getattr(body, "game", "renature")
+
+
+CreateGameRequest = Annotated[
+    Annotated[NewRenatureGame, Tag("renature")] | Annotated[NewRenaissanceGame, Tag("renaissance")],
+    Discriminator(_game_asked),
+]
+"""What ``POST /games`` takes: the body of one game or the other, told apart by ``game``."""
+
+
 class CreateGameResponse(BaseModel):
     game_id: str
+    game: str = Field(default="renature", description="renature or renaissance")
     players: int
     board: str
     version: int
-    seed: str = Field(description="'chosen' (dealt from the caller's seed) or 'secret'")
+    seed: str = Field(
+        description="'chosen' (dealt from the caller's seed), 'secret', or 'public' (a game "
+        "whose seed deals nothing hidden: Renaissance)"
+    )
     host_token: str = Field(
         description="Secret host token (shown once): start, cancel, remove players"
     )
@@ -110,7 +157,8 @@ class JoinResponse(BaseModel):
     token: str = Field(description="Secret seat token: send it as 'Authorization: Bearer ...'")
     version: int
     seed: str = Field(
-        description="'chosen' (dealt from a seed a caller chose, who knows every hand) or "
+        description="'chosen' (dealt from a seed a caller chose, who knows every hand; also "
+        "every game whose seed deals nothing hidden, such as Renaissance) or "
         "'secret'; every seat's view says the same (chosen_seed)"
     )
 
@@ -139,13 +187,16 @@ class Accepted(BaseModel):
 
 class GameSummary(BaseModel):
     game_id: str
+    game: str = Field(default="renature", description="renature or renaissance")
     version: int
     board: str
     players: int
     phase: str
     current_seat: int | None
     seats_joined: list[int]
-    seed: str | None = Field(description="'chosen', 'secret', or null if not created here")
+    seed: str | None = Field(
+        description="'chosen', 'secret', 'public', or null if not created here"
+    )
     seats: list[SeatSummary] = Field(default=[], description="Each seat's colour and player")
     open_seats: list[int] = Field(default=[], description="Seats still free (lobby only)")
     seating: str = Field(default="open", description="open or invite")

@@ -64,13 +64,14 @@ class SeatTokens:
                 return int(text(seat))
         return None
 
-    async def mark_created(self, game_id: str, *, chosen_seed: bool) -> None:
-        """Record whether the game was dealt from a caller-chosen seed (tests, bots)."""
-        await self._redis.hset(
-            self.marker_key(game_id), mapping={"seed": "chosen" if chosen_seed else "secret"}
-        )
+    async def mark_created(self, game_id: str, *, chosen_seed: bool, public: bool = False) -> None:
+        """Record whether the game was dealt from a caller-chosen seed (tests, bots), or is of
+        a game whose seed deals nothing hidden (``public``: Renaissance)."""
+        origin = "public" if public else "chosen" if chosen_seed else "secret"
+        await self._redis.hset(self.marker_key(game_id), mapping={"seed": origin})
 
     async def seed_origin(self, game_id: str) -> str | None:
-        """``chosen``, ``secret`` or None when the game was not created through a gateway."""
+        """``chosen``, ``secret``, ``public`` or None when the game was not created through a
+        gateway."""
         value = await self._redis.hget(self.marker_key(game_id), "seed")
         return None if value is None else text(value)

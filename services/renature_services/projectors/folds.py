@@ -7,14 +7,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
-from renature import events as e
 from renature_services.state_cache import (
+    AnyGame,
     Cached,
     StaleCache,
     StateCache,
     checked_fold,
     fold,
     fold_stored,
+    game_reading,
     read_from,
     stored_hash,
 )
@@ -31,15 +32,15 @@ class Projection(Protocol[F]):
     group: str
     """The consumer group on the partition feeds."""
 
-    def apply(self, fold: F | None, event: e.Event) -> F:
-        """The fold after one more event (``None`` before the first one)."""
+    def apply(self, game: AnyGame, fold: F | None, event: Any) -> F:
+        """The fold after one more event of ``game`` (``None`` before the first one)."""
         ...
 
     def version(self, fold: F) -> int:
         """The version of the last event folded in."""
         ...
 
-    def render(self, fold: F) -> bytes:
+    def render(self, game: AnyGame, fold: F) -> bytes:
         """The read model as stored (msgspec JSON)."""
         ...
 
@@ -76,15 +77,20 @@ class Folds(Generic[F]):
             version = 0 if cached is None else cached.version
             if entry.version <= version:
                 continue
-            if entry.version != version + 1:  # a gap: the cache is missing or behind
+            game = cached.adapter if cached is not None else None
+            if game is None and entry.version == 1:
+                game = game_reading(entry.data)  # a new game: its creation says which game
+            if game is None or entry.version != version + 1:
+                # A gap (the cache is missing or behind): the stream has the events and, with
+                # its first one, the name of its game.
                 cached = await self.catch_up(game_id, cached)
                 continue
-            event = e.decode(entry.data)
+            event = game.decode_event(entry.data)
             if cached is not None and event.prev_hash != cached.last_hash:
                 # The cache folded events the stream no longer has (lost writes, refilled).
                 self._log.warning("state_cache_stale", game_id=game_id, version=version)
                 return await self.replay(game_id)
-            cached = fold(cached, [event], self.projection.apply)
+            cached = fold(cached, [event], self.projection.apply, game)
         if cached is not None:
             self.cache.remember(game_id, cached)
         return cached

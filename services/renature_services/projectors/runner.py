@@ -256,8 +256,8 @@ class Projector(Generic[F]):
     # -- internals ---------------------------------------------------------------------------
 
     def _write_call(self, game_id: str, cached: Cached[F]) -> Write:
-        """The model write of a fold."""
-        return (game_id, cached.version, self.projection.render(cached.value), cached.last_hash)
+        """The model write of a fold (rendered by its game's projection)."""
+        return game_id, cached.version, _render_with(self.projection, cached), cached.last_hash
 
     async def _store_model(self, game_id: str, cached: Cached[F] | None) -> int:
         """Write the model: 1 written, 0 kept (as new), -1 refused (not on the stream)."""
@@ -267,6 +267,10 @@ class Projector(Generic[F]):
         if written == 1:
             self._log.debug("model_written", game_id=game_id, version=cached.version)
         return written
+
+
+def _render_with(projection: Projection[F], cached: Cached[F]) -> bytes:
+    return projection.render(cached.adapter, cached.value)
 
 
 def _ids_by_partition(entries: Iterable[FeedEntry]) -> dict[int, list[str]]:

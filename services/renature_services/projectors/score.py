@@ -1,7 +1,8 @@
 """The score projection: each seat's running score with a breakdown by source.
 
-Built from ``renature.events.points_awarded``, the single definition of who got which points
-for what, so the model's totals always equal the scores of the folded state. Each award is
+Built from the game's ``points_awarded`` (Renature's ``renature.events.points_awarded``), the
+single definition of who got which points for what, so the model's totals always equal the
+scores of the folded state. Each award is
 kept (version, points, reason) so a player can see where every point came from.
 
 Key: ``<prefix>:{pNN}:score:<game_id>``, a hash ``{version, model}`` (see `runner`).
@@ -9,24 +10,13 @@ Key: ``<prefix>:{pNN}:score:<game_id>``, a hash ``{version, model}`` (see `runne
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
-from renature import events as e
-from renature.components import COLOURS
-from renature.rules import evolve
-from renature.state import GameState
 from renature_services.bus import SCORE_GROUP
 from renature_services.projectors.runner import json_encoder
-
-SOURCES: dict[type[e.Event], str] = {
-    e.GameStarted: "start",
-    e.PlantPlaced: "plants",
-    e.AreaScored: "areas",
-    e.CloudsScored: "clouds",
-    e.PlantsPenalised: "plants_left",
-    e.TokensRevealed: "token_backs",
-}
-"""The source of the points of each scoring event (final area scorings: ``final_areas``)."""
+from renature_services.state_cache import AnyGame
 
 
 class AwardLine(msgspec.Struct, frozen=True):
@@ -60,14 +50,8 @@ class ScoreModel(msgspec.Struct, frozen=True):
 class ScoreFold(msgspec.Struct, frozen=True):
     """The folded state (names, colours, phase) and every award so far, in order."""
 
-    state: GameState
+    state: Any
     awards: tuple[AwardLine, ...] = ()
-
-
-def source_of(event: e.Event) -> str:
-    if isinstance(event, e.AreaScored) and event.final:
-        return "final_areas"
-    return SOURCES.get(type(event), type(event).__name__)
 
 
 class ScoreProjection:
@@ -76,25 +60,26 @@ class ScoreProjection:
     name = "score"
     group = SCORE_GROUP
 
-    def apply(self, fold: ScoreFold | None, event: e.Event) -> ScoreFold:
-        state = evolve(None if fold is None else fold.state, event)
+    def apply(self, game: AnyGame, fold: ScoreFold | None, event: Any) -> ScoreFold:
+        state = game.evolve(None if fold is None else fold.state, event)
         new = tuple(
-            AwardLine(seat, event.version, points, source_of(event), reason)
-            for seat, points, reason in e.points_awarded(event)
+            AwardLine(award.seat, event.version, award.points, award.source, award.reason)
+            for award in game.points_awarded(event)
         )
         return ScoreFold(state, (fold.awards if fold else ()) + new)
 
     def version(self, fold: ScoreFold) -> int:
-        return fold.state.version
+        version: int = fold.state.version
+        return version
 
-    def render(self, fold: ScoreFold) -> bytes:
-        return json_encoder.encode(score_model(fold))
+    def render(self, game: AnyGame, fold: ScoreFold) -> bytes:
+        return json_encoder.encode(score_model(fold, game))
 
 
-def score_model(fold: ScoreFold) -> ScoreModel:
-    state = fold.state
+def score_model(fold: ScoreFold, game: AnyGame) -> ScoreModel:
+    table = game.table(fold.state)
     seats = []
-    for seat_no, seat in enumerate(state.seats):
+    for seat_no, (name, colour) in enumerate(zip(table.names, table.colours, strict=True)):
         awards = [award for award in fold.awards if award.seat == seat_no]
         breakdown: dict[str, int] = {}
         for award in awards:
@@ -102,18 +87,18 @@ def score_model(fold: ScoreFold) -> ScoreModel:
         seats.append(
             SeatScore(
                 seat=seat_no,
-                name=seat.name,
-                colour=COLOURS[seat.colour],
+                name=name,
+                colour=colour,
                 score=sum(award.points for award in awards),
                 breakdown=breakdown,
                 awards=awards,
             )
         )
     return ScoreModel(
-        game_id=state.game_id,
-        version=state.version,
-        phase=state.phase,
+        game_id=table.game_id,
+        version=table.version,
+        phase=table.phase,
         seats=seats,
-        ranking=list(state.result),
-        winners=list(state.winners),
+        ranking=table.ranking,
+        winners=table.winners,
     )

@@ -7,18 +7,20 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from renature.audit import AuditReport
-from renature.explain import Explanation
+from gameplatform import game_names, get_game
 from renature_services.gateway.dependencies import GameId, GatewayDep
-from renature_services.gateway.openapi import body, errors
+from renature_services.gateway.openapi import body_of, errors
 from renature_services.gateway.schemas import MsgspecResponse
 
 router = APIRouter(tags=["audit"], default_response_class=MsgspecResponse)
 
+REPORTS = tuple(get_game(name).audit_type for name in game_names())
+EXPLANATIONS = tuple(get_game(name).explanation_type for name in game_names())
+
 
 @router.get(
     "/games/{game_id}/audit",
-    responses={**body(AuditReport, "The audit report"), **errors(404, 409, 422, 503)},
+    responses={**body_of(REPORTS, "The audit report"), **errors(404, 409, 422, 503)},
 )
 async def game_audit(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
     """The dispute audit of a finished game, from its stored events alone: the hash chain,
@@ -30,7 +32,7 @@ async def game_audit(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
 
 @router.get(
     "/games/{game_id}/explanation",
-    responses={**body(Explanation, "The explanation"), **errors(404, 409, 422, 503)},
+    responses={**body_of(EXPLANATIONS, "The explanation"), **errors(404, 409, 422, 503)},
 )
 async def game_explanation(
     game_id: GameId,

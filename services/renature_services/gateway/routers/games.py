@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
-import msgspec
 from fastapi import APIRouter, Header, Path, Response
 
-from renature import commands as c
+from gameplatform import get_game
 from renature.clock import TimeControl
 from renature_services.bus import CommandEnvelope
 from renature_services.gateway.commands import accepted_or_raise
@@ -30,6 +29,8 @@ from renature_services.gateway.schemas import (
     GameSummary,
     JoinRequest,
     JoinResponse,
+    NewRenaissanceGame,
+    NewRenatureGame,
 )
 from renature_services.gateway.seeds import choose_seed, forget_seed
 
@@ -65,22 +66,21 @@ async def create_game(
     (revealed at the end); a ``seed`` is for tests, bots and tournaments. With an
     ``Idempotency-Key`` a retry creates nothing new and answers the same game."""
     game_id = uuid.uuid4().hex if idempotency_key is None else game_id_for(idempotency_key)
-    if body.seed is not None:
-        await _choose_seed(gateway, game_id, body.seed, retry=idempotency_key is not None)
-    # The seed stays blank on the bus: the rules service takes it from its vault.
-    clock = (
-        msgspec.UNSET
-        if body.time_control is None
-        else TimeControl(**body.time_control.model_dump())
-    )
-    command = c.CreateGame(
-        game_id=game_id, players=body.players, seed="", board=body.board, clock=clock
-    )
-    reply = await gateway.send(CommandEnvelope(game_id, "create", command, None))
-    if reply.status == "rejected" and body.seed is not None and idempotency_key is None:
+    game = get_game(body.game)
+    board = body.board
+    command = game.create_command(game_id, body.players, board, _options(body))
+    secret = game.seed_secret and body.seed is not None
+    if secret:
+        await _choose_seed(gateway, game_id, body.seed or "", retry=idempotency_key is not None)
+    elif body.seed is not None:  # a seed that deals nothing hidden (Renaissance) is public
+        command = game.with_seed(command, body.seed)
+    # A secret seed stays blank on the bus: the rules service takes it from its vault.
+    reply = await gateway.send(CommandEnvelope(game_id, "create", command, None, game.name))
+    if reply.status == "rejected" and secret and idempotency_key is None:
         await forget_seed(gateway.redis, gateway.layout, game_id)  # no seed for no game
     result = accepted_or_raise(reply, "create")
-    await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None)
+    public = not game.seed_secret
+    await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None, public=public)
     host_token, invite_code = await Lobby(gateway.redis, gateway.layout).register(
         game_id,
         seating=body.seating,
@@ -90,13 +90,24 @@ async def create_game(
     response.headers["Location"] = f"/games/{game_id}"
     return CreateGameResponse(
         game_id=game_id,
+        game=game.name,
         players=body.players,
-        board=body.board,
+        board=board,
         version=result.version,
-        seed="chosen" if body.seed is not None else "secret",
+        seed="public" if public else "chosen" if body.seed is not None else "secret",
         host_token=host_token,
         invite_code=invite_code,
     )
+
+
+def _options(body: NewRenatureGame | NewRenaissanceGame) -> dict[str, Any]:
+    """What a game's creation takes beyond players and board: Renature's clock, Renaissance's
+    sets and competition rule."""
+    if isinstance(body, NewRenaissanceGame):
+        return {"sets": body.sets, "competition": body.competition}
+    if body.time_control is None:
+        return {}
+    return {"clock": TimeControl(**body.time_control.model_dump())}
 
 
 async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str, *, retry: bool) -> None:
@@ -117,18 +128,20 @@ async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str, *, retry: b
 @router.get("/games/{game_id}", response_model=GameSummary, responses=errors(404, 422, 503))
 async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
     """Public facts of a game: phase, whose turn it is, which seats are taken."""
-    state = await gateway.games.state(game_id)
+    game, state = await gateway.games.played(game_id)
+    table = game.table(state)
     return GameSummary(
         game_id=game_id,
-        version=state.version,
-        board=state.board_id,
-        players=state.players,
-        phase=state.phase,
-        current_seat=state.current if state.current >= 0 else None,
-        seats_joined=[n for n, s in enumerate(state.seats) if s.name is not None],
+        game=game.name,
+        version=table.version,
+        board=table.board,
+        players=table.players,
+        phase=table.phase,
+        current_seat=state.current if state.current >= 0 else None,  # both games have one
+        seats_joined=[n for n, name in enumerate(table.names) if name is not None],
         seed=await gateway.tokens.seed_origin(game_id),
-        seats=seats_of(state),
-        open_seats=open_seats(state),
+        seats=seats_of(table),
+        open_seats=open_seats(table),
         seating=await Lobby(gateway.redis, gateway.layout).seating(game_id),
         clock=clock_of(state),
     )
@@ -150,19 +163,21 @@ async def join_seat(
     """Take a seat. The token in the answer is shown once: keep it, it is the only way to
     act for the seat (only its SHA-256 is stored). With an ``Idempotency-Key`` a retry gets
     the same seat and token back."""
-    state = await gateway.games.state(game_id)
-    if seat >= state.players:
+    played = await gateway.games.played(game_id)
+    players = played.game.table(played.state).players
+    if seat >= players:
         raise ApiError(
-            404, "no_such_seat", f"There is no seat {seat} in this {state.players}-player game."
+            404, "no_such_seat", f"There is no seat {seat} in this {players}-player game."
         )
     await Lobby(gateway.redis, gateway.layout).check_invitation(game_id, body.invite)
-    token, version, _ = await join(gateway, state, game_id, seat, body.name, idempotency_key)
+    token, version, _ = await join(gateway, played, game_id, seat, body.name, idempotency_key)
+    chosen = getattr(played.state, "chosen_deal", True)  # a public seed is everyone's
     return JoinResponse(
         game_id=game_id,
         seat=seat,
         token=token,
         version=version,
-        seed="chosen" if state.chosen_deal else "secret",
+        seed="chosen" if chosen else "secret",
     )
 
 
@@ -173,9 +188,10 @@ async def join_seat(
 )
 async def start_game(game_id: GameId, credentials: Credentials, gateway: GatewayDep) -> Accepted:
     """Start the game once every seat is taken; any seated player may do it."""
-    await gateway.games.require(game_id)
+    game = await gateway.games.game_of(game_id)
     host = await Lobby(gateway.redis, gateway.layout).is_host(game_id, credentials)
     seat = None if host else await gateway.seated(game_id, credentials)
     command_id = f"start:{seat}:{uuid.uuid4().hex}"
-    reply = await gateway.send(CommandEnvelope(game_id, command_id, c.StartGame(), seat))
+    envelope = CommandEnvelope(game_id, command_id, game.start_command(), seat, game.name)
+    reply = await gateway.send(envelope)
     return accepted_or_raise(reply, command_id)

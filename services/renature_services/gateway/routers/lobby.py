@@ -4,11 +4,13 @@ start, resign a started game (docs/http-api.md, "Lobby and seats")."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field
 
+from gameplatform.interface import Table
 from renature import commands as c
 from renature_services.bus import CommandEnvelope
 from renature_services.gateway.commands import accepted_or_raise
@@ -24,7 +26,7 @@ from renature_services.gateway.lobby import (
     seats_of,
 )
 from renature_services.gateway.openapi import errors
-from renature_services.gateway.schemas import Accepted
+from renature_services.gateway.schemas import Accepted, GameName
 
 router = APIRouter(tags=["lobby"])
 
@@ -38,12 +40,20 @@ PhaseFilter = Literal[
     "final_scoring",
     "finished",
     "cancelled",
+    # Renaissance
+    "setup",
+    "setup_lift",
+    "phase1",
+    "phase1_answer",
+    "phase2_prep",
+    "phase2",
+    "phase2_move",
 ]
-PLAYING = frozenset({"place_domino", "place_plant", "place_mushroom", "end_of_turn"})
 
 
 class LobbyGame(BaseModel):
     game_id: str
+    game: str = Field(default="renature", description="renature or renaissance")
     version: int
     board: str
     players: int
@@ -66,6 +76,9 @@ async def list_games(
     phase: Annotated[
         PhaseFilter | None, Query(description="A phase, or `playing` for any phase of play")
     ] = None,
+    game_name: Annotated[
+        GameName | None, Query(alias="game", description="Only this game's")
+    ] = None,
     board: Annotated[str | None, Query(max_length=32)] = None,
     players: Annotated[int | None, Query(ge=2, le=4)] = None,
     has_open_seats: Annotated[
@@ -85,30 +98,24 @@ async def list_games(
         scanned += len(ids)
         for position, game_id in enumerate(ids):
             try:
-                state = await gateway.games.state(game_id)
+                game, state = await gateway.games.played(game_id)
             except ApiError:
                 continue  # listed but never created (its creation was refused)
-            if phase == "playing" and state.phase not in PLAYING:
-                continue
-            if phase not in (None, "playing") and state.phase != phase:
-                continue
-            if board is not None and state.board_id != board:
-                continue
-            if players is not None and state.players != players:
-                continue
-            free = open_seats(state)
-            if has_open_seats is not None and bool(free) != has_open_seats:
+            table = game.table(state)
+            wanted = _Wanted(phase, game_name, board, players, has_open_seats)
+            if not wanted.admits(game.name, table):
                 continue
             found.append(
                 LobbyGame(
                     game_id=game_id,
-                    version=state.version,
-                    board=state.board_id,
-                    players=state.players,
-                    phase=state.phase,
+                    game=game.name,
+                    version=table.version,
+                    board=table.board,
+                    players=table.players,
+                    phase=table.phase,
                     current_seat=state.current if state.current >= 0 else None,
-                    seats=seats_of(state),
-                    open_seats=free,
+                    seats=seats_of(table),
+                    open_seats=open_seats(table),
                     seating=await lobby.seating(game_id),
                     clock=clock_of(state),
                 )
@@ -119,6 +126,30 @@ async def list_games(
         if cursor is None:
             break
     return LobbyPage(games=found, next_cursor=cursor)
+
+
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """The filters of a lobby listing."""
+
+    phase: str | None
+    game: str | None
+    board: str | None
+    players: int | None
+    open_seats: bool | None
+
+    def admits(self, game: str, table: Table) -> bool:
+        if self.game is not None and game != self.game:
+            return False
+        if self.phase == "playing" and (not table.started or table.to_move is None):
+            return False
+        if self.phase not in (None, "playing") and table.phase != self.phase:
+            return False
+        if self.board is not None and table.board != self.board:
+            return False
+        if self.players is not None and table.players != self.players:
+            return False
+        return self.open_seats is None or bool(open_seats(table)) == self.open_seats
 
 
 async def _host(gateway: Gateway, game_id: str, credentials: Credentials) -> None:
@@ -132,7 +163,7 @@ async def _host(gateway: Gateway, game_id: str, credentials: Credentials) -> Non
 
 async def _send(gateway: Gateway, game_id: str, command: c.Command, seat: int | None) -> Accepted:
     command_id = f"{type(command).__name__}:{uuid.uuid4().hex}"
-    reply = await gateway.send(CommandEnvelope(game_id, command_id, command, seat))  # type: ignore[arg-type]
+    reply = await gateway.send(CommandEnvelope(game_id, command_id, command, seat))
     return accepted_or_raise(reply, command_id)
 
 

@@ -24,8 +24,9 @@ async def send_command(
     """Play a move for your seat. 409 when the rules refuse it (``not_your_turn``,
     ``illegal_placement``, ...), 422 for ``invalid_command``; nothing is appended then."""
     seat = await gateway.seated(game_id, credentials)
-    command = seat_command(body.command, seat)
+    game = await gateway.games.game_of(game_id)
+    command = seat_command(body.command, seat, game)
     # Command ids are namespaced per seat, so one seat can never pre-empt (or read the
     # outcome of) another seat's command by guessing its id.
-    envelope = CommandEnvelope(game_id, f"seat{seat}:{body.command_id}", command, seat)
+    envelope = CommandEnvelope(game_id, f"seat{seat}:{body.command_id}", command, seat, game.name)
     return accepted_or_raise(await gateway.send(envelope), body.command_id)

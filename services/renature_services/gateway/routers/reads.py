@@ -7,49 +7,53 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from renature import commands as c
-from renature import events as e
-from renature.perspective import encode_state, perspective
-from renature.rules import legal_actions
-from renature.state import GameState
-from renature.view import GameView, view, visible_event
+from gameplatform import game_names, get_game
 from renature_services.gateway.dependencies import Credentials, GameId, Gateway, GatewayDep
 from renature_services.gateway.errors import ApiError
-from renature_services.gateway.openapi import body, errors
+from renature_services.gateway.openapi import body, body_of, errors
 from renature_services.gateway.schemas import MsgspecResponse
 from renature_services.projectors.score import ScoreModel
 from renature_store import MAX_VERSION
 from renature_store.redis_values import text
 
 router = APIRouter(tags=["read"], default_response_class=MsgspecResponse)
+
+GAMES = [get_game(name) for name in game_names()]
+"""Every answer below is one of the hosted games' (the game of the game asked about)."""
+VIEWS = tuple(game.view_type for game in GAMES)
+STATES = tuple(game.state_type for game in GAMES)
+COMMANDS = tuple(list[game.seat_command_type] for game in GAMES)  # type: ignore[name-defined]
+EVENTS = tuple(list[game.event_type] for game in GAMES)  # type: ignore[name-defined]
 models = APIRouter(tags=["read models"], default_response_class=MsgspecResponse)
 
 
 @router.get(
     "/games/{game_id}/view",
-    responses={**body(GameView, "Your seat's view"), **errors(401, 403, 404, 422, 503)},
+    responses={**body_of(VIEWS, "Your seat's view"), **errors(401, 403, 404, 422, 503)},
 )
 async def seat_view(
     game_id: GameId, credentials: Credentials, gateway: GatewayDep
 ) -> MsgspecResponse:
     """The game as your seat sees it: your hand, nobody else's."""
     seat = await gateway.seated(game_id, credentials)
-    return MsgspecResponse(view(await gateway.games.state(game_id), seat))
+    game, state = await gateway.games.played(game_id)
+    return MsgspecResponse(game.view(state, seat))
 
 
 @router.get(
     "/games/{game_id}/spectator",
-    responses={**body(GameView, "The spectator view"), **errors(404, 422, 503)},
+    responses={**body_of(VIEWS, "The spectator view"), **errors(404, 422, 503)},
 )
 async def spectator_view(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
     """The game as a spectator sees it: no hands, no token backs."""
-    return MsgspecResponse(view(await gateway.games.state(game_id), None))
+    game, state = await gateway.games.played(game_id)
+    return MsgspecResponse(game.view(state, None))
 
 
 @router.get(
     "/games/{game_id}/state",
     responses={
-        **body(GameState, "Your seat's perspective of the state"),
+        **body_of(STATES, "Your seat's perspective of the state"),
         **errors(401, 403, 404, 422, 503),
     },
 )
@@ -59,14 +63,14 @@ async def seat_state(
     """Your seat's own-perspective ``GameState`` (for bots using the pure core): every
     secret your seat may not know is replaced by a stand-in (see docs/http-api.md)."""
     seat = await gateway.seated(game_id, credentials)
-    state = await gateway.games.state(game_id)
-    return MsgspecResponse(encode_state(perspective(state, seat)))
+    game, state = await gateway.games.played(game_id)
+    return MsgspecResponse(game.state_json(state, seat))
 
 
 @router.get(
     "/games/{game_id}/legal-actions",
     responses={
-        **body(list[c.SeatCommand], "Every command your seat may send now"),
+        **body_of(COMMANDS, "Every command your seat may send now"),
         **errors(401, 403, 404, 422, 503),
     },
 )
@@ -75,13 +79,14 @@ async def seat_legal_actions(
 ) -> MsgspecResponse:
     """Every command your seat may send now (empty when it is not your turn)."""
     seat = await gateway.seated(game_id, credentials)
-    return MsgspecResponse(legal_actions(await gateway.games.state(game_id), seat))
+    game, state = await gateway.games.played(game_id)
+    return MsgspecResponse(game.legal_actions(state, seat))
 
 
 @router.get(
     "/games/{game_id}/events",
     responses={
-        **body(list[e.AnyEvent], "The events after `after`, as you may see them"),
+        **body_of(EVENTS, "The events after `after`, as you may see them"),
         **errors(403, 404, 422, 503),
     },
     # The token is optional here: without one the events are shown as to a spectator.
@@ -99,13 +104,14 @@ async def game_events(
     not see blanked out."""
     await gateway.games.require(game_id)
     viewer = await gateway.viewer_of(game_id, credentials)
+    game = await gateway.games.game_of(game_id)
     events = await gateway.games.events(game_id, after)
-    return MsgspecResponse([visible_event(event, viewer) for event in events])
+    return MsgspecResponse([game.visible_event(event, viewer) for event in events])
 
 
 @models.get(
     "/games/{game_id}/board",
-    responses={**body(GameView, "The board model"), **errors(404, 422, 503)},
+    responses={**body_of(VIEWS, "The board model"), **errors(404, 422, 503)},
 )
 async def board_model(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
     """The board projector's read model (the spectator view, as last projected; it may lag

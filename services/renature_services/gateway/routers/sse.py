@@ -71,7 +71,8 @@ async def event_stream(
     async def messages() -> AsyncIterator[ServerSentEvent]:
         reader = await live_reader(gateway)
         try:
-            async for event in follow(reader, gateway.layout.game_key(game_id), channel.after):
+            key = gateway.layout.game_key(game_id)
+            async for event in follow(reader, key, channel.after, channel.game):
                 yield ServerSentEvent(
                     data=frames.frame(event).decode(),
                     event=type(event).__name__,

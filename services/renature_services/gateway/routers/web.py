@@ -9,23 +9,22 @@ stateless inspection of an exported events file (nothing of it is stored).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated, Any, cast
 
 import msgspec
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from gameplatform import game_names, get_game
 from renature import events as e
-from renature.audit import AuditReport, Finding, audit
-from renature.explain import Explanation, explain
-from renature.game import replay
-from renature.picture import board_svg
-from renature.state import GameState
+from renature.audit import AuditReport, Finding
+from renature.explain import Explanation
 from renature_services.gateway.dependencies import GameId, GatewayDep
 from renature_services.gateway.errors import ApiError
 from renature_services.gateway.openapi import body, errors
 from renature_services.gateway.schemas import MsgspecResponse
+from renature_services.state_cache import AnyGame
 from renature_store import MAX_VERSION
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -53,6 +52,8 @@ class Inspection(msgspec.Struct, frozen=True):
     picture: str | None
     audit: AuditReport
     explanation: Explanation | None
+    game: str = "renature"
+    """The game whose events the file holds (the first game whose events its first line is)."""
 
 
 def _page(name: str) -> FileResponse:
@@ -88,11 +89,11 @@ async def viewer_page(game_id: str) -> FileResponse:
 async def game_picture(game_id: GameId, gateway: GatewayDep, at: At = None) -> Response:
     """The board as an SVG picture (what ``renature replay --svg`` draws) after event ``at``:
     public facts only, so anyone may fetch it at any version up to the game's current one."""
-    state = await gateway.games.state(game_id)
+    game, state = await gateway.games.played(game_id)
     if at is not None and at < state.version:
-        past = replay((await gateway.games.events(game_id, 0))[:at])
+        past = _replayed(game, (await gateway.games.events(game_id, 0))[:at])
         state = past if past is not None else state
-    return Response(board_svg(state, _title(state)), media_type=SVG)
+    return Response(game.picture_svg(state, _title(game, state)), media_type=SVG)
 
 
 @router.post(
@@ -119,39 +120,59 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     raw = await request.body()  # at most LARGER_BODIES['/disputes']: the limits middleware
     if not raw:
         raise ApiError(422, "malformed_request", "Send the events file as the request body.")
-    events, unreadable = _events_of(raw)
-    report = unreadable or audit(events)
-    state = _replayed(events if at is None else events[:at])
-    finished = bool(events) and isinstance(events[-1], e.GameEnded)
+    lines = [line for line in raw.splitlines() if line.strip()]
+    game = _game_of_file(lines)
+    events, unreadable = _events_of(game, lines)
+    report = unreadable or game.audit(events)
+    ok = bool(getattr(report, "ok", False))
+    state = _replayed(game, events if at is None else events[:at])
+    finished = bool(events) and type(events[-1]).__name__ == "GameEnded"
     return MsgspecResponse(
         Inspection(
             game_id=events[0].game_id if events else "",
             events=cast("list[e.AnyEvent]", list(events)),
             version=state.version if state is not None else 0,
-            picture=board_svg(state, _title(state)) if state is not None else None,
-            audit=report,
-            explanation=explain(events) if finished and report.ok else None,
+            picture=game.picture_svg(state, _title(game, state)) if state is not None else None,
+            # Every game's report has Renature's shape; the explanation is the game's own.
+            audit=cast("AuditReport", report),
+            explanation=cast("Explanation", game.explain(events)) if finished and ok else None,
+            game=game.name,
         )
     )
 
 
-def _replayed(events: list[e.Event]) -> GameState | None:
+def _game_of_file(lines: list[bytes]) -> AnyGame:
+    """The first hosted game whose event the file's first line is (an exported file holds
+    the events alone, not the stream's provenance that names its game); Renature otherwise."""
+    for name in game_names():
+        game = get_game(name)
+        try:
+            game.decode_event(lines[0])
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, IndexError):
+            continue
+        return game
+    return get_game(game_names()[0])
+
+
+def _replayed(game: AnyGame, events: list[Any]) -> Any:
     """The state after ``events``, or None where they cannot be folded (a forged or broken
     file: its audit says what is wrong)."""
+    state = None
     try:
-        return replay(events)
+        for event in events:
+            state = game.evolve(state, event)
     except Exception:  # evolve applies without checks: a forged event may break anything
         return None
+    return state
 
 
-def _events_of(raw: bytes) -> tuple[list[e.Event], AuditReport | None]:
+def _events_of(game: AnyGame, lines: list[bytes]) -> tuple[list[Any], AuditReport | None]:
     """The file's events, or the failed audit of a file that holds none or a line that is
     not an event (no message echoes more than 200 characters of it)."""
-    lines = [line for line in raw.splitlines() if line.strip()]
-    events: list[e.Event] = []
+    events: list[Any] = []
     for number, line in enumerate(lines, start=1):
         try:
-            events.append(e.decode(line))
+            events.append(game.decode_event(line))
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
             # RecursionError: a line nested ~1,000 deep (a 500 otherwise)
             return [], _unreadable(number, f"line {number} is not an event: {str(error)[:200]}")
@@ -165,8 +186,8 @@ def _unreadable(line: int, message: str) -> AuditReport:
     return AuditReport("", False, 0, 0, False, [], finding, [finding])
 
 
-def _title(state: GameState) -> str:
-    return f"Renature game {state.game_id} after event {state.version}"
+def _title(game: AnyGame, state: Any) -> str:
+    return f"{game.title.split(' (')[0]} game {state.game_id} after event {state.version}"
 
 
 def install(app: FastAPI) -> None:

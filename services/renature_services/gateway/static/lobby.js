@@ -55,6 +55,7 @@ async function listGames() {
   const form = new FormData(document.getElementById("filter"));
   const query = new URLSearchParams();
   for (const [key, value] of form.entries()) if (value) query.set(key, value);
+  query.set("game", "renature"); // these pages draw Renature's board; Renaissance is API-only
   if (cursor) query.set("cursor", cursor);
   const note = document.getElementById("games-note");
   try {
