@@ -23,6 +23,7 @@ from redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluste
     cluster_redis_fixture,
     redis_cluster_fixture,
 )
+from renature import commands as c
 from renature_store import (
     Appended,
     Duplicate,
@@ -150,6 +151,37 @@ def _request(game: str, command: str, version: int, events: list[bytes]) -> obje
     from renature_store import AppendRequest
 
     return AppendRequest(game, command, version, events, b"ok")
+
+
+async def test_commands_go_to_the_shard_of_their_games_partition(
+    redis_cluster: RedisCluster, cluster_redis: object
+) -> None:
+    """One command stream per partition, each in its games' hash slot: the commands of games
+    of every partition are spread over every master, and the rules service (reading every
+    stream) answers all of them."""
+    from renature_services.bus import CommandEnvelope
+    from renature_services.rules_client import RulesClient
+    from renature_services.rules_service import RulesService
+    from renature_services.settings import Settings
+    from renature_store import CommandPartitions
+
+    commands = CommandPartitions()
+    games = [f"shard-game-{n}" for n in range(48)]
+    assert {commands.partition_of(g) for g in games} == set(range(16))
+    settings = Settings(redis_url=redis_cluster.url, durability="replica", consumer="rules-s")
+    async with RulesService(settings), RulesClient(cluster_redis) as client:  # type: ignore[arg-type]
+        replies = await asyncio.gather(
+            *(client.send(CommandEnvelope(g, "c", c.CreateGame(g, 2, "")), 10) for g in games)
+        )
+    assert {r.status for r in replies} == {"accepted"}
+    for game in games:
+        stream = commands.stream_of(game)
+        assert key_slot(stream.encode()) == key_slot(commands.layout.game_key(game).encode())
+    masters = {redis_cluster.master_of(s).port for s in commands.streams()}
+    assert len(masters) == 3  # every master carries command streams
+    lengths = [await cluster_redis.xlen(s) for s in commands.streams()]  # type: ignore[attr-defined]
+    assert sum(lengths) == len(games)
+    assert all(lengths)
 
 
 async def test_a_game_through_the_gateway_on_the_cluster(
