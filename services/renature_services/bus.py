@@ -20,8 +20,8 @@ from renature.commands import AnyCommand
 from renature_store import CommandPartitions
 
 COMMAND_PARTITIONS = CommandPartitions()
-"""The command streams under the default layout (``rn:{pNN}:commands``, one per partition);
-services configured otherwise use ``Settings.commands``."""
+"""The command streams under the default layout and count (``rn:{p00}:commands`` ..
+``rn:{p03}:commands``); services configured otherwise use ``Settings.commands``."""
 RULES_GROUP = "rules"
 BOARD_GROUP = "board-projector"
 SCORE_GROUP = "score-projector"

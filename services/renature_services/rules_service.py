@@ -148,7 +148,7 @@ class RulesService:
             description=(
                 "Command envelopes (msgspec JSON `CommandEnvelope`), one stream per command "
                 "partition: `<prefix>:{pNN}:commands` for NN = 00 .. count - 1 "
-                "(RENATURE_COMMAND_PARTITIONS, 16 by default), a game's commands on the stream "
+                "(RENATURE_COMMAND_PARTITIONS, 4 by default), a game's commands on the stream "
                 "of its partition modulo that count. Each reply (msgspec JSON `Reply`) goes to "
                 "the `reply_to` pub/sub channel of the message's headers, with its "
                 "`correlation_id`."

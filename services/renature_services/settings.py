@@ -8,7 +8,7 @@ configures its children by setting the environment rather than by passing flags.
 | ``REDIS_URL`` | ``redis://127.0.0.1:6379/0`` | Redis: bus, store, read models |
 | ``RENATURE_PREFIX`` | ``rn`` | key prefix of the event store and read models |
 | ``RENATURE_PARTITIONS`` | ``16`` | partition count (part of the key layout) |
-| ``RENATURE_COMMAND_PARTITIONS`` | ``16`` | command streams (a divisor of the partitions) |
+| ``RENATURE_COMMAND_PARTITIONS`` | ``4`` | command streams (a divisor of the partitions) |
 | ``RENATURE_RULES_PARTITIONS`` | ``all`` | command partitions a rules instance reads: ``0-3,8`` |
 | ``RENATURE_CONSUMER`` | ``<host>-<pid>-<random>`` | consumer name in the consumer groups |
 | ``RENATURE_LOG_LEVEL`` | ``INFO`` | log level of the JSON logs |
@@ -58,7 +58,7 @@ class Settings:
     redis_url: str = DEFAULT_REDIS_URL
     prefix: str = "rn"
     partitions: int = 16
-    command_partitions: int = 16  # renature_store.DEFAULT_COMMAND_PARTITIONS
+    command_partitions: int = 4  # renature_store.DEFAULT_COMMAND_PARTITIONS
     rules_partitions: str = "all"
     consumer: str = field(default_factory=default_consumer_name)
     log_level: str = "INFO"

@@ -53,10 +53,10 @@ async def games_on(redis: aioredis.Redis, stream: str) -> set[str]:
 async def test_commands_of_games_in_different_partitions_land_on_their_own_streams(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
-    commands = CommandPartitions()  # the default: 16 streams, one per game partition
+    commands = CommandPartitions(count=16)  # a stream per game partition
     games = [g for ids in games_by_partition(commands, 2).values() for g in ids]
-    settings = Settings(redis_url=redis_url, consumer="rules-all")
-    async with RulesService(settings), RulesClient(redis) as client:
+    settings = Settings(redis_url=redis_url, consumer="rules-all", command_partitions=16)
+    async with RulesService(settings), RulesClient(redis, streams=commands) as client:
         replies = await asyncio.gather(*(client.send(create(g), 5) for g in games))
     assert [(r.game_id, r.status) for r in replies] == [(g, "accepted") for g in games]
     for partition, stream in enumerate(commands.streams()):
@@ -97,7 +97,7 @@ async def test_two_rules_instances_with_disjoint_partitions_answer_only_their_ow
 async def test_a_dead_instances_commands_are_taken_over_on_every_stream(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
-    commands = CommandPartitions()
+    commands = CommandPartitions()  # the default: 4 streams
     games = [ids[0] for ids in games_by_partition(commands, 1).values()][:3]
     streams = [commands.stream_of(g) for g in games]
     assert len(set(streams)) == 3

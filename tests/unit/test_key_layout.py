@@ -27,9 +27,9 @@ def test_the_command_streams_and_the_model_pattern_honour_the_prefix() -> None:
     assert KeyLayout("alt").model_pattern("score") == "alt:{p*}:score:*"
 
 
-def test_a_games_commands_go_to_the_stream_in_its_own_hash_slot_by_default() -> None:
-    commands = CommandPartitions()
-    assert commands.count == DEFAULT_COMMAND_PARTITIONS == 16
+def test_with_a_stream_per_partition_a_games_commands_go_to_its_own_hash_slot() -> None:
+    commands = CommandPartitions(KeyLayout(), 16)
+    assert CommandPartitions().count == DEFAULT_COMMAND_PARTITIONS == 4
     for game in ("game-1", "g", "lobby-42"):
         stream = commands.stream_of(game)
         assert stream == f"rn:{{p{commands.layout.partition_of(game):02d}}}:commands"
@@ -47,7 +47,8 @@ def test_with_fewer_command_streams_stream_k_carries_the_partitions_congruent_to
 
 
 def test_the_command_streams_spread_over_as_many_slots_as_there_are_streams() -> None:
-    assert len({key_slot(s.encode()) for s in CommandPartitions().streams()}) == 16
+    assert len({key_slot(s.encode()) for s in CommandPartitions(count=16).streams()}) == 16
+    assert len({key_slot(s.encode()) for s in CommandPartitions().streams()}) == 4
     assert len({key_slot(s.encode()) for s in CommandPartitions(count=2).streams()}) == 2
 
 
@@ -68,6 +69,7 @@ def test_the_command_stream_count_must_divide_the_partition_count(count: int) ->
     ("spec", "count", "expected"),
     [
         ("all", 16, tuple(range(16))),
+        ("all", 4, (0, 1, 2, 3)),
         ("", 4, (0, 1, 2, 3)),
         ("0-3,8", 16, (0, 1, 2, 3, 8)),
         (" 8, 0-3 ,2 ", 16, (0, 1, 2, 3, 8)),
@@ -93,7 +95,8 @@ def test_the_settings_read_the_command_partitions_from_the_environment() -> None
     assert settings.commands == CommandPartitions(KeyLayout(), 4)
     assert settings.commands.parse(settings.rules_partitions) == (0, 1)
     defaults = Settings.from_env({})
-    assert (defaults.command_partitions, defaults.rules_partitions) == (16, "all")
+    assert (defaults.command_partitions, defaults.rules_partitions) == (4, "all")
+    assert defaults.commands == CommandPartitions()  # the settings' default is the layout's
 
 
 def test_the_rules_service_logs_its_partitions_as_ranges() -> None:
