@@ -430,8 +430,12 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
     client = None
     if config["mode"] == "bus":
         from renature_services.rules_client import RulesClient
+        from renature_services.settings import Settings
+        from renature_store import CommandPartitions
 
-        client = RulesClient(redis)
+        # the services' count of command streams: they read it from the same environment
+        streams = CommandPartitions(layout, Settings.from_env().command_partitions)
+        client = RulesClient(redis, streams=streams)
         await client.start()
     play = {"bus": play_bus, "http": play_http, "ws": play_ws}[config["mode"]]
     tasks = [asyncio.create_task(play(load, index, client)) for index in config["games"]]

@@ -40,6 +40,7 @@ from renature_services import bus
 from renature_services.gateway.seeds import choose_seed
 from renature_services.projectors.runner import model_key
 from renature_services.rules_client import RulesClient, send_command
+from renature_services.settings import Settings
 from renature_store import RedisEventStore
 
 # tests/ is not a package: the private redis-server helper of the test suite is imported by path.
@@ -60,6 +61,9 @@ POLL_S = 0.0005  # how often a probe reads the model's version
 LIGHT_GAMES = 16  # concurrent games of the moderate-load run
 FEW_GAMES = 4  # concurrent games of the light-load run
 REPLY_TIMEOUT_S = 10.0
+COMMANDS = Settings.from_env().commands
+"""The command streams, counted as the services count them (the same environment:
+``RENATURE_COMMAND_PARTITIONS``)."""
 
 
 # -- processes -------------------------------------------------------------------------------
@@ -336,7 +340,8 @@ async def wait_ready(redis: Redis, store: RedisEventStore, stack: Stack, rules: 
             raise RuntimeError("the rules service did not start within 30 s")
         await asyncio.sleep(0.1)
     command = c.CreateGame(game_id=game_id, players=2, seed="")
-    await send_command(redis, bus.CommandEnvelope(game_id, "create", command), timeout=20)
+    envelope = bus.CommandEnvelope(game_id, "create", command)
+    await send_command(redis, envelope, timeout=20, streams=COMMANDS)
     for projection in ("board", "score"):
         key = model_key(store.layout, projection, game_id)
         while not await redis.hget(key, "version"):
@@ -391,7 +396,7 @@ def snapshot(stack: Stack, redis_pid: int) -> dict[str, float]:
 async def bench(server: RedisServer, stack: Stack, redis_pid: int) -> None:
     redis = Redis.from_url(server.url, max_connections=1024)
     store = RedisEventStore(redis)
-    client = RulesClient(redis)
+    client = RulesClient(redis, streams=COMMANDS)
     try:
         unpipelined, pipelined, cpu_per_call = await xadd_rates(redis)
         print(

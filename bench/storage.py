@@ -5,7 +5,7 @@ rules service, the board and score projectors and the gateway (over ASGI). Bots 
 2-to-4-player games through the HTTP API as players would, each seat also sending a few refused
 commands (out of turn); one more game is left half played. Then every key of each game is
 weighed with ``MEMORY USAGE <key> SAMPLES 0`` (the exact size, with Redis' own overhead), and
-each game gets its share of the partition feeds and of the command stream (their bytes split
+each game gets its share of the partition feeds and of the command streams (their bytes split
 by their entries). Measured twice: as the services leave Redis with no retention ("before"),
 and after one pass of the retention service (`renature_store.retention`, "after"), which
 trims what every consumer group has acknowledged, drops a finished game's command outcomes
@@ -80,7 +80,7 @@ async def weigh(redis: Redis, finished: list[str], active: list[str]) -> Figures
         if owner in finished:
             kind = text.split(":")[2] if text.count(":") >= 2 else text
             kinds[kind] += size
-    # Shared streams (partition feeds, the command stream): split by entries per game.
+    # Shared streams (partition feeds, the command streams): split by entries per game.
     share: dict[str, float] = defaultdict(float)
     for stream in shared_streams:
         size = await key_bytes(redis, stream)

@@ -1,8 +1,9 @@
 """The message contract between the services. Everything on the bus is msgspec JSON.
 
-- Commands go to the Redis stream ``COMMAND_STREAM`` as a ``CommandEnvelope``; the rules service
-  consumes it with the consumer group ``RULES_GROUP`` and answers every envelope with a ``Reply``
-  (FastStream request/reply: the gateway awaits the reply of the message it published).
+- Commands go to the command stream of their game's partition (``COMMAND_PARTITIONS``) as a
+  ``CommandEnvelope``; the rules service consumes those streams with the consumer group
+  ``RULES_GROUP`` and answers every envelope with a ``Reply`` (FastStream request/reply: the
+  gateway awaits the reply of the message it published).
 - Events go to the event store (``renature_store``): one stream per game plus partition feeds,
   which the projectors consume with their own consumer groups.
 - Read models are Redis hashes written by the projectors (see ``renature_services.projectors``).
@@ -17,11 +18,11 @@ from typing import Any, Literal
 import msgspec
 
 from gameplatform import game_names, get_game
-from renature_store import KeyLayout
+from renature_store import CommandPartitions
 
-COMMAND_STREAM = KeyLayout().command_stream()
-"""``rn:commands``: the command stream under the default prefix; services configured with
-another prefix use their layout's ``command_stream()``."""
+COMMAND_PARTITIONS = CommandPartitions()
+"""The command streams under the default layout and count (``rn:{p00}:commands`` ..
+``rn:{p03}:commands``); services configured otherwise use ``Settings.commands``."""
 RULES_GROUP = "rules"
 BOARD_GROUP = "board-projector"
 SCORE_GROUP = "score-projector"

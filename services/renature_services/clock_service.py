@@ -211,7 +211,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
     try:
         await healing.wait_for_redis(redis, "clock")
         store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)
-        client = RulesClient(redis, stream=store.layout.command_stream())
+        client = RulesClient(redis, streams=settings.commands)
         try:
             service = ClockService(
                 redis, store, client, settings.consumer, reclaim_idle_ms=settings.reclaim_idle_ms

@@ -2,7 +2,9 @@
 
     python -m renature_services.probe live rules|board|score|clock|retention
 
-A worker is alive while it keeps reading its stream. From Redis 7.2 on, every read attempt
+A worker is alive while it keeps reading its streams (the rules service: every command stream
+it is assigned, ``RENATURE_RULES_PARTITIONS``; a subscriber that stopped on one of them is as
+stuck as a frozen event loop). From Redis 7.2 on, every read attempt
 (``XREADGROUP``, blocking or not, even one that gets nothing, or ``XAUTOCLAIM``) resets its
 consumer's ``idle`` time in its consumer group (the time since its last delivery is then
 ``inactive``), so a consumer idle for longer than ``--max-idle`` seconds belongs to a process
@@ -26,23 +28,25 @@ from redis.exceptions import RedisError
 
 from renature_services import bus
 from renature_services.settings import Settings
-from renature_store import KeyLayout
 
 MAX_IDLE_S = {"rules": 60, "board": 60, "score": 60, "clock": 60, "retention": 600}
 """Default limits: a read at least every few seconds (retention: one pass per interval)."""
 
 
-def stream_and_group(service: str, layout: KeyLayout) -> tuple[str, str]:
-    """The stream the service reads and its group there (feeds: partition 0's, which every
-    read of the service touches, since it reads all partitions at once)."""
-    feed = layout.feed_key(0)
-    return {
-        "rules": (layout.command_stream(), bus.RULES_GROUP),
-        "board": (feed, bus.BOARD_GROUP),
-        "score": (feed, bus.SCORE_GROUP),
-        "clock": (feed, "clock"),
-        "retention": (feed, "retention"),
-    }[service]
+def streams_and_group(service: str, settings: Settings) -> tuple[list[str], str]:
+    """The streams the service reads and its group there: the rules service's command streams
+    (one subscriber each), or partition 0's feed, which every read of a feed reader touches,
+    since it reads all partitions at once."""
+    if service == "rules":
+        commands = settings.commands
+        return commands.streams(commands.parse(settings.rules_partitions)), bus.RULES_GROUP
+    groups = {
+        "board": bus.BOARD_GROUP,
+        "score": bus.SCORE_GROUP,
+        "clock": "clock",
+        "retention": "retention",
+    }
+    return [settings.layout.feed_key(0)], groups[service]
 
 
 def consumer_info(
@@ -76,17 +80,32 @@ def verdict(
 
 
 def live(service: str, settings: Settings, max_idle_s: float) -> tuple[bool, str]:
-    """(alive, why)."""
-    layout = KeyLayout(settings.prefix, settings.partitions)
-    stream, group = stream_and_group(service, layout)
+    """(alive, why): stuck when the consumer is stuck on any of its streams."""
+    streams, group = streams_and_group(service, settings)
     client = redis.Redis.from_url(settings.redis_url, socket_timeout=3, socket_connect_timeout=3)
     try:
-        info = consumer_info(client, stream, group, settings.consumer)
+        infos = [consumer_info(client, stream, group, settings.consumer) for stream in streams]
     except RedisError as error:
         return True, f"Redis out of reach ({type(error).__name__}): not this process's fault"
     finally:
         client.close()
-    return verdict(info, settings.consumer, group, max_idle_s)
+    return judge(dict(zip(streams, infos, strict=True)), settings.consumer, group, max_idle_s)
+
+
+def judge(
+    infos: dict[str, dict[str, Any] | None], consumer: str, group: str, max_idle_s: float
+) -> tuple[bool, str]:
+    """(alive, why) of a consumer from its XINFO CONSUMERS entry on each stream it reads:
+    stuck on one is stuck (a subscriber of that stream stopped, or the whole loop froze)."""
+    found = None
+    for stream, info in infos.items():
+        alive, why = verdict(info, consumer, group, max_idle_s)
+        if not alive:
+            return False, f"{why} on {stream}"
+        if info is not None and found is None:
+            found = why
+    first = found or verdict(None, consumer, group, max_idle_s)[1]
+    return True, first if len(infos) == 1 else f"{first} ({len(infos)} streams)"
 
 
 def main(argv: list[str] | None = None) -> None:

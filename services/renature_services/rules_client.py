@@ -8,8 +8,9 @@ async with RulesClient(redis_client) as client:                  # many commands
     reply = await client.send(envelope, timeout=5.0)
 ```
 
-Both use FastStream's request/reply wire format: the envelope (msgspec JSON) is added to
-``COMMAND_STREAM`` in FastStream's binary message format with a ``reply_to`` header naming a
+Both use FastStream's request/reply wire format: the envelope (msgspec JSON) is added to the
+command stream of its game's partition (``rn:{pNN}:commands``, `CommandPartitions.stream_of`)
+in FastStream's binary message format with a ``reply_to`` header naming a
 fresh pub/sub channel, to which the caller subscribed *before* publishing; the rules service
 publishes the encoded `Reply` there. A reply published while nobody listens is lost, which is
 harmless: the outcome is stored under the command id, and sending the same envelope again
@@ -36,11 +37,12 @@ from redis.asyncio.client import PubSub
 
 from renature_services import bus
 from renature_services.logging import get_logger
+from renature_store import CommandPartitions
 
 log = get_logger("renature.rules_client")
 
 COMMAND_STREAM_MAXLEN = 100_000
-"""The command stream is a queue, not a record (events are the record): keep it bounded."""
+"""A command stream is a queue, not a record (events are the record): keep it bounded."""
 
 
 class CommandTimeout(TimeoutError):
@@ -53,10 +55,10 @@ async def send_command(
     envelope: bus.CommandEnvelope,
     timeout: float = 10.0,
     *,
-    stream: str = bus.COMMAND_STREAM,
+    streams: CommandPartitions = bus.COMMAND_PARTITIONS,
 ) -> bus.Reply:
-    """Publish ``envelope`` to the rules service on ``stream`` (the key layout's
-    ``command_stream()``) and return its `Reply`.
+    """Publish ``envelope`` to the rules service on the command stream of its game (``streams``
+    must be the deployment's, ``Settings.commands``) and return its `Reply`.
 
     Raises `CommandTimeout` when no reply arrives within ``timeout`` seconds.
     """
@@ -65,7 +67,7 @@ async def send_command(
         try:
             message = await broker_or_redis.request(
                 body,
-                stream=stream,
+                stream=streams.stream_of(envelope.game_id),
                 maxlen=COMMAND_STREAM_MAXLEN,
                 correlation_id=envelope.command_id,
                 timeout=timeout,
@@ -73,9 +75,7 @@ async def send_command(
         except TimeoutError as error:
             raise CommandTimeout(_timeout_message(envelope, timeout)) from error
         return bus.reply_decoder.decode(message.body)
-    async with RulesClient(
-        broker_or_redis, stream=stream
-    ) as client:  # a reply channel for this command
+    async with RulesClient(broker_or_redis, streams=streams) as client:  # a channel for one
         return await client.send(envelope, timeout)
 
 
@@ -85,10 +85,11 @@ class RulesClient:
     Replies come back on ``rn:reply:<random>`` with the correlation id of their request; a
     listener task hands each to the request awaiting it. Commands sent while an earlier
     ``XADD`` is on its way are queued and go out together in one pipeline, so a busy client
-    (the gateway under load) pays one round trip for many commands. If the subscription's
-    connection drops, redis-py resubscribes when it reconnects; replies published meanwhile
-    are lost and their requests time out (resend them with the same command id to learn the
-    outcome).
+    (the gateway under load) pays one round trip for many commands; each goes to the command
+    stream of its game's partition (``streams``, the deployment's `CommandPartitions`). If the
+    subscription's connection drops, redis-py resubscribes when it reconnects; replies
+    published meanwhile are lost and their requests time out (resend them with the same command
+    id to learn the outcome).
     """
 
     def __init__(
@@ -96,14 +97,14 @@ class RulesClient:
         redis: Redis,
         *,
         maxlen: int = COMMAND_STREAM_MAXLEN,
-        stream: str = bus.COMMAND_STREAM,
+        streams: CommandPartitions = bus.COMMAND_PARTITIONS,
     ) -> None:
         self._redis = redis
         self._maxlen = maxlen
-        self._stream = stream
+        self._streams = streams
         self.channel = f"rn:reply:{uuid.uuid4().hex}"
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
-        self._outbox: list[tuple[bytes, asyncio.Future[bytes]]] = []
+        self._outbox: list[tuple[str, bytes, asyncio.Future[bytes]]] = []
         self._sender: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
@@ -147,7 +148,7 @@ class RulesClient:
         )
         waiter = asyncio.get_running_loop().create_future()
         self._waiting[correlation_id] = waiter
-        self._outbox.append((message, waiter))
+        self._outbox.append((self._streams.stream_of(envelope.game_id), message, waiter))
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send_queued())
         try:
@@ -163,13 +164,13 @@ class RulesClient:
         while self._outbox:
             batch, self._outbox = self._outbox, []
             pipe = self._redis.pipeline(transaction=False)
-            for message, _ in batch:
-                pipe.xadd(self._stream, {"__data__": message}, maxlen=self._maxlen)
+            for stream, message, _ in batch:
+                pipe.xadd(stream, {"__data__": message}, maxlen=self._maxlen)
             try:
                 results = await pipe.execute(raise_on_error=False)
             except Exception as error:  # the connection: every command of the batch failed
                 results = [error] * len(batch)
-            for (_, waiter), result in zip(batch, results, strict=True):
+            for (_, _, waiter), result in zip(batch, results, strict=True):
                 if isinstance(result, Exception) and not waiter.done():
                     waiter.set_exception(result)
 

@@ -8,6 +8,8 @@ configures its children by setting the environment rather than by passing flags.
 | ``REDIS_URL`` | ``redis://127.0.0.1:6379/0`` | Redis: bus, store, read models |
 | ``RENATURE_PREFIX`` | ``rn`` | key prefix of the event store and read models |
 | ``RENATURE_PARTITIONS`` | ``16`` | partition count (part of the key layout) |
+| ``RENATURE_COMMAND_PARTITIONS`` | ``4`` | command streams (a divisor of the partitions) |
+| ``RENATURE_RULES_PARTITIONS`` | ``all`` | command partitions a rules instance reads: ``0-3,8`` |
 | ``RENATURE_CONSUMER`` | ``<host>-<pid>-<random>`` | consumer name in the consumer groups |
 | ``RENATURE_LOG_LEVEL`` | ``INFO`` | log level of the JSON logs |
 | ``RENATURE_RECLAIM_IDLE_MS`` | ``4000`` | pending entries idle this long are taken over |
@@ -29,9 +31,12 @@ import socket
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from renature_services.redis_auth import authenticated_url
+
+if TYPE_CHECKING:  # renature_store imports redis, which the CLI does not load until it must
+    from renature_store import CommandPartitions, KeyLayout
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -53,6 +58,8 @@ class Settings:
     redis_url: str = DEFAULT_REDIS_URL
     prefix: str = "rn"
     partitions: int = 16
+    command_partitions: int = 4  # renature_store.DEFAULT_COMMAND_PARTITIONS
+    rules_partitions: str = "all"
     consumer: str = field(default_factory=default_consumer_name)
     log_level: str = "INFO"
     # Well under the gateway's 10 s command timeout: a stalled instance's batch is taken over
@@ -82,6 +89,10 @@ class Settings:
             values["prefix"] = prefix
         if partitions := env.get("RENATURE_PARTITIONS"):
             values["partitions"] = int(partitions)
+        if commands := env.get("RENATURE_COMMAND_PARTITIONS"):
+            values["command_partitions"] = int(commands)
+        if assigned := env.get("RENATURE_RULES_PARTITIONS"):
+            values["rules_partitions"] = assigned
         if consumer := env.get("RENATURE_CONSUMER"):
             values["consumer"] = consumer
         if level := env.get("RENATURE_LOG_LEVEL"):
@@ -110,6 +121,20 @@ class Settings:
         # Per-service ACL user and password (renature_services.redis_auth, docs/security.md).
         values["redis_url"] = authenticated_url(values.get("redis_url", DEFAULT_REDIS_URL), env)
         return cls(**values)
+
+    @property
+    def layout(self) -> KeyLayout:
+        """The key layout every service of the deployment shares."""
+        from renature_store import KeyLayout
+
+        return KeyLayout(self.prefix, self.partitions)
+
+    @property
+    def commands(self) -> CommandPartitions:
+        """The command streams and which game goes to which (senders and rules services)."""
+        from renature_store import CommandPartitions
+
+        return CommandPartitions(self.layout, self.command_partitions)
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""

@@ -12,7 +12,14 @@ from renature_store.durability import (
     DurabilityStatus,
     parse_durability,
 )
-from renature_store.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout, partition_of
+from renature_store.keys import (
+    DEFAULT_COMMAND_PARTITIONS,
+    DEFAULT_PARTITIONS,
+    DEFAULT_PREFIX,
+    CommandPartitions,
+    KeyLayout,
+    partition_of,
+)
 from renature_store.store import (
     DEFAULT_OUTCOME_TTL_SECONDS,
     DEFAULT_PAGE_SIZE,
@@ -34,6 +41,7 @@ from renature_store.types import (
 )
 
 __all__ = [
+    "DEFAULT_COMMAND_PARTITIONS",
     "DEFAULT_DURABILITY",
     "DEFAULT_OUTCOME_TTL_SECONDS",
     "DEFAULT_PAGE_SIZE",
@@ -43,6 +51,7 @@ __all__ = [
     "AppendRequest",
     "AppendResult",
     "Appended",
+    "CommandPartitions",
     "Conflict",
     "CorruptStreamError",
     "Duplicate",

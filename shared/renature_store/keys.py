@@ -8,15 +8,24 @@ key of the store into one slot.
 
 The partition count is part of the layout: changing it moves games to other partitions (other
 keys, other feeds), so it needs a migration, not a configuration change.
+
+Commands travel on `CommandPartitions`: a few command streams, each tagged like the game
+partition of its number, and the games of partition ``p`` sent to stream ``p % count``.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 DEFAULT_PREFIX = "rn"
 DEFAULT_PARTITIONS = 16
+DEFAULT_COMMAND_PARTITIONS = 4
+"""Four command streams (partitions p with p % 4 == k on stream k): on two cores a rules service
+answered as many commands with 4 as with 1 and about a third fewer with 16 (its batches split
+16 ways); 4 slots still reach every master of a 3-master cluster. Deployments on more shards
+choose 16, where each command stream lives in its games' slot (docs/services.md)."""
 
 
 def partition_of(game_id: str, partitions: int) -> int:
@@ -90,9 +99,10 @@ class KeyLayout:
         """A ``SCAN`` pattern matching the read model ``name`` of every game."""
         return f"{self.prefix}:{{p*}}:{name}:*"
 
-    def command_stream(self) -> str:
-        """The stream of command envelopes for the rules service (not per game)."""
-        return f"{self.prefix}:commands"
+    def command_stream(self, partition: int) -> str:
+        """The command stream of command partition ``partition``, e.g. ``rn:{p07}:commands``:
+        tagged like the game partition of the same number (see `CommandPartitions`)."""
+        return f"{self.base(partition)}:commands"
 
     def feed_key(self, partition: int) -> str:
         """The partition feed: one entry per event of every game of the partition."""
@@ -101,6 +111,69 @@ class KeyLayout:
     def games_key(self, partition: int) -> str:
         """The set of the ids of the games of a partition."""
         return f"{self.base(partition)}:games"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandPartitions:
+    """Which command stream carries the commands of which game.
+
+    There are ``count`` command streams, ``count`` a divisor of the game partition count; the
+    games of partition ``p`` go to stream ``p % count`` (``rn:{pKK}:commands`` for ``k = p %
+    count``): stream ``k`` lives in the slot of partition ``k`` and carries partitions ``k,
+    k + count, k + 2 count, ...``. With as many streams as partitions, a game's commands share
+    its hash slot. Senders and rules services must agree on
+    ``count``: changing it while commands are queued strands them in the old streams until
+    their senders time out and resend (with the same command id, which is safe).
+    """
+
+    layout: KeyLayout = KeyLayout()
+    count: int = DEFAULT_COMMAND_PARTITIONS
+
+    def __post_init__(self) -> None:
+        partitions = self.layout.partitions
+        if not 1 <= self.count <= partitions or partitions % self.count:
+            raise ValueError(
+                f"command partitions must divide the {partitions} game partitions, got {self.count}"
+            )
+
+    def partition_of(self, game_id: str) -> int:
+        """The command partition of a game. Any string has one, a game id the store would
+        refuse included, so that the rules service answers it (``invalid_command``)."""
+        return partition_of(game_id, self.layout.partitions) % self.count
+
+    def stream_of(self, game_id: str) -> str:
+        """The command stream that carries the commands of ``game_id``."""
+        return self.layout.command_stream(self.partition_of(game_id))
+
+    def streams(self, partitions: Iterable[int] | None = None) -> list[str]:
+        """The streams of ``partitions`` (default: every command partition), in order."""
+        chosen = range(self.count) if partitions is None else sorted(set(partitions))
+        return [self.layout.command_stream(self.check(p)) for p in chosen]
+
+    def check(self, partition: int) -> int:
+        if not 0 <= partition < self.count:
+            raise ValueError(f"command partition {partition} out of range 0..{self.count - 1}")
+        return partition
+
+    def parse(self, spec: str) -> tuple[int, ...]:
+        """The command partitions named by ``spec``: ``all`` or a list of numbers and ranges,
+        ``0-3,8`` (each one in range, at least one). The set a rules instance consumes."""
+        text = spec.strip().lower()
+        if text in ("", "all", "*"):
+            return tuple(range(self.count))
+        chosen: set[int] = set()
+        for part in text.split(","):
+            first, dash, last = part.strip().partition("-")
+            try:
+                low, high = int(first), int(last if dash else first)
+            except ValueError:
+                raise ValueError(
+                    f"bad command partitions {spec!r}: want 'all' or '0-3,8'"
+                ) from None
+            if low > high:
+                raise ValueError(f"bad command partition range {part.strip()!r} in {spec!r}")
+            chosen.update(self.check(p) for p in range(low, high + 1))
+        return tuple(sorted(chosen))
 
 
 def check_game_id(game_id: str) -> str:

@@ -23,7 +23,7 @@ retention``) applies `RetentionPolicy`:
    ``renature audit | explain | replay`` read it from there.
 5. **Streams are trimmed below what every consumer group has acknowledged** (``XTRIM MINID``
    to the oldest entry that some group has not acknowledged yet, or not yet been delivered):
-   the partition feeds and the command stream. A group that lags keeps its entries.
+   the partition feeds and the command streams. A group that lags keeps its entries.
 6. **Idle consumers without pending entries are removed** from every group once idle for
    ``consumer_idle_s`` (a consumer with pending entries stays: its entries are reclaimed).
 
@@ -168,7 +168,9 @@ class Retention:
     policy: RetentionPolicy = field(default_factory=RetentionPolicy)
     consumer: str = "retention"
     streams: Sequence[str] | None = None
-    """Streams to trim besides the partition feeds (default: the command stream)."""
+    """Streams to trim besides the partition feeds (default: every command stream the layout
+    can have, ``<prefix>:{pNN}:commands``, so it needs no command partition count; a stream
+    that does not exist costs one ``XINFO GROUPS``)."""
     clock: Callable[[], float] = time.time
 
     def __post_init__(self) -> None:
@@ -232,7 +234,8 @@ class Retention:
 
     def _streams(self) -> list[str]:
         feeds = [self.layout.feed_key(p) for p in range(self.layout.partitions)]
-        extra = self.streams if self.streams is not None else [self.layout.command_stream()]
+        every = [self.layout.command_stream(p) for p in range(self.layout.partitions)]
+        extra = self.streams if self.streams is not None else every
         return [*feeds, *extra]
 
     async def _due(self, key: str, cutoff_ms: int) -> list[str]:

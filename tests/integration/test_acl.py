@@ -211,7 +211,7 @@ async def play_whole_game(http: httpx.AsyncClient) -> str:
 SEED = "rn:{p03}:seed:g"
 GAME = "rn:{p03}:game:g"
 FEED = "rn:{p03}:feed"
-COMMANDS = "rn:commands"
+COMMANDS = "rn:{p03}:commands"  # one of the command streams
 
 FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
     "gateway": [

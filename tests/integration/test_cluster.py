@@ -23,6 +23,7 @@ from redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluste
     cluster_redis_fixture,
     redis_cluster_fixture,
 )
+from renature import commands as c
 from renature_store import (
     Appended,
     Duplicate,
@@ -150,6 +151,44 @@ def _request(game: str, command: str, version: int, events: list[bytes]) -> obje
     from renature_store import AppendRequest
 
     return AppendRequest(game, command, version, events, b"ok")
+
+
+@pytest.mark.parametrize("count", [4, 16])
+async def test_commands_spread_over_the_shards_by_their_games_partition(
+    redis_cluster: RedisCluster, cluster_redis: object, count: int
+) -> None:
+    """The command streams spread over every master (the default 4 streams as well as one per
+    partition, each then in its games' hash slot), and the rules service answers every
+    command of games of every partition."""
+    from renature_services.bus import CommandEnvelope
+    from renature_services.rules_client import RulesClient
+    from renature_services.rules_service import RulesService
+    from renature_services.settings import Settings
+    from renature_store import CommandPartitions, KeyLayout
+
+    commands = CommandPartitions(KeyLayout(), count)
+    games = [f"shard-game-{n}" for n in range(48)]
+    assert {KeyLayout().partition_of(g) for g in games} == set(range(16))
+    settings = Settings(
+        redis_url=redis_cluster.url,
+        durability="replica",
+        consumer="rules-s",
+        command_partitions=count,
+    )
+    async with RulesService(settings), RulesClient(cluster_redis, streams=commands) as client:  # type: ignore[arg-type]
+        replies = await asyncio.gather(
+            *(client.send(CommandEnvelope(g, "c", c.CreateGame(g, 2, "")), 10) for g in games)
+        )
+    assert {r.status for r in replies} == {"accepted"}
+    for game in games:  # stream k lives in the slot of partition k
+        partition = KeyLayout().partition_of(game) % count
+        stream = commands.stream_of(game)
+        assert key_slot(stream.encode()) == key_slot(KeyLayout().feed_key(partition).encode())
+    masters = {redis_cluster.master_of(s).port for s in commands.streams()}
+    assert len(masters) == 3  # every master carries command streams
+    lengths = [await cluster_redis.xlen(s) for s in commands.streams()]  # type: ignore[attr-defined]
+    assert sum(lengths) == len(games)
+    assert all(lengths)
 
 
 async def test_a_game_through_the_gateway_on_the_cluster(

@@ -13,6 +13,7 @@ from renature_services.gateway.app import create_app
 from renature_services.http_client import GatewayClient
 from renature_services.rules_service import RulesService
 from renature_services.settings import Settings
+from renature_store import CommandPartitions, KeyLayout
 
 pytestmark = pytest.mark.redis
 
@@ -38,6 +39,6 @@ async def test_a_game_played_under_another_prefix_writes_only_keys_under_it(
     await client.start(game_id, tokens[0])
     assert (await client.view(game_id, tokens[0])).version > 1
     keys = sorted(key.decode() for key in await redis.keys("*"))
-    assert "alt:commands" in keys
+    assert CommandPartitions(KeyLayout("alt")).stream_of(game_id) in keys
     assert any(key.endswith(f":game:{game_id}") for key in keys)
     assert [key for key in keys if not key.startswith("alt:")] == []

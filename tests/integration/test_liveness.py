@@ -7,7 +7,7 @@ import redis
 
 from redis_server import free_port
 from renature_services import bus
-from renature_services.probe import live, verdict
+from renature_services.probe import judge, live, verdict
 from renature_services.settings import Settings
 from renature_store import KeyLayout
 
@@ -26,11 +26,22 @@ def test_nothing_to_judge_by_is_alive() -> None:
     assert verdict({"name": b"r1", "idle": 600_000}, "r1", "rules", 60)[0]
 
 
+def test_a_rules_consumer_stuck_on_one_of_its_command_streams_is_stuck() -> None:
+    fresh = {"name": b"r1", "idle": 500, "inactive": 500}
+    stale = {"name": b"r1", "idle": 61_000, "inactive": 61_000}
+    streams = {f"rn:{{p0{n}}}:commands": fresh for n in range(4)}
+    assert judge(streams, "r1", "rules", 60) == (True, "consumer 'r1' read 0.5 s ago (4 streams)")
+    alive, why = judge({**streams, "rn:{p02}:commands": stale}, "r1", "rules", 60)
+    assert not alive
+    assert why.endswith("on rn:{p02}:commands")
+    assert judge({"rn:{p00}:commands": None, "rn:{p01}:commands": fresh}, "r1", "rules", 60)[0]
+
+
 @pytest.mark.redis
 def test_the_probe_reads_its_own_consumer_of_its_own_group(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     client.flushall()
-    stream = KeyLayout().command_stream()
+    stream = KeyLayout().command_stream(3)  # one of the rules service's streams
     client.xgroup_create(stream, bus.RULES_GROUP, id="0", mkstream=True)
     client.xadd(stream, {"x": "y"})
     client.xreadgroup(bus.RULES_GROUP, "rules-pod-1", {stream: ">"}, count=1)
@@ -38,6 +49,9 @@ def test_the_probe_reads_its_own_consumer_of_its_own_group(redis_url: str) -> No
     alive, why = live("rules", Settings(redis_url=redis_url, consumer="rules-pod-1"), 60)
     assert alive
     assert "no consumer" not in why  # found it (and judged it, or said why it cannot)
+    only_3 = Settings(redis_url=redis_url, consumer="rules-pod-1", rules_partitions="3")
+    assert live("rules", only_3, 60)[0]
+    assert "streams" not in live("rules", only_3, 60)[1]  # an instance of partition 3 only
     alive, why = live("rules", Settings(redis_url=redis_url, consumer="other"), 60)
     assert "no consumer 'other'" in why
 

@@ -29,7 +29,7 @@ from renature_services.rules_client import send_command
 from renature_services.rules_service import CommandHandler, RulesService
 from renature_services.seed_vault import RedisSeedVault
 from renature_services.settings import Settings
-from renature_store import KeyLayout, RedisEventStore
+from renature_store import CommandPartitions, KeyLayout, RedisEventStore
 from renature_store import archive as packing
 from renature_store.retention import GROUP, Retention, RetentionPolicy
 
@@ -168,6 +168,24 @@ async def test_feeds_are_trimmed_below_what_every_group_acknowledged(
     assert await redis.xlen(feed) == 0
     # Nothing lost for a consumer that comes later: the game stream is the source of truth.
     assert len(await store.read("feed-game")) == 3
+
+
+async def test_every_command_stream_is_trimmed_below_what_the_rules_acknowledged(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    games = ["trim-a", "trim-b", "trim-c", "trim-d", "trim-e", "trim-f"]
+    commands = CommandPartitions(KeyLayout(), 16)  # the janitor needs no count: it tries all
+    streams = {commands.stream_of(g) for g in games}
+    assert len(streams) > 2
+    settings = Settings(redis_url=redis_url, consumer="rules-trim", command_partitions=16)
+    async with RulesService(settings), RedisBroker(redis_url) as broker:
+        for game in games:
+            create = CommandEnvelope(game, "create", c.CreateGame(game, 2, ""), None)
+            assert (await send_command(broker, create, 5, streams=commands)).status == "accepted"
+    assert sum([await redis.xlen(s) for s in streams]) == len(games)
+    report = await janitor(redis).run_once()
+    assert report.entries_trimmed >= len(games)
+    assert [await redis.xlen(s) for s in streams] == [0] * len(streams)
 
 
 async def test_idle_consumers_without_pending_entries_are_removed(

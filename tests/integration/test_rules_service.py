@@ -23,7 +23,7 @@ from renature.game import replay
 from renature.rules import execute
 from renature.state import GameState
 from renature_services import seed_vault
-from renature_services.bus import CommandEnvelope, Reply
+from renature_services.bus import COMMAND_PARTITIONS, CommandEnvelope, Reply
 from renature_services.bus import command_digest as digest
 from renature_services.rules_client import CommandTimeout, RulesClient, send_command
 from renature_services.rules_service import (
@@ -151,12 +151,12 @@ async def test_malformed_message_is_answered_not_crashing(
 ) -> None:
     message = await client.request(
         b'{"game_id": "g-rules", "command_id": "bad", "command": {"type": "Nope"}}',
-        stream="rn:commands",
+        stream=COMMAND_PARTITIONS.stream_of("g-rules"),
         timeout=5,
     )
     reply = msgspec.json.decode(message.body, type=Reply)
     assert (reply.status, reply.code, reply.command_id) == ("rejected", "malformed", "bad")
-    junk = await client.request(b"not json at all", stream="rn:commands", timeout=5)
+    junk = await client.request(b"not json at all", stream="rn:{p03}:commands", timeout=5)
     assert msgspec.json.decode(junk.body, type=Reply).code == "malformed"
     # and the service still works
     ok = await send_command(client, envelope(c.CreateGame(GAME, 2, seed=""), "create"), 5)
@@ -283,9 +283,10 @@ async def test_a_command_left_pending_by_a_dead_instance_is_reclaimed(
     message = await BinaryMessageFormatV1.encode(
         message=body, reply_to=None, headers=None, correlation_id="orphan"
     )
-    await redis.xgroup_create("rn:commands", "rules", id="0", mkstream=True)
-    await redis.xadd("rn:commands", {"__data__": message})
-    taken = await redis.xreadgroup("rules", "dead", {"rn:commands": ">"})
+    stream = COMMAND_PARTITIONS.stream_of(GAME)
+    await redis.xgroup_create(stream, "rules", id="0", mkstream=True)
+    await redis.xadd(stream, {"__data__": message})
+    taken = await redis.xreadgroup("rules", "dead", {stream: ">"})
     assert taken  # read by an instance that then died without acknowledging
 
     settings = Settings(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
@@ -296,7 +297,7 @@ async def test_a_command_left_pending_by_a_dead_instance_is_reclaimed(
             await asyncio.sleep(0.05)
 
     assert await store.version(GAME) == 1
-    assert (await redis.xpending("rn:commands", "rules"))["pending"] == 0
+    assert (await redis.xpending(stream, "rules"))["pending"] == 0
 
 
 async def test_one_rules_client_channel_serves_many_concurrent_commands(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from renature_store import KeyLayout
+import pytest
+from redis.crc import key_slot
+
+from renature_services.rules_service import format_partitions
+from renature_services.settings import Settings
+from renature_store import DEFAULT_COMMAND_PARTITIONS, CommandPartitions, KeyLayout
 
 
 def test_every_key_of_a_game_carries_the_prefix_and_the_games_partition_tag() -> None:
@@ -16,7 +21,85 @@ def test_every_key_of_a_game_carries_the_prefix_and_the_games_partition_tag() ->
     assert layout.model_key("board", "game-1") == f"{base}:board:game-1"
 
 
-def test_the_command_stream_and_the_model_pattern_honour_the_prefix() -> None:
-    assert KeyLayout().command_stream() == "rn:commands"
-    assert KeyLayout("alt").command_stream() == "alt:commands"
+def test_the_command_streams_and_the_model_pattern_honour_the_prefix() -> None:
+    assert KeyLayout().command_stream(7) == "rn:{p07}:commands"
+    assert KeyLayout("alt").command_stream(0) == "alt:{p00}:commands"
     assert KeyLayout("alt").model_pattern("score") == "alt:{p*}:score:*"
+
+
+def test_with_a_stream_per_partition_a_games_commands_go_to_its_own_hash_slot() -> None:
+    commands = CommandPartitions(KeyLayout(), 16)
+    assert CommandPartitions().count == DEFAULT_COMMAND_PARTITIONS == 4
+    for game in ("game-1", "g", "lobby-42"):
+        stream = commands.stream_of(game)
+        assert stream == f"rn:{{p{commands.layout.partition_of(game):02d}}}:commands"
+        assert key_slot(stream.encode()) == key_slot(commands.layout.game_key(game).encode())
+
+
+def test_with_fewer_command_streams_stream_k_carries_the_partitions_congruent_to_k() -> None:
+    layout = KeyLayout("rn", 16)
+    commands = CommandPartitions(layout, 4)
+    assert commands.streams() == [f"rn:{{p0{k}}}:commands" for k in range(4)]
+    for n in range(200):
+        game = f"game-{n}"
+        assert commands.partition_of(game) == layout.partition_of(game) % 4
+    assert commands.stream_of("game-1") == "rn:{p00}:commands"  # partition 12, 12 % 4 == 0
+
+
+def test_the_command_streams_spread_over_as_many_slots_as_there_are_streams() -> None:
+    assert len({key_slot(s.encode()) for s in CommandPartitions(count=16).streams()}) == 16
+    assert len({key_slot(s.encode()) for s in CommandPartitions().streams()}) == 4
+    assert len({key_slot(s.encode()) for s in CommandPartitions(count=2).streams()}) == 2
+
+
+def test_a_game_id_the_store_refuses_still_has_a_command_stream() -> None:
+    # so the rules service gets it and answers invalid_command
+    assert CommandPartitions().stream_of("bad id:{x}").endswith(":commands")
+    with pytest.raises(ValueError, match="invalid game id"):
+        KeyLayout().partition_of("bad id:{x}")
+
+
+@pytest.mark.parametrize("count", [0, 3, 5, 17, 32])
+def test_the_command_stream_count_must_divide_the_partition_count(count: int) -> None:
+    with pytest.raises(ValueError, match="must divide the 16 game partitions"):
+        CommandPartitions(KeyLayout(), count)
+
+
+@pytest.mark.parametrize(
+    ("spec", "count", "expected"),
+    [
+        ("all", 16, tuple(range(16))),
+        ("all", 4, (0, 1, 2, 3)),
+        ("", 4, (0, 1, 2, 3)),
+        ("0-3,8", 16, (0, 1, 2, 3, 8)),
+        (" 8, 0-3 ,2 ", 16, (0, 1, 2, 3, 8)),
+        ("15", 16, (15,)),
+        ("1-1", 2, (1,)),
+    ],
+)
+def test_the_partitions_a_rules_instance_reads_are_all_or_numbers_and_ranges(
+    spec: str, count: int, expected: tuple[int, ...]
+) -> None:
+    assert CommandPartitions(KeyLayout(), count).parse(spec) == expected
+
+
+@pytest.mark.parametrize("spec", ["16", "0-16", "3-1", "a", "1,,2", "-1", "0-3,x"])
+def test_partitions_out_of_range_or_malformed_are_refused(spec: str) -> None:
+    with pytest.raises(ValueError, match="command partition"):
+        CommandPartitions().parse(spec)
+
+
+def test_the_settings_read_the_command_partitions_from_the_environment() -> None:
+    env = {"RENATURE_COMMAND_PARTITIONS": "4", "RENATURE_RULES_PARTITIONS": "0-1"}
+    settings = Settings.from_env(env)
+    assert settings.commands == CommandPartitions(KeyLayout(), 4)
+    assert settings.commands.parse(settings.rules_partitions) == (0, 1)
+    defaults = Settings.from_env({})
+    assert (defaults.command_partitions, defaults.rules_partitions) == (4, "all")
+    assert defaults.commands == CommandPartitions()  # the settings' default is the layout's
+
+
+def test_the_rules_service_logs_its_partitions_as_ranges() -> None:
+    assert format_partitions((0, 1, 2, 3, 8)) == "0-3,8"
+    assert format_partitions(range(16)) == "0-15"
+    assert format_partitions((5,)) == "5"

@@ -23,7 +23,7 @@ from renature_services.gateway.openapi import install as install_openapi
 from renature_services.gateway.ratelimit import RateLimits
 from renature_services.gateway.routers import audit, games, live, play, reads, service, web
 from renature_services.settings import Settings
-from renature_store import DEFAULT_PARTITIONS, DEFAULT_PREFIX
+from renature_store import DEFAULT_COMMAND_PARTITIONS, DEFAULT_PARTITIONS, DEFAULT_PREFIX
 
 __all__ = ["Gateway", "app_from_settings", "create_app", "seat_command"]
 
@@ -37,6 +37,7 @@ def create_app(
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
     prefix: str = DEFAULT_PREFIX,
     partitions: int = DEFAULT_PARTITIONS,
+    command_partitions: int = DEFAULT_COMMAND_PARTITIONS,
     allow_chosen_seeds: bool = False,
     rate_limits: RateLimits | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
@@ -44,7 +45,8 @@ def create_app(
 ) -> FastAPI:
     """The gateway for the Redis at ``redis_url``. ``sender`` replaces the rules-service client
     (tests); by default commands go over the bus through ``renature_services.rules_client``.
-    ``prefix`` and ``partitions`` must match the other services (they are the key layout).
+    ``prefix``, ``partitions`` and ``command_partitions`` must match the other services (they
+    are the key layout and the command streams).
     ``allow_chosen_seeds`` lets ``POST /games`` take a seed: whoever chooses the seed knows
     every hand, so only test, bot and tournament servers switch it on. The limits (body size,
     rate limits when ``rate_limits`` is given, seat tokens lapsing ``token_ttl_after_end_s``
@@ -56,6 +58,7 @@ def create_app(
         prefix=prefix,
         partitions=partitions,
         allow_chosen_seeds=allow_chosen_seeds,
+        command_partitions=command_partitions,
     )
     app = FastAPI(
         title="Renature gateway",
@@ -95,6 +98,7 @@ def app_from_settings(settings: Settings) -> FastAPI:
         settings.redis_url,
         prefix=settings.prefix,
         partitions=settings.partitions,
+        command_partitions=settings.command_partitions,
         allow_chosen_seeds=settings.allow_chosen_seeds,
         rate_limits=RateLimits.from_env() if settings.rate_limits else None,
         max_body_bytes=settings.max_body_bytes,

@@ -25,7 +25,7 @@ from renature_services.gateway.finished import FinishedReads
 from renature_services.gateway.games import GameStates
 from renature_services.gateway.token_cache import CachedSeatTokens
 from renature_services.logging import bind_command, get_logger
-from renature_store import KeyLayout, RedisEventStore
+from renature_store import DEFAULT_COMMAND_PARTITIONS, CommandPartitions, KeyLayout, RedisEventStore
 from renature_store.client import is_cluster_url, redis_client
 
 log = get_logger("renature.gateway")
@@ -72,6 +72,7 @@ class Gateway:
         prefix: str,
         partitions: int,
         allow_chosen_seeds: bool,
+        command_partitions: int = DEFAULT_COMMAND_PARTITIONS,
     ) -> Gateway:
         """A gateway on its own connection pool; commands go over the bus unless ``sender``
         replaces the transport (tests)."""
@@ -86,7 +87,8 @@ class Gateway:
         store = RedisEventStore(redis, prefix=prefix, partitions=partitions)
         owned: senders.BusSender | None = None
         if sender is None:
-            sender = owned = senders.BusSender(redis, stream=store.layout.command_stream())
+            streams = CommandPartitions(store.layout, command_partitions)
+            sender = owned = senders.BusSender(redis, streams=streams)
         return cls(
             redis,
             sender,

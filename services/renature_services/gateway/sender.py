@@ -2,8 +2,8 @@
 
 The gateway depends on this small protocol rather than on the bus directly, so the handlers stay
 thin and tests can swap the transport. `BusSender` is the real one: it publishes the envelope on
-the command stream through ``renature_services.rules_client.RulesClient`` (one reply channel
-for the gateway's whole life, replies matched by correlation id).
+the command stream of its game's partition through ``renature_services.rules_client.RulesClient``
+(one reply channel for the gateway's whole life, replies matched by correlation id).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Protocol
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
-from renature_services.bus import COMMAND_STREAM, CommandEnvelope, Reply
+from renature_services.bus import COMMAND_PARTITIONS, CommandEnvelope, Reply
 from renature_services.rules_client import RulesClient
+from renature_store import CommandPartitions
 
 
 class SenderUnavailableError(Exception):
@@ -32,8 +33,8 @@ class BusSender:
     """Commands over the Redis bus (a `RulesClient` on the gateway's Redis client: its reply
     channel is subscribed on the first command and kept until `aclose`)."""
 
-    def __init__(self, redis: Redis, *, stream: str = COMMAND_STREAM) -> None:
-        self._client = RulesClient(redis, stream=stream)
+    def __init__(self, redis: Redis, *, streams: CommandPartitions = COMMAND_PARTITIONS) -> None:
+        self._client = RulesClient(redis, streams=streams)
 
     async def aclose(self) -> None:
         await self._client.aclose()

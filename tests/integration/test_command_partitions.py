@@ -1,0 +1,129 @@
+"""Commands travel on the command stream of their game's partition (`CommandPartitions`), and a
+rules instance reads only the partitions it is assigned (``RENATURE_RULES_PARTITIONS``): on a
+real Redis, commands of many games land on many streams and are all answered, two instances
+with disjoint partitions each answer only their own, and a dead instance's pending commands
+are taken over on every stream."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+
+import msgspec
+import pytest
+import redis.asyncio as aioredis
+from faststream.redis.parser.binary import BinaryMessageFormatV1
+
+from renature import commands as c
+from renature_services import bus
+from renature_services.bus import CommandEnvelope
+from renature_services.rules_client import CommandTimeout, RulesClient
+from renature_services.rules_service import RulesService
+from renature_services.settings import Settings
+from renature_store import CommandPartitions, KeyLayout, RedisEventStore
+
+pytestmark = pytest.mark.redis
+
+
+def create(game_id: str, command_id: str = "create") -> CommandEnvelope:
+    return CommandEnvelope(game_id, command_id, c.CreateGame(game_id, 2, seed=""))
+
+
+def games_by_partition(commands: CommandPartitions, per_partition: int) -> dict[int, list[str]]:
+    """Game ids, ``per_partition`` of each command partition."""
+    found: dict[int, list[str]] = defaultdict(list)
+    n = 0
+    while min((len(found[p]) for p in range(commands.count)), default=0) < per_partition:
+        game = f"g-part-{n}"
+        if len(found[commands.partition_of(game)]) < per_partition:
+            found[commands.partition_of(game)].append(game)
+        n += 1
+    return dict(found)
+
+
+async def games_on(redis: aioredis.Redis, stream: str) -> set[str]:
+    """The game ids of the envelopes on a command stream."""
+    entries = await redis.xrange(stream)
+    return {
+        msgspec.json.decode(BinaryMessageFormatV1.parse(fields[b"__data__"])[0])["game_id"]
+        for _, fields in entries
+    }
+
+
+async def test_commands_of_games_in_different_partitions_land_on_their_own_streams(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    commands = CommandPartitions(count=16)  # a stream per game partition
+    games = [g for ids in games_by_partition(commands, 2).values() for g in ids]
+    settings = Settings(redis_url=redis_url, consumer="rules-all", command_partitions=16)
+    async with RulesService(settings), RulesClient(redis, streams=commands) as client:
+        replies = await asyncio.gather(*(client.send(create(g), 5) for g in games))
+    assert [(r.game_id, r.status) for r in replies] == [(g, "accepted") for g in games]
+    for partition, stream in enumerate(commands.streams()):
+        expected = {g for g in games if KeyLayout().partition_of(g) == partition}
+        assert await games_on(redis, stream) == expected
+        assert (await redis.xpending(stream, bus.RULES_GROUP))["pending"] == 0
+    assert not await redis.exists("rn:commands")  # the single stream of old is gone
+
+
+async def test_two_rules_instances_with_disjoint_partitions_answer_only_their_own(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    commands = CommandPartitions(KeyLayout(), 4)  # streams 0..3, partitions p % 4
+    games = games_by_partition(commands, 3)
+    low, high = games[0] + games[1], games[2] + games[3]
+    base = Settings(redis_url=redis_url, command_partitions=4)
+    first = base.with_(consumer="rules-low", rules_partitions="0-1")
+    async with RulesService(first), RulesClient(redis, streams=commands) as client:
+        answered = await asyncio.gather(*(client.send(create(g), 5) for g in low))
+        assert {r.status for r in answered} == {"accepted"}
+        for game in high:  # nobody reads streams 2 and 3 yet
+            with pytest.raises(CommandTimeout):
+                await client.send(create(game), 0.3)
+        store = RedisEventStore(redis)
+        assert [await store.version(g) for g in high] == [0] * len(high)
+        second = base.with_(consumer="rules-high", rules_partitions="2-3")
+        async with RulesService(second):
+            again = await asyncio.gather(*(client.send(create(g), 5) for g in high))
+    assert {r.status for r in again} == {"accepted"}
+    for partition, stream in enumerate(commands.streams()):
+        consumers = {
+            info["name"].decode() for info in await redis.xinfo_consumers(stream, bus.RULES_GROUP)
+        }
+        assert consumers == {"rules-low" if partition < 2 else "rules-high"}
+        assert (await redis.xpending(stream, bus.RULES_GROUP))["pending"] == 0
+
+
+async def test_a_dead_instances_commands_are_taken_over_on_every_stream(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    commands = CommandPartitions()  # the default: 4 streams
+    games = [ids[0] for ids in games_by_partition(commands, 1).values()][:3]
+    streams = [commands.stream_of(g) for g in games]
+    assert len(set(streams)) == 3
+    for game, stream in zip(games, streams, strict=True):
+        message = await BinaryMessageFormatV1.encode(
+            message=bus.encoder.encode(create(game, "orphan")),
+            reply_to=None,
+            headers=None,
+            correlation_id="orphan",
+        )
+        await redis.xgroup_create(stream, bus.RULES_GROUP, id="0", mkstream=True)
+        await redis.xadd(stream, {"__data__": message})
+        assert await redis.xreadgroup(bus.RULES_GROUP, "dead", {stream: ">"})  # then it died
+    store = RedisEventStore(redis)
+    settings = Settings(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
+    async with RulesService(settings):
+        for _ in range(100):
+            if all([await store.version(g) for g in games]):
+                break
+            await asyncio.sleep(0.05)
+    assert [await store.version(g) for g in games] == [1, 1, 1]
+    for stream in streams:
+        assert (await redis.xpending(stream, bus.RULES_GROUP))["pending"] == 0
+
+
+def test_a_rules_instance_refuses_partitions_that_do_not_exist() -> None:
+    settings = Settings(command_partitions=4, rules_partitions="2-5", consumer="r")
+    with pytest.raises(ValueError, match=r"command partition 4 out of range 0\.\.3"):
+        RulesService(settings)
