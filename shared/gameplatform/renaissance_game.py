@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from gameplatform.forms import CommandForms
 from gameplatform.interface import Award, Table
 from renaissance import commands as c
 from renaissance import corpus as recorded
@@ -23,7 +24,6 @@ from renaissance.state import GameState
 from renaissance.view import GameView, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
-_command_decoder = msgspec.json.Decoder(c.AnyCommand)
 _state_decoder = msgspec.json.Decoder(GameState)
 
 
@@ -32,7 +32,7 @@ def _options(options: dict[str, Any] | None) -> tuple[int, str]:
     return int(options.get("sets", 1)), str(options.get("competition", "points"))
 
 
-class RenaissanceGame:
+class RenaissanceGame(CommandForms):
     name: str = "renaissance"
     title: str = "Renaissance (Masahiro Nakajima, 2012)"
     player_counts: tuple[int, ...] = (2,)
@@ -40,6 +40,9 @@ class RenaissanceGame:
     bot_names: tuple[str, ...] = BOT_NAMES
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
+    create_type: Any = c.CreateGame
+    join_type: Any = c.JoinGame
+    start_type: Any = c.StartGame
     event_type: Any = e.AnyEvent
     hidden_information: bool = False
     seed_secret: bool = False
@@ -76,12 +79,6 @@ class RenaissanceGame:
             competition="sets" if competition == "sets" else "points",
         )
 
-    def join_command(self, seat: int, name: str) -> c.Command:
-        return c.JoinGame(seat=seat, name=name)
-
-    def start_command(self) -> c.Command:
-        return c.StartGame()
-
     def with_seed(
         self, command: c.Command, seed: str, salt: str = "", chosen: bool = False
     ) -> c.Command:
@@ -89,26 +86,12 @@ class RenaissanceGame:
             return msgspec.structs.replace(command, seed=seed)
         return command
 
-    def is_creation(self, command: c.Command) -> bool:
-        return isinstance(command, c.CreateGame)
-
-    def needs_seat(self, command: c.Command) -> bool:
-        return isinstance(command, c.SeatCommand)
-
     def needs_seed(self, command: c.Command) -> bool:
         """Only a creation without a seed: the service draws one (a public one: nothing in
         Renaissance is dealt by chance, the seed only names the game)."""
         return isinstance(command, c.CreateGame) and not command.seed
 
     def public_command(self, command: c.Command) -> c.Command:
-        return command
-
-    def decode_command(self, data: bytes | str) -> c.Command:
-        command: c.Command = _command_decoder.decode(data)
-        return command
-
-    def seat_command(self, payload: dict[str, Any]) -> c.Command:
-        command: c.Command = msgspec.convert(payload, c.SeatCommand)
         return command
 
     def execute(

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from gameplatform.forms import CommandForms
 from gameplatform.interface import Award, Table
 from renature import board as boards
 from renature import commands as c
@@ -25,7 +26,6 @@ from renature.state import GameState
 from renature.view import GameView, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
-_command_decoder = msgspec.json.Decoder(c.AnyCommand)
 
 SOURCES: dict[type[e.Event], str] = {
     e.GameStarted: "start",
@@ -44,7 +44,7 @@ def source_of(event: e.Event) -> str:
     return SOURCES.get(type(event), type(event).__name__)
 
 
-class RenatureGame:
+class RenatureGame(CommandForms):
     name: str = "renature"
     title: str = "Renature (with the Valley expansion)"
     player_counts: tuple[int, ...] = (2, 3, 4)
@@ -52,6 +52,9 @@ class RenatureGame:
     bot_names: tuple[str, ...] = BOT_NAMES
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
+    create_type: Any = c.CreateGame
+    join_type: Any = c.JoinGame
+    start_type: Any = c.StartGame
     event_type: Any = e.AnyEvent
     hidden_information: bool = True
     seed_secret: bool = True
@@ -83,12 +86,6 @@ class RenatureGame:
             game_id=game_id, players=players, seed="", board=board or "base", clock=clock
         )
 
-    def join_command(self, seat: int, name: str) -> c.Command:
-        return c.JoinGame(seat=seat, name=name)
-
-    def start_command(self) -> c.Command:
-        return c.StartGame()
-
     def with_seed(
         self, command: c.Command, seed: str, salt: str = "", chosen: bool = False
     ) -> c.Command:
@@ -98,25 +95,11 @@ class RenatureGame:
             return c.FinishGame(seed=seed, salt=salt)
         return command
 
-    def is_creation(self, command: c.Command) -> bool:
-        return isinstance(command, c.CreateGame)
-
-    def needs_seat(self, command: c.Command) -> bool:
-        return isinstance(command, c.SeatCommand)
-
     def needs_seed(self, command: c.Command) -> bool:
         return isinstance(command, c.CreateGame | c.FinishGame)
 
     def public_command(self, command: c.Command) -> c.Command:
         return e.public_command(command)  # type: ignore[arg-type]  # any command of the union
-
-    def decode_command(self, data: bytes | str) -> c.Command:
-        command: c.Command = _command_decoder.decode(data)
-        return command
-
-    def seat_command(self, payload: dict[str, Any]) -> c.Command:
-        command: c.Command = msgspec.convert(payload, c.SeatCommand)
-        return command
 
     def execute(
         self,
