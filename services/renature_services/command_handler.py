@@ -3,13 +3,17 @@
 `CommandHandler` is the one-command path; `BatchRounds` answers a batch of messages in rounds
 around it. The rules service (`renature_services.rules_service`) feeds it from the bus.
 
-A batch costs three round trips to Redis whatever its size: one pipeline reads what other
-instances appended to the batch's games since the cached states, one runs the conditional
-append script once per accepted command, and one (the service's) publishes the replies and
-acknowledges the batch. Commands of one game in one batch are taken in order, one per round. A
-command whose append meets a conflict, and the rare commands that need the seed vault
-(creating and finishing a game), go through the one-command path (`CommandHandler.handle`),
-which reloads and decides again.
+A batch costs at most three round trips to Redis whatever its size: one pipeline reads the
+events of the batch's games that are not cached (and of those whose command the cached state
+refuses), one runs the conditional append script once per accepted command, and one (the
+service's) publishes the replies and acknowledges the batch. A command of a cached game is
+decided on the cached state without a read: its append is conditional on the version and the
+hash of the event it was decided on, so a state another instance moved on (or a stream that
+lost writes) is a conflict, and the command is decided again on the stream's own state.
+Commands of one game in one batch are taken in order, one per round. A command whose append
+meets a conflict, and the rare commands that need the seed vault (creating and finishing a
+game), go through the one-command path (`CommandHandler.handle`), which reloads and decides
+again.
 
 Correctness never depends on there being one instance: appends are conditional on the version
 the command was decided on, so two instances racing on one game cannot fork it (the loser
@@ -452,9 +456,16 @@ class BatchRounds:
         self.answered = []
         alone = [item for item in items if _needs_seed(item[1])]  # for `handle`, after
         batched = [item for item in items if not _needs_seed(item[1])]
-        batched, states = await self._load(batched)
-        decided, refused = self._decide(batched, states)
-        alone += await self._append(decided)
+        warm = [item for item in batched if item[1].game_id in self.handler.cache]
+        cold = [item for item in batched if item[1].game_id not in self.handler.cache]
+        cache = self.handler.cache
+        decided, doubted = self._decide(warm, [cache.get(env.game_id) for _, env in warm])
+        # A refusal on the cached state is decided again on the stream's own (another
+        # instance may have moved the game on); an acceptance needs no read: its append is
+        # conditional on the very event it was decided on, and a conflict reloads it.
+        cold, states = await self._load(cold + [item for item, _ in doubted])
+        decided_cold, refused = self._decide(cold, states)
+        alone += await self._append(decided + decided_cold)
         await self._reject(refused)
         for index, envelope in alone:
             self.answered.append((index, await self.handler.handle(envelope)))
@@ -463,7 +474,10 @@ class BatchRounds:
         return self.answered
 
     async def _load(self, batched: list[Indexed]) -> tuple[list[Indexed], list[Cached[Any] | None]]:
-        """The games' states in one read; on a failure every command is an internal error."""
+        """The games' states in one read (none for no game); on a failure every command is an
+        internal error."""
+        if not batched:
+            return [], []
         try:
             return batched, await self.handler.load_many([env.game_id for _, env in batched])
         except Exception:

@@ -19,6 +19,7 @@ from structlog.testing import capture_logs
 
 from renature import commands as c
 from renature import events as e
+from renature.rules import legal_actions
 from renature_services.bus import CommandEnvelope, Reply
 from renature_services.bus import command_digest as digest
 from renature_services.rules_service import CommandHandler, redacted
@@ -177,6 +178,8 @@ async def test_a_batch_answers_every_message_in_its_order(
 async def test_one_round_trip_per_round_for_all_games_of_a_batch(
     handler: CommandHandler, store: CountingStore
 ) -> None:
+    """Games this instance holds are decided on their cached states: one append for all of
+    them, no read; games it does not hold are read first, all in one read."""
     games = [f"g{i}" for i in range(10)]
     await replies_to(handler, *(body(c.CreateGame(g, 2, ""), "create", game=g) for g in games))
     store.round_trips.clear()
@@ -184,9 +187,38 @@ async def test_one_round_trip_per_round_for_all_games_of_a_batch(
     replies = await replies_to(
         handler, *(body(c.JoinGame(0, "ann"), "join", seat=0, game=g) for g in games)
     )
+    assert {r.status for r in replies} == {"accepted"}
+    assert store.round_trips == ["append_many"]
 
+    handler.cache.clear()  # a restarted instance: nothing cached
+    store.round_trips.clear()
+    replies = await replies_to(
+        handler, *(body(c.JoinGame(1, "bob"), "join-1", seat=1, game=g) for g in games)
+    )
     assert {r.status for r in replies} == {"accepted"}
     assert store.round_trips == ["read_many", "append_many"]
+
+
+async def test_a_stale_cache_neither_forks_nor_refuses_what_the_stream_allows(
+    store: CountingStore,
+) -> None:
+    """Another instance moved the game on: a command accepted on the stale cached state
+    conflicts and is decided again on the stream; one the stale state refuses is decided
+    again on the stream before it is refused."""
+    one = CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
+    two = CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
+    await replies_to(one, body(c.CreateGame(GAME, 2, ""), "create"))
+    await replies_to(two, body(c.JoinGame(0, "ann"), "join-0", seat=0))  # one is stale now
+
+    (joined,) = await replies_to(one, body(c.JoinGame(1, "bob"), "join-1", seat=1))
+    assert (joined.status, joined.first_version) == ("accepted", 3)
+    await replies_to(two, body(c.StartGame(), "start", seat=0))  # one is stale again
+    fresh = await two.load(GAME)
+    move = legal_actions(fresh, fresh.current)[0]  # the stale state (a lobby) refuses it
+    (moved,) = await replies_to(one, body(move, "move", seat=fresh.current))
+    assert (moved.status, moved.first_version) == ("accepted", fresh.version + 1)
+    versions = [event.version for event in await store.read(GAME)]
+    assert versions == list(range(1, len(versions) + 1))
 
 
 async def test_a_lost_race_in_a_batch_is_decided_again(
