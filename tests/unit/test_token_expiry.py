@@ -1,0 +1,56 @@
+"""UNIT tests of `TokenExpiry`'s bookkeeping (the lapse itself, on real Redis, is in
+tests/integration/test_limits.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from renature_services.gateway.expiry import TokenExpiry
+
+
+class Over:
+    def __init__(self, is_over: bool) -> None:
+        self.is_over = is_over
+
+
+class FakeGames:
+    """Counts the state reads (each a read of the game's stream in the gateway)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self.over = False
+
+    async def state(self, game_id: str) -> Over:
+        self.reads += 1
+        return Over(self.over)
+
+
+class FakeRedis:
+    def __init__(self) -> None:
+        self.expired: list[tuple[str, int]] = []
+
+    async def expire(self, key: str, seconds: int, nx: bool = False) -> bool:
+        self.expired.append((key, seconds))
+        return True
+
+
+class FakeTokens:
+    def key(self, game_id: str) -> str:
+        return f"seats:{game_id}"
+
+
+async def test_a_running_game_is_read_once_a_second_and_an_ended_one_once() -> None:
+    games, redis = FakeGames(), FakeRedis()
+    expiry = TokenExpiry(redis, FakeTokens(), after_end_s=60, recheck_s=0.2)  # type: ignore[arg-type]
+    check: Any = expiry.check
+    for _ in range(50):  # a seated player's requests while the game runs
+        await check(games, "g")
+    assert games.reads == 1
+    games.over = True
+    await check(games, "g")
+    assert (games.reads, redis.expired) == (1, [])  # not looked at again yet
+    await asyncio.sleep(0.25)
+    for _ in range(5):
+        await check(games, "g")
+    assert (games.reads, redis.expired) == (2, [("seats:g", 60)])
