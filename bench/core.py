@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 
+from gameplatform import game_names, get_game
 from renature.game import play, replay
 from renature.rules import evolve, legal_actions
 from renature.state import GameState
@@ -69,3 +70,29 @@ def run() -> None:
                 verdict = "meets" if median_ms <= TARGET_GAME_MS else "MISSES"
                 line += f" (target <= {TARGET_GAME_MS:.0f} ms: {verdict})"
             print(line)
+    platform()
+
+
+def platform() -> None:
+    """Every hosted game through the platform interface (`gameplatform`): what the services
+    pay per game for the rules (greedy against random, two seats)."""
+    print("== every game through the platform interface (in process, one core) ==")
+    for name in game_names():
+        game = get_game(name)
+        times, counts, events = [], [], []
+        for number in range(20):
+            start = time.perf_counter()
+            log, _, _ = game.simulate(f"platform-{number}", ["greedy", "random"])
+            times.append(time.perf_counter() - start)
+            events.append(len(log))
+            half = None
+            for event in log[: len(log) // 2]:
+                half = game.evolve(half, event)
+            seat = game.to_move(half)
+            if seat is not None:
+                counts.append(len(game.legal_actions(half, seat)))
+        print(
+            f"{name}: greedy vs random games {1 / statistics.mean(times):.0f}/s, median "
+            f"{statistics.median(times) * 1000:.1f} ms, {statistics.median(events):.0f} events; "
+            f"{statistics.median(counts):.0f} legal actions half-way (median)"
+        )

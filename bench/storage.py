@@ -32,6 +32,7 @@ from renature.bots import make_bot
 from renature.game import bot_seed
 from renature_services.gateway.app import create_app
 from renature_services.http_client import GatewayClient
+from renature_services.logging import configure_logging
 from renature_services.projectors import PROJECTIONS, create_projector
 from renature_services.rules_service import RulesService
 from renature_services.settings import Settings
@@ -229,6 +230,7 @@ def _kinds(figures: Figures) -> str:
 
 def run() -> None:
     print(f"== Redis bytes per game ({FINISHED_GAMES} finished games, 1 active, private Redis) ==")
+    configure_logging("WARNING", "storage-bench")  # the services run in this process: quiet
     try:
         server = RedisServer().start()
     except (FileNotFoundError, RuntimeError) as error:
