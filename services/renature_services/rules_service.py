@@ -38,6 +38,7 @@ from renature_services.seed_vault import RedisSeedVault
 from renature_services.settings import Settings
 from renature_store import RedisEventStore
 from renature_store.client import is_cluster_url, plain_url, redis_client
+from renature_store.keys import format_partitions
 from renature_store.retention import RetentionPolicy
 
 __all__ = [
@@ -272,17 +273,6 @@ class RulesService:
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None
-
-
-def format_partitions(partitions: Sequence[int]) -> str:
-    """``0-3,8`` for (0, 1, 2, 3, 8): the log line's form of the assigned partitions."""
-    runs: list[list[int]] = []
-    for partition in sorted(partitions):
-        if runs and runs[-1][1] == partition - 1:
-            runs[-1][1] = partition
-        else:
-            runs.append([partition, partition])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def create_service(settings: Settings | None = None) -> RulesService:

@@ -60,6 +60,8 @@ class Settings:
     partitions: int = 16
     command_partitions: int = 4  # renature_store.DEFAULT_COMMAND_PARTITIONS
     rules_partitions: str = "all"
+    projector_partitions: str = "all"
+    """The game partitions (feeds) a projector instance reads: ``all`` or ``0-7,12``."""
     consumer: str = field(default_factory=default_consumer_name)
     log_level: str = "INFO"
     # Well under the gateway's 10 s command timeout: a stalled instance's batch is taken over
@@ -93,6 +95,8 @@ class Settings:
             values["command_partitions"] = int(commands)
         if assigned := env.get("RENATURE_RULES_PARTITIONS"):
             values["rules_partitions"] = assigned
+        if feeds := env.get("RENATURE_PROJECTOR_PARTITIONS"):
+            values["projector_partitions"] = feeds
         if consumer := env.get("RENATURE_CONSUMER"):
             values["consumer"] = consumer
         if level := env.get("RENATURE_LOG_LEVEL"):

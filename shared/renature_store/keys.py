@@ -16,7 +16,7 @@ partition of its number, and the games of partition ``p`` sent to stream ``p % c
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 DEFAULT_PREFIX = "rn"
@@ -156,24 +156,42 @@ class CommandPartitions:
         return partition
 
     def parse(self, spec: str) -> tuple[int, ...]:
-        """The command partitions named by ``spec``: ``all`` or a list of numbers and ranges,
-        ``0-3,8`` (each one in range, at least one). The set a rules instance consumes."""
-        text = spec.strip().lower()
-        if text in ("", "all", "*"):
-            return tuple(range(self.count))
-        chosen: set[int] = set()
-        for part in text.split(","):
-            first, dash, last = part.strip().partition("-")
-            try:
-                low, high = int(first), int(last if dash else first)
-            except ValueError:
-                raise ValueError(
-                    f"bad command partitions {spec!r}: want 'all' or '0-3,8'"
-                ) from None
-            if low > high:
-                raise ValueError(f"bad command partition range {part.strip()!r} in {spec!r}")
-            chosen.update(self.check(p) for p in range(low, high + 1))
-        return tuple(sorted(chosen))
+        """The command partitions named by ``spec`` (`parse_partitions`): the set a rules
+        instance consumes."""
+        return parse_partitions(spec, self.count, "command partition")
+
+
+def parse_partitions(spec: str, count: int, what: str = "partition") -> tuple[int, ...]:
+    """The partitions of ``0..count-1`` named by ``spec``: ``all`` or a list of numbers and
+    ranges, ``0-3,8`` (each one in range, at least one)."""
+    text = spec.strip().lower()
+    if text in ("", "all", "*"):
+        return tuple(range(count))
+    chosen: set[int] = set()
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        try:
+            low, high = int(first), int(last if dash else first)
+        except ValueError:
+            raise ValueError(f"bad {what}s {spec!r}: want 'all' or '0-3,8'") from None
+        if low > high:
+            raise ValueError(f"bad {what} range {part.strip()!r} in {spec!r}")
+        for partition in range(low, high + 1):
+            if not 0 <= partition < count:
+                raise ValueError(f"{what} {partition} out of range 0..{count - 1}")
+            chosen.add(partition)
+    return tuple(sorted(chosen))
+
+
+def format_partitions(partitions: Sequence[int]) -> str:
+    """``0-3,8`` for (0, 1, 2, 3, 8): the inverse of `parse_partitions`, for log lines."""
+    runs: list[list[int]] = []
+    for partition in sorted(partitions):
+        if runs and runs[-1][1] == partition - 1:
+            runs[-1][1] = partition
+        else:
+            runs.append([partition, partition])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def check_game_id(game_id: str) -> str:

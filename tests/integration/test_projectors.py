@@ -241,3 +241,27 @@ async def test_models_follow_a_game_as_it_grows(
         model = await board.read_model("g-grow")
         assert model == (appended, expected_board(events[:appended]))
         assert_public(model[1])
+
+
+async def test_projector_instances_can_split_the_partitions_between_them(
+    store: RedisEventStore, redis: aioredis.Redis
+) -> None:
+    """Two instances of one projection, each assigned half the feeds
+    (``RENATURE_PROJECTOR_PARTITIONS``): each writes the models of its own partitions' games
+    and no other, and together every game is projected."""
+    ids = {}
+    for number in range(40):  # games in (nearly) every partition
+        ids.setdefault(store.partition_of(f"split-{number}"), f"split-{number}")
+    halves = (tuple(range(8)), tuple(range(8, 16)))
+    for game_id in ids.values():
+        events, _ = play(2, game_id, ["random"] * 2, game_id=game_id)
+        await append_batches(store, game_id, events[:6])
+    low, high = (
+        Projector(store, redis, BoardProjection(), f"half-{n}", batch=50, partitions=half)
+        for n, half in enumerate(halves)
+    )
+    await drain(low)
+    projected = {p for p, game_id in ids.items() if await low.read_model(game_id) is not None}
+    assert projected == {p for p in ids if p < 8}
+    await drain(high)
+    assert all([await high.read_model(game_id) is not None for game_id in ids.values()])

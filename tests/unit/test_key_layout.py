@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from redis.crc import key_slot
 
-from renature_services.rules_service import format_partitions
 from renature_services.settings import Settings
 from renature_store import DEFAULT_COMMAND_PARTITIONS, CommandPartitions, KeyLayout
+from renature_store.keys import format_partitions, parse_partitions
 
 
 def test_every_key_of_a_game_carries_the_prefix_and_the_games_partition_tag() -> None:
@@ -103,3 +103,11 @@ def test_the_rules_service_logs_its_partitions_as_ranges() -> None:
     assert format_partitions((0, 1, 2, 3, 8)) == "0-3,8"
     assert format_partitions(range(16)) == "0-15"
     assert format_partitions((5,)) == "5"
+
+
+def test_a_projector_names_its_feeds_as_a_rules_instance_names_its_streams() -> None:
+    assert parse_partitions("all", 16) == tuple(range(16))
+    assert parse_partitions("0-7", 16) == tuple(range(8))
+    assert parse_partitions("8-11,15", 16) == (8, 9, 10, 11, 15)
+    with pytest.raises(ValueError, match=r"partition 16 out of range 0\.\.15"):
+        parse_partitions("12-16", 16)

@@ -40,6 +40,7 @@ from renature_services.state_cache import (
 )
 from renature_store import FeedEntry, KeyLayout, RedisEventStore, StoreError
 from renature_store.client import redis_client
+from renature_store.keys import format_partitions, parse_partitions
 
 __all__ = [
     "Projection",
@@ -67,6 +68,7 @@ def model_key(layout: KeyLayout, name: str, game_id: str) -> str:
     return layout.model_key(name, game_id)
 
 
+# long: the whole consumption protocol of a projection (poll, reclaim, process, rebuild, writes)
 class Projector(Generic[F]):
     """Feeds in, read models out; any number of instances may share one consumer group."""
 
@@ -80,8 +82,11 @@ class Projector(Generic[F]):
         batch: int = 200,
         reclaim_idle_ms: int = 30_000,
         cache_size: int = DEFAULT_MAX_GAMES,
+        partitions: Sequence[int] | None = None,
     ) -> None:
         self.store = store
+        self.partitions = tuple(store.partitions() if partitions is None else partitions)
+        """The feeds this instance reads (instances may split the partitions between them)."""
         self.redis = redis
         self.projection = projection
         self.consumer = consumer
@@ -127,7 +132,9 @@ class Projector(Generic[F]):
                     await self.reclaim()
                     last_reclaim = time.monotonic()
                     ready = True
-                    self._log.info("projector_started")
+                    self._log.info(
+                        "projector_started", partitions=format_partitions(self.partitions)
+                    )
                 await self.poll(block_ms=block_ms)
                 if time.monotonic() - last_reclaim >= reclaim_every:
                     await self.reclaim()
@@ -145,7 +152,7 @@ class Projector(Generic[F]):
         entries = await self.store.read_group(
             self.projection.group,
             self.consumer,
-            self.store.partitions(),
+            self.partitions,
             count=self.batch,
             block_ms=block_ms,
         )
@@ -156,7 +163,7 @@ class Projector(Generic[F]):
         """Take over and project entries pending too long with a (probably dead) consumer."""
         idle = self.reclaim_idle_ms if min_idle_ms is None else min_idle_ms
         total = 0
-        for partition in self.store.partitions():
+        for partition in self.partitions:
             while True:
                 claimed = await self.store.autoclaim(
                     partition, self.projection.group, self.consumer, idle, count=self.batch
@@ -290,6 +297,7 @@ def create_projector(settings: Settings, redis: Redis, projection: Projection[F]
         settings.consumer,
         reclaim_idle_ms=settings.reclaim_idle_ms,
         cache_size=settings.cache_games,
+        partitions=parse_partitions(settings.projector_partitions, settings.partitions),
     )
 
 
