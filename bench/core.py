@@ -85,9 +85,7 @@ def platform() -> None:
             log, _, _ = game.simulate(f"platform-{number}", ["greedy", "random"])
             times.append(time.perf_counter() - start)
             events.append(len(log))
-            half = None
-            for event in log[: len(log) // 2]:
-                half = game.evolve(half, event)
+            half = game.replay(log[: len(log) // 2])
             seat = game.to_move(half)
             if seat is not None:
                 counts.append(len(game.legal_actions(half, seat)))

@@ -17,9 +17,6 @@ import httpx
 import msgspec
 
 from gameplatform import get_game
-from renature.view import GameView
-
-_view = msgspec.json.Decoder(GameView)
 
 
 class GatewayError(Exception):
@@ -154,14 +151,11 @@ class GatewayClient:
     # -- reading -------------------------------------------------------------------------------
 
     async def view(self, game_id: str, token: str | None = None) -> Any:
-        """The seat's view with a token, else the spectator view (a Renature `GameView`;
-        another game's as JSON data)."""
+        """The seat's view with a token, else the spectator view (the game's ``view_type``)."""
         path = f"/games/{game_id}/view" if token else f"/games/{game_id}/spectator"
         response = await self._http.get(path, headers=_auth(token))
         self._check(response)
-        if self.game.name != "renature":
-            return response.json()
-        return _view.decode(response.content)
+        return msgspec.json.decode(response.content, type=self.game.view_type)
 
     async def state(self, game_id: str, token: str) -> Any:
         """The seat's own-perspective state (secrets of others replaced by stand-ins)."""

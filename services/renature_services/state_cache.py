@@ -83,7 +83,7 @@ def game_reading(first_event: bytes) -> AnyGame | None:
         game = get_game(name)
         try:
             game.decode_event(first_event)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             continue
         readers.append(game)
     return readers[0] if len(readers) == 1 else None

@@ -46,6 +46,12 @@ class Table(msgspec.Struct, frozen=True):
     phase: str
     to_move: int | None
     """The seat the game waits for (None: nobody's, e.g. the lobby or the service's finish)."""
+    current: int | None
+    """The seat whose turn it is, as the game shows it (Renature keeps it while the service
+    scores the end, where ``to_move`` is None); None before the first turn and once over."""
+    seed: str
+    """Where the deal comes from: ``secret`` (a random seed revealed at the end), ``chosen``
+    (a caller chose it, so it knows every hand) or ``public`` (the seed deals nothing hidden)."""
     names: list[str | None]
     """Each seat's player name, None while the seat is open."""
     colours: list[str]
@@ -169,6 +175,10 @@ class Game(Protocol[State, Command, Event]):
     def decide(self, state: State | None, command: Command) -> list[Event]: ...
 
     def evolve(self, state: State | None, event: Event) -> State: ...
+
+    def replay(self, events: Sequence[Event]) -> State | None:
+        """The state after ``events`` (a fold of ``evolve``; None for no events)."""
+        ...
 
     def legal_actions(self, state: State, seat: int) -> list[Command]: ...
 

@@ -17,7 +17,7 @@ from renaissance.bots import BOT_NAMES, Bot, make_bot
 from renaissance.components import COLOURS, components
 from renaissance.errors import RuleError
 from renaissance.explain import Explanation, explain
-from renaissance.game import bot_seed, outcome, play, setup_commands
+from renaissance.game import bot_seed, outcome, play, replay, setup_commands
 from renaissance.picture import board_svg, board_text
 from renaissance.rules import decide, evolve, execute, legal_actions
 from renaissance.state import GameState
@@ -110,6 +110,9 @@ class RenaissanceGame(CommandForms):
     def evolve(self, state: GameState | None, event: e.Event) -> GameState:
         return evolve(state, event)
 
+    def replay(self, events: Sequence[e.Event]) -> GameState | None:
+        return replay(events)
+
     def legal_actions(self, state: GameState, seat: int) -> list[c.Command]:
         return legal_actions(state, seat)
 
@@ -133,6 +136,8 @@ class RenaissanceGame(CommandForms):
             players=len(state.names),
             phase=state.phase,
             to_move=self.to_move(state),
+            current=state.current if state.current >= 0 else None,
+            seed="public",
             names=list(state.names),
             colours=[COLOURS[state.colour_of(seat)] for seat in range(len(state.names))],
             statuses=["playing"] * len(state.names),

@@ -18,7 +18,7 @@ from renature.bots import BOT_NAMES, Bot, make_bot
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.errors import RuleError
 from renature.explain import Explanation, explain
-from renature.game import bot_seed, outcome, play, setup_commands
+from renature.game import bot_seed, outcome, play, replay, setup_commands
 from renature.perspective import decode_state, encode_state, perspective
 from renature.picture import board_svg
 from renature.rules import decide, evolve, execute, legal_actions
@@ -117,6 +117,9 @@ class RenatureGame(CommandForms):
     def evolve(self, state: GameState | None, event: e.Event) -> GameState:
         return evolve(state, event)
 
+    def replay(self, events: Sequence[e.Event]) -> GameState | None:
+        return replay(events)
+
     def legal_actions(self, state: GameState, seat: int) -> list[c.Command]:
         return legal_actions(state, seat)
 
@@ -142,6 +145,8 @@ class RenatureGame(CommandForms):
             players=state.players,
             phase=state.phase,
             to_move=self.to_move(state),
+            current=state.current if state.current >= 0 else None,
+            seed="chosen" if state.chosen_deal else "secret",
             names=[seat.name for seat in state.seats],
             colours=[COLOURS[seat.colour] for seat in state.seats],
             statuses=[seat.status for seat in state.seats],

@@ -249,9 +249,7 @@ def assert_models_equal_fresh_replay(stack: E2EStack, game_id: str, name: str = 
     game = get_game(name)
     events = stream_events(stack, game_id, name)
     wait_for_models(stack, game_id, len(events))
-    state = None
-    for event in events:
-        state = game.evolve(state, event)
+    state = game.replay(events)
     assert state is not None
     board = read_model(stack, "board", game_id)
     assert board is not None

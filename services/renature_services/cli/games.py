@@ -131,9 +131,7 @@ def replay(name: str, found: list[Any], to: int | None, svg: Path | None) -> Non
     game = the_game(name)
     if to is not None:
         found = [ev for ev in found if ev.version <= to]
-    state = None
-    for event in found:
-        state = game.evolve(state, event)
+    state = game.replay(found)
     if state is None:
         raise typer.BadParameter("no events up to that number")
     console = Console()

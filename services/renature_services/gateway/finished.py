@@ -239,9 +239,7 @@ def _seat_playing(game: AnyGame, events: list[Any], colour: str) -> int:
     """The seat that plays ``colour`` (at the end); 404 ``no_such_seat`` when none does (as for
     a seat number the game does not have: the request is well formed, the seat does not
     exist)."""
-    state = None
-    for event in events:
-        state = game.evolve(state, event)
+    state = game.replay(events)
     colours = [] if state is None else game.table(state).colours
     if colour not in colours:
         raise ApiError(

@@ -158,12 +158,8 @@ async def frames_state(gateway: Gateway, channel: Channel) -> Any:
     """The state as of ``channel.after`` (only needed to push views)."""
     if not channel.with_view:
         return None
-    game, state = get_game(channel.game), None
-    for event in await gateway.games.events(channel.game_id, 0):
-        if event.version > channel.after:
-            break
-        state = game.evolve(state, event)
-    return state
+    events = await gateway.games.events(channel.game_id, 0)
+    return get_game(channel.game).replay([ev for ev in events if ev.version <= channel.after])
 
 
 async def serve_websocket(

@@ -13,7 +13,7 @@ import msgspec
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Discriminator, Field, Tag, WithJsonSchema
 
-from gameplatform import get_game
+from gameplatform import game_names, get_game
 from renature import commands as c
 from renature.board import BOARD_IDS
 from renature.components import components
@@ -38,11 +38,11 @@ def seat_command_schema() -> dict[str, Any]:
             variants.extend(_cloud_action_variants(variant, bus.inline_schema(c.Cell)))
         else:
             variants.append(variant)
-    renaissance = get_game("renaissance").seat_command_type
-    for variant in bus.inline_schema(renaissance)["anyOf"]:
-        variant["required"].remove("seat")
-        variant["title"] = f"{variant['title']} (Renaissance)"
-        variants.append(variant)
+    for name in game_names()[1:]:  # the other games' moves, as their own rules read them
+        for variant in bus.inline_schema(get_game(name).seat_command_type)["anyOf"]:
+            variant["required"].remove("seat")
+            variant["title"] = f"{variant['title']} ({name.title()})"
+            variants.append(variant)
     return {"anyOf": variants}
 
 
@@ -157,8 +157,8 @@ class JoinResponse(BaseModel):
     token: str = Field(description="Secret seat token: send it as 'Authorization: Bearer ...'")
     version: int
     seed: str = Field(
-        description="'chosen' (dealt from a seed a caller chose, who knows every hand; also "
-        "every game whose seed deals nothing hidden, such as Renaissance) or "
+        description="'chosen' (dealt from a seed a caller chose, who knows every hand), "
+        "'public' (a game whose seed deals nothing hidden, such as Renaissance) or "
         "'secret'; every seat's view says the same (chosen_seed)"
     )
 

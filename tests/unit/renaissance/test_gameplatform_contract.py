@@ -36,7 +36,7 @@ def test_a_simulated_game_ends_and_its_replay_audit_and_explanation_agree(name: 
     folded = None
     for event in log:
         folded = game.evolve(folded, event)
-    assert folded == state
+    assert folded == state == game.replay(log)
     report = game.audit(log)
     assert report.ok  # type: ignore[attr-defined]
     explanation = game.explain(log)
@@ -126,6 +126,9 @@ def test_the_table_and_the_awards_agree_with_the_state_and_the_outcome(name: str
             awarded[award.seat] += award.points
     assert awarded == table.scores
     assert (table.over, table.started, table.to_move) == (True, True, None)
+    assert table.current is None  # nobody's turn once it is over
+    # simulate deals from its seed as the service deals from a secret one (unmarked)
+    assert table.seed == ("secret" if game.seed_secret else "public")
     assert table.board in game.boards
     assert len(table.names) == len(table.colours) == len(table.statuses) == table.players
     assert all(name is not None for name in table.names)

@@ -137,7 +137,7 @@ async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
         board=table.board,
         players=table.players,
         phase=table.phase,
-        current_seat=state.current if state.current >= 0 else None,  # both games have one
+        current_seat=table.current,
         seats_joined=[n for n, name in enumerate(table.names) if name is not None],
         seed=await gateway.tokens.seed_origin(game_id),
         seats=seats_of(table),
@@ -171,13 +171,12 @@ async def join_seat(
         )
     await Lobby(gateway.redis, gateway.layout).check_invitation(game_id, body.invite)
     token, version, _ = await join(gateway, played, game_id, seat, body.name, idempotency_key)
-    chosen = getattr(played.state, "chosen_deal", True)  # a public seed is everyone's
     return JoinResponse(
         game_id=game_id,
         seat=seat,
         token=token,
         version=version,
-        seed="chosen" if chosen else "secret",
+        seed=played.game.table(played.state).seed,
     )
 
 

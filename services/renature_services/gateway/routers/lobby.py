@@ -113,7 +113,7 @@ async def list_games(
                     board=table.board,
                     players=table.players,
                     phase=table.phase,
-                    current_seat=state.current if state.current >= 0 else None,
+                    current_seat=table.current,
                     seats=seats_of(table),
                     open_seats=open_seats(table),
                     seating=await lobby.seating(game_id),

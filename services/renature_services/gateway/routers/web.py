@@ -24,7 +24,7 @@ from renature_services.gateway.dependencies import GameId, GatewayDep
 from renature_services.gateway.errors import ApiError
 from renature_services.gateway.openapi import body, errors
 from renature_services.gateway.schemas import MsgspecResponse
-from renature_services.state_cache import AnyGame
+from renature_services.state_cache import AnyGame, game_reading
 from renature_store import MAX_VERSION
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -121,7 +121,8 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     if not raw:
         raise ApiError(422, "malformed_request", "Send the events file as the request body.")
     lines = [line for line in raw.splitlines() if line.strip()]
-    game = _game_of_file(lines)
+    # An export holds the events alone, not the provenance that names its game.
+    game = (game_reading(lines[0]) if lines else None) or get_game(game_names()[0])
     events, unreadable = _events_of(game, lines)
     report = unreadable or game.audit(events)
     ok = bool(getattr(report, "ok", False))
@@ -141,29 +142,13 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     )
 
 
-def _game_of_file(lines: list[bytes]) -> AnyGame:
-    """The first hosted game whose event the file's first line is (an exported file holds
-    the events alone, not the stream's provenance that names its game); Renature otherwise."""
-    for name in game_names():
-        game = get_game(name)
-        try:
-            game.decode_event(lines[0])
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, IndexError):
-            continue
-        return game
-    return get_game(game_names()[0])
-
-
 def _replayed(game: AnyGame, events: list[Any]) -> Any:
     """The state after ``events``, or None where they cannot be folded (a forged or broken
     file: its audit says what is wrong)."""
-    state = None
     try:
-        for event in events:
-            state = game.evolve(state, event)
+        return game.replay(events)
     except Exception:  # evolve applies without checks: a forged event may break anything
         return None
-    return state
 
 
 def _events_of(game: AnyGame, lines: list[bytes]) -> tuple[list[Any], AuditReport | None]:
