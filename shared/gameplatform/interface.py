@@ -186,6 +186,15 @@ class Game(Protocol[State, Command, Event]):
 
     def is_over(self, state: State) -> bool: ...
 
+    def ends(self, event: Event) -> bool:
+        """Whether ``event`` ends the game with its result (after it nothing is appended)."""
+        ...
+
+    def closes(self, event: Event) -> bool:
+        """Whether nothing is appended after ``event``: the end, or a game called off before
+        it had a result (Renature's cancellation)."""
+        ...
+
     def to_move(self, state: State) -> int | None:
         """The seat whose command the game waits for (None: nobody's, e.g. the service's)."""
         ...

@@ -122,6 +122,12 @@ class RenaissanceGame(CommandForms):
     def is_over(self, state: GameState) -> bool:
         return state.is_over
 
+    def ends(self, event: e.Event) -> bool:
+        return isinstance(event, e.GameEnded)
+
+    def closes(self, event: e.Event) -> bool:
+        return self.ends(event)  # a Renaissance game is never called off
+
     def to_move(self, state: GameState) -> int | None:
         return None if state.phase in ("lobby", "finished") else state.current
 

@@ -129,6 +129,12 @@ class RenatureGame(CommandForms):
     def is_over(self, state: GameState) -> bool:
         return state.is_over
 
+    def ends(self, event: e.Event) -> bool:
+        return isinstance(event, e.GameEnded)
+
+    def closes(self, event: e.Event) -> bool:
+        return isinstance(event, e.GameEnded | e.GameCancelled)
+
     def to_move(self, state: GameState) -> int | None:
         if state.phase in ("lobby", "final_scoring", "finished", "cancelled"):
             return None

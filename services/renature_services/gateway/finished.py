@@ -140,7 +140,7 @@ class FinishedReads:
             return stored
         game = await self._games.game_of(game_id)
         events, problems = await self._events(game, game_id)
-        if not any(type(event).__name__ == "GameEnded" for event in events):
+        if not any(game.ends(event) for event in events):
             raise NOT_FINISHED
         body = await compute(game, events, problems)
         self.computed += 1

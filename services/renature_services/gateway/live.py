@@ -41,9 +41,6 @@ BLOCK_MS = 15_000
 """How long one XREAD blocks; the live connection's socket timeout is longer (`LiveReader`)."""
 SOCKET_MARGIN_S = 10.0
 PAGE = 100
-TERMINAL = frozenset({"GameEnded", "GameCancelled"})
-"""After these (each game's last events, by type name) nothing more is appended: the channel
-closes (WebSocket 1000, SSE ends)."""
 ENDED_PHASES = frozenset({"finished", "cancelled"})
 INCLUDES = frozenset({"view"})
 
@@ -121,16 +118,17 @@ async def open_channel(
 
 async def follow(reader: Any, stream_key: str, after: int, game: str) -> AsyncIterator[Any]:
     """Every event after version ``after``, then each new one as it is appended; returns after
-    the game's last event (``GameEnded``, ``GameCancelled``). An idle block returns nothing and
-    the read starts again from the same version: nothing is skipped or repeated."""
-    last, decode = after, get_game(game).decode_event
+    the event that closes the game (its game's ``closes``: the end, or a cancellation). An idle
+    block returns nothing and the read starts again from the same version: nothing is skipped
+    or repeated."""
+    last, rules = after, get_game(game)
     while True:
         reply = await reader.xread({stream_key: f"0-{last}"}, count=PAGE, block=BLOCK_MS)
         for entry_id, fields in _entries(reply):
-            event = decode(fields[b"event"])
+            event = rules.decode_event(fields[b"event"])
             last = _version(entry_id)
             yield event
-            if type(event).__name__ in TERMINAL:
+            if rules.closes(event):  # nothing follows: the channel closes (WS 1000, SSE end)
                 return
 
 

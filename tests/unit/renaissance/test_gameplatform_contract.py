@@ -37,6 +37,8 @@ def test_a_simulated_game_ends_and_its_replay_audit_and_explanation_agree(name: 
     for event in log:
         folded = game.evolve(folded, event)
     assert folded == state == game.replay(log)
+    assert [game.ends(ev) for ev in log] == [False] * (len(log) - 1) + [True]
+    assert [game.closes(ev) for ev in log] == [game.ends(ev) for ev in log]
     report = game.audit(log)
     assert report.ok  # type: ignore[attr-defined]
     explanation = game.explain(log)

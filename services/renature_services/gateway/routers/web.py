@@ -127,7 +127,7 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     report = unreadable or game.audit(events)
     ok = bool(getattr(report, "ok", False))
     state = _replayed(game, events if at is None else events[:at])
-    finished = bool(events) and type(events[-1]).__name__ == "GameEnded"
+    finished = bool(events) and game.ends(events[-1])
     return MsgspecResponse(
         Inspection(
             game_id=events[0].game_id if events else "",
