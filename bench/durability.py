@@ -14,16 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import redis.asyncio as aioredis
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from redis_server import RedisServer
-from renature_store import AppendRequest, RedisEventStore
+from devkit.redis_server import RedisServer
+from eventstore import AppendRequest, RedisEventStore
 
 EVENT = b'{"type":"DominoPlaced","version":0,"seat":1,"x":10,"y":12,"rotation":90}' * 4
 SEQUENTIAL = 400

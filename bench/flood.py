@@ -35,9 +35,7 @@ from pathlib import Path
 
 import httpx
 
-# tests/ is not a package: the private redis-server helper of the test suite is imported by path.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from redis_server import RedisServer, free_port
+from devkit.redis_server import RedisServer, free_port
 
 WINDOW_S = 4.0
 ROUNDS = 3
@@ -75,7 +73,7 @@ def services(redis_url: str, workdir: Path) -> Iterator[dict[bool, str]]:
         log = (workdir / f"{name}-{number}.log").open("wb")
         started.append(
             subprocess.Popen(
-                [sys.executable, "-m", "renature_services.supervisor", name, *extra],
+                [sys.executable, "-m", "gameserver.runtime.supervisor", name, *extra],
                 env=environment,
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -178,7 +178,7 @@ class Load:
                 task.add_done_callback(self.probes.discard)
 
     async def watch_model(self, game_id: str, version: int, sent: float) -> None:
-        from renature_services.projectors.runner import model_key
+        from gameserver.projectors.projector_runner import model_key
 
         key = model_key(self.layout, "board", game_id)
         while time.monotonic() < sent + REPLY_TIMEOUT_S:
@@ -191,8 +191,8 @@ class Load:
 
 async def play_bus(load: Load, index: int, client: Any) -> None:
     """Today's bench path: envelopes onto the command stream, no gateway."""
-    from renature_services import bus
-    from renature_services.gateway.seeds import choose_seed
+    from gameserver.gateway.seeds import choose_seed
+    from gameserver.runtime import bus
 
     label = load.config["label"]
     for round_ in itertools.count():
@@ -390,9 +390,9 @@ async def play_ws(load: Load, index: int, _: Any) -> None:
 async def check_finished(load: Load, limit: int = 20) -> int:
     """The last ``limit`` finished games end with their in-process twins' scores."""
     from bench.service import script
+    from eventstore import RedisEventStore
     from renature import events as e
     from renature.game import replay
-    from renature_store import RedisEventStore
 
     store = RedisEventStore(
         load.redis, prefix=load.layout.prefix, partitions=load.layout.partitions
@@ -414,8 +414,8 @@ async def check_finished(load: Load, limit: int = 20) -> int:
 
 
 async def main_async(config: dict[str, Any]) -> dict[str, Any]:
-    from renature_store import KeyLayout
-    from renature_store.client import is_cluster_url, redis_client
+    from eventstore import KeyLayout
+    from eventstore.redis_client import is_cluster_url, redis_client
 
     if is_cluster_url(config["redis_url"]):
         redis = redis_client(config["redis_url"])
@@ -429,9 +429,9 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
     load = Load(config, games_for(config["scripts"]), redis, layout)
     client = None
     if config["mode"] == "bus":
-        from renature_services.rules_client import RulesClient
-        from renature_services.settings import Settings
-        from renature_store import CommandPartitions
+        from eventstore import CommandPartitions
+        from gameserver.runtime.rules_client import RulesClient
+        from gameserver.runtime.settings import Settings
 
         # the services' count of command streams: they read it from the same environment
         streams = CommandPartitions(layout, Settings.from_env().command_partitions)

@@ -37,9 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.service import cpu_seconds, machine_line, machine_ticks, percentile
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from redis_server import RedisServer, free_port
+from devkit.redis_server import RedisServer, free_port
 
 PEER_DIR = Path(__file__).resolve().parent / "peer"
 WARMUP_S = 2.0
@@ -146,7 +144,7 @@ class Stack:
         log = self.workdir / f"{name}-{len(self.groups)}.log"
         with log.open("wb") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "renature_services.supervisor", name, *args],
+                [sys.executable, "-m", "gameserver.runtime.supervisor", name, *args],
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -380,7 +378,7 @@ class Redises:
 
     def __enter__(self) -> Redises:
         if self.kind == "cluster":
-            from redis_cluster import RedisCluster as ClusterFixture
+            from devkit.redis_cluster import RedisCluster as ClusterFixture
 
             self.cluster = ClusterFixture(masters=3, replicas=1, appendonly=True).start()
         else:

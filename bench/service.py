@@ -3,11 +3,11 @@ the rules service with many concurrent bot games, and command → read-model lat
 
 Everything runs as separate OS processes, as in production: a private ``redis-server`` on a free
 port (never the system Redis), the rules service (one instance, then two) and the board and score
-projectors (``python -m renature_services.supervisor <service>`` with ``REDIS_URL`` set).
+projectors (``python -m gameserver.runtime.supervisor <service>`` with ``REDIS_URL`` set).
 
 The load generator is this process. Its bot games are worked out beforehand, in process, from
 chosen seeds, which it puts into the seed vault as a tournament server would (see
-``renature_services.gateway.seeds``): during the measurement it only sends commands, one at a
+``gameserver.gateway.seeds``): during the measurement it only sends commands, one at a
 time per game, through one `RulesClient`, and every game must end with the scores its
 in-process twin got. All processes share the machine's cores; the CPU each used is printed.
 """
@@ -30,22 +30,19 @@ from typing import cast
 
 from redis.asyncio import Redis
 
+from devkit.redis_server import RedisServer
+from eventstore import RedisEventStore
+from gameserver.gateway.seeds import choose_seed
+from gameserver.projectors.projector_runner import model_key
+from gameserver.runtime import bus
+from gameserver.runtime.rules_client import RulesClient, send_command
+from gameserver.runtime.settings import Settings
 from renature import commands as c
 from renature import events as e
 from renature.bots import make_bot
 from renature.game import bot_seed, replay, setup_commands
 from renature.rules import execute
 from renature.state import GameState
-from renature_services import bus
-from renature_services.gateway.seeds import choose_seed
-from renature_services.projectors.runner import model_key
-from renature_services.rules_client import RulesClient, send_command
-from renature_services.settings import Settings
-from renature_store import RedisEventStore
-
-# tests/ is not a package: the private redis-server helper of the test suite is imported by path.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from redis_server import RedisServer
 
 TARGET_COMMANDS_PER_S = 5_000
 TARGET_P99_MS = 10.0
@@ -100,7 +97,7 @@ class Stack:
         log = self.workdir / f"{name}-{len(self.services)}.log"
         with log.open("wb") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "renature_services.supervisor", name],
+                [sys.executable, "-m", "gameserver.runtime.supervisor", name],
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,

@@ -7,7 +7,7 @@ commands (out of turn); one more game is left half played. Then every key of eac
 weighed with ``MEMORY USAGE <key> SAMPLES 0`` (the exact size, with Redis' own overhead), and
 each game gets its share of the partition feeds and of the command streams (their bytes split
 by their entries). Measured twice: as the services leave Redis with no retention ("before"),
-and after one pass of the retention service (`renature_store.retention`, "after"), which
+and after one pass of the retention service (`eventstore.retention_policy`, "after"), which
 trims what every consumer group has acknowledged, drops a finished game's command outcomes
 after its grace period (here 0 s) and keeps refused outcomes minutes.
 
@@ -18,28 +18,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import cast
 
 import httpx
 from redis.asyncio import Redis
 
+from devkit.redis_server import RedisServer
+from eventstore import KeyLayout
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.projectors import PROJECTIONS, create_projector
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.logging import configure_logging
+from gameserver.runtime.settings import Settings
 from renature.bots import make_bot
 from renature.game import bot_seed
-from renature_services.gateway.app import create_app
-from renature_services.http_client import GatewayClient
-from renature_services.logging import configure_logging
-from renature_services.projectors import PROJECTIONS, create_projector
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import KeyLayout
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from redis_server import RedisServer
 
 TARGET_FINISHED_BYTES = 340_000 // 3
 """Issue 12: at most a third of the 340 KB a chaos run measured per finished game."""
@@ -150,7 +146,7 @@ async def play(client: GatewayClient, players: int, seed: str, limit: int | None
 
 async def settle(redis: Redis, layout: KeyLayout, games: list[str]) -> None:
     """Wait until both read models reflect every game's last version."""
-    from renature_store import RedisEventStore
+    from eventstore import RedisEventStore
 
     store = RedisEventStore(redis, prefix=layout.prefix, partitions=layout.partitions)
     for _ in range(400):
@@ -200,7 +196,7 @@ async def retained(
     redis: Redis, settings: Settings, finished: list[str], active: list[str]
 ) -> Figures:
     """The figures after one pass of the retention service (finished games' grace: 0 s)."""
-    from renature_store.retention import Retention, RetentionPolicy
+    from eventstore.retention_policy import Retention, RetentionPolicy
 
     policy = RetentionPolicy.from_env().with_(finished_grace_s=0, consumer_idle_s=0)
     janitor = Retention(redis, KeyLayout(settings.prefix, settings.partitions), policy)

@@ -15,8 +15,8 @@ import pytest
 import redis.asyncio as aioredis
 from hypothesis import settings
 
-from redis_server import RedisServer, find_redis_server
-from support.requirements import unavailable
+from devkit.redis_server import RedisServer, find_redis_server
+from devkit.requirements import unavailable
 
 # Property tests draw new examples on every run, so that over many runs they explore far more
 # games than any fixed sample would; a failure is stored in .hypothesis/ and tried first next

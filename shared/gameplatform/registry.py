@@ -20,13 +20,13 @@ def get_game(name: str) -> Game[Any, Any, Any]:
     """The game's adapter (its modules are imported on first use)."""
     game: Game[Any, Any, Any]
     if name == "renature":
-        from gameplatform import renature_game
+        from renature import adapter as renature_adapter
 
-        game = renature_game.GAME
+        game = renature_adapter.GAME
     elif name == "renaissance":
-        from gameplatform import renaissance_game
+        from renaissance import adapter as renaissance_adapter
 
-        game = renaissance_game.GAME
+        game = renaissance_adapter.GAME
     else:
         raise UnknownGame(f"unknown game {name!r}; games: {', '.join(GAME_NAMES)}")
     return game

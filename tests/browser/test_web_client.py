@@ -25,17 +25,17 @@ import pytest
 import redis
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
-from redis_server import RedisServer, free_port
+from devkit.redis_server import RedisServer, free_port
+from devkit.requirements import chromium_path, require_redis_server
+from eventstore import KeyLayout
 from renature import events as e
 from renature.game import replay
-from renature_store import KeyLayout
-from support.requirements import chromium_path, require_redis_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "var" / "screenshots"
-AXE = ROOT / "services/renature_services/gateway/static/vendor/axe.min.js"
+AXE = ROOT / "services/gameserver/gateway/static/vendor/axe.min.js"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -71,7 +71,7 @@ def base_url() -> Iterator[str]:
         }
         env.pop("RENATURE_CONSUMER", None)
         log = (logs / "stack.log").open("wb")
-        command = [sys.executable, "-c", "from renature_services.cli import main; main()"]
+        command = [sys.executable, "-c", "from gameserver.cli import main; main()"]
         process = subprocess.Popen(
             [*command, "serve", "all", "--port", str(port)],
             env=env,

@@ -2,7 +2,7 @@
 
 Redis and every service run as separate OS processes: Redis with an append-only file, two
 rules services, the board and score projectors and the gateway (each started as ``python -m
-renature_services.supervisor <name>``, like the end-to-end tests). HTTP clients play many games
+gameserver.runtime.supervisor <name>``, like the end-to-end tests). HTTP clients play many games
 to the end through the gateway: every request whose outcome is unknown (a timeout, a dropped
 connection, a 5xx) is sent again with the same ids (command ids, ``Idempotency-Key`` for games
 and seats) until it gets a definite answer. Meanwhile a bounded fault schedule runs:
@@ -49,20 +49,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-_TESTS = Path(__file__).resolve().parents[1]
-if str(_TESTS) not in sys.path:
-    sys.path.insert(0, str(_TESTS))
+import httpx
+import msgspec
+import redis
 
-import httpx  # noqa: E402
-import msgspec  # noqa: E402
-import redis  # noqa: E402
-
-from redis_server import RedisServer, free_port  # noqa: E402
-from renature import events as e  # noqa: E402
-from renature.audit import audit  # noqa: E402
-from renature.game import replay  # noqa: E402
-from renature.view import view  # noqa: E402
-from renature_store import KeyLayout  # noqa: E402
+from devkit.redis_server import RedisServer, free_port
+from eventstore import KeyLayout
+from renature import events as e
+from renature.audit import audit
+from renature.game import replay
+from renature.view import view
 
 SERVICES = ("rules-a", "rules-b", "board", "score", "gateway")
 KINDS = ("rules", "rules", "board", "score", "gateway")
@@ -268,7 +264,7 @@ class Proc:
 
 
 def service_command(kind: str, port: int) -> list[str]:
-    command = [sys.executable, "-m", "renature_services.supervisor", kind]
+    command = [sys.executable, "-m", "gameserver.runtime.supervisor", kind]
     return command + (["--port", str(port)] if kind == "gateway" else [])
 
 
@@ -645,7 +641,7 @@ def check(
     cuts: list[tuple[float, float]],
 ) -> None:
     from gameplatform import get_game
-    from renature_services.projectors import ScoreProjection
+    from gameserver.projectors import ScoreProjection
 
     with stack.client() as client:
         game_ids = sorted({c.game_id for c in clients if c.game_id})

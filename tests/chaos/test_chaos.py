@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from chaos_harness import ChaosConfig, run_chaos
 
-from support.requirements import require_redis_server
+from devkit.requirements import require_redis_server
 
 pytestmark = [pytest.mark.chaos, pytest.mark.e2e, pytest.mark.redis]
 

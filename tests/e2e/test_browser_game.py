@@ -28,7 +28,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from redis_server import RedisServer, find_redis_server, free_port
+from devkit.redis_server import RedisServer, find_redis_server, free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -64,7 +64,7 @@ def stack() -> Iterator[Stack]:
         env.pop("RENATURE_CONSUMER", None)
         processes = []
         for name in SERVICES:
-            command = [sys.executable, "-m", "renature_services.supervisor", name]
+            command = [sys.executable, "-m", "gameserver.runtime.supervisor", name]
             if name == "gateway":
                 command += ["--port", str(port)]
             with (logs / f"{name}.log").open("ab") as log:

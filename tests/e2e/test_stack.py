@@ -8,7 +8,7 @@ both sides of the board (2 and 4 players) do the same, show their mushrooms and 
 in the board read model, and pass ``renature audit``.
 
 The stack: a private Redis, two rules services, the board and score projectors and the gateway,
-each its own process started with ``python -m renature_services.supervisor <service>`` (what
+each its own process started with ``python -m gameserver.runtime.supervisor <service>`` (what
 ``renature serve <service>`` runs) or, where that module is missing, the services' own entry
 points. Each process logs to its own file; the tails are printed when a test fails. The stack
 is shared by the tests of this module (starting it costs a few seconds).
@@ -37,18 +37,18 @@ import pytest
 import redis
 from websockets.asyncio.client import connect
 
+from devkit.redis_server import RedisServer, free_port
+from devkit.requirements import require_redis_server
+from devkit.waiting import eventually
+from eventstore import KeyLayout
 from gameplatform import get_game
-from redis_server import RedisServer, free_port
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.perspective import HIDDEN
+from gameserver.runtime import bus
 from renature import events as e
 from renature.board import PATH
 from renature.game import outcome, play, replay
 from renature.rules import legal_actions
-from renature_services import bus
-from renature_services.gateway.perspective import HIDDEN
-from renature_services.http_client import GatewayClient
-from renature_store import KeyLayout
-from support.requirements import require_redis_server
-from support.waiting import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -61,22 +61,22 @@ STARTUP_TIMEOUT = 30.0
 
 def service_command(name: str, port: int) -> list[str]:
     """How to start one service as its own process."""
-    if importlib.util.find_spec("renature_services.supervisor") is not None:
-        command = [sys.executable, "-m", "renature_services.supervisor", name]
+    if importlib.util.find_spec("gameserver.runtime.supervisor") is not None:
+        command = [sys.executable, "-m", "gameserver.runtime.supervisor", name]
         return command + (["--port", str(port)] if name == "gateway" else [])
     if name == "gateway":
-        return [sys.executable, "-m", "renature_services.gateway", "--port", str(port)]
+        return [sys.executable, "-m", "gameserver.gateway", "--port", str(port)]
     if name == "rules":
         code = (
-            "from renature_services.rules_service import run;"
-            "from renature_services.settings import Settings;"
+            "from gameserver.rules.rules_service import run;"
+            "from gameserver.runtime.settings import Settings;"
             "run(Settings.from_env())"
         )
     else:
         code = (
-            "from renature_services.projectors import PROJECTIONS, runner;"
-            "from renature_services.settings import Settings;"
-            f"runner.run(Settings.from_env(), PROJECTIONS[{name!r}]())"
+            "from gameserver.projectors import PROJECTIONS, projector_runner;"
+            "from gameserver.runtime.settings import Settings;"
+            f"projector_runner.run(Settings.from_env(), PROJECTIONS[{name!r}]())"
         )
     return [sys.executable, "-c", code]
 
@@ -244,7 +244,7 @@ def wait_for_models(stack: E2EStack, game_id: str, version: int, timeout: float 
 
 def assert_models_equal_fresh_replay(stack: E2EStack, game_id: str, name: str = "renature") -> None:
     """The projected board and score equal what a fresh fold of the stream gives."""
-    from renature_services.projectors import ScoreProjection
+    from gameserver.projectors import ScoreProjection
 
     game = get_game(name)
     events = stream_events(stack, game_id, name)
@@ -441,7 +441,7 @@ async def test_a_game_through_the_stack_passes_the_dispute_audit(
 ) -> None:
     """``renature audit`` from Redis, ``export`` then ``audit --events``, and the gateway's
     audit of the finished game all hold for a game the running services decided."""
-    from renature_services.cli.bots import play_game
+    from gameserver.cli.bot_commands import play_game
 
     async with GatewayClient(e2e_stack.gateway_url) as client:
         result = await play_game(client, 3, "e2e-audit", ["greedy", "random", "greedy"])
@@ -516,7 +516,7 @@ def renature_here(*args: str) -> Ran:
     """``renature ...`` in this process: the same command, without the CLI's start-up time."""
     from typer.testing import CliRunner
 
-    from renature_services.cli import app
+    from gameserver.cli import app
 
     result = CliRunner().invoke(app, list(args))
     error = result.exception

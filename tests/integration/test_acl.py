@@ -26,13 +26,13 @@ import redis
 import redis.asyncio as aioredis
 from redis.exceptions import AuthenticationError, NoPermissionError, ResponseError
 
-from redis_server import free_port
-from renature_services.gateway.app import create_app
-from renature_services.projectors import PROJECTIONS, create_projector
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import KeyLayout
-from renature_store.retention import Retention, RetentionPolicy
+from devkit.redis_server import free_port
+from eventstore import KeyLayout
+from eventstore.retention_policy import Retention, RetentionPolicy
+from gameserver.gateway.app import create_app
+from gameserver.projectors import PROJECTIONS, create_projector
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
 
 pytestmark = pytest.mark.redis
 

@@ -22,19 +22,19 @@ import redis.asyncio as aioredis
 from msgspec.structs import replace
 from typer.testing import CliRunner, Result
 
-from redis_server import free_port
+from devkit.redis_server import free_port
+from eventstore import RedisEventStore
+from gameserver.cli import app
+from gameserver.cli.bot_commands import play_game
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
 from renature import events as e
 from renature.audit import AuditReport
 from renature.components import COLOURS
 from renature.explain import Explanation
 from renature.game import Outcome, play, replay
-from renature_services.cli import app
-from renature_services.cli.bots import play_game
-from renature_services.gateway.app import create_app
-from renature_services.http_client import GatewayClient
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import RedisEventStore
 from support.chain import rechained
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -12,10 +12,10 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
 from renature.board import BOARD_IDS, board_json, load_board
-from renature_services.gateway.app import create_app
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
 
 pytestmark = pytest.mark.redis
 

@@ -15,14 +15,14 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
+from eventstore import RedisEventStore
+from gameserver.clock.clock_service import ClockService
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.bus import CommandEnvelope
+from gameserver.runtime.rules_client import RulesClient
+from gameserver.runtime.settings import Settings
 from renature import commands as c
-from renature_services.bus import CommandEnvelope
-from renature_services.clock_service import ClockService
-from renature_services.gateway.app import create_app
-from renature_services.rules_client import RulesClient
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import RedisEventStore
 
 pytestmark = pytest.mark.redis
 

@@ -18,19 +18,19 @@ import msgspec
 import pytest
 from redis.crc import key_slot
 
-from redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
+from devkit.redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
     RedisCluster,
     cluster_redis_fixture,
     redis_cluster_fixture,
 )
-from renature import commands as c
-from renature_store import (
+from eventstore import (
     Appended,
     Duplicate,
     RedisEventStore,
     StoreError,
 )
-from renature_store.client import is_cluster, is_cluster_url, plain_url, redis_client
+from eventstore.redis_client import is_cluster, is_cluster_url, plain_url, redis_client
+from renature import commands as c
 
 pytestmark = pytest.mark.redis
 
@@ -148,7 +148,7 @@ def _bring_back(cluster: RedisCluster, dead: object) -> None:
 
 
 def _request(game: str, command: str, version: int, events: list[bytes]) -> object:
-    from renature_store import AppendRequest
+    from eventstore import AppendRequest
 
     return AppendRequest(game, command, version, events, b"ok")
 
@@ -160,11 +160,11 @@ async def test_commands_spread_over_the_shards_by_their_games_partition(
     """The command streams spread over every master (the default 4 streams as well as one per
     partition, each then in its games' hash slot), and the rules service answers every
     command of games of every partition."""
-    from renature_services.bus import CommandEnvelope
-    from renature_services.rules_client import RulesClient
-    from renature_services.rules_service import RulesService
-    from renature_services.settings import Settings
-    from renature_store import CommandPartitions, KeyLayout
+    from eventstore import CommandPartitions, KeyLayout
+    from gameserver.rules.rules_service import RulesService
+    from gameserver.runtime.bus import CommandEnvelope
+    from gameserver.runtime.rules_client import RulesClient
+    from gameserver.runtime.settings import Settings
 
     commands = CommandPartitions(KeyLayout(), count)
     games = [f"shard-game-{n}" for n in range(48)]
@@ -199,12 +199,12 @@ async def test_a_game_through_the_gateway_on_the_cluster(
     for a replica."""
     import httpx
 
-    from renature_services.gateway.app import create_app
-    from renature_services.http_client import GatewayClient
-    from renature_services.projectors import BoardProjection
-    from renature_services.projectors.runner import create_projector, model_key
-    from renature_services.rules_service import RulesService
-    from renature_services.settings import Settings
+    from gameserver.cli.gateway_client import GatewayClient
+    from gameserver.gateway.app import create_app
+    from gameserver.projectors import BoardProjection
+    from gameserver.projectors.projector_runner import create_projector, model_key
+    from gameserver.rules.rules_service import RulesService
+    from gameserver.runtime.settings import Settings
 
     settings = Settings(redis_url=redis_cluster.url, durability="replica", consumer="rules-c")
     app = create_app(redis_cluster.url, command_timeout=10.0, allow_chosen_seeds=True)

@@ -14,13 +14,13 @@ import pytest
 import redis.asyncio as aioredis
 from faststream.redis.parser.binary import BinaryMessageFormatV1
 
+from eventstore import CommandPartitions, KeyLayout, RedisEventStore
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime import bus
+from gameserver.runtime.bus import CommandEnvelope
+from gameserver.runtime.rules_client import CommandTimeout, RulesClient
+from gameserver.runtime.settings import Settings
 from renature import commands as c
-from renature_services import bus
-from renature_services.bus import CommandEnvelope
-from renature_services.rules_client import CommandTimeout, RulesClient
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import CommandPartitions, KeyLayout, RedisEventStore
 
 pytestmark = pytest.mark.redis
 

@@ -15,13 +15,13 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
+from eventstore import RedisEventStore
+from gameserver.gateway.app import create_app
+from gameserver.gateway.idempotency import CLAIM_GRACE_S, SeatClaims, game_id_for
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime import bus
+from gameserver.runtime.settings import Settings
 from renature import commands as c
-from renature_services import bus
-from renature_services.gateway.app import create_app
-from renature_services.gateway.idempotency import CLAIM_GRACE_S, SeatClaims, game_id_for
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import RedisEventStore
 
 pytestmark = pytest.mark.redis
 
@@ -159,7 +159,7 @@ async def test_an_abandoned_claim_is_fenced_and_released(
     # The dead gateway's JoinGame arriving late appends nothing.
     handler_store = RedisEventStore(redis)
     before = await handler_store.version(game_id)
-    from renature_services.rules_service import CommandHandler, RedisSeedVault
+    from gameserver.rules.rules_service import CommandHandler, RedisSeedVault
 
     handler = CommandHandler(store=handler_store, seeds=RedisSeedVault(redis, store.layout))
     late = bus.CommandEnvelope(game_id, command_id, c.JoinGame(0, "Dead"), 0)

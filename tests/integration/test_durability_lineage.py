@@ -18,17 +18,17 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aioredis
 
+from eventstore import Appended, AppendRequest, RedisEventStore
+from gameserver.gateway.game_states import GameStates
+from gameserver.projectors import BoardProjection, Projector
+from gameserver.projectors.board_projection import board_model
+from gameserver.projectors.projector_runner import json_encoder
+from gameserver.rules.rules_service import CommandHandler
+from gameserver.runtime import bus
+from gameserver.runtime.seed_vault import RedisSeedVault
 from renature import commands as c
 from renature import events as e
 from renature.game import play, replay
-from renature_services import bus
-from renature_services.gateway.games import GameStates
-from renature_services.projectors import BoardProjection, Projector
-from renature_services.projectors.board import board_model
-from renature_services.projectors.runner import json_encoder
-from renature_services.rules_service import CommandHandler
-from renature_services.seed_vault import RedisSeedVault
-from renature_store import Appended, AppendRequest, RedisEventStore
 
 pytestmark = pytest.mark.redis
 

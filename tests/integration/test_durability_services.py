@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
-from redis_server import RedisServer, free_port
+from devkit.redis_server import RedisServer, free_port
+from devkit.requirements import require_redis_server
+from eventstore import KeyLayout
+from gameserver.runtime import bus
+from gameserver.runtime.rules_client import RulesClient
 from renature import commands as c
-from renature_services import bus
-from renature_services.rules_client import RulesClient
-from renature_store import KeyLayout
-from support.requirements import require_redis_server
 
 pytestmark = [pytest.mark.redis, pytest.mark.e2e]
 
@@ -46,7 +46,7 @@ def services(port: int, tmp_path: Path) -> Iterator[dict[str, subprocess.Popen[b
     for name in ("rules", "board"):
         log = (tmp_path / f"{name}.log").open("ab")
         procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "renature_services.supervisor", name],
+            [sys.executable, "-m", "gameserver.runtime.supervisor", name],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -123,9 +123,9 @@ async def test_a_redis_outage_is_a_503_with_retry_after_never_a_500(
     back (with its data), requests succeed again."""
     import httpx
 
-    from renature_services.gateway.app import create_app
-    from renature_services.rules_service import RulesService
-    from renature_services.settings import Settings
+    from gameserver.gateway.app import create_app
+    from gameserver.rules.rules_service import RulesService
+    from gameserver.runtime.settings import Settings
 
     server = RedisServer(port=port, data_dir=tmp_path, appendonly=True)
     server.start()

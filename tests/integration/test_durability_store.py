@@ -17,8 +17,8 @@ import hashlib
 import pytest
 import redis.asyncio as aioredis
 
-from redis_server import RedisServer
-from renature_store import (
+from devkit.redis_server import RedisServer
+from eventstore import (
     Appended,
     AppendRequest,
     Conflict,
@@ -27,7 +27,7 @@ from renature_store import (
     RedisEventStore,
     StoredEvent,
 )
-from renature_store.durability import Durability, parse_durability, supports_waitaof
+from eventstore.durability import Durability, parse_durability, supports_waitaof
 
 pytestmark = pytest.mark.redis
 

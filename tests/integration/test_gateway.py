@@ -22,7 +22,16 @@ from fastapi import FastAPI
 from msgspec.structs import replace
 from websockets.asyncio.client import connect
 
-from redis_server import free_port
+from devkit.redis_server import free_port
+from devkit.waiting import eventually
+from eventstore import MAX_VERSION, RedisEventStore
+from gameserver.cli.bot_commands import play_game
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.gateway.perspective import HIDDEN
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.bus import CommandEnvelope, Reply
+from gameserver.runtime.settings import Settings
 from renature import commands as c
 from renature import events as e
 from renature.audit import AuditReport, audit
@@ -31,15 +40,6 @@ from renature.deal import deal
 from renature.explain import Explanation
 from renature.game import outcome, play
 from renature.rules import legal_actions
-from renature_services.bus import CommandEnvelope, Reply
-from renature_services.cli.bots import play_game
-from renature_services.gateway.app import create_app
-from renature_services.gateway.perspective import HIDDEN
-from renature_services.http_client import GatewayClient
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import MAX_VERSION, RedisEventStore
-from support.waiting import eventually
 
 pytestmark = pytest.mark.redis
 

@@ -9,11 +9,11 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from renature_services.gateway.app import create_app
-from renature_services.http_client import GatewayClient
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import CommandPartitions, KeyLayout
+from eventstore import CommandPartitions, KeyLayout
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
 
 pytestmark = pytest.mark.redis
 

@@ -24,18 +24,18 @@ import uvicorn
 from fastapi import FastAPI
 from websockets.asyncio.client import connect
 
-from redis_server import free_port
+from devkit.redis_server import free_port
+from eventstore import KeyLayout, RedisEventStore
+from gameserver.cli.bot_commands import play_game
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.gateway.ratelimit import RateLimits
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
 from renature import commands as c
 from renature import events as e
 from renature.audit import AuditReport
 from renature.explain import Explanation
-from renature_services.cli.bots import play_game
-from renature_services.gateway.app import create_app
-from renature_services.gateway.ratelimit import RateLimits
-from renature_services.http_client import GatewayClient
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import KeyLayout, RedisEventStore
 
 pytestmark = pytest.mark.redis
 

@@ -18,13 +18,13 @@ import redis.asyncio as aioredis
 import uvicorn
 from websockets.asyncio.client import connect
 
-from redis_server import free_port
+from devkit.redis_server import free_port
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.bus import CommandEnvelope
+from gameserver.runtime.settings import Settings
 from renature import commands as c
-from renature_services.bus import CommandEnvelope
-from renature_services.gateway.app import create_app
-from renature_services.http_client import GatewayClient
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
 
 pytestmark = pytest.mark.redis
 

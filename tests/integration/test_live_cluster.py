@@ -7,17 +7,17 @@ import asyncio
 
 import pytest
 
-from redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
+from devkit.redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
     RedisCluster,
     cluster_redis_fixture,
     redis_cluster_fixture,
 )
+from eventstore import AppendRequest, RedisEventStore
+from gameserver.gateway.app import create_app
+from gameserver.gateway.live_socket import BLOCK_MS, SOCKET_MARGIN_S, follow, live_reader
 from renature import commands as c
 from renature import events as e
 from renature.rules import execute
-from renature_services.gateway.app import create_app
-from renature_services.gateway.live import BLOCK_MS, SOCKET_MARGIN_S, follow, live_reader
-from renature_store import AppendRequest, RedisEventStore
 
 pytestmark = pytest.mark.redis
 

@@ -1,15 +1,15 @@
-"""The workers' liveness probe (renature_services.probe)."""
+"""The workers' liveness probe (gameserver.runtime.probe)."""
 
 from __future__ import annotations
 
 import pytest
 import redis
 
-from redis_server import free_port
-from renature_services import bus
-from renature_services.probe import judge, live, verdict
-from renature_services.settings import Settings
-from renature_store import KeyLayout
+from devkit.redis_server import free_port
+from eventstore import KeyLayout
+from gameserver.runtime import bus
+from gameserver.runtime.probe import judge, live, verdict
+from gameserver.runtime.settings import Settings
 
 
 def test_a_consumer_idle_too_long_on_redis_7_2_is_stuck() -> None:

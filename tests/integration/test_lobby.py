@@ -12,10 +12,10 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from renature_services.gateway.app import create_app
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import RedisEventStore
+from eventstore import RedisEventStore
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
 
 pytestmark = pytest.mark.redis
 

@@ -20,17 +20,17 @@ import redis.asyncio as aioredis
 import uvicorn
 from websockets.asyncio.client import connect
 
-from redis_server import free_port
+from devkit.redis_server import free_port
+from devkit.waiting import eventually
+from eventstore import KeyLayout
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.gateway.server import SETTINGS_ENV, settings_from_env
+from gameserver.gateway.token_cache import CachedSeatTokens
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.logging import SampledFilter
+from gameserver.runtime.settings import Settings
 from renature import commands as c
-from renature_services.gateway.app import create_app
-from renature_services.gateway.server import SETTINGS_ENV, settings_from_env
-from renature_services.gateway.token_cache import CachedSeatTokens
-from renature_services.http_client import GatewayClient
-from renature_services.logging import SampledFilter
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import KeyLayout
-from support.waiting import eventually
 
 pytestmark = pytest.mark.redis
 
@@ -205,7 +205,7 @@ def test_the_gateway_runs_as_several_worker_processes(redis_url: str) -> None:
     port = free_port()
     env = {**os.environ, "REDIS_URL": redis_url, "RENATURE_GATEWAY_WORKERS": "2"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "renature_services.supervisor", "gateway", "--port", str(port)],
+        [sys.executable, "-m", "gameserver.runtime.supervisor", "gateway", "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

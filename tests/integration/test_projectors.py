@@ -9,20 +9,20 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 
-from renature import events as e
-from renature.game import play, replay
-from renature.state import GameState
-from renature_services.bus import BOARD_GROUP
-from renature_services.projectors import (
+from eventstore import RedisEventStore
+from gameserver.projectors import (
     BoardProjection,
     Projector,
     ScoreProjection,
     model_key,
 )
-from renature_services.projectors.board import board_model
-from renature_services.projectors.runner import json_encoder
-from renature_services.projectors.score import ScoreFold, ScoreModel
-from renature_store import RedisEventStore
+from gameserver.projectors.board_projection import board_model
+from gameserver.projectors.projector_runner import json_encoder
+from gameserver.projectors.score_projection import ScoreFold, ScoreModel
+from gameserver.runtime.bus import BOARD_GROUP
+from renature import events as e
+from renature.game import play, replay
+from renature.state import GameState
 
 pytestmark = pytest.mark.redis
 

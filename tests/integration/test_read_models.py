@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aioredis
 
-from renature_services.projectors.models import ReadModels
-from renature_store import KeyLayout
+from eventstore import KeyLayout
+from gameserver.projectors.read_models import ReadModels
 
 pytestmark = pytest.mark.redis
 

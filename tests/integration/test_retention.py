@@ -20,23 +20,23 @@ import pytest
 import redis.asyncio as aioredis
 from faststream.redis import RedisBroker
 
+from eventstore import CommandPartitions, KeyLayout, RedisEventStore
+from eventstore import archive as packing
+from eventstore.retention_policy import GROUP, Retention, RetentionPolicy
+from gameserver.rules.rules_service import CommandHandler, RulesService
+from gameserver.runtime.bus import CommandEnvelope, Reply
+from gameserver.runtime.rules_client import send_command
+from gameserver.runtime.seed_vault import RedisSeedVault
+from gameserver.runtime.settings import Settings
 from renature import commands as c
 from renature import events as e
 from renature.audit import audit
 from renature.bots import make_bot
-from renature_services.bus import CommandEnvelope, Reply
-from renature_services.rules_client import send_command
-from renature_services.rules_service import CommandHandler, RulesService
-from renature_services.seed_vault import RedisSeedVault
-from renature_services.settings import Settings
-from renature_store import CommandPartitions, KeyLayout, RedisEventStore
-from renature_store import archive as packing
-from renature_store.retention import GROUP, Retention, RetentionPolicy
 
 pytestmark = pytest.mark.redis
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = "from renature_services.cli import main; main()"
+CLI = "from gameserver.cli import main; main()"
 
 
 @pytest.fixture
@@ -237,7 +237,7 @@ async def test_a_finished_game_is_packed_and_still_read_replayed_and_audited(
     assert report_.ok, report_.findings
     assert report_.finished
     # A projector rebuilt after the packing rebuilds the packed game's model too.
-    from renature_services.projectors import BoardProjection, Projector
+    from gameserver.projectors import BoardProjection, Projector
 
     projector = Projector(store, redis, BoardProjection(), "rebuilder")
     await projector.rebuild()

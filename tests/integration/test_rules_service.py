@@ -14,7 +14,19 @@ from redis import exceptions as redis_errors
 from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
-from redis_server import RedisServer
+from devkit.redis_server import RedisServer
+from eventstore import RedisEventStore
+from gameserver.rules.rules_service import (
+    BatchMeta,
+    CommandHandler,
+    RedisSeedVault,
+    RulesService,
+)
+from gameserver.runtime import seed_vault
+from gameserver.runtime.bus import COMMAND_PARTITIONS, CommandEnvelope, Reply
+from gameserver.runtime.bus import command_digest as digest
+from gameserver.runtime.rules_client import CommandTimeout, RulesClient, send_command
+from gameserver.runtime.settings import Settings
 from renature import commands as c
 from renature import events as e
 from renature.bots import make_bot
@@ -22,18 +34,6 @@ from renature.deal import commitment
 from renature.game import replay
 from renature.rules import execute
 from renature.state import GameState
-from renature_services import seed_vault
-from renature_services.bus import COMMAND_PARTITIONS, CommandEnvelope, Reply
-from renature_services.bus import command_digest as digest
-from renature_services.rules_client import CommandTimeout, RulesClient, send_command
-from renature_services.rules_service import (
-    BatchMeta,
-    CommandHandler,
-    RedisSeedVault,
-    RulesService,
-)
-from renature_services.settings import Settings
-from renature_store import RedisEventStore
 
 pytestmark = pytest.mark.redis
 

@@ -22,17 +22,17 @@ import pytest
 import redis.asyncio as aioredis
 from faststream.redis import RedisBroker
 
+from eventstore import RedisEventStore
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.bus import CommandEnvelope
+from gameserver.runtime.rules_client import send_command
+from gameserver.runtime.settings import Settings
 from renature import commands as c
 from renature import events as e
 from renature.audit import audit
 from renature.deal import SALTED, commitment
 from renature.rules import legal_actions
-from renature_services.bus import CommandEnvelope
-from renature_services.gateway.app import create_app
-from renature_services.rules_client import send_command
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import RedisEventStore
 
 pytestmark = pytest.mark.redis
 

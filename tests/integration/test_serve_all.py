@@ -19,12 +19,12 @@ import httpx
 import pytest
 import redis
 
-from redis_server import find_redis_server, free_port
-from renature_store import KeyLayout
+from devkit.redis_server import find_redis_server, free_port
+from eventstore import KeyLayout
 
 pytestmark = pytest.mark.redis
 
-SERVE_ALL = [sys.executable, "-c", "from renature_services.cli import main; main()", "serve", "all"]
+SERVE_ALL = [sys.executable, "-c", "from gameserver.cli import main; main()", "serve", "all"]
 
 
 def environment() -> dict[str, str]:

@@ -19,11 +19,11 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
-from redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
+from devkit.redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
     cluster_redis_fixture,
     redis_cluster_fixture,
 )
-from renature_store import (
+from eventstore import (
     MAX_VERSION,
     Appended,
     AppendRequest,
@@ -37,7 +37,7 @@ from renature_store import (
     StoreError,
     partition_of,
 )
-from renature_store.memory import MemoryEventStore
+from eventstore.memory_store import MemoryEventStore
 
 GAME = "game-1"  # partition 12 of 16: crc32(b"game-1") % 16
 
@@ -767,7 +767,7 @@ class TestRedisLayout:
 
 
 def test_partition_is_the_same_in_another_process() -> None:
-    code = "from renature_store import partition_of; print(partition_of('game-1', 16))"
+    code = "from eventstore import partition_of; print(partition_of('game-1', 16))"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env

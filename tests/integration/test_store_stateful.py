@@ -33,7 +33,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from renature_store import (
+from eventstore import (
     Appended,
     AppendRequest,
     AppendResult,
@@ -42,7 +42,7 @@ from renature_store import (
     EventStore,
     RedisEventStore,
 )
-from renature_store.memory import MemoryEventStore
+from eventstore.memory_store import MemoryEventStore
 
 T = TypeVar("T")
 

@@ -22,6 +22,12 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 
+from eventstore import RedisEventStore
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.projectors import BoardProjection, Projector
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
 from renature import commands as c
 from renature import events as e
 from renature.board import PATH
@@ -30,12 +36,6 @@ from renature.game import bot_seed, replay
 from renature.rules import legal_actions, mushroom_spaces
 from renature.state import GameState
 from renature.view import view
-from renature_services.gateway.app import create_app
-from renature_services.http_client import GatewayClient
-from renature_services.projectors import BoardProjection, Projector
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import RedisEventStore
 from support.boards import areas_beside
 
 pytestmark = pytest.mark.redis

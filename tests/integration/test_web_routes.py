@@ -14,15 +14,15 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 
+from eventstore import RedisEventStore
+from gameserver.cli.bot_commands import play_game
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
 from renature import events as e
 from renature.game import replay
 from renature.picture import board_svg
-from renature_services.cli.bots import play_game
-from renature_services.gateway.app import create_app
-from renature_services.http_client import GatewayClient
-from renature_services.rules_service import RulesService
-from renature_services.settings import Settings
-from renature_store import RedisEventStore
 
 pytestmark = pytest.mark.redis
 

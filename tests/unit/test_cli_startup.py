@@ -9,7 +9,7 @@ import sys
 
 def test_the_cli_imports_neither_redis_nor_httpx_until_a_command_needs_them() -> None:
     probe = (
-        "import sys, renature_services.cli; "
+        "import sys, gameserver.cli; "
         "print(sorted(m for m in ('redis', 'httpx', 'faststream', 'fastapi') if m in sys.modules))"
     )
     out = subprocess.run(

@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["shared/renature", "shared/renature_store", "shared/renaissance", "services"]
+PACKAGES = ["shared/renature", "shared/eventstore", "shared/renaissance", "services"]
 MAX_FUNCTION, MAX_CLASS = 60, 200
 
 

@@ -12,13 +12,13 @@ import msgspec
 import pytest
 
 from gameplatform import get_game
+from gameserver.gateway.app import seat_command
+from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.schemas import seat_command_schema
 from renature import commands as c
 from renature.errors import InvalidCommand
 from renature.game import play, replay
 from renature.rules import decide, legal_actions
-from renature_services.gateway.app import seat_command
-from renature_services.gateway.errors import ApiError
-from renature_services.gateway.schemas import seat_command_schema
 
 CELL = {"x": 3, "y": 4}
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from gameserver.cli import app
 from typer.testing import CliRunner
 
 from renature import commands as c
 from renature import corpus
-from renature_services.cli import app
 
 CORPUS = Path(__file__).resolve().parents[2] / "docs" / "corpus.jsonl"
 

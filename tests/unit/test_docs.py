@@ -8,9 +8,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from gameserver.rules.rules_service import create_service
+from gameserver.runtime.settings import Settings
 from renature import board, commands, events
-from renature_services.rules_service import create_service
-from renature_services.settings import Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from renature_services.http_client import GatewayClient, GatewayError
+from gameserver.cli.gateway_client import GatewayClient, GatewayError
 
 
 def limited_then_open(

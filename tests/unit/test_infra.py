@@ -106,8 +106,8 @@ def test_the_gateway_is_ready_only_when_redis_answers_and_workers_are_probed() -
     for service in SERVICES[:-1]:
         (worker,) = containers(named("Deployment", f"renature-{service}"))
         command = worker["livenessProbe"]["exec"]["command"]
-        assert command == ["python", "-m", "renature_services.probe", "live", service]
-    from renature_services.probe import MAX_IDLE_S
+        assert command == ["python", "-m", "gameserver.runtime.probe", "live", service]
+    from gameserver.runtime.probe import MAX_IDLE_S
 
     assert set(MAX_IDLE_S) == set(SERVICES[:-1])
 

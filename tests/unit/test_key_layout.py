@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from redis.crc import key_slot
 
-from renature_services.settings import Settings
-from renature_store import DEFAULT_COMMAND_PARTITIONS, CommandPartitions, KeyLayout
-from renature_store.keys import format_partitions, parse_partitions
+from eventstore import DEFAULT_COMMAND_PARTITIONS, CommandPartitions, KeyLayout
+from eventstore.keys import format_partitions, parse_partitions
+from gameserver.runtime.settings import Settings
 
 
 def test_every_key_of_a_game_carries_the_prefix_and_the_games_partition_tag() -> None:

@@ -9,7 +9,7 @@ import logging
 import pytest
 from structlog.testing import capture_logs
 
-from renature_services.logging import configure_logging, get_logger
+from gameserver.runtime.logging import configure_logging, get_logger
 
 TOKEN = "vLBvP4i8QZ_TjlHC4FiAjZwjJjy3yEgF4sK4Jn-2Bqk"
 

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from renature_services.gateway.limits import bounded, json_depth_exceeds
-from renature_services.gateway.ratelimit import RateLimits, request_class, seat_token
-from renature_services.logging import configure_logging
+from gameserver.gateway.ratelimit import RateLimits, request_class, seat_token
+from gameserver.gateway.request_limits import bounded, json_depth_exceeds
+from gameserver.runtime.logging import configure_logging
 
 TOKEN = "vLBvP4i8QZ_TjlHC4FiAjZwjJjy3yEgF4sK4Jn-2Bqk"
 

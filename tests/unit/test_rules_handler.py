@@ -1,6 +1,6 @@
 """UNIT tests of the rules service handler: no Redis at all.
 
-The handler talks to the in-memory event store (`renature_store.memory`, which passes the same
+The handler talks to the in-memory event store (`eventstore.memory_store`, which passes the same
 contract suite as the Redis store), wrapped here to count its round trips and to lose races on
 demand. The real store and the real
 bus (batches read with XREADGROUP, replies over pub/sub) are covered by
@@ -17,14 +17,14 @@ import msgspec
 import pytest
 from structlog.testing import capture_logs
 
+from eventstore import AppendRequest, AppendResult, Conflict, StoredEvent
+from eventstore.memory_store import MemoryEventStore
+from gameserver.rules.rules_service import CommandHandler, redacted
+from gameserver.runtime.bus import CommandEnvelope, Reply
+from gameserver.runtime.bus import command_digest as digest
 from renature import commands as c
 from renature import events as e
 from renature.rules import legal_actions
-from renature_services.bus import CommandEnvelope, Reply
-from renature_services.bus import command_digest as digest
-from renature_services.rules_service import CommandHandler, redacted
-from renature_store import AppendRequest, AppendResult, Conflict, StoredEvent
-from renature_store.memory import MemoryEventStore
 
 GAME = "g-unit"
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

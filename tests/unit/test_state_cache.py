@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import msgspec
 
+from eventstore import StoredEvent
 from gameplatform import get_game
-from renature import commands as c
-from renature import events as e
-from renature.rules import evolve, execute
-from renature.state import GameState
-from renature_services.state_cache import (
+from gameserver.runtime.state_cache import (
     Cached,
     Lineage,
     StateCache,
@@ -21,7 +18,10 @@ from renature_services.state_cache import (
     game_named_in,
     game_reading,
 )
-from renature_store import StoredEvent
+from renature import commands as c
+from renature import events as e
+from renature.rules import evolve, execute
+from renature.state import GameState
 
 RENATURE = get_game("renature")
 

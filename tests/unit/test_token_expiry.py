@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from renature_services.gateway.expiry import TokenExpiry
+from gameserver.gateway.expiry import TokenExpiry
 
 
 class Over:

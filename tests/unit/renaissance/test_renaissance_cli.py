@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from gameplatform import get_game
-from renature_services.cli import app
+from gameserver.cli import app
 
 ROOT = Path(__file__).resolve().parents[3]
 runner = CliRunner()

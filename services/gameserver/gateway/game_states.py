@@ -1,0 +1,93 @@
+"""Game states for reading: the game's stream replayed with the pure core, cached per game.
+
+The gateway answers views, legal actions and events from the event store itself rather than
+from a read model, so what a seat sees is exactly what the rules service decided on. The cache
+keeps the latest folded state per game and only reads the events from its version on (the
+cached last event again, to check the stream still holds it: a stream behind the cache or with
+another history replaces it), so a view costs one short XRANGE once the game is warm.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, NamedTuple
+
+from eventstore import RedisEventStore
+from eventstore.keys import check_game_id
+from gameplatform import get_game
+from gameserver.gateway.http_errors import ApiError
+from gameserver.runtime.logging import get_logger
+from gameserver.runtime.state_cache import AnyGame, GameLoader, game_of_stream
+
+log = get_logger("renature.gateway")
+
+KNOWN_GAMES = 100_000
+
+
+class Played(NamedTuple):
+    """A game's adapter (`gameplatform.Game`) and its current state."""
+
+    game: AnyGame
+    state: Any
+
+
+class GameStates:
+    """Folded game states over the event store (a `GameLoader`), with the gateway's 404s."""
+
+    def __init__(self, store: RedisEventStore, max_games: int = 2048) -> None:
+        self._store = store
+        self._loader = GameLoader(store, max_games, log)
+        self._known: OrderedDict[str, str] = OrderedDict()
+        """The game of game ids seen lately (`game_of`), beyond the states cached."""
+
+    async def played(self, game_id: str) -> Played:
+        """The game's adapter and current state; 404 ``game_not_found`` when it has no
+        events."""
+        self._check_id(game_id)
+        entry = await self._loader.load_entry(game_id)
+        if entry is None:
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+        return Played(entry.adapter, entry.value)
+
+    async def state(self, game_id: str) -> Any:
+        """The game's current state (`played`)."""
+        return (await self.played(game_id)).state
+
+    async def game_of(self, game_id: str) -> AnyGame:
+        """The game a game id is a game of, as its stream's first event names it (one short
+        read unless the game is cached; never a fold, so a stream corrupted further on still
+        answers); 404 for an unknown game."""
+        entry = self._loader.cache.get(game_id)
+        if entry is not None:
+            return entry.adapter
+        if (known := self._known.get(game_id)) is not None:
+            return get_game(known)
+        self._check_id(game_id)
+        first = await self._store.read(game_id, after_version=0, limit=1)
+        if not first:
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+        game = game_of_stream(first)
+        self._known[game_id] = game.name  # a game's game never changes
+        while len(self._known) > KNOWN_GAMES:
+            self._known.popitem(last=False)
+        return game
+
+    async def events(self, game_id: str, after: int) -> list[Any]:
+        """The decoded events after version ``after`` (404 for an unknown game)."""
+        game = await self.game_of(game_id)
+        stored = await self._store.read(game_id, after_version=max(after, 0))
+        return [game.decode_event(s.data) for s in stored]
+
+    async def require(self, game_id: str) -> None:
+        """404 unless the game exists (cheaper than a replay)."""
+        self._check_id(game_id)
+        if game_id not in self._loader.cache and not await self._store.exists(game_id):
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+
+    @staticmethod
+    def _check_id(game_id: str) -> None:
+        """A malformed id can name no game: answer 404 before building a key from it."""
+        try:
+            check_game_id(game_id)
+        except ValueError as error:
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.") from error

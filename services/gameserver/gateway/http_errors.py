@@ -1,0 +1,123 @@
+"""One error shape for every failure: ``{"error": {"code", "message"}}`` with a fitting status.
+
+Frontends branch on ``code`` (stable, machine-readable) and show ``message`` (a sentence a
+player can act on). FastAPI's own validation and HTTP errors are rewritten into the same shape so
+a client never has to parse two formats.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from redis import exceptions as redis_errors
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from eventstore import StoreUnavailableError
+from gameserver.gateway.request_limits import bounded
+from gameserver.runtime.logging import get_logger
+
+log = get_logger("renature.gateway")
+
+MAX_MESSAGE = 400
+"""The longest error message (no answer grows with the input it refuses)."""
+
+# Statuses of rejection codes that do not mean "the rules refuse this now" (409): malformed
+# commands, a seat mismatch the rules service caught, and the service's own failures.
+REJECTION_STATUS = {
+    "invalid_command": 422,
+    "malformed": 422,
+    "game_not_found": 404,
+    "not_your_seat": 403,
+    "contended": 503,
+    "store_unavailable": 503,  # the rules service could not reach Redis: retry (issue 11)
+    "internal_error": 500,
+}
+
+
+RETRY_AFTER = {"Retry-After": "1"}
+"""Sent with every 503: the outage is transient (Redis restarting, an instance taking over), and
+services reconnect within a second of Redis answering again."""
+
+
+class ApiError(Exception):
+    """A failure to report to the client as ``status`` + ``{"error": {code, message}}``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    """The common error shape; the message is cut short (it may quote what a client sent)."""
+    return {"error": {"code": code, "message": bounded(message, MAX_MESSAGE)}}
+
+
+def rule_error_status(code: str | None) -> int:
+    """The HTTP status of a command the rules service rejected with ``code``: 409 for every
+    rule the command breaks now (``not_your_turn``, ``illegal_placement``, ...)."""
+    return REJECTION_STATUS.get(code or "", 409)
+
+
+def _describe_validation(error: RequestValidationError) -> str:
+    """A short readable summary of pydantic's error list (location: message; ...)."""
+    parts = []
+    for item in error.errors()[:5]:
+        location = ".".join(str(p) for p in item.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{location}: {item.get('msg', 'invalid')}")
+    return "; ".join(parts) or "The request is malformed."
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Route every error through the common shape."""
+
+    async def on_api_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiError)
+        headers = RETRY_AFTER if exc.status == 503 else None
+        return JSONResponse(
+            error_body(exc.code, exc.message), status_code=exc.status, headers=headers
+        )
+
+    async def on_validation(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        # A body that is not JSON at all is a 400 (docs/http-api.md); one that does not fit
+        # the schema, a 422.
+        if any(item.get("type") == "json_invalid" for item in exc.errors()):
+            body = error_body("malformed_request", "The body is not valid JSON.")
+            return JSONResponse(body, status_code=400)
+        return JSONResponse(
+            error_body("malformed_request", _describe_validation(exc)), status_code=422
+        )
+
+    async def on_http(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code = {400: "malformed_request", 404: "not_found", 405: "method_not_allowed"}.get(
+            exc.status_code, "http_error"
+        )
+        return JSONResponse(
+            error_body(code, str(exc.detail)),
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
+
+    async def on_redis_down(_: Request, exc: Exception) -> JSONResponse:
+        log.error("gateway_redis_unavailable", error=str(exc))
+        body = error_body("store_unavailable", "The game store cannot be reached; retry.")
+        return JSONResponse(body, status_code=503, headers=RETRY_AFTER)
+
+    async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.error("gateway_internal_error", error=type(exc).__name__, exc_info=exc)
+        body = error_body("internal_error", "The gateway failed; please retry.")
+        return JSONResponse(body, status_code=500)
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(StoreUnavailableError, on_redis_down)
+    app.add_exception_handler(redis_errors.ConnectionError, on_redis_down)
+    app.add_exception_handler(redis_errors.TimeoutError, on_redis_down)
+    app.add_exception_handler(Exception, on_unexpected)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(StarletteHTTPException, on_http)

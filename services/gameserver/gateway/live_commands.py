@@ -1,0 +1,146 @@
+"""Commands over the live WebSocket: one persistent connection carries a seat's moves, their
+answers and every event of the game.
+
+A seated client (``/games/{id}/live?token=...``) sends a text message per command::
+
+    {"command_id": "m12", "command": {"type": "EndTurn"},
+     "events": false, "view": false, "legal_actions": false}
+
+and gets one answer on the same socket, in the order the commands were sent::
+
+    {"answer": {"command_id": "m12", "status": "accepted", "version": 57,
+                "first_version": 56, "last_version": 57},
+     "events": [...], "view": {...}, "legal_actions": [...]}
+    {"answer": {"command_id": "m12", "status": "rejected", "http_status": 409,
+                "error": {"code": "not_your_turn", "message": "..."}}}
+
+``events``, ``view`` and ``legal_actions`` are added only when asked for: the command's own
+events as the seat may see them, the seat's view and its legal commands after the command.
+Every event of the game is pushed on the socket anyway (``gameserver.gateway.live_socket``),
+so a client that renders the pushes needs none of them. The answer is exactly the HTTP
+route's (``POST /games/{id}/commands``): the same checks, the same command id namespace (a
+command sent over both with one id is one command), the same codes; ``http_status`` is the
+status the route would have answered. Spectators (no token) may send nothing: every message
+is answered ``not_seated``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from typing import Any
+
+import msgspec
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from gameserver.gateway.command_relay import accepted_or_raise, seat_command
+from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.request_limits import bounded
+from gameserver.runtime.bus import CommandEnvelope
+
+COMMAND_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
+MAX_MESSAGE_BYTES = 65_536
+
+
+class LiveCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    command_id: str
+    command: dict[str, Any]
+    events: bool = False
+    view: bool = False
+    legal_actions: bool = False
+
+
+_decoder = msgspec.json.Decoder(LiveCommand)
+_encoder = msgspec.json.Encoder()
+
+
+def _refusal(command_id: str, error: ApiError) -> bytes:
+    return _encoder.encode(
+        {
+            "answer": {
+                "command_id": command_id,
+                "status": "rejected",
+                "http_status": error.status,
+                "error": {"code": error.code, "message": bounded(error.message, 400)},
+            }
+        }
+    )
+
+
+async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | bytes) -> bytes:
+    """The answer (JSON) to one message of a live channel; never raises an `ApiError`."""
+    command_id = ""
+    try:
+        if len(text) > MAX_MESSAGE_BYTES:
+            raise ApiError(413, "body_too_large", f"At most {MAX_MESSAGE_BYTES} bytes a message.")
+        try:
+            message = _decoder.decode(text)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            raise ApiError(422, "malformed_request", f"Malformed message: {error}") from error
+        command_id = message.command_id
+        if not COMMAND_ID.match(command_id):
+            raise ApiError(
+                422, "malformed_request", "command_id: 1 to 128 of letters, digits, . _ ~ -"
+            )
+        if seat is None:
+            raise ApiError(403, "not_seated", "Open the live channel with your seat's token.")
+        game = await gateway.games.game_of(game_id)
+        command = seat_command(message.command, seat, game)
+        envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat, game.name)
+        accepted = accepted_or_raise(await gateway.send(envelope), command_id)
+        out: dict[str, Any] = {
+            "answer": {
+                "command_id": command_id,
+                "status": "accepted",
+                "version": accepted.version,
+                "first_version": accepted.first_version,
+                "last_version": accepted.last_version,
+            }
+        }
+        if message.events:
+            events = await gateway.games.events(game_id, accepted.first_version - 1)
+            count = accepted.last_version - accepted.first_version + 1
+            out["events"] = [game.visible_event(event, seat) for event in events[:count]]
+        if message.view or message.legal_actions:
+            state = await gateway.games.state(game_id)
+            if message.view:
+                out["view"] = game.view(state, seat)
+            if message.legal_actions:
+                out["legal_actions"] = game.legal_actions(state, seat)
+        return _encoder.encode(out)
+    except ApiError as error:
+        return _refusal(command_id, error)
+
+
+GRACE_S = 5.0
+"""A channel closing under a command in flight (its game just ended: the last move's answer
+races the GameEnded push) sends that answer first, waiting this long at most."""
+
+
+async def serve_commands(
+    websocket: WebSocket, gateway: Gateway, game_id: str, seat: int | None
+) -> None:
+    """Answer the socket's messages one after the other until the client goes away."""
+
+    async def reply(text: str | bytes) -> None:
+        await websocket.send_text((await answer(gateway, game_id, seat, text)).decode())
+
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            if text is None:
+                text = message.get("bytes") or b""
+            work = asyncio.ensure_future(reply(text))
+            try:
+                await asyncio.shield(work)
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(work, GRACE_S)
+                raise
+    except WebSocketDisconnect:
+        return

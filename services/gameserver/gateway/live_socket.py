@@ -1,0 +1,237 @@
+"""Live updates: follow a game's stream and push every new event to a viewer, as that viewer
+may see it, over a WebSocket or Server-Sent Events (docs/http-api.md, "Live updates").
+
+`follow` reads the game's stream with ``XREAD BLOCK`` from the last version it sent, so events
+arrive in version order, none is skipped and none is sent twice; a client resumes with
+``after=<last version seen>`` (or SSE's ``Last-Event-ID``). Each live channel reads on its own
+connection whose socket timeout is longer than the block (`LiveReader`), so a game that stays
+quiet for minutes never cuts the read: an idle block just returns nothing and the read starts
+again. WebSocket pings (uvicorn's, every 20 s) and SSE comment pings keep proxies and the
+browser from dropping an idle channel.
+
+Secrets are blanked with the game's ``visible_event`` (Renature's ``renature.view``) before
+anything leaves the process.
+A seat that asks for it (``include=view``) gets each event together with its view and legal
+actions as of that event, so it needs no other request to draw the game and offer the moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+from fastapi import WebSocket, WebSocketDisconnect
+from fastapi.security import HTTPAuthorizationCredentials
+from redis.asyncio import ConnectionPool, Redis, RedisCluster
+
+from eventstore import MAX_VERSION
+from eventstore.redis_client import is_cluster
+from gameplatform import get_game
+from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.live_commands import serve_commands
+from gameserver.runtime.logging import get_logger
+
+log = get_logger("renature.gateway")
+
+BLOCK_MS = 15_000
+"""How long one XREAD blocks; the live connection's socket timeout is longer (`LiveReader`)."""
+SOCKET_MARGIN_S = 10.0
+PAGE = 100
+ENDED_PHASES = frozenset({"finished", "cancelled"})
+INCLUDES = frozenset({"view"})
+
+
+async def live_reader(gateway: Gateway, block_ms: int = BLOCK_MS) -> Any:
+    """A Redis client on its own connection for one live channel: blocking reads must not hold
+    the gateway's shared pool, and their socket timeout must outlast the block. A `Redis`, or
+    a `RedisCluster` when the gateway runs on a cluster."""
+    timeout = block_ms / 1000 + SOCKET_MARGIN_S
+    if is_cluster(gateway.redis):  # a cluster client of its own, on the same nodes
+        client: Any = gateway.redis
+        await client.initialize()  # the nodes are known once it is
+        node = client.get_default_node()
+        credentials = {
+            key: value
+            for key, value in node.connection_kwargs.items()
+            if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
+        }
+        return RedisCluster(host=node.host, port=node.port, socket_timeout=timeout, **credentials)
+    shared = gateway.redis.connection_pool
+    kwargs = {**shared.connection_kwargs, "socket_timeout": timeout}
+    pool = ConnectionPool(connection_class=shared.connection_class, max_connections=1, **kwargs)
+    return Redis.from_pool(pool)  # closing the client closes its pool
+
+
+def parse_after(text: str | None) -> int:
+    """``after`` of a live channel: a version from 0 to MAX_VERSION (422 otherwise)."""
+    if text is None or text == "":
+        return 0
+    if not text.isdigit() or int(text) > MAX_VERSION:
+        raise ApiError(
+            422, "malformed_request", f"after: a version from 0 to {MAX_VERSION}, not {text!r}"
+        )
+    return int(text)
+
+
+def parse_include(text: str | None) -> bool:
+    """``include=view``: push the seat's view and legal actions with each event."""
+    if text is None or text == "":
+        return False
+    if text not in INCLUDES:
+        raise ApiError(422, "malformed_request", "include: 'view' or nothing")
+    return True
+
+
+class Channel(msgspec.Struct, frozen=True):
+    """Who follows which game from where (checked before anything is sent)."""
+
+    game_id: str
+    viewer: int | None
+    after: int
+    with_view: bool
+    ended: bool
+    game: str = "renature"
+    """The game's game (`gameplatform.get_game`): how its events read and show."""
+    """The game is over and the viewer has every event already: nothing will come."""
+
+
+async def open_channel(
+    gateway: Gateway, game_id: str, token: str | None, after: str | None, include: str | None
+) -> Channel:
+    """422 for a bad ``after`` or ``include``, 404 for an unknown game, 403 for a wrong
+    token (browsers cannot set headers on a WebSocket or an EventSource: the token may come
+    as a query parameter)."""
+    version = parse_after(after)
+    with_view = parse_include(include)
+    game, state = await gateway.games.played(game_id)
+    credentials = (
+        None if token is None else HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
+    )
+    viewer = await gateway.viewer_of(game_id, credentials)
+    ended = state.phase in ENDED_PHASES and version >= state.version
+    return Channel(game_id, viewer, version, with_view, ended, game.name)
+
+
+async def follow(reader: Any, stream_key: str, after: int, game: str) -> AsyncIterator[Any]:
+    """Every event after version ``after``, then each new one as it is appended; returns after
+    the event that closes the game (its game's ``closes``: the end, or a cancellation). An idle
+    block returns nothing and the read starts again from the same version: nothing is skipped
+    or repeated."""
+    last, rules = after, get_game(game)
+    while True:
+        reply = await reader.xread({stream_key: f"0-{last}"}, count=PAGE, block=BLOCK_MS)
+        for entry_id, fields in _entries(reply):
+            event = rules.decode_event(fields[b"event"])
+            last = _version(entry_id)
+            yield event
+            if rules.closes(event):  # nothing follows: the channel closes (WS 1000, SSE end)
+                return
+
+
+class Frames:
+    """Turns raw events into what the viewer receives: the redacted event, or (with
+    ``include=view``) ``{"event", "view", "legal_actions"}`` as of that event."""
+
+    def __init__(self, channel: Channel, state: Any) -> None:
+        self.channel = channel
+        self.state = state
+        self.game = get_game(channel.game)
+
+    def frame(self, event: Any) -> bytes:
+        viewer, game = self.channel.viewer, self.game
+        shown = game.visible_event(event, viewer)
+        if not self.channel.with_view:
+            return msgspec.json.encode(shown)
+        self.state = game.evolve(self.state, event)
+        body: dict[str, Any] = {"event": shown, "view": game.view(self.state, viewer)}
+        body["legal_actions"] = [] if viewer is None else game.legal_actions(self.state, viewer)
+        return msgspec.json.encode(body)
+
+
+async def frames_state(gateway: Gateway, channel: Channel) -> Any:
+    """The state as of ``channel.after`` (only needed to push views)."""
+    if not channel.with_view:
+        return None
+    events = await gateway.games.events(channel.game_id, 0)
+    return get_game(channel.game).replay([ev for ev in events if ev.version <= channel.after])
+
+
+async def serve_websocket(
+    websocket: WebSocket,
+    gateway: Gateway,
+    game_id: str,
+    token: str | None,
+    after: str | None,
+    include: str | None,
+) -> None:
+    """The WebSocket channel: one text frame per event; a refusal is one ``{"error"}`` frame
+    and close code 4000 + its HTTP status; close 1000 once the game's last event is sent (at
+    once when the viewer has it already), 1011 when reading the stream fails."""
+    await websocket.accept()
+    try:
+        channel = await open_channel(gateway, game_id, token, after, include)
+    except ApiError as error:
+        await websocket.send_json({"error": {"code": error.code, "message": error.message}})
+        await websocket.close(code=4000 + error.status)
+        return
+    if channel.ended:
+        await websocket.close(code=1000)
+        return
+    frames = Frames(channel, await frames_state(gateway, channel))
+    reader = await live_reader(gateway)
+    stream_key = gateway.layout.game_key(game_id)
+
+    async def pump() -> None:
+        async for event in follow(reader, stream_key, channel.after, channel.game):
+            await websocket.send_text(frames.frame(event).decode())
+
+    sending = asyncio.create_task(pump())
+    # Commands and their answers ride the same socket (gateway/live_commands.py).
+    listening = asyncio.create_task(serve_commands(websocket, gateway, game_id, channel.viewer))
+    try:
+        done, _ = await asyncio.wait({sending, listening}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (sending, listening):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await reader.aclose()
+    if sending in done:  # the game ended (1000) or reading the stream failed (1011)
+        failure = sending.exception()
+        if failure is not None:
+            log.error("live updates failed", game_id=game_id, error=str(failure))
+        with contextlib.suppress(Exception):
+            await websocket.close(code=1000 if failure is None else 1011)
+
+
+async def _until_disconnect(websocket: WebSocket) -> None:
+    """Return when the client goes away (incoming messages are ignored)."""
+    with contextlib.suppress(WebSocketDisconnect):
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+
+
+def _entries(reply: Any) -> list[tuple[bytes | str, dict[bytes, bytes]]]:
+    """The entries of a one-stream XREAD reply (RESP2 list or RESP3 dict)."""
+    if not reply:
+        return []
+    pairs = reply.items() if isinstance(reply, dict) else reply
+    out: list[tuple[bytes | str, dict[bytes, bytes]]] = []
+    for _key, entries in pairs:
+        for item in entries:
+            if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[1], dict):
+                out.append((item[0], item[1]))
+            else:  # RESP3 nests each stream's entries one level deeper
+                out.extend((entry_id, fields) for entry_id, fields in item)
+    return out
+
+
+def _version(entry_id: bytes | str) -> int:
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return int(text.partition("-")[2])

@@ -1,0 +1,240 @@
+"""The lobby: an index of the games created here, their hosts and their invitations.
+
+- The index is one sorted set ``<prefix>:lobby`` whose members sort newest first
+  (``<inverted creation ms>:<game id>``, all with score 0, read by lex range), so a page is one
+  ``ZRANGE BYLEX`` from the cursor (the last member shown) and a game created meanwhile never
+  shifts a page. What a game is (phase, board, seats) is folded from its events, like every
+  other read: the index never goes stale.
+- The creator of a game gets a **host token** (only its SHA-256 is kept, in the game's
+  ``lobby`` hash, in the game's hash slot): it starts or cancels the game and removes players
+  before the start. A game's seats are ``open`` (anyone may join) or ``invite`` (a join must
+  carry the **invitation code** given to the host at creation).
+- With an ``Idempotency-Key`` the host token and the code are derived from the key (HMAC), so a
+  retried creation answers the same ones; otherwise they are random.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from typing import Annotated, Any, Literal
+
+from fastapi.security import HTTPAuthorizationCredentials
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from redis.asyncio import Redis
+
+from eventstore import KeyLayout
+from eventstore.redis_values import text
+from gameplatform.interface import Table
+from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.seat_tokens import token_digest
+from renature.seating import clock_view
+from renature.state import GameState
+
+Seating = Literal["open", "invite"]
+MAX_MS = 10**13
+"""Creation times are inverted against this so that the newest game sorts first."""
+SCAN_LIMIT = 500
+"""At most this many games are looked at for one page (the page may then be short; its
+``next_cursor`` goes on from where the scan stopped)."""
+
+
+def _not_a_bool(value: object) -> object:
+    """JSON's true and false are no numbers of seconds (pydantic would read them as 1 and 0)."""
+    if isinstance(value, bool):
+        raise ValueError("a number of seconds, not true or false")
+    return value
+
+
+Seconds = Annotated[int, BeforeValidator(_not_a_bool)]
+
+
+class PerTurnClock(BaseModel):
+    """``per_turn`` seconds for each turn; ``on_timeout``: ``bot`` (a bot plays on for the
+    seat) or ``remove`` (the seat is out of the game). docs/rules.md, "Clocks"."""
+
+    model_config = ConfigDict(extra="forbid")
+    per_turn: Seconds = Field(ge=1, le=7 * 24 * 3600)
+    on_timeout: Literal["bot", "remove"] = "bot"
+
+
+class TotalClock(BaseModel):
+    """``total`` seconds per seat for the whole game plus ``increment`` seconds per turn
+    played; ``on_timeout`` as for a time per turn."""
+
+    model_config = ConfigDict(extra="forbid")
+    total: Seconds = Field(ge=1, le=7 * 24 * 3600)
+    increment: Seconds = Field(default=0, ge=0, le=24 * 3600)
+    on_timeout: Literal["bot", "remove"] = "bot"
+
+
+TimeControlBody = PerTurnClock | TotalClock
+"""A time control: one of the two kinds, so the document itself says that a clock has a time
+per turn or a total (never both) and that an increment goes with a total."""
+
+
+class SeatSummary(BaseModel):
+    seat: int
+    colour: str
+    name: str | None = Field(description="The player's name; null while the seat is free")
+    status: str = Field(description="playing, bot (timed out), resigned or removed")
+
+
+class ClockSummary(BaseModel):
+    per_turn: int | None
+    total: int | None
+    increment: int
+    on_timeout: str
+    running_for: int | None
+    deadline: str | None = Field(description="UTC time the running turn's time is up")
+    remaining_ms: list[int]
+
+
+def seats_of(table: Table) -> list[SeatSummary]:
+    """Each seat of a game (any game's `Table`)."""
+    return [
+        SeatSummary(seat=n, colour=colour, name=name, status=status)
+        for n, (colour, name, status) in enumerate(
+            zip(table.colours, table.names, table.statuses, strict=True)
+        )
+    ]
+
+
+def clock_of(state: Any) -> ClockSummary | None:
+    """A Renature game's clock (only Renature has time controls)."""
+    if not isinstance(state, GameState):
+        return None
+    shown = clock_view(state)
+    if shown is None:
+        return None
+    return ClockSummary(
+        per_turn=shown.per_turn,
+        total=shown.total,
+        increment=shown.increment,
+        on_timeout=shown.on_timeout,
+        running_for=shown.running_for,
+        deadline=shown.deadline,
+        remaining_ms=shown.remaining_ms,
+    )
+
+
+def open_seats(table: Table) -> list[int]:
+    if table.started:
+        return []
+    return [n for n, name in enumerate(table.names) if name is None]
+
+
+def derived(key: str, purpose: str, size: int) -> str:
+    """A secret derived from a client's idempotency key (the same on every retry)."""
+    digest = hmac.new(key.encode(), f"renature:{purpose}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest[:size]).decode().rstrip("=")
+
+
+class Lobby:
+    """Index, hosts and invitations over the gateway's Redis."""
+
+    def __init__(self, redis: Redis, layout: KeyLayout) -> None:
+        self._redis = redis
+        self._layout = layout
+
+    @property
+    def index_key(self) -> str:
+        return f"{self._layout.prefix}:lobby"
+
+    def game_key(self, game_id: str) -> str:
+        return self._layout.game_scoped_key("lobby", game_id)
+
+    async def register(
+        self,
+        game_id: str,
+        *,
+        seating: Seating,
+        created_ms: int,
+        idempotency_key: str | None,
+    ) -> tuple[str, str | None]:
+        """Record a new game: its host token and (for ``invite`` seats) its invitation code,
+        both returned once. A retry (same idempotency key) gets the same ones."""
+        if idempotency_key is None:
+            host = secrets.token_urlsafe(32)
+            code = secrets.token_urlsafe(9) if seating == "invite" else None
+        else:
+            host = derived(idempotency_key, "host", 32)
+            code = derived(idempotency_key, "invite", 9) if seating == "invite" else None
+        fields: dict[str | bytes | bytearray | memoryview | int | float, str] = {
+            "host": token_digest(host),
+            "seating": seating,
+        }
+        if code is not None:
+            fields["invite"] = token_digest(code)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hsetnx(self.game_key(game_id), "created", str(created_ms))
+        pipe.hset(self.game_key(game_id), mapping=fields)
+        await pipe.execute()
+        created = await self._redis.hget(self.game_key(game_id), "created")
+        member = f"{MAX_MS - int(created or created_ms):013d}:{game_id}"
+        await self._redis.zadd(self.index_key, {member: 0})
+        return host, code
+
+    async def facts(self, game_id: str) -> dict[str, str]:
+        raw = await self._redis.hgetall(self.game_key(game_id))
+        return {text(k): text(v) for k, v in raw.items()}
+
+    async def seating(self, game_id: str) -> str:
+        return (await self.facts(game_id)).get("seating", "open")
+
+    async def is_host(self, game_id: str, credentials: HTTPAuthorizationCredentials | None) -> bool:
+        if credentials is None or not credentials.credentials:
+            return False
+        stored = (await self.facts(game_id)).get("host")
+        digest = token_digest(credentials.credentials)
+        return stored is not None and hmac.compare_digest(stored, digest)
+
+    async def check_invitation(self, game_id: str, code: str | None) -> None:
+        """403 ``invitation_required`` / ``invalid_invitation`` for a game whose seats need
+        the host's invitation code; nothing for an open game."""
+        stored = (await self.facts(game_id)).get("invite")
+        if stored is None:
+            return
+        if not code:
+            raise ApiError(
+                403,
+                "invitation_required",
+                "This game's seats are by invitation: send the host's invitation code.",
+            )
+        if not hmac.compare_digest(stored, token_digest(code)):
+            raise ApiError(403, "invalid_invitation", "This invitation code is not this game's.")
+
+    async def page(self, cursor: str | None, count: int) -> tuple[list[str], str | None]:
+        """Up to ``count`` game ids after ``cursor`` (newest first), and the cursor that goes
+        on from the last one (None at the end)."""
+        start = "-" if cursor is None else "(" + decode_cursor(cursor)
+        members = await self._redis.zrange(
+            self.index_key, start, "+", bylex=True, offset=0, num=count
+        )
+        names = [text(m) for m in members]
+        ids = [name.partition(":")[2] for name in names]
+        more = len(names) == count
+        return ids, encode_cursor(names[-1]) if more and names else None
+
+    async def cursor_after(self, game_id: str) -> str | None:
+        """The cursor that goes on after ``game_id``."""
+        created = await self._redis.hget(self.game_key(game_id), "created")
+        if created is None:
+            return None
+        return encode_cursor(f"{MAX_MS - int(text(created)):013d}:{game_id}")
+
+
+def encode_cursor(member: str) -> str:
+    return base64.urlsafe_b64encode(member.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    """The index position a cursor names. A cursor is a position in the index's order, not a
+    key to look up: one that `GET /games` did not give is still a position (wherever it
+    sorts), so it is never refused."""
+    try:
+        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        return cursor

@@ -1,0 +1,474 @@
+"""Rate limits and quotas of the gateway, kept in Redis so they hold across gateway instances.
+
+`RateLimiting` is an ASGI middleware in front of every route. It sorts each request into one
+class and counts it in that class's buckets (the `limits` library: sliding-window counters in
+Redis, shared by every gateway instance on the same Redis):
+
+| class | requests | counted per |
+|---|---|---|
+| ``create`` | ``POST /games`` and ``POST /games/{id}/seats/{n}`` | client address |
+| ``seat`` | every other request that carries a seat token (commands, seated reads) | seat token |
+| ``read`` | every other request without a token (spectator reads, audit, explanation) | address |
+| ``refused`` | requests answered 4xx but 404: a refused command, a wrong token | token, address |
+| ``live`` | live connections opened (WebSocket, server-sent events) | address |
+
+Over a limit the answer is **429** ``rate_limited`` with ``Retry-After`` (seconds), and the
+request goes no further: nothing of it is sent to the rules service or stored. Requests with
+a token are also held to the address's ``refused`` quota, so rotating made-up tokens does not
+escape it. A normal request costs one Redis round trip (its class's bucket): the ``refused``
+quotas are only read for a client this instance has seen refused within their window.
+Seat tokens are never keys: a token's bucket is named by a prefix of its SHA-256.
+
+Live connections are also capped while they are open: at most ``live_per_address`` per
+address and ``live_per_game`` per game, across instances. A connection holds a lease (a member
+of a sorted set scored by its expiry) that it renews while it lives and drops when it ends, so a
+crashed instance's leases lapse by themselves. A refused connection is accepted, sent the error
+``{"error": {"code": "rate_limited", ...}}`` and closed with code 4429, as the live channel
+reports its other errors.
+
+If the limits cannot be read (Redis down), requests pass: the store refuses them anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import math
+import os
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import msgspec
+from limits import RateLimitItem, parse_many
+from limits.aio.storage import RedisClusterStorage, RedisStorage
+from limits.aio.strategies import SlidingWindowCounterRateLimiter
+from redis.asyncio import BlockingConnectionPool, Redis
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from eventstore.redis_client import is_cluster_url, redis_client
+from gameserver.gateway.request_limits import (
+    error_response_messages,
+    live_refusal,
+    message_bytes,
+)
+from gameserver.runtime.logging import get_logger
+
+log = get_logger("renature.gateway")
+
+_CREATE = re.compile(r"^/games/?$|^/games/[^/]+/seats/[^/]+$")
+_GAME_OF = re.compile(r"^/games/([^/]+)/")
+_EVENT_STREAM = re.compile(r"^/games/[^/]+/events/stream$")
+_HTTP_STATUS = re.compile(r'"http_status":\s*(\d{3})')
+UNLIMITED_PATHS = frozenset({"/healthz"})
+"""Probes of the process supervisor and Kubernetes are never limited."""
+
+LEASE_S = 60.0
+"""A live connection's lease lasts this long unless renewed (it is renewed every third)."""
+
+_ACQUIRE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """The limits, in the `limits` library's notation ("30/minute;300/hour")."""
+
+    enabled: bool = True
+    create: str = "20/minute;200/hour"
+    seat: str = "30/second"
+    read: str = "20/second"
+    refused: str = "30/minute"
+    refused_per_address: str = "120/minute"
+    live: str = "30/minute"
+    live_per_address: int = 20
+    live_per_game: int = 200
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> RateLimits:
+        """``RENATURE_RATE_LIMITS`` (on|off) and ``RENATURE_LIMIT_<FIELD>`` for each field."""
+        env = os.environ if env is None else env
+        limits = cls()
+        if switch := env.get("RENATURE_RATE_LIMITS"):
+            limits = replace(limits, enabled=switch.lower() in ("1", "true", "yes", "on"))
+        changes: dict[str, Any] = {}
+        for name in (
+            "create",
+            "seat",
+            "read",
+            "refused",
+            "refused_per_address",
+            "live",
+            "live_per_address",
+            "live_per_game",
+        ):
+            value = env.get(f"RENATURE_LIMIT_{name.upper()}")
+            if value:
+                changes[name] = int(value) if name.startswith("live_per") else value
+        return replace(limits, **changes)
+
+
+class Refused(Exception):
+    """Over a limit: retry after ``retry_after`` seconds."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(retry_after)
+        self.retry_after = retry_after
+
+
+class Limiter:
+    """The buckets of `RateLimits` over one Redis, on a connection pool of their own.
+
+    Requests wait for a free connection (a blocking pool) rather than fail: a limiter that
+    failed under load would let the very flood it is for through."""
+
+    CONNECTIONS = 64
+
+    def __init__(self, redis_url: str, limits: RateLimits, prefix: str = "rn") -> None:
+        self.limits = limits
+        self.prefix = prefix
+        self.storage: RedisStorage
+        self._pool: BlockingConnectionPool | None = None
+        if is_cluster_url(redis_url):
+            self.storage = RedisClusterStorage(
+                f"async+{redis_url.split('/0', 1)[0]}",
+                implementation="redispy",
+                key_prefix=f"{prefix}:limits",
+                max_connections=self.CONNECTIONS,
+            )
+            self.redis: Any = redis_client(redis_url, max_connections=self.CONNECTIONS)
+        else:
+            pool = BlockingConnectionPool.from_url(
+                redis_url, max_connections=self.CONNECTIONS, timeout=10
+            )
+            self.storage = RedisStorage(
+                f"async+{redis_url}",
+                implementation="redispy",
+                key_prefix=f"{prefix}:limits",
+                connection_pool=pool,  # type: ignore[arg-type]  # limits types its options loosely
+            )
+            self.redis = Redis(connection_pool=pool)
+            self._pool = pool
+        self.window = SlidingWindowCounterRateLimiter(self.storage)
+        self.items: dict[str, list[RateLimitItem]] = {
+            name: parse_many(getattr(limits, name))
+            for name in ("create", "seat", "read", "refused", "refused_per_address", "live")
+        }
+        self._acquire = self.redis.register_script(_ACQUIRE)
+        self._suspects: dict[tuple[str, ...], float] = {}
+        self._suspect_s = max(
+            item.get_expiry()
+            for bucket in ("refused", "refused_per_address")
+            for item in self.items[bucket]
+        )
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.storage.bridge.storage.aclose()  # type: ignore[attr-defined]
+        await self.redis.aclose()
+        if self._pool is not None:
+            await self._pool.disconnect()
+
+    async def hit(self, bucket: str, *identity: str) -> None:
+        """Count one request in ``bucket``; `Refused` when that passes one of its limits."""
+        for item in self.items[bucket]:
+            if not await self.window.hit(item, bucket, *identity):
+                raise Refused(await self._retry_after(item, bucket, *identity))
+
+    async def check(self, bucket: str, *identity: str) -> None:
+        """`Refused` when ``bucket`` is used up already (counts nothing). Only asked of
+        Redis for a client this instance saw refused within the bucket's window (`suspect`):
+        a client that sends nothing refused costs no round trip, and one that does is
+        checked from its first refusal on each instance."""
+        if not self._is_suspect((bucket, *identity)):
+            return
+        for item in self.items[bucket]:
+            if not await self.window.test(item, bucket, *identity):
+                raise Refused(await self._retry_after(item, bucket, *identity))
+
+    async def refuse(self, bucket: str, *identity: str) -> None:
+        """Count a refused request in ``bucket`` (and check it from now on)."""
+        self._suspects[(bucket, *identity)] = time.monotonic() + self._suspect_s
+        if len(self._suspects) > 100_000:
+            now = time.monotonic()
+            self._suspects = {k: t for k, t in self._suspects.items() if t > now}
+        with contextlib.suppress(Refused):
+            await self.hit(bucket, *identity)
+
+    def _is_suspect(self, key: tuple[str, ...]) -> bool:
+        until = self._suspects.get(key)
+        if until is None:
+            return False
+        if until < time.monotonic():
+            del self._suspects[key]
+            return False
+        return True
+
+    async def _retry_after(self, item: RateLimitItem, *identity: str) -> int:
+        stats = await self.window.get_window_stats(item, *identity)
+        return max(1, math.ceil(stats.reset_time - time.time()))
+
+    def lease_key(self, kind: str, name: str) -> str:
+        return f"{self.prefix}:limits:live:{kind}:{{{name}}}"
+
+    async def lease(self, kind: str, name: str, member: str, most: int) -> bool:
+        """Take one of the ``most`` live-connection leases of ``name``."""
+        now = time.time()
+        ok = await self._acquire(
+            keys=[self.lease_key(kind, name)],
+            args=[now, now + LEASE_S, most, member, int(LEASE_S * 1000)],
+        )
+        return bool(ok)
+
+    async def renew(self, leases: list[tuple[str, str]], member: str) -> None:
+        until = time.time() + LEASE_S
+        for kind, name in leases:
+            key = self.lease_key(kind, name)
+            await self.redis.zadd(key, {member: until}, xx=True)
+            await self.redis.pexpire(key, int(LEASE_S * 1000))
+
+    async def release(self, leases: list[tuple[str, str]], member: str) -> None:
+        for kind, name in leases:
+            await self.redis.zrem(self.lease_key(kind, name), member)
+
+
+def client_address(scope: Scope) -> str:
+    """The client's address as the server saw it (behind a proxy, run uvicorn with
+    ``--proxy-headers --forwarded-allow-ips`` so that this is the real client)."""
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+def seat_token(scope: Scope) -> str | None:
+    """A digest naming the seat token of the request (``Authorization: Bearer`` or the live
+    channel's ``?token=``), or None."""
+    token = None
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, credentials = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and credentials.strip():
+                token = credentials.strip()
+            break
+    if token is None and (scope["type"] == "websocket" or _EVENT_STREAM.match(scope["path"])):
+        token = _query_token(scope.get("query_string", b""))
+    if token is None:
+        return None
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def _query_token(query: bytes) -> str | None:
+    from urllib.parse import parse_qsl
+
+    for name, value in parse_qsl(query.decode("latin-1")):
+        if name == "token" and value:
+            return value
+    return None
+
+
+def request_class(scope: Scope, token: str | None) -> str:
+    if scope["method"] == "POST" and _CREATE.match(scope["path"]):
+        return "create"
+    return "seat" if token is not None else "read"
+
+
+class RateLimiting:
+    """The ASGI middleware (see the module's docstring)."""
+
+    def __init__(self, app: ASGIApp, limiter: Limiter) -> None:
+        self.app = app
+        self.limiter = limiter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in UNLIMITED_PATHS:
+            await self._http(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if _EVENT_STREAM.match(scope["path"]):
+            await self._event_stream(scope, receive, send)
+            return
+        address = client_address(scope)
+        token = seat_token(scope)
+        kind = request_class(scope, token)
+        try:
+            await self.limiter.check("refused_per_address", address)
+            if token is not None:
+                await self.limiter.check("refused", token)
+            await self.limiter.hit(kind, token if kind == "seat" and token else address)
+        except Refused as refused:
+            await _too_many_http(send, refused.retry_after)
+            return
+        except Exception as error:  # the limits cannot be read: let the request through
+            log.warning("gateway_rate_limits_unavailable", error=type(error).__name__)
+            await self.app(scope, receive, send)
+            return
+        status = 0
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        if 400 <= status < 500 and status not in (404, 429):
+            with contextlib.suppress(Exception):
+                await self.limiter.refuse("refused_per_address", address)
+            if token is not None:
+                with contextlib.suppress(Exception):
+                    await self.limiter.refuse("refused", token)
+
+    async def _take_live(self, scope: Scope, address: str, member: str) -> list[tuple[str, str]]:
+        """Count a live connection's opening and take its leases (per address and per game);
+        `Refused` (with nothing held) when over a limit. Fails open when Redis cannot be read."""
+        limits = self.limiter.limits
+        leases: list[tuple[str, str]] = []
+        try:
+            await self.limiter.check("refused_per_address", address)
+            await self.limiter.hit("live", address)
+            taken = [("address", address, limits.live_per_address)]
+            if match := _GAME_OF.match(scope["path"]):
+                taken.append(("game", match.group(1)[:64], limits.live_per_game))
+            for kind, name, most in taken:
+                if not await self.limiter.lease(kind, name, member, most):
+                    raise Refused(int(LEASE_S // 6))
+                leases.append((kind, name))
+        except Refused:
+            with contextlib.suppress(Exception):
+                await self.limiter.release(leases, member)
+            raise
+        except Exception as error:
+            log.warning("gateway_rate_limits_unavailable", error=type(error).__name__)
+        return leases
+
+    @contextlib.asynccontextmanager
+    async def _holding(self, leases: list[tuple[str, str]], member: str) -> AsyncIterator[None]:
+        """Renew the leases while the connection lives; give them back when it ends."""
+        renewing = asyncio.create_task(self._renew(leases, member)) if leases else None
+        try:
+            yield
+        finally:
+            if renewing is not None:
+                renewing.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await renewing
+            with contextlib.suppress(Exception):
+                await self.limiter.release(leases, member)
+
+    async def _event_stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET /games/{id}/events/stream`` (server-sent events) is a live connection."""
+        address = client_address(scope)
+        member = uuid.uuid4().hex
+        try:
+            leases = await self._take_live(scope, address, member)
+        except Refused as refused:
+            await _too_many_http(send, refused.retry_after)
+            return
+        async with self._holding(leases, member):
+            await self.app(scope, receive, send)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        address = client_address(scope)
+        member = uuid.uuid4().hex
+        try:
+            leases = await self._take_live(scope, address, member)
+        except Refused as refused:
+            await _too_many_websocket(receive, send, refused.retry_after)
+            return
+        token = seat_token(scope)
+        async with self._holding(leases, member):
+            await self.app(
+                scope,
+                self._count_messages(receive, send, address, token),
+                self._count_refusals(send, address, token),
+            )
+
+    def _count_messages(
+        self, receive: Receive, send: Send, address: str, token: str | None
+    ) -> Receive:
+        """Commands sent over the live channel count as the HTTP route's do: each message in
+        the token's ``seat`` bucket (a spectator's in its address's ``read`` bucket), held to
+        the ``refused`` quotas; one over a limit is answered ``rate_limited`` (429) in the
+        channel's answer format and not handed to the app."""
+
+        async def counted() -> Message:
+            while True:
+                message: Message = await receive()
+                if message["type"] != "websocket.receive":
+                    return message
+                try:
+                    await self.limiter.check("refused_per_address", address)
+                    if token is not None:
+                        await self.limiter.check("refused", token)
+                        await self.limiter.hit("seat", token)
+                    else:
+                        await self.limiter.hit("read", address)
+                except Refused as refused:
+                    text = live_refusal(
+                        message_bytes(message), 429, "rate_limited", _message(refused.retry_after)
+                    )
+                    await send({"type": "websocket.send", "text": text})
+                    continue
+                except Exception as error:
+                    log.warning("gateway_rate_limits_unavailable", error=type(error).__name__)
+                return message
+
+        return counted
+
+    def _count_refusals(self, send: Send, address: str, token: str | None) -> Send:
+        """Count the live channel's refused commands (their answers say ``http_status``)."""
+
+        async def watched(message: Message) -> None:
+            await send(message)
+            text = message.get("text") if message["type"] == "websocket.send" else None
+            if not text or not text.startswith('{"answer"') or '"rejected"' not in text:
+                return
+            found = _HTTP_STATUS.search(text)
+            status = int(found.group(1)) if found else 0
+            if 400 <= status < 500 and status not in (404, 429):
+                with contextlib.suppress(Exception):
+                    await self.limiter.refuse("refused_per_address", address)
+                    if token is not None:
+                        await self.limiter.refuse("refused", token)
+
+        return watched
+
+    async def _renew(self, leases: list[tuple[str, str]], member: str) -> None:
+        while True:
+            await asyncio.sleep(LEASE_S / 3)
+            with contextlib.suppress(Exception):
+                await self.limiter.renew(leases, member)
+
+
+def _message(retry_after: int) -> str:
+    return f"Too many requests; retry in {retry_after} s."
+
+
+async def _too_many_http(send: Send, retry_after: int) -> None:
+    start, body = error_response_messages(429, "rate_limited", _message(retry_after))
+    start["headers"].append((b"retry-after", str(retry_after).encode()))
+    await send(start)
+    await send(body)
+
+
+async def _too_many_websocket(receive: Receive, send: Send, retry_after: int) -> None:
+    """Accept, say why, close with 4429 (the live channel's way of reporting errors)."""
+    message = await receive()
+    if message["type"] != "websocket.connect":
+        return
+    await send({"type": "websocket.accept"})
+    error = {"error": {"code": "rate_limited", "message": _message(retry_after)}}
+    await send({"type": "websocket.send", "text": msgspec.json.encode(error).decode()})
+    await send({"type": "websocket.close", "code": 4429})

@@ -1,0 +1,196 @@
+"""Games and seats: create a game, read its public summary, take a seat, start it."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Path, Response
+
+from gameplatform import get_game
+from gameserver.gateway.command_relay import accepted_or_raise
+from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
+from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.idempotency import (
+    IDEMPOTENCY_HEADER,
+    KEY_PATTERN,
+    game_id_for,
+    join,
+)
+from gameserver.gateway.lobby_entries import Lobby, clock_of, open_seats, seats_of
+from gameserver.gateway.openapi import errors
+from gameserver.gateway.schemas import (
+    Accepted,
+    CreateGameRequest,
+    CreateGameResponse,
+    GameSummary,
+    JoinRequest,
+    JoinResponse,
+    NewRenaissanceGame,
+    NewRenatureGame,
+)
+from gameserver.gateway.seeds import choose_seed, forget_seed
+from gameserver.runtime.bus import CommandEnvelope
+from renature.clock import TimeControl
+
+router = APIRouter(tags=["games"])
+
+# Typed `str` (not `str | None`) with a None default: the header is optional, but its schema
+# in the document is a plain string, so no client (or fuzzer) is told that "null" is a key.
+IdempotencyKey = Annotated[
+    str,
+    Header(
+        alias=IDEMPOTENCY_HEADER,
+        pattern=KEY_PATTERN.pattern,  # stated in the document, so clients see the rule
+        description="A secret you generate (16-128 characters from A-Z a-z 0-9 - _ . ~) and "
+        "send again with every retry of this request: a retry gets the same game, or the same "
+        "seat and token (see docs/http-api.md).",
+    ),
+]
+
+
+@router.post(
+    "/games",
+    status_code=201,
+    response_model=CreateGameResponse,
+    responses=errors(400, 403, 409, 422, 503, 504),
+)
+async def create_game(
+    body: CreateGameRequest,
+    gateway: GatewayDep,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,  # type: ignore[assignment]
+) -> CreateGameResponse:
+    """Create a game. Without ``seed`` the rules service deals from a secret random seed
+    (revealed at the end); a ``seed`` is for tests, bots and tournaments. With an
+    ``Idempotency-Key`` a retry creates nothing new and answers the same game."""
+    game_id = uuid.uuid4().hex if idempotency_key is None else game_id_for(idempotency_key)
+    game = get_game(body.game)
+    board = body.board
+    command = game.create_command(game_id, body.players, board, _options(body))
+    secret = game.seed_secret and body.seed is not None
+    if secret:
+        await _choose_seed(gateway, game_id, body.seed or "", retry=idempotency_key is not None)
+    elif body.seed is not None:  # a seed that deals nothing hidden (Renaissance) is public
+        command = game.with_seed(command, body.seed)
+    # A secret seed stays blank on the bus: the rules service takes it from its vault.
+    reply = await gateway.send(CommandEnvelope(game_id, "create", command, None, game.name))
+    if reply.status == "rejected" and secret and idempotency_key is None:
+        await forget_seed(gateway.redis, gateway.layout, game_id)  # no seed for no game
+    result = accepted_or_raise(reply, "create")
+    public = not game.seed_secret
+    await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None, public=public)
+    host_token, invite_code = await Lobby(gateway.redis, gateway.layout).register(
+        game_id,
+        seating=body.seating,
+        created_ms=int(time.time() * 1000),
+        idempotency_key=idempotency_key,
+    )
+    response.headers["Location"] = f"/games/{game_id}"
+    return CreateGameResponse(
+        game_id=game_id,
+        game=game.name,
+        players=body.players,
+        board=board,
+        version=result.version,
+        seed="public" if public else "chosen" if body.seed is not None else "secret",
+        host_token=host_token,
+        invite_code=invite_code,
+    )
+
+
+def _options(body: NewRenatureGame | NewRenaissanceGame) -> dict[str, Any]:
+    """What a game's creation takes beyond players and board: Renature's clock, Renaissance's
+    sets and competition rule."""
+    if isinstance(body, NewRenaissanceGame):
+        return {"sets": body.sets, "competition": body.competition}
+    if body.time_control is None:
+        return {}
+    return {"clock": TimeControl(**body.time_control.model_dump())}
+
+
+async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str, *, retry: bool) -> None:
+    """Put a caller's seed in the vault before the game exists: 403 where chosen seeds are
+    off, 409 when the id has a seed already (unless this may be a keyed retry: the id is
+    derived from the caller's secret key, so the seed there is the one it chose before)."""
+    if not gateway.allow_chosen_seeds:
+        raise ApiError(
+            403,
+            "chosen_seeds_disabled",
+            "This server deals every game from a secret seed; it does not take a chosen "
+            "seed (test and tournament servers set RENATURE_ALLOW_CHOSEN_SEEDS=1).",
+        )
+    if not await choose_seed(gateway.redis, gateway.layout, game_id, seed) and not retry:
+        raise ApiError(409, "game_exists", "A game with this id exists already; retry.")
+
+
+@router.get("/games/{game_id}", response_model=GameSummary, responses=errors(404, 422, 503))
+async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
+    """Public facts of a game: phase, whose turn it is, which seats are taken."""
+    game, state = await gateway.games.played(game_id)
+    table = game.table(state)
+    return GameSummary(
+        game_id=game_id,
+        game=game.name,
+        version=table.version,
+        board=table.board,
+        players=table.players,
+        phase=table.phase,
+        current_seat=table.current,
+        seats_joined=[n for n, name in enumerate(table.names) if name is not None],
+        seed=await gateway.tokens.seed_origin(game_id),
+        seats=seats_of(table),
+        open_seats=open_seats(table),
+        seating=await Lobby(gateway.redis, gateway.layout).seating(game_id),
+        clock=clock_of(state),
+    )
+
+
+@router.post(
+    "/games/{game_id}/seats/{seat}",
+    status_code=201,
+    response_model=JoinResponse,
+    responses=errors(400, 403, 404, 409, 422, 503, 504),
+)
+async def join_seat(
+    game_id: GameId,
+    seat: Annotated[int, Path(ge=0, le=3)],
+    body: JoinRequest,
+    gateway: GatewayDep,
+    idempotency_key: IdempotencyKey = None,  # type: ignore[assignment]
+) -> JoinResponse:
+    """Take a seat. The token in the answer is shown once: keep it, it is the only way to
+    act for the seat (only its SHA-256 is stored). With an ``Idempotency-Key`` a retry gets
+    the same seat and token back."""
+    played = await gateway.games.played(game_id)
+    players = played.game.table(played.state).players
+    if seat >= players:
+        raise ApiError(
+            404, "no_such_seat", f"There is no seat {seat} in this {players}-player game."
+        )
+    await Lobby(gateway.redis, gateway.layout).check_invitation(game_id, body.invite)
+    token, version, _ = await join(gateway, played, game_id, seat, body.name, idempotency_key)
+    return JoinResponse(
+        game_id=game_id,
+        seat=seat,
+        token=token,
+        version=version,
+        seed=played.game.table(played.state).seed,
+    )
+
+
+@router.post(
+    "/games/{game_id}/start",
+    response_model=Accepted,
+    responses=errors(401, 403, 404, 409, 422, 503, 504),
+)
+async def start_game(game_id: GameId, credentials: Credentials, gateway: GatewayDep) -> Accepted:
+    """Start the game once every seat is taken; any seated player may do it."""
+    game = await gateway.games.game_of(game_id)
+    host = await Lobby(gateway.redis, gateway.layout).is_host(game_id, credentials)
+    seat = None if host else await gateway.seated(game_id, credentials)
+    command_id = f"start:{seat}:{uuid.uuid4().hex}"
+    envelope = CommandEnvelope(game_id, command_id, game.start_command(), seat, game.name)
+    reply = await gateway.send(envelope)
+    return accepted_or_raise(reply, command_id)

@@ -1,0 +1,85 @@
+"""Live updates as Server-Sent Events: the same channel as the WebSocket, for clients that
+prefer plain HTTP (``EventSource`` in a browser reconnects by itself with ``Last-Event-ID``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Response
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
+from gameserver.gateway.live_socket import (
+    Frames,
+    follow,
+    frames_state,
+    live_reader,
+    open_channel,
+)
+from gameserver.gateway.openapi import errors
+
+router = APIRouter(tags=["live"])
+
+PING_S = 15
+"""A comment line this often keeps an idle stream open through proxies."""
+
+
+@router.get(
+    "/games/{game_id}/events/stream",
+    response_class=EventSourceResponse,
+    # An endless stream, like the WebSocket: described in docs/http-api.md, not in the
+    # OpenAPI document (whose clients, Schemathesis included, expect an answer that ends).
+    include_in_schema=False,
+    responses={
+        200: {
+            "description": "An event stream: one `event: <type>`, `id: <version>`, "
+            "`data: <JSON>` message per event, then `event: end` once the game is over",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        204: {"description": "The game is over and every event was sent already"},
+        **errors(403, 404, 422, 503),
+    },
+    openapi_extra={"security": [{}]},
+)
+async def event_stream(
+    game_id: GameId,
+    gateway: GatewayDep,
+    credentials: Credentials,
+    token: Annotated[
+        str | None, Query(description="Seat token (EventSource cannot send headers)")
+    ] = None,
+    after: Annotated[str | None, Query(description="Only events after this version")] = None,
+    include: Annotated[
+        str | None, Query(description="`view`: each event with the seat's view")
+    ] = None,
+    last_event_id: Annotated[
+        str | None,
+        Header(alias="Last-Event-ID", description="Resume after this version (wins over after)"),
+    ] = None,
+) -> Response:
+    """The game's events after ``after`` (or ``Last-Event-ID``), then each new one, as the
+    caller may see them; the same frames as the WebSocket channel (see docs/http-api.md)."""
+    if token is None and credentials is not None:
+        token = credentials.credentials
+    resume = last_event_id if last_event_id not in (None, "") else after
+    channel = await open_channel(gateway, game_id, token, resume, include)
+    if channel.ended:  # 204 tells an EventSource not to reconnect
+        return Response(status_code=204)
+    frames = Frames(channel, await frames_state(gateway, channel))
+
+    async def messages() -> AsyncIterator[ServerSentEvent]:
+        reader = await live_reader(gateway)
+        try:
+            key = gateway.layout.game_key(game_id)
+            async for event in follow(reader, key, channel.after, channel.game):
+                yield ServerSentEvent(
+                    data=frames.frame(event).decode(),
+                    event=type(event).__name__,
+                    id=str(event.version),
+                )
+            yield ServerSentEvent(data="{}", event="end")
+        finally:
+            await reader.aclose()
+
+    return EventSourceResponse(messages(), ping=PING_S)

@@ -1,0 +1,70 @@
+"""Serve the gateway with uvicorn: uvloop and httptools, several worker processes, no access
+log unless asked for.
+
+``serve(settings, host, port)`` runs ``settings.gateway_workers`` processes
+(``RENATURE_GATEWAY_WORKERS``, default 1) that share one listening socket (uvicorn binds it
+once and hands it to each worker; the kernel spreads the connections). Each worker builds its
+own app from the same settings (`app_factory`: they travel to the workers in the environment as
+``RENATURE_GATEWAY_SETTINGS``, so command-line overrides reach them too). Every worker keeps
+its own caches (game states, seat tokens) and its own reply channel, so any worker can answer
+any request.
+
+The access log (a JSON line per request) is off by default: at a few thousand requests a
+second it cost more CPU than the gateway's own work. ``RENATURE_ACCESS_LOG=on`` logs every
+request, ``RENATURE_ACCESS_LOG=0.01`` one in a hundred (see `gameserver.runtime.logging`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any
+
+from gameserver.runtime.logging import configure_logging
+from gameserver.runtime.settings import Settings
+
+SETTINGS_ENV = "RENATURE_GATEWAY_SETTINGS"
+
+
+def serve(settings: Settings, *, host: str, port: int) -> None:
+    """Run the gateway until SIGINT/SIGTERM (blocking)."""
+    import uvicorn
+
+    configure_logging(
+        settings.log_level, service="gateway", access_log_sample=settings.access_log_sample
+    )
+    os.environ[SETTINGS_ENV] = json.dumps(dataclasses.asdict(settings))
+    uvicorn.run(
+        "gameserver.gateway.server:app_factory",
+        factory=True,
+        host=host,
+        port=port,
+        workers=settings.gateway_workers,
+        loop="uvloop",
+        http="httptools",
+        access_log=settings.access_log_sample > 0,
+        log_config=None,  # the logs stay JSON (configure_logging)
+        server_header=False,
+    )
+
+
+def settings_from_env() -> Settings:
+    """The settings `serve` handed to this worker, or the environment's."""
+    text = os.environ.get(SETTINGS_ENV)
+    if not text:
+        return Settings.from_env()
+    fields = {f.name for f in dataclasses.fields(Settings)} - {"consumer"}  # one per process
+    values: dict[str, Any] = {k: v for k, v in json.loads(text).items() if k in fields}
+    return Settings(**values)
+
+
+def app_factory() -> Any:
+    """The app of one worker process (uvicorn calls it in each)."""
+    from gameserver.gateway.app import app_from_settings
+
+    settings = settings_from_env()
+    configure_logging(
+        settings.log_level, service="gateway", access_log_sample=settings.access_log_sample
+    )
+    return app_from_settings(settings)

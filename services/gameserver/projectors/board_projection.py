@@ -1,0 +1,44 @@
+"""The board projection: what a spectator sees of each game.
+
+The model is exactly the game's spectator view, ``view(state, None)`` of its rules core (for
+Renature ``renature.view.view``: the placed dominoes, plants, areas with their colour totals and
+what each would score now, joker, clouds, mushrooms, the seats' public counters, and the seed
+once revealed; for Renaissance the open board). Building it only through the spectator view is
+what keeps hands, reserves and token backs out of the read model.
+
+Key: ``<prefix>:{pNN}:board:<game_id>``, a hash ``{version, model}`` (see `runner`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from gameplatform import get_game
+from gameserver.projectors.projector_runner import json_encoder
+from gameserver.runtime.bus import BOARD_GROUP
+from gameserver.runtime.state_cache import AnyGame
+
+
+class BoardProjection:
+    """Fold = the game state; model = its spectator view."""
+
+    name = "board"
+    group = BOARD_GROUP
+
+    def apply(self, game: AnyGame, fold: Any, event: Any) -> Any:
+        return game.evolve(fold, event)
+
+    def version(self, fold: Any) -> int:
+        version: int = fold.version
+        return version
+
+    def render(self, game: AnyGame, fold: Any) -> bytes:
+        return json_encoder.encode(board_model(fold, game))
+
+
+def board_model(state: Any, game: AnyGame | None = None) -> msgspec.Struct:
+    """The board model of a state (also what tests compare a fresh replay against): the
+    spectator view of ``game`` (Renature when not named)."""
+    return (game or get_game("renature")).view(state, None)

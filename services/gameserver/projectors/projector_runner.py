@@ -1,0 +1,339 @@
+"""The projector runner shared by the board and score projections.
+
+A projector consumes the partition feeds of the event store with its own consumer group, folds
+each game's events into a small in-memory value (cached per game, rebuilt from the game stream
+when missing or behind) and writes a read model per game:
+
+    <prefix>:{pNN}:<projection>:<game_id>   hash  {version: <int>, model: <msgspec JSON>}
+
+The hash carries the game's partition as its hash tag, like every key of the game. The model
+and the version it reflects are written together by one Lua script that only writes when the
+new version is greater than the stored one. That makes delivery "at least once" harmless: a
+redelivered or reclaimed entry, or an entry a second consumer of the same group handles late,
+can never apply an event twice or move a model back in time. Models are snapshots (the whole
+value at a version), never increments, for the same reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Generic, TypeVar
+
+import msgspec
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from eventstore import FeedEntry, KeyLayout, RedisEventStore, StoreError
+from eventstore.keys import format_partitions, parse_partitions
+from eventstore.redis_client import redis_client
+from gameserver.projectors.folds import Folds, Projection
+from gameserver.projectors.read_models import ReadModels, Write
+from gameserver.runtime import healing
+from gameserver.runtime.logging import configure_logging, get_logger
+from gameserver.runtime.settings import Settings
+from gameserver.runtime.state_cache import (
+    DEFAULT_MAX_GAMES,
+    Cached,
+    StateCache,
+)
+
+__all__ = [
+    "Projection",
+    "Projector",
+    "create_projector",
+    "json_encoder",
+    "model_key",
+    "rebuild_only",
+    "run",
+    "serve",
+]
+
+log = get_logger("renature.projector")
+
+json_encoder = msgspec.json.Encoder()
+
+F = TypeVar("F")
+
+RETRY_SECONDS = 0.2
+"""Pause between tries while Redis is unreachable: back within a second of its return."""
+
+
+def model_key(layout: KeyLayout, name: str, game_id: str) -> str:
+    """``<prefix>:{pNN}:<name>:<game_id>``: the read model shares the game's hash slot."""
+    return layout.model_key(name, game_id)
+
+
+# long: the whole consumption protocol of a projection (poll, reclaim, process, rebuild, writes)
+class Projector(Generic[F]):
+    """Feeds in, read models out; any number of instances may share one consumer group."""
+
+    def __init__(
+        self,
+        store: RedisEventStore,
+        redis: Redis,
+        projection: Projection[F],
+        consumer: str,
+        *,
+        batch: int = 200,
+        reclaim_idle_ms: int = 30_000,
+        cache_size: int = DEFAULT_MAX_GAMES,
+        partitions: Sequence[int] | None = None,
+    ) -> None:
+        self.store = store
+        self.partitions = tuple(store.partitions() if partitions is None else partitions)
+        """The feeds this instance reads (instances may split the partitions between them)."""
+        self.redis = redis
+        self.projection = projection
+        self.consumer = consumer
+        self.batch = batch
+        self.reclaim_idle_ms = reclaim_idle_ms
+        self.cache_size = cache_size
+        self.folds = Folds(store, projection, cache_size, log.bind(projection=projection.name))
+        self.cache: StateCache[F] = self.folds.cache
+        self.models = ReadModels(redis, store.layout, projection.name)
+        self._log = log.bind(projection=projection.name, consumer=consumer)
+
+    # -- keys and reading --------------------------------------------------------------------
+
+    def key(self, game_id: str) -> str:
+        return self.models.key(game_id)
+
+    async def read_model(self, game_id: str) -> tuple[int, bytes] | None:
+        """The stored model of a game and the version it reflects, if there is one."""
+        return await self.models.read(game_id)
+
+    # -- running -----------------------------------------------------------------------------
+
+    async def setup(self) -> None:
+        """Create the group on every feed, from the start so a new projection sees everything."""
+        for partition in self.store.partitions():
+            await self.store.ensure_group(partition, self.projection.group, start_id="0")
+
+    async def run(
+        self, stop: asyncio.Event, block_ms: int = 1000, reclaim_every: float = 10.0
+    ) -> None:
+        """Project until ``stop`` is set: take over stale pending entries, then follow the feeds.
+
+        Heals itself (issue 11): started before Redis, it waits; when Redis is unreachable it
+        retries every `RETRY_SECONDS`; when Redis answers NOGROUP (it came back empty) it
+        creates its groups again. Nothing is lost meanwhile: unacknowledged entries stay
+        pending."""
+        ready = False
+        last_reclaim = time.monotonic()
+        while not stop.is_set():
+            try:
+                if not ready:
+                    await self.setup()
+                    await self.reclaim()
+                    last_reclaim = time.monotonic()
+                    ready = True
+                    self._log.info(
+                        "projector_started", partitions=format_partitions(self.partitions)
+                    )
+                await self.poll(block_ms=block_ms)
+                if time.monotonic() - last_reclaim >= reclaim_every:
+                    await self.reclaim()
+                    last_reclaim = time.monotonic()
+            except (StoreError, RedisError, OSError) as error:
+                if "NOGROUP" in str(error):
+                    ready = False  # Redis lost its data: create the groups again
+                self._log.warning("redis_unavailable", error=str(error))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=RETRY_SECONDS)
+        self._log.info("projector_stopped")
+
+    async def poll(self, block_ms: int | None = None) -> int:
+        """Read and project one batch of new feed entries; returns how many were read."""
+        entries = await self.store.read_group(
+            self.projection.group,
+            self.consumer,
+            self.partitions,
+            count=self.batch,
+            block_ms=block_ms,
+        )
+        await self.process(entries)
+        return len(entries)
+
+    async def reclaim(self, min_idle_ms: int | None = None) -> int:
+        """Take over and project entries pending too long with a (probably dead) consumer."""
+        idle = self.reclaim_idle_ms if min_idle_ms is None else min_idle_ms
+        total = 0
+        for partition in self.partitions:
+            while True:
+                claimed = await self.store.autoclaim(
+                    partition, self.projection.group, self.consumer, idle, count=self.batch
+                )
+                if claimed:
+                    self._log.info("entries_reclaimed", partition=partition, count=len(claimed))
+                    await self.process(claimed)
+                    total += len(claimed)
+                if len(claimed) < self.batch:
+                    break
+        return total
+
+    async def process(self, entries: Sequence[FeedEntry]) -> None:
+        """Project a batch, then acknowledge the entries of each game whose model was written.
+
+        Three round trips whatever the batch holds: the stored versions of its games, the
+        model writes, the acknowledgements. A game that fails (Redis hiccup, an undecodable
+        event) is logged and left pending, so it is retried through `reclaim`; the other
+        games of the batch go on.
+        """
+        by_game: dict[str, list[FeedEntry]] = defaultdict(list)
+        for entry in entries:
+            by_game[entry.game_id].append(entry)
+        if not by_game:
+            return
+        games = list(by_game)
+        stored_models = await self.models.stored(games)
+        done: list[str] = []
+        writes: list[tuple[str, Cached[F]]] = []
+        for game_id, (stored, model_hash) in zip(games, stored_models, strict=True):
+            try:
+                cached = await self.folds.advance(game_id, by_game[game_id], stored, model_hash)
+            except Exception:
+                # A fold that fails (events folded onto a lost history, an undecodable event):
+                # replay the game from its stream; if that fails too, leave it pending.
+                self._log.exception("projection_failed", game_id=game_id)
+                try:
+                    cached = await self.folds.replay(game_id)
+                except Exception:
+                    self._log.exception("projection_replay_failed", game_id=game_id)
+                    continue
+            if cached is not None:
+                writes.append((game_id, cached))
+            done.append(game_id)
+
+        failed: set[str] = set()
+        if writes:
+            results = await self.models.write_many([self._write_call(*w) for w in writes])
+            for (game_id, cached), result in zip(writes, results, strict=True):
+                if result == -1:  # the fold is not on the stream's history: replay, write
+                    try:
+                        result = await self._store_model(game_id, await self.folds.replay(game_id))
+                    except Exception as error:
+                        result = error
+                if isinstance(result, Exception) or result == -1:
+                    self._log.error("projection_failed", game_id=game_id, error=str(result))
+                    failed.add(game_id)
+                elif result:
+                    self._log.debug("model_written", game_id=game_id, version=cached.version)
+        acked = [entry for game_id in done if game_id not in failed for entry in by_game[game_id]]
+        if acked:
+            pipe = self.redis.pipeline(transaction=False)
+            for partition, ids in _ids_by_partition(acked).items():
+                pipe.xack(self.store.feed_key(partition), self.projection.group, *ids)
+            await pipe.execute()
+
+    async def project(self, game_id: str, entries: Sequence[FeedEntry]) -> bool:
+        """Bring the game's model up to at least the newest of ``entries``; True if written."""
+        ((stored, model_hash),) = await self.models.stored([game_id])
+        cached = await self.folds.advance(game_id, entries, stored, model_hash)
+        if cached is None:
+            return False
+        written = await self._store_model(game_id, cached)
+        if written == -1:
+            written = await self._store_model(game_id, await self.folds.replay(game_id))
+        return written == 1
+
+    # -- rebuilding --------------------------------------------------------------------------
+
+    async def rebuild(self) -> int:
+        """Drop every model of this projection and rebuild each game from its stream.
+
+        Safe while other instances run: a model they write meanwhile is either older (and
+        then replaced) or newer (and then kept) thanks to the conditional write.
+        """
+        games = await self.store.list_games()
+        await self.models.drop_all(games)
+        self.cache.clear()
+        for game_id in games:
+            cached = await self.folds.catch_up(game_id, None)
+            if cached is not None:
+                self.cache.remember(game_id, cached)
+                await self._store_model(game_id, cached)
+        self._log.info("projection_rebuilt", games=len(games))
+        return len(games)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _write_call(self, game_id: str, cached: Cached[F]) -> Write:
+        """The model write of a fold (rendered by its game's projection)."""
+        return game_id, cached.version, _render_with(self.projection, cached), cached.last_hash
+
+    async def _store_model(self, game_id: str, cached: Cached[F] | None) -> int:
+        """Write the model: 1 written, 0 kept (as new), -1 refused (not on the stream)."""
+        if cached is None:
+            return 0
+        written = await self.models.write(self._write_call(game_id, cached))
+        if written == 1:
+            self._log.debug("model_written", game_id=game_id, version=cached.version)
+        return written
+
+
+def _render_with(projection: Projection[F], cached: Cached[F]) -> bytes:
+    return projection.render(cached.adapter, cached.value)
+
+
+def _ids_by_partition(entries: Iterable[FeedEntry]) -> dict[int, list[str]]:
+    grouped: dict[int, list[str]] = defaultdict(list)
+    for entry in entries:
+        grouped[entry.partition].append(entry.entry_id)
+    return grouped
+
+
+def create_projector(settings: Settings, redis: Redis, projection: Projection[F]) -> Projector[F]:
+    """A projector configured from ``settings`` on a bytes Redis client."""
+    store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)
+    return Projector(
+        store,
+        redis,
+        projection,
+        settings.consumer,
+        reclaim_idle_ms=settings.reclaim_idle_ms,
+        cache_size=settings.cache_games,
+        partitions=parse_partitions(settings.projector_partitions, settings.partitions),
+    )
+
+
+async def serve(settings: Settings, projection: Projection[F], rebuild: bool = False) -> None:
+    """Run one projector until SIGINT/SIGTERM; optionally rebuild its models first."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
+    redis = redis_client(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)  # or a cluster
+    try:
+        await healing.wait_for_redis(redis, projection.name)  # started before Redis: wait
+        projector = create_projector(settings, redis, projection)
+        if rebuild:
+            await projector.rebuild()
+        await projector.run(stop, reclaim_every=settings.reclaim_interval_s)
+    finally:
+        await redis.aclose()
+
+
+async def _rebuild(settings: Settings, projection: Projection[F]) -> int:
+    redis = redis_client(settings.redis_url)
+    try:
+        return await create_projector(settings, redis, projection).rebuild()
+    finally:
+        await redis.aclose()
+
+
+def rebuild_only(settings: Settings, projection: Projection[F]) -> int:
+    """Drop and rebuild every model of ``projection``, then return (no feed consumption)."""
+    configure_logging(settings.log_level, service=projection.name)
+    return asyncio.run(_rebuild(settings, projection))
+
+
+def run(settings: Settings, projection: Projection[F], rebuild: bool = False) -> None:
+    """Blocking entry point used by ``renature serve board|score``."""
+    configure_logging(settings.log_level, service=projection.name)
+    asyncio.run(serve(settings, projection, rebuild))

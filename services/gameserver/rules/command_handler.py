@@ -1,0 +1,586 @@
+"""Commands in, replies out, independent of the transport: decode, load, decide, append, reply.
+
+`CommandHandler` is the one-command path; `BatchRounds` answers a batch of messages in rounds
+around it. The rules service (`gameserver.rules.rules_service`) feeds it from the bus.
+
+A batch costs at most three round trips to Redis whatever its size: one pipeline reads the
+events of the batch's games that are not cached (and of those whose command the cached state
+refuses), one runs the conditional append script once per accepted command, and one (the
+service's) publishes the replies and acknowledges the batch. A command of a cached game is
+decided on the cached state without a read: its append is conditional on the version and the
+hash of the event it was decided on, so a state another instance moved on (or a stream that
+lost writes) is a conflict, and the command is decided again on the stream's own state.
+Commands of one game in one batch are taken in order, one per round. A command whose append
+meets a conflict, and the rare commands that need the seed vault (creating and finishing a
+game), go through the one-command path (`CommandHandler.handle`), which reloads and decides
+again.
+
+Correctness never depends on there being one instance: appends are conditional on the version
+the command was decided on, so two instances racing on one game cannot fork it (the loser
+reloads and decides again), and a command id is answered at most once (idempotency keys of the
+event store).
+
+Seeds: the service always generates the seed of a new game itself (``secrets.token_hex(32)``,
+and a salt for its commitment: `gameserver.runtime.seed_vault`) and ignores any seed a client
+sent, because whoever knows the seed knows every hand and the whole draw order. The seed lives
+in a secret key in the game's hash slot and is only read back to issue ``FinishGame`` when the
+last domino is gone; the ``GameEnded`` event then reveals it with its salt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from eventstore import (
+    Appended,
+    AppendRequest,
+    AppendResult,
+    Conflict,
+    Duplicate,
+    EventStore,
+    StoreUnavailableError,
+)
+from eventstore.keys import check_game_id
+from gameplatform import get_game
+from gameserver.runtime import bus
+from gameserver.runtime.logging import bind_command, get_logger
+from gameserver.runtime.seed_vault import SeedVault, as_secret
+from gameserver.runtime.state_cache import (
+    DEFAULT_MAX_GAMES,
+    Cached,
+    GameLoader,
+    StateCache,
+    cached_state,
+)
+
+log = get_logger("renature.rules")
+
+MAX_ATTEMPTS = 16
+"""Decide/append rounds per command before giving up (each lost round means another command of
+the same game was appended meanwhile, so this bounds only pathological contention)."""
+
+FINISH_SUFFIX = ":finish"
+
+
+class BatchMeta(msgspec.Struct, frozen=True):
+    """Provenance stored with the first event of each appended batch (seeds redacted).
+
+    ``game`` is written for every game but Renature (whose metas stay as they always were):
+    the meta of a stream's first event names the stream's game for every reader
+    (`gameserver.runtime.state_cache.StreamGame`)."""
+
+    command_id: str
+    seat: int | None
+    command: msgspec.Raw
+    time: str
+    game: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class RuleRefusal(Exception):
+    """A game's rule error, whatever the game: its ``code`` and a player's ``message``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _Ids(msgspec.Struct):
+    """The ids of a malformed envelope, if they can be read at all (to address the reply)."""
+
+    game_id: str = ""
+    command_id: str = ""
+
+
+_meta_encoder = msgspec.json.Encoder()
+
+
+def utc_now() -> datetime:
+    """The service clock (the rules core has none)."""
+    return datetime.now(UTC)
+
+
+def rejected(envelope: bus.CommandEnvelope, code: str, message: str) -> bus.Reply:
+    return bus.Reply(
+        status="rejected",
+        game_id=envelope.game_id,
+        command_id=envelope.command_id,
+        code=code,
+        message=message,
+        command_digest=bus.command_digest(envelope.command),
+    )
+
+
+def answer_again(envelope: bus.CommandEnvelope, outcome: bytes) -> bytes:
+    """The answer to a command id handled before: its stored outcome for a retry of the same
+    command, a refusal when the id was used for another command (an idempotency key reused by
+    mistake must not report a move the client did not make as accepted)."""
+    digest = bus.reply_decoder.decode(outcome).command_digest
+    if not digest or digest == bus.command_digest(envelope.command):
+        return outcome
+    with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+        log.info("command_id_reused", command=type(envelope.command).__name__)
+    reused = rejected(
+        envelope,
+        "command_id_reused",
+        "This command id was used for another command; give every new command a new id.",
+    )
+    return bus.encoder.encode(reused)
+
+
+def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
+    """Reject envelopes that are well-formed JSON but inconsistent, before touching the store."""
+    try:
+        check_game_id(envelope.game_id)
+    except ValueError as error:
+        return rejected(envelope, "invalid_command", str(error))
+    if not envelope.command_id:
+        return rejected(envelope, "invalid_command", "A command needs a non-empty command id.")
+    command = envelope.command
+    game = get_game(envelope.game)
+    if game.is_creation(command) and command.game_id != envelope.game_id:
+        return rejected(envelope, "invalid_command", "The game id of CreateGame must match.")
+    if envelope.seat is None and game.needs_seat(command):
+        # Only a gateway that resolved a seat token may send a seat's move: an envelope put
+        # on the command stream without a seat would act for any seat.
+        return rejected(envelope, "seat_required", "A seat's command must name its sender's seat.")
+    seat = getattr(command, "seat", None)
+    if envelope.seat is not None and seat is not None and seat != envelope.seat:
+        return rejected(
+            envelope, "not_your_seat", f"You play seat {envelope.seat}, not seat {seat}."
+        )
+    return None
+
+
+def wrong_game(envelope: bus.CommandEnvelope, entry: Cached[Any] | None) -> bus.Reply | None:
+    """The refusal of a command of one game sent to a game of another (None when it fits)."""
+    if entry is None or entry.game == envelope.game:
+        return None
+    return rejected(
+        envelope,
+        "wrong_game",
+        f"Game {envelope.game_id!r} is a {entry.game} game; this is a {envelope.game} command.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """An accepted command, decided and ready to append."""
+
+    reply: bytes
+    request: AppendRequest
+    state: Any
+
+
+def decide_envelope(envelope: bus.CommandEnvelope, state: Any, command: Any, now: str) -> Decision:
+    """The envelope's command decided on ``state`` at ``now`` by the envelope's game: its reply,
+    the append request (events, outcome, provenance, the hash chain it continues) and the
+    state after it. Raises `RuleRefusal` for a command the rules refuse."""
+    game = get_game(envelope.game)
+    try:
+        events, new_state = game.execute(
+            state, command or envelope.command, command_id=envelope.command_id, time=now
+        )
+    except Exception as error:
+        if game.is_rule_error(error):
+            code, message = getattr(error, "code", "rule_broken"), getattr(error, "message", "")
+            raise RuleRefusal(code, message or str(error)) from error
+        raise
+    expected = 0 if state is None else state.version
+    reply = bus.Reply(
+        status="accepted",
+        game_id=envelope.game_id,
+        command_id=envelope.command_id,
+        version=expected + len(events),
+        first_version=expected + 1,
+        last_version=expected + len(events),
+        command_digest=bus.command_digest(envelope.command),
+    )
+    encoded = bus.encoder.encode(reply)
+    meta = BatchMeta(
+        command_id=envelope.command_id,
+        seat=envelope.seat,
+        command=msgspec.Raw(bus.encoder.encode(game.public_command(envelope.command))),
+        time=now,
+        game=msgspec.UNSET if envelope.game == bus.DEFAULT_GAME else envelope.game,
+    )
+    request = AppendRequest(
+        game_id=envelope.game_id,
+        command_id=envelope.command_id,
+        expected_version=expected,
+        events=[game.encode_event(event) for event in events],
+        outcome=encoded,
+        batch_meta=_meta_encoder.encode(meta),
+        # Appended only onto the very event this was decided on (never onto a history
+        # that replaced it after lost writes), each event stored with its hash.
+        prev_hash="" if state is None else state.last_hash,
+        hashes=[event.hash for event in events],
+    )
+    return Decision(encoded, request, new_state)
+
+
+@dataclass
+class CommandHandler:
+    """decode → load → decide → append → reply, independent of the transport.
+
+    ``cache`` holds the folded state of recently used games; it is only a cache: every load
+    reads the events appended after the cached version, so a state written by another instance
+    is never missed.
+    """
+
+    store: EventStore
+    seeds: SeedVault
+    clock: Callable[[], datetime] = utc_now
+    cache_size: int = DEFAULT_MAX_GAMES
+    refusals: EventStore | None = None
+    """Where refused commands' outcomes are recorded (a store with a TTL of minutes: the
+    retention policy); ``store`` itself when None."""
+    games: GameLoader = field(init=False)
+    cache: StateCache[Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.games = GameLoader(self.store, self.cache_size, log)
+        self.cache = self.games.cache
+
+    async def handle_batch(self, bodies: Sequence[bytes]) -> list[bytes]:
+        """The encoded replies to raw messages, in their order; never raises (`BatchRounds`)."""
+        return await BatchRounds(self).answer(bodies)
+
+    async def handle(self, envelope: bus.CommandEnvelope) -> bytes:
+        """The encoded reply to one envelope, one round trip at a time (the stored outcome for
+        a retried command id). Creations, finishes and lost races take this path."""
+        with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+            problem = check_envelope(envelope)
+            if problem is not None:
+                log.info("command_rejected", code=problem.code)
+                return bus.encoder.encode(problem)
+            try:
+                outcome = await self.store.get_outcome(envelope.game_id, envelope.command_id)
+                if outcome is None:
+                    outcome = await self.decide_and_append(envelope)
+                    state = self.cache.get(envelope.game_id)
+                else:
+                    log.info("command_duplicate")
+                    outcome = answer_again(envelope, outcome)
+                    state = await self.games.load_entry(envelope.game_id)
+            except Exception:
+                # Retrying with the same command id is safe whatever happened before the error.
+                log.exception("command_failed", command=type(envelope.command).__name__)
+                return _internal_error(envelope)
+        await self.finish_if_due(envelope, state)
+        return outcome
+
+    # -- deciding and appending --------------------------------------------------------------
+
+    def decide(self, envelope: bus.CommandEnvelope, state: Any, command: Any = None) -> Decision:
+        """Run the rules on ``state`` now (`decide_envelope`); raises `RuleRefusal` for an
+        illegal command. ``command`` replaces the envelope's (the seed put into a creation or
+        a finish)."""
+        return decide_envelope(envelope, state, command, self.clock().isoformat())
+
+    def settle(
+        self, envelope: bus.CommandEnvelope, decision: Decision, result: Appended | Duplicate
+    ) -> bytes:
+        """The reply once the append is done (a duplicate answers what was stored)."""
+        kind = type(envelope.command).__name__
+        if isinstance(result, Duplicate):
+            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                log.info("command_duplicate", command=kind)
+            return answer_again(envelope, result.outcome)
+        self.games.remember(cached_state(decision.state, envelope.game))
+        # DEBUG: the store records every accepted command with its provenance already, and a
+        # log line per move costs more CPU than deciding it.
+        log.debug(
+            "command_accepted",
+            game_id=envelope.game_id,
+            command_id=envelope.command_id,
+            seat=envelope.seat,
+            command=kind,
+            first_version=result.first_version,
+            last_version=result.last_version,
+        )
+        return decision.reply
+
+    async def reject(self, envelope: bus.CommandEnvelope, error: RuleRefusal) -> bytes:
+        """Record and return the rejection (or what was stored first for this command id)."""
+        encoded = bus.encoder.encode(rejected(envelope, error.code, error.message))
+        outcomes = self.refusals or self.store
+        duplicate = await outcomes.record_outcome(envelope.game_id, envelope.command_id, encoded)
+        with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+            log.info("command_rejected", command=type(envelope.command).__name__, code=error.code)
+        return encoded if duplicate is None else answer_again(envelope, duplicate.outcome)
+
+    async def decide_and_append(self, envelope: bus.CommandEnvelope) -> bytes:
+        """Decide on the latest state and append; on a conflict reload and decide again."""
+        game_id = envelope.game_id
+        kind = type(envelope.command).__name__
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            entry = await self.games.load_entry(game_id)
+            if (mismatch := wrong_game(envelope, entry)) is not None:
+                return bus.encoder.encode(mismatch)  # nothing to record: no rule was asked
+            state = None if entry is None else entry.value
+            try:
+                command = await self._with_seed(envelope, state)
+                decision = self.decide(envelope, state, command)
+            except RuleRefusal as error:
+                return await self.reject(envelope, error)
+            (result,) = await self.store.append_many([decision.request])
+            if not isinstance(result, Conflict):
+                return self.settle(envelope, decision, result)
+            log.info(
+                "append_conflict", expected=result.expected, actual=result.actual, attempt=attempt
+            )
+        log.warning("command_contended", command=kind, attempts=MAX_ATTEMPTS)
+        return bus.encoder.encode(
+            rejected(envelope, "contended", "The game is too busy right now; please retry.")
+        )
+
+    async def _with_seed(self, envelope: bus.CommandEnvelope, state: Any) -> Any:
+        """Put the seed into a creation or a finish (`Game.needs_seed`).
+
+        A game whose seed deals secrets (`Game.seed_secret`: Renature) takes it from the seed
+        vault, never from a client. A creation of an existing game gets a blank seed (it is
+        rejected by the rules anyway), and an invalid creation is refused before a seed is
+        generated, so no seed key is ever written for nothing. A game with a public seed
+        (Renaissance) keeps a client's seed and draws one where none was sent.
+        """
+        game, command, game_id = get_game(envelope.game), envelope.command, envelope.game_id
+        if not game.needs_seed(command):
+            return command
+        if not game.seed_secret:
+            return game.with_seed(command, secrets.token_hex(16))
+        if game.is_creation(command):
+            if state is not None:
+                return game.with_seed(command, "")
+            # Validate with a stand-in first: no seed is stored for a creation the rules refuse.
+            self.decide(envelope, None, game.with_seed(command, "stand-in"))
+            secret = as_secret(await self.seeds.create(game_id))
+            return game.with_seed(command, secret.seed, secret.salt, secret.chosen)
+        stored = await self.seeds.get(game_id) if state is not None else None
+        found = as_secret(stored) if stored is not None else None
+        return (
+            game.with_seed(command, found.seed, found.salt)
+            if found
+            else game.with_seed(command, "")
+        )
+
+    async def finish_if_due(self, envelope: bus.CommandEnvelope, entry: Cached[Any] | None) -> None:
+        """Once nobody has dominoes left (``state`` awaits the final scoring), reveal the seed:
+        issue FinishGame as the system.
+
+        Runs after any command that leaves the game waiting for the seed (also retries and
+        rejections), so a game whose finish was interrupted by a crash is finished by the next
+        command that reaches it. The derived command id makes the finish itself idempotent.
+        The command's own reply is already decided and stays what was stored for it.
+        """
+        if entry is None:
+            return
+        command = entry.adapter.finishing_command(entry.value, "")
+        if command is None:
+            return
+        finish = bus.CommandEnvelope(
+            game_id=envelope.game_id,
+            command_id=envelope.command_id + FINISH_SUFFIX,
+            command=command,
+            seat=None,
+            game=entry.game,
+        )
+        with bind_command(finish.game_id, finish.command_id, None):
+            try:
+                await self.decide_and_append(finish)
+            except Exception:
+                log.exception("finish_failed")
+
+    # -- loading -----------------------------------------------------------------------------
+
+    async def load(self, game_id: str) -> Any:
+        """The game's latest state, checked against the stream's lineage (`GameLoader`): no
+        command is decided, and no refusal stored, on events the stream lost."""
+        return await self.games.load(game_id)
+
+    async def load_many(self, game_ids: Sequence[str]) -> list[Cached[Any] | None]:
+        """The latest states of several (distinct) games, with their games, in one round trip."""
+        return await self.games.load_many(game_ids)
+
+
+Indexed = tuple[int, bus.CommandEnvelope]
+"""An envelope with its place in the batch (replies go back in the batch's order)."""
+
+
+class BatchRounds:
+    """One batch of raw messages, answered in rounds around a `CommandHandler`.
+
+    Each game's commands are taken in order, one per round; every round reads, appends and
+    records for all its games together (see the module docstring). Creations, finishes and
+    commands that lost an append race go through the one-command path, `CommandHandler.handle`.
+    """
+
+    def __init__(self, handler: CommandHandler) -> None:
+        self.handler = handler
+        self.answered: list[tuple[int, bytes]] = []
+
+    async def answer(self, bodies: Sequence[bytes]) -> list[bytes]:
+        """The encoded replies, in the order of ``bodies``; never raises."""
+        replies = [b""] * len(bodies)
+        queues: dict[str, list[Indexed]] = {}
+        for index, body in enumerate(bodies):
+            envelope = _decode(body)
+            if isinstance(envelope, bytes):
+                replies[index] = envelope
+                continue
+            problem = check_envelope(envelope)
+            if problem is not None:
+                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                    log.info("command_rejected", code=problem.code)
+                replies[index] = bus.encoder.encode(problem)
+                continue
+            queues.setdefault(envelope.game_id, []).append((index, envelope))
+        while queues:
+            round_ = [queue.pop(0) for queue in queues.values()]
+            queues = {game_id: queue for game_id, queue in queues.items() if queue}
+            for index, reply in await self.round(round_):
+                replies[index] = reply
+        return replies
+
+    async def round(self, items: Sequence[Indexed]) -> list[tuple[int, bytes]]:
+        """Decide and append one command of each of several games, sharing the round trips."""
+        self.answered = []
+        alone = [item for item in items if _needs_seed(item[1])]  # for `handle`, after
+        batched = [item for item in items if not _needs_seed(item[1])]
+        warm = [item for item in batched if item[1].game_id in self.handler.cache]
+        cold = [item for item in batched if item[1].game_id not in self.handler.cache]
+        cache = self.handler.cache
+        decided, doubted = self._decide(warm, [cache.get(env.game_id) for _, env in warm])
+        # A refusal on the cached state is decided again on the stream's own (another
+        # instance may have moved the game on); an acceptance needs no read: its append is
+        # conditional on the very event it was decided on, and a conflict reloads it.
+        cold, states = await self._load(cold + [item for item, _ in doubted])
+        decided_cold, refused = self._decide(cold, states)
+        alone += await self._append(decided + decided_cold)
+        await self._reject(refused)
+        for index, envelope in alone:
+            self.answered.append((index, await self.handler.handle(envelope)))
+        for _, envelope in batched:  # alone ones were finished by `handle`
+            await self.handler.finish_if_due(envelope, self.handler.cache.get(envelope.game_id))
+        return self.answered
+
+    async def _load(self, batched: list[Indexed]) -> tuple[list[Indexed], list[Cached[Any] | None]]:
+        """The games' states in one read (none for no game); on a failure every command is an
+        internal error."""
+        if not batched:
+            return [], []
+        try:
+            return batched, await self.handler.load_many([env.game_id for _, env in batched])
+        except Exception:
+            log.exception("load_failed", games=len(batched))
+            self.answered += [(index, _internal_error(env)) for index, env in batched]
+            return [], []
+
+    def _decide(
+        self, batched: list[Indexed], states: list[Cached[Any] | None]
+    ) -> tuple[list[tuple[int, bus.CommandEnvelope, Decision]], list[tuple[Indexed, RuleRefusal]]]:
+        """Each command decided on its game's state: accepted ones and refused ones."""
+        decided: list[tuple[int, bus.CommandEnvelope, Decision]] = []
+        refused: list[tuple[Indexed, RuleRefusal]] = []
+        for (index, envelope), entry in zip(batched, states, strict=True):
+            if (mismatch := wrong_game(envelope, entry)) is not None:
+                self.answered.append((index, bus.encoder.encode(mismatch)))
+                continue
+            state = None if entry is None else entry.value
+            try:
+                decided.append((index, envelope, self.handler.decide(envelope, state)))
+            except RuleRefusal as error:
+                refused.append(((index, envelope), error))
+            except Exception:
+                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                    log.exception("command_failed", command=type(envelope.command).__name__)
+                self.answered.append((index, _internal_error(envelope)))
+        return decided, refused
+
+    async def _append(
+        self, decided: list[tuple[int, bus.CommandEnvelope, Decision]]
+    ) -> list[Indexed]:
+        """Append every accepted command in one round trip; those that met a conflict are
+        returned, to be decided again alone."""
+        try:
+            results: Sequence[AppendResult] = await self.handler.store.append_many(
+                [decision.request for _, _, decision in decided]
+            )
+        except Exception:
+            log.exception("append_failed", commands=len(decided))
+            self.answered += [(index, _internal_error(env)) for index, env, _ in decided]
+            return []
+        conflicts: list[Indexed] = []
+        for (index, envelope, decision), result in zip(decided, results, strict=True):
+            if isinstance(result, Conflict):
+                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                    log.info("append_conflict", expected=result.expected, actual=result.actual)
+                conflicts.append((index, envelope))
+            else:
+                self.answered.append((index, self.handler.settle(envelope, decision, result)))
+        return conflicts
+
+    async def _reject(self, refused: list[tuple[Indexed, RuleRefusal]]) -> None:
+        """Record every refusal, concurrently."""
+        rejections = await asyncio.gather(
+            *(self.handler.reject(envelope, error) for (_, envelope), error in refused),
+            return_exceptions=True,
+        )
+        for ((index, envelope), _), rejection in zip(refused, rejections, strict=True):
+            if isinstance(rejection, BaseException):
+                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                    log.error("command_failed", exc_info=rejection)
+                self.answered.append((index, _internal_error(envelope)))
+            else:
+                self.answered.append((index, rejection))
+
+
+def _needs_seed(envelope: bus.CommandEnvelope) -> bool:
+    """Creations and finishes (which may read the seed vault) take the one-command path."""
+    game = get_game(envelope.game)
+    return game.is_creation(envelope.command) or game.needs_seed(envelope.command)
+
+
+def _decode(body: bytes) -> bus.CommandEnvelope | bytes:
+    """The envelope in a message, or the encoded rejection of a malformed one."""
+    try:
+        return bus.decode_envelope(body)
+    except (msgspec.DecodeError, msgspec.ValidationError, bus.UnknownGameError) as error:
+        ids = _ids_of(body)
+        # msgspec names the offending path and type, never the value: safe to log.
+        log.warning("malformed_envelope", error=str(error), **msgspec.structs.asdict(ids))
+        reply = bus.Reply(
+            status="rejected",
+            game_id=ids.game_id,
+            command_id=ids.command_id,
+            code="malformed",
+            message=f"The command could not be read: {error}",
+        )
+        return bus.encoder.encode(reply)
+
+
+def _internal_error(envelope: bus.CommandEnvelope) -> bytes:
+    """Retrying with the same command id is safe whatever happened before the error."""
+    if isinstance(sys.exc_info()[1], StoreUnavailableError | RedisConnectionError):
+        # Redis unreachable (restarting, loading its data, a replica missing): a 503 with
+        # Retry-After at the gateway, not a 500; retrying with the same command id is safe.
+        reply = rejected(envelope, "store_unavailable", "The game store is unavailable; retry.")
+        return bus.encoder.encode(reply)
+    reply = rejected(envelope, "internal_error", "The server failed; please retry.")
+    return bus.encoder.encode(reply)
+
+
+def _ids_of(body: bytes) -> _Ids:
+    try:
+        return msgspec.json.decode(body, type=_Ids)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _Ids()

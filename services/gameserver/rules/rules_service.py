@@ -1,0 +1,296 @@
+"""The rules service: a thin FastStream app around `gameserver.rules.command_handler`.
+
+It consumes the command streams of the command partitions it is assigned
+(``RENATURE_RULES_PARTITIONS``, all by default; ``rn:{pNN}:commands``, see
+`eventstore.CommandPartitions`) with the consumer group ``RULES_GROUP`` (one consumer name
+per process, so several instances share the work of a stream), one FastStream subscriber per
+stream, a batch of up to ``MAX_BATCH`` envelopes per ``XREADGROUP``, hands the batch to the
+`CommandHandler`, and answers every envelope with a `Reply` on the
+``reply_to`` pub/sub channel named in its headers, with the request's correlation id
+(FastStream's request/reply wire format; see `gameserver.runtime.rules_client`), then
+acknowledges the batch. A process that dies mid-batch leaves its messages pending, and a second
+subscriber of each stream takes such messages over with ``XAUTOCLAIM`` once they are idle long
+enough.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+import msgspec
+from faststream import AckPolicy, FastStream
+from faststream.message import StreamMessage
+from faststream.redis import BinaryMessageFormatV1, RedisBroker, RedisClusterBroker, StreamSub
+from faststream.specification import AsyncAPI
+from pydantic import WithJsonSchema
+from redis.asyncio import Redis
+
+from eventstore import RedisEventStore
+from eventstore.keys import format_partitions
+from eventstore.redis_client import is_cluster_url, plain_url, redis_client
+from eventstore.retention_policy import RetentionPolicy
+from gameserver.rules.command_handler import BatchMeta, CommandHandler
+from gameserver.runtime import bus, healing
+from gameserver.runtime.logging import configure_logging, get_logger, stdlib_logger
+from gameserver.runtime.seed_vault import RedisSeedVault
+from gameserver.runtime.settings import Settings
+from renature.events import public_command as redacted  # the one redaction, as tests name it
+
+__all__ = [
+    "BatchMeta",
+    "CommandHandler",
+    "RedisSeedVault",
+    "RulesService",
+    "create_service",
+    "redacted",
+    "run",
+]
+
+log = get_logger("renature.rules")
+
+MAX_BATCH = 256
+"""Envelopes read per ``XREADGROUP`` and handled together (see the module docstring). Reading
+at most this many at a time leaves the rest of the queue to the other instances of the group."""
+
+READ_BLOCK_MS = 1_000
+"""How long one ``XREADGROUP`` of a stream waits for commands (a command ends the wait at once).
+FastStream's default, 100 ms, made 16 idle subscribers cost 1.6 % of a core; 1 s costs 0.6 %."""
+
+
+EnvelopeBatch = Annotated[list[bytes], WithJsonSchema(bus.envelope_schema())]
+"""The handler gets the raw bytes of a batch of messages (decoded by msgspec). The docs show the
+schema of one message: each stream entry is one envelope, however many are read at once."""
+
+
+_raw_list = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+async def envelope_bodies(message: StreamMessage[Any]) -> list[bytes]:
+    """The JSON of every envelope of a batch, each decoded later by msgspec: FastStream's body
+    of a batch is the JSON array of its messages' bodies, taken apart here without building
+    Python objects (its default decoder would, and then pydantic would check them)."""
+    return [bytes(raw) for raw in _raw_list.decode(message.body)]
+
+
+# -- the FastStream app ----------------------------------------------------------------------
+
+
+@dataclass(repr=False)
+class RulesService:
+    """The broker, two subscribers per command stream it reads and the handler they call."""
+
+    settings: Settings
+    handler: CommandHandler | None = None
+    partitions: tuple[int, ...] = field(init=False)
+    """The command partitions this instance consumes (``settings.rules_partitions``)."""
+    broker: RedisBroker = field(init=False)
+    app: FastStream = field(init=False)
+    _redis: Redis | None = field(init=False, default=None)
+
+    @property
+    def command_streams(self) -> list[str]:
+        """The command streams this instance reads, under the configured key prefix."""
+        return self.settings.commands.streams(self.partitions)
+
+    def __post_init__(self) -> None:
+        self.partitions = self.settings.commands.parse(self.settings.rules_partitions)
+
+        async def on_commands(bodies: EnvelopeBatch) -> None:
+            """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
+            # Read from the context rather than injected with Context(): FastDepends resolves
+            # an injected context value in a worker thread, a thread hop for every batch.
+            await self.on_commands(bodies, self.broker.context.get_local("message"))
+
+        # FastStream's RedisClusterBroker when REDIS_URL names a cluster (redis+cluster://).
+        cluster = is_cluster_url(self.settings.redis_url)
+        self.broker = (RedisClusterBroker if cluster else RedisBroker)(
+            plain_url(self.settings.redis_url),
+            logger=stdlib_logger("renature.rules.faststream"),
+            log_level=logging.DEBUG,  # per-message lines; the handler logs each command
+            # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
+            **healing.BLOCKING_READ_OPTIONS,
+        )
+        for index, stream in enumerate(self.command_streams):
+            self._subscribe(stream, on_commands, documented=index == 0)
+        # Self-healing (issue 11): back within a second of Redis returning, and a consumer
+        # group lost with Redis's data is created again instead of stopping the service.
+        healing.fast_reconnect()
+        self.app = FastStream(
+            self.broker,
+            logger=stdlib_logger("renature.rules.app"),
+            on_startup=[self.startup],
+            on_shutdown=[self.shutdown],
+            specification=AsyncAPI(
+                self.broker,
+                title="Renature rules service",
+                version="0.1.0",
+                description="Commands in, replies out; events go to the event store.",
+            ),
+        )
+
+    def _subscribe(
+        self, stream: str, handler: Callable[[EnvelopeBatch], Awaitable[None]], *, documented: bool
+    ) -> None:
+        """The two subscribers of one command stream: the batches as they come, and the
+        batches a dead instance read but never acknowledged. Only the first stream is in the
+        AsyncAPI document: the others carry the same messages (its description says so)."""
+        # Acknowledged once the replies are out; a batch that failed stays pending and is
+        # taken over by the reclaiming subscriber (a nack leaves a stream entry pending). The
+        # replies are published by `on_commands`, not by FastStream (no_reply).
+        reading = self.broker.subscriber(
+            stream=self._stream(stream, max_records=MAX_BATCH, polling_interval=READ_BLOCK_MS),
+            decoder=envelope_bodies,
+            title="rules:commands",
+            description=(
+                "Command envelopes (msgspec JSON `CommandEnvelope`), one stream per command "
+                "partition: `<prefix>:{pNN}:commands` for NN = 00 .. count - 1 "
+                "(RENATURE_COMMAND_PARTITIONS, 4 by default), a game's commands on the stream "
+                "of its partition modulo that count. Each reply (msgspec JSON `Reply`) goes to "
+                "the `reply_to` pub/sub channel of the message's headers, with its "
+                "`correlation_id`."
+            ),
+            include_in_schema=documented,
+            ack_policy=AckPolicy.NACK_ON_ERROR,
+            no_reply=True,
+        )
+        reclaiming = self.broker.subscriber(
+            stream=self._stream(
+                stream, min_idle_time=self.settings.reclaim_idle_ms, polling_interval=1000
+            ),
+            decoder=envelope_bodies,
+            title=f"rules:{stream}:reclaim",
+            include_in_schema=False,
+            ack_policy=AckPolicy.NACK_ON_ERROR,
+            no_reply=True,
+        )
+        for subscriber in (reading, reclaiming):
+            subscriber(handler)
+            healing.heal_missing_group(subscriber, functools.partial(self._ensure_groups, [stream]))
+
+    def _stream(self, stream: str, **options: Any) -> StreamSub[bool]:
+        """A command stream read in batches by this instance's consumer of the group."""
+        return StreamSub(
+            stream,
+            group=bus.RULES_GROUP,
+            consumer=self.settings.consumer,
+            batch=True,
+            **options,
+        )
+
+    async def on_commands(self, bodies: Sequence[bytes], message: StreamMessage[Any]) -> None:
+        """Answer a batch: handle it and publish every reply in one pipeline; FastStream then
+        acknowledges the batch. A failure before that leaves the batch pending, to be
+        reclaimed."""
+        if self.handler is None or self._redis is None:
+            await self.startup()
+        assert self.handler is not None
+        assert self._redis is not None
+        replies = await self.handler.handle_batch(bodies)
+        headers = message.batch_headers or [message.headers] * len(bodies)
+        pipe = self._redis.pipeline(transaction=False)
+        for reply, header in zip(replies, headers, strict=True):
+            if reply_to := header.get("reply_to"):
+                wire = await BinaryMessageFormatV1.encode(
+                    message=reply,
+                    reply_to=None,
+                    headers=None,
+                    correlation_id=header.get("correlation_id") or "",
+                )
+                # PUBLISH by name: a cluster pipeline refuses publish() (any node broadcasts)
+                pipe.execute_command("PUBLISH", reply_to, wire)
+        await pipe.execute()
+
+    async def __aenter__(self) -> RulesService:
+        """Run the service inside the current event loop (tests, embedding)."""
+        await self.startup()
+        await self.broker.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.broker.stop()
+        await self.shutdown()
+
+    async def startup(self) -> None:
+        """Connect to Redis (replies go there) and the event store (unless a handler was
+        injected, as in unit tests).
+
+        The consumer group is created here on every command stream the instance reads, from the
+        *start* of the stream, before the subscribers start (FastStream would create it at
+        ``$``): commands published before any rules service ever ran are then handled rather
+        than silently skipped.
+        """
+        if self._redis is not None:
+            return
+        self._redis = redis_client(self.settings.redis_url)  # a RedisCluster on a cluster
+        await healing.wait_for_redis(self._redis, "rules")  # started before Redis: wait
+        if self.handler is not None:
+            return
+        await self._ensure_groups(self.command_streams)
+        store = RedisEventStore(
+            self._redis,
+            prefix=self.settings.prefix,
+            partitions=self.settings.partitions,
+            durability=self.settings.durability,
+            replicas=self.settings.durability_replicas,
+        )
+        refusals = RedisEventStore(
+            self._redis,
+            prefix=self.settings.prefix,
+            partitions=self.settings.partitions,
+            outcome_ttl_seconds=RetentionPolicy.from_env().refused_outcome_ttl_s,
+            durability=self.settings.durability,
+            replicas=self.settings.durability_replicas,
+        )
+        self.handler = CommandHandler(
+            store=store,
+            seeds=RedisSeedVault(self._redis, store.layout),
+            cache_size=self.settings.cache_games,
+            refusals=refusals,
+        )
+        status = await store.check_durability()
+        (log.info if status.ok else log.error)("durability", statement=status.statement)
+        log.info(
+            "rules_service_started",
+            consumer=self.settings.consumer,
+            command_partitions=format_partitions(self.partitions),
+        )
+
+    async def _ensure_groups(self, streams: Sequence[str]) -> None:
+        """Create the rules consumer group (and the stream) on each of ``streams`` from the
+        start, unless it exists: at start-up and whenever Redis answers NOGROUP (it came back
+        empty)."""
+        redis = self._redis or self.broker.config.connection.client
+        for stream in streams:
+            if await healing.ensure_stream_group(redis, stream, bus.RULES_GROUP):
+                log.warning("consumer_group_created", group=bus.RULES_GROUP, stream=stream)
+
+    async def shutdown(self) -> None:
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+
+def create_service(settings: Settings | None = None) -> RulesService:
+    """A rules service configured from ``settings`` (default: the environment)."""
+    return RulesService(settings or Settings.from_env())
+
+
+def run(settings: Settings) -> None:
+    """Run the rules service until SIGINT/SIGTERM (FastStream handles the signals)."""
+
+    configure_logging(settings.log_level, service="rules")
+    asyncio.run(create_service(settings).app.run())
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the service configured from the environment, built when first asked for, so
+    that importing this module builds nothing (``faststream docs gen
+    gameserver.rules.rules_service:app`` documents it)."""
+    if name == "app":
+        return create_service().app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

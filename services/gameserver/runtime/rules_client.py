@@ -1,0 +1,200 @@
+"""How to send a command to the rules service and await its reply.
+
+```python
+reply = await send_command(broker, envelope, timeout=5.0)      # a connected RedisBroker
+reply = await send_command(redis_client, envelope, timeout=5.0)  # or a plain redis.asyncio.Redis
+
+async with RulesClient(redis_client) as client:                  # many commands, one channel
+    reply = await client.send(envelope, timeout=5.0)
+```
+
+Both use FastStream's request/reply wire format: the envelope (msgspec JSON) is added to the
+command stream of its game's partition (``rn:{pNN}:commands``, `CommandPartitions.stream_of`)
+in FastStream's binary message format with a ``reply_to`` header naming a
+fresh pub/sub channel, to which the caller subscribed *before* publishing; the rules service
+publishes the encoded `Reply` there. A reply published while nobody listens is lost, which is
+harmless: the outcome is stored under the command id, and sending the same envelope again
+(same ``command_id``) returns it without deciding the command twice. That is also what to do
+after `CommandTimeout`.
+
+`send_command` subscribes a fresh channel for every command, which suits a one-off command.
+A long-lived sender (the gateway, the benchmark) uses `RulesClient`: one channel subscribed for
+the client's whole life, replies matched to their requests by correlation id, so a command
+costs one ``XADD`` and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+
+from faststream.redis import RedisBroker
+from faststream.redis.parser.binary import BinaryMessageFormatV1
+from redis import exceptions as redis_errors
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+
+from eventstore import CommandPartitions
+from gameserver.runtime import bus
+from gameserver.runtime.logging import get_logger
+
+log = get_logger("renature.rules_client")
+
+COMMAND_STREAM_MAXLEN = 100_000
+"""A command stream is a queue, not a record (events are the record): keep it bounded."""
+
+
+class CommandTimeout(TimeoutError):
+    """No reply in time. The command may or may not have been applied: resend it with the same
+    command id to learn its outcome."""
+
+
+async def send_command(
+    broker_or_redis: RedisBroker | Redis,
+    envelope: bus.CommandEnvelope,
+    timeout: float = 10.0,
+    *,
+    streams: CommandPartitions = bus.COMMAND_PARTITIONS,
+) -> bus.Reply:
+    """Publish ``envelope`` to the rules service on the command stream of its game (``streams``
+    must be the deployment's, ``Settings.commands``) and return its `Reply`.
+
+    Raises `CommandTimeout` when no reply arrives within ``timeout`` seconds.
+    """
+    body = bus.encoder.encode(envelope)
+    if isinstance(broker_or_redis, RedisBroker):
+        try:
+            message = await broker_or_redis.request(
+                body,
+                stream=streams.stream_of(envelope.game_id),
+                maxlen=COMMAND_STREAM_MAXLEN,
+                correlation_id=envelope.command_id,
+                timeout=timeout,
+            )
+        except TimeoutError as error:
+            raise CommandTimeout(_timeout_message(envelope, timeout)) from error
+        return bus.reply_decoder.decode(message.body)
+    async with RulesClient(broker_or_redis, streams=streams) as client:  # a channel for one
+        return await client.send(envelope, timeout)
+
+
+class RulesClient:
+    """Sends commands over one reply channel subscribed for the client's whole life.
+
+    Replies come back on ``rn:reply:<random>`` with the correlation id of their request; a
+    listener task hands each to the request awaiting it. Commands sent while an earlier
+    ``XADD`` is on its way are queued and go out together in one pipeline, so a busy client
+    (the gateway under load) pays one round trip for many commands; each goes to the command
+    stream of its game's partition (``streams``, the deployment's `CommandPartitions`). If the
+    subscription's connection drops, redis-py resubscribes when it reconnects; replies
+    published meanwhile are lost and their requests time out (resend them with the same command
+    id to learn the outcome).
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        maxlen: int = COMMAND_STREAM_MAXLEN,
+        streams: CommandPartitions = bus.COMMAND_PARTITIONS,
+    ) -> None:
+        self._redis = redis
+        self._maxlen = maxlen
+        self._streams = streams
+        self.channel = f"rn:reply:{uuid.uuid4().hex}"
+        self._waiting: dict[str, asyncio.Future[bytes]] = {}
+        self._outbox: list[tuple[str, bytes, asyncio.Future[bytes]]] = []
+        self._sender: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._starting = asyncio.Lock()
+
+    async def __aenter__(self) -> RulesClient:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        """Subscribe the reply channel (before any command can be sent) and start listening."""
+        async with self._starting:
+            if self._listener is not None:
+                return
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            await pubsub.subscribe(self.channel)
+            self._listener = asyncio.create_task(self._listen(pubsub), name=self.channel)
+
+    async def aclose(self) -> None:
+        """Stop listening; requests still waiting get `CommandTimeout` at their deadline."""
+        for task in (self._listener, self._sender):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._listener = self._sender = None
+
+    async def send(self, envelope: bus.CommandEnvelope, timeout: float = 10.0) -> bus.Reply:
+        """Publish ``envelope`` and return its `Reply`; `CommandTimeout` after ``timeout`` s.
+        Redis errors while publishing are raised (redis-py's ``ConnectionError`` and so on)."""
+        if self._listener is None:
+            await self.start()
+        correlation_id = uuid.uuid4().hex
+        message = await BinaryMessageFormatV1.encode(
+            message=bus.encoder.encode(envelope),
+            reply_to=self.channel,
+            headers=None,
+            correlation_id=correlation_id,
+        )
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting[correlation_id] = waiter
+        self._outbox.append((self._streams.stream_of(envelope.game_id), message, waiter))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send_queued())
+        try:
+            data = await asyncio.wait_for(waiter, timeout)
+        except TimeoutError as error:
+            raise CommandTimeout(_timeout_message(envelope, timeout)) from error
+        finally:
+            self._waiting.pop(correlation_id, None)
+        return bus.reply_decoder.decode(data)
+
+    async def _send_queued(self) -> None:
+        """XADD everything queued, one pipeline per round trip, until the queue is empty."""
+        while self._outbox:
+            batch, self._outbox = self._outbox, []
+            pipe = self._redis.pipeline(transaction=False)
+            for stream, message, _ in batch:
+                pipe.xadd(stream, {"__data__": message}, maxlen=self._maxlen)
+            try:
+                results = await pipe.execute(raise_on_error=False)
+            except Exception as error:  # the connection: every command of the batch failed
+                results = [error] * len(batch)
+            for (_, _, waiter), result in zip(batch, results, strict=True):
+                if isinstance(result, Exception) and not waiter.done():
+                    waiter.set_exception(result)
+
+    async def _listen(self, pubsub: PubSub) -> None:
+        try:
+            while True:
+                try:
+                    received = await pubsub.get_message(timeout=1.0)
+                except (redis_errors.ConnectionError, OSError) as error:
+                    log.warning("reply_channel_lost", error=str(error))
+                    await asyncio.sleep(0.2)
+                    continue
+                if received is None or received.get("type") != "message":
+                    continue
+                data, headers = BinaryMessageFormatV1.parse(received["data"])
+                waiter = self._waiting.pop(str(headers.get("correlation_id", "")), None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(data)
+        finally:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+
+def _timeout_message(envelope: bus.CommandEnvelope, timeout: float) -> str:
+    return (
+        f"no reply to command {envelope.command_id!r} of game {envelope.game_id!r} within "
+        f"{timeout:g} s; resend it with the same command id"
+    )

@@ -1,0 +1,375 @@
+"""Run one service, or the whole stack as separate OS processes (``renature serve all``).
+
+Each service runs in its own process, as it would in production (one container each): the
+rules service, the two projectors and the gateway share nothing but Redis. ``run_all`` starts
+them as ``python -m gameserver.runtime.supervisor <service>`` children configured through the
+environment (``REDIS_URL`` and the ``RENATURE_*`` variables of `settings`), forwards SIGINT and
+SIGTERM to them and stops everything when one of them dies, so a half-running stack never
+lingers.
+
+Without ``REDIS_URL`` it starts a private ``redis-server`` with the append-only file on, its
+data under ``./var/redis`` of the current directory, so games survive a restart of the stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from gameserver.runtime.logging import get_logger
+from gameserver.runtime.settings import Settings
+
+log = get_logger("renature.supervisor")
+
+SERVICES = ("rules", "board", "score", "clock", "retention", "gateway")
+NO_REDIS_MESSAGE = (
+    "REDIS_URL is not set and redis-server is not installed, so there is no Redis to run on. "
+    "Either install Redis (e.g. `apt-get install redis-server` or `brew install redis`) and "
+    "run again (a private server is then started with its data in ./var/redis), or point "
+    "REDIS_URL (or --redis-url) at a Redis you run, e.g. `docker run -p 6379:6379 redis:7` "
+    "and REDIS_URL=redis://127.0.0.1:6379/0."
+)
+
+
+class SupervisorError(RuntimeError):
+    """The stack cannot be started (no Redis, a port taken, a service that died)."""
+
+
+# -- one service -----------------------------------------------------------------------------
+
+
+def run_service(
+    name: str,
+    settings: Settings,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    rebuild: bool = False,
+    rebuild_only: bool = False,
+) -> None:
+    """Run one service in this process until it is told to stop (blocking)."""
+    if name == "rules":
+        from gameserver.rules import rules_service
+
+        rules_service.run(settings)
+    elif name in ("board", "score"):
+        from gameserver.projectors import BoardProjection, ScoreProjection, projector_runner
+
+        projection: projector_runner.Projection[Any] = (
+            BoardProjection() if name == "board" else ScoreProjection()
+        )
+        if rebuild_only:
+            projector_runner.rebuild_only(settings, projection)
+        else:
+            projector_runner.run(settings, projection, rebuild=rebuild)
+    elif name == "clock":
+        from gameserver.clock import clock_service
+
+        clock_service.run(settings)
+    elif name == "retention":
+        from gameserver.retention import retention_service
+
+        retention_service.run(settings)
+    elif name == "gateway":
+        run_gateway(settings, host=host, port=port)
+    else:
+        raise SupervisorError(f"unknown service {name!r}; services: {', '.join(SERVICES)}")
+
+
+def run_gateway(settings: Settings, *, host: str, port: int) -> None:
+    """Serve the HTTP gateway with uvicorn (logs stay JSON: uvicorn's own config is off):
+    uvloop, httptools, ``RENATURE_GATEWAY_WORKERS`` processes (`gateway.server`)."""
+    try:
+        from gameserver.gateway.server import serve
+    except ImportError as error:  # the gateway is built separately; say so clearly
+        raise SupervisorError(f"the gateway is not available: {error}") from error
+    serve(settings, host=host, port=port)
+
+
+# -- a private Redis -------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_taken(host: str, port: int) -> bool:
+    """Whether something listens on (or holds) ``host:port`` now. SO_REUSEADDR as the servers
+    set it, so a port left in TIME_WAIT by a stopped stack counts as free."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def check_ports(host: str, port: int, redis_port: int | None) -> None:
+    """Refuse busy ports before anything starts (and before any URL is printed)."""
+    if port_taken(host, port):
+        raise SupervisorError(
+            f"Port {port} on {host} is in use by another program, so the gateway cannot listen "
+            f"there. Stop that program or choose another port: `renature serve all --port "
+            f"PORT` (`make run PORT=...`)."
+        )
+    if redis_port is not None and port_taken("127.0.0.1", redis_port):
+        raise SupervisorError(
+            f"Port {redis_port} is in use, so the private redis-server cannot listen there (and "
+            f"this stack never runs against a Redis it did not start). Choose another with "
+            f"--redis-port (`make run REDIS_PORT=...`), leave it out for a free port, or set "
+            f"REDIS_URL to use a Redis you run."
+        )
+
+
+@dataclass
+class PrivateRedis:
+    """A ``redis-server`` with AOF on, owned by the supervisor and stopped with it."""
+
+    data_dir: Path
+    port: int
+    executable: str
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10.0) -> None:
+        import redis
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        command = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1"]
+        command += ["--dir", str(self.data_dir), "--logfile", "redis.log", "--save", ""]
+        # The fsync policy the durability mode needs (issue 11): always, unless everysec is chosen.
+        fsync = "everysec" if Settings.from_env().durability == "everysec" else "always"
+        command += ["--appendonly", "yes", "--appendfsync", fsync]
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            # Its own session: a Ctrl+C in the terminal reaches the services, not Redis, which
+            # is stopped last, once nothing uses it any more.
+            start_new_session=True,
+        )
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise SupervisorError(
+                        f"redis-server exited at once (port {self.port} taken?); "
+                        f"see {self.data_dir / 'redis.log'}"
+                    )
+                try:
+                    pid = int(client.info("server")["process_id"])
+                except redis.RedisError:
+                    time.sleep(0.05)
+                    continue
+                if pid != self.process.pid:  # another Redis answers on this port: not ours
+                    self.stop()
+                    raise SupervisorError(
+                        f"port {self.port} is served by another Redis (pid {pid}); this stack "
+                        "only runs against a Redis it started, or the one REDIS_URL names"
+                    )
+                return
+        finally:
+            client.close()
+        self.stop()
+        raise SupervisorError(f"redis-server did not answer within {timeout:g} s")
+
+    def stop(self) -> None:
+        """SIGTERM: Redis flushes the append-only file and exits cleanly."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def private_redis(port: int | None, data_dir: Path | None = None) -> PrivateRedis:
+    """A private server to start, or `SupervisorError` saying how to get Redis."""
+    executable = shutil.which("redis-server")
+    if executable is None:
+        raise SupervisorError(NO_REDIS_MESSAGE)
+    return PrivateRedis(
+        data_dir=data_dir or Path.cwd() / "var" / "redis",
+        port=port or free_port(),
+        executable=executable,
+    )
+
+
+# -- the whole stack -------------------------------------------------------------------------
+
+
+@dataclass
+class Stack:
+    """The child processes of ``serve all`` and the private Redis, if any."""
+
+    redis_url: str
+    host: str
+    port: int
+    redis: PrivateRedis | None = None
+    children: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> None:
+        if self.redis is not None:
+            self.redis.start()
+        env = {**os.environ, "REDIS_URL": self.redis_url}
+        env.pop("RENATURE_CONSUMER", None)  # every process needs its own consumer name
+        for name in SERVICES:
+            command = [sys.executable, "-m", "gameserver.runtime.supervisor", name]
+            if name == "gateway":
+                command += ["--host", self.host, "--port", str(self.port)]
+            self.children[name] = subprocess.Popen(command, env=env)
+            log.info("service_started", service=name, pid=self.children[name].pid)
+
+    def signal_children(self, signum: int) -> None:
+        for child in self.children.values():
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM every child, wait, SIGKILL stragglers, then stop the private Redis."""
+        self.signal_children(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for name, child in self.children.items():
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log.warning("service_killed", service=name, pid=child.pid)
+                child.kill()
+                child.wait()
+        if self.redis is not None:
+            self.redis.stop()
+        log.info("stack_stopped")
+
+    def dead(self) -> dict[str, int]:
+        """Children that exited, with their exit codes."""
+        return {
+            name: code
+            for name, child in self.children.items()
+            if (code := child.poll()) is not None
+        }
+
+
+def wait_for_port(host: str, port: int, stack: Stack, timeout: float = 60.0) -> bool:
+    """Wait until the gateway accepts connections; False when a service died or time ran
+    out first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stack.dead():
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+def durability_line(mode: str) -> str:
+    """What an acknowledged move survives under ``mode`` (docs/event-store.md)."""
+    if mode == "everysec":
+        return (
+            "Durability: everysec (fast; an OS crash or power cut may lose the last ~1 s of "
+            "acknowledged moves). Production runs RENATURE_DURABILITY=always."
+        )
+    return f"Durability: {mode} (no acknowledged move is lost, power cuts included)."
+
+
+def run_all(
+    redis_url: str | None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    redis_port: int | None = None,
+    announce: Callable[[str], None] = print,
+) -> int:
+    """Start Redis (unless given) and every service; block until a signal or a crash.
+
+    Returns the exit status: 0 after SIGINT/SIGTERM, 1 when a service died on its own.
+    """
+    server: PrivateRedis | None = None
+    check_ports(host, port, redis_port if redis_url is None else None)
+    if redis_url is None:
+        server = private_redis(redis_port)
+        redis_url = server.url
+    stack = Stack(redis_url=redis_url, host=host, port=port, redis=server)
+    stopping: list[int] = []
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        stopping.append(signum)
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        stack.start()
+        if not wait_for_port(host, port, stack):
+            announce(f"The stack did not come up ({stack.dead() or 'no gateway'}); stopping.")
+            return 1
+        if server is not None:
+            announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
+        announce(durability_line(Settings.from_env().durability))
+        announce(f"Play: {stack.gateway_url}/  (lobby, table and dispute viewer in a browser)")
+        announce(f"Gateway: {stack.gateway_url}")
+        announce(f"API docs: {stack.gateway_url}/docs")
+        if Settings.from_env().allow_chosen_seeds:
+            announce(
+                "Chosen seeds: ON (RENATURE_ALLOW_CHOSEN_SEEDS=1): POST /games takes a seed, and "
+                "whoever chooses it knows every hand (games say chosen_seed). Development only."
+            )
+        else:
+            announce("Chosen seeds: off (every game is dealt from a secret random seed).")
+        announce("For the CLI (renature audit, explain, replay) in another shell:")
+        announce(f"export REDIS_URL={redis_url}")
+        announce("Press Ctrl+C to stop.")
+        while not stopping:
+            if dead := stack.dead():
+                log.error("service_died", exit_codes=dead)
+                announce(f"A service stopped unexpectedly ({dead}); stopping the stack.")
+                return 1
+            time.sleep(0.2)
+        return 0
+    finally:
+        stack.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+# -- ``python -m gameserver.runtime.supervisor <service>`` (the children of ``serve all``) ----
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m gameserver.runtime.supervisor")
+    parser.add_argument("service", choices=SERVICES)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--rebuild", action="store_true")
+    args = parser.parse_args(argv)
+    run_service(
+        args.service, Settings.from_env(), host=args.host, port=args.port, rebuild=args.rebuild
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,484 @@
+"""Bounded storage: the retention policy and the service that applies it.
+
+Without it Redis only grows: lobbies that never start stay forever, every refused command
+leaves its outcome for days, every event is kept twice (its game stream and its partition
+feed), consumer groups remember every consumer that ever ran, and a finished game keeps
+everything it ever had. `Retention.run_once` (run every ``interval_s`` by ``renature serve
+retention``) applies `RetentionPolicy`:
+
+1. **It follows the partition feeds** with its own consumer group (``retention``) and keeps, per
+   partition, a sorted set of lobbies (``GameCreated`` not yet ``GameStarted``) and one of
+   finished games (``GameEnded``, ``GameCancelled``), scored by the time of the event (the
+   feed entry's id is its append time, so no clock is trusted but Redis').
+2. **Lobbies that never start expire** ``lobby_ttl_s`` after their creation: every key of the
+   game is deleted (its stream, seed, seats, outcomes, models...), atomically and only if the
+   game did not move meanwhile.
+3. **A finished game is compacted** ``finished_grace_s`` after its end: its stream is replaced
+   by one gzip-compressed string (`eventstore.archive`, about a fifth of the size, read
+   transparently by the event store) and the outcomes of its commands are deleted (no command
+   can be accepted after the end; a late retry is answered from the rules again).
+4. **Finished games are archived out of Redis** ``archive_after_s`` after their end, where an
+   archive directory is set (``RENATURE_ARCHIVE_DIR``): the packed game is written to
+   ``<dir>/pNN/<game>.jsonl.gz`` (fsynced, renamed), then every key of the game is deleted.
+   ``renature audit | explain | replay`` read it from there.
+5. **Streams are trimmed below what every consumer group has acknowledged** (``XTRIM MINID``
+   to the oldest entry that some group has not acknowledged yet, or not yet been delivered):
+   the partition feeds and the command streams. A group that lags keeps its entries.
+6. **Idle consumers without pending entries are removed** from every group once idle for
+   ``consumer_idle_s`` (a consumer with pending entries stays: its entries are reclaimed).
+
+Refused commands' outcomes live ``refused_outcome_ttl_s`` (minutes): the rules service records
+them with that expiry (accepted ones keep the store's longer TTL while the game runs).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
+
+import msgspec
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from eventstore import archive
+from eventstore.keys import KeyLayout
+from eventstore.redis_values import text as _text
+from eventstore.types import StoredEvent
+
+GROUP = "retention"
+"""The consumer group of the retention service on every partition feed."""
+
+GAME_KEY_KINDS = (
+    "seed",
+    "seats",
+    "created",
+    "claims",
+    "lobby",
+    "reads",
+    "board",
+    "score",
+    "packed",
+)
+"""Kinds of ``<prefix>:{pNN}:<kind>:<game_id>`` keys deleted with a game (besides its stream
+and its command outcomes). A new per-game key kind belongs here."""
+
+DAY = 86_400
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionPolicy:
+    """How long things stay in Redis (seconds). Environment: ``RENATURE_<FIELD>`` upper-case,
+    e.g. ``RENATURE_LOBBY_TTL_S``; ``RENATURE_ARCHIVE_DIR`` for ``archive_dir``."""
+
+    lobby_ttl_s: int = DAY
+    refused_outcome_ttl_s: int = 900
+    finished_grace_s: int = 900
+    archive_dir: str | None = None
+    archive_after_s: int = 7 * DAY
+    consumer_idle_s: int = DAY
+    interval_s: float = 60.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> RetentionPolicy:
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for name, kind in (
+            ("lobby_ttl_s", int),
+            ("refused_outcome_ttl_s", int),
+            ("finished_grace_s", int),
+            ("archive_after_s", int),
+            ("consumer_idle_s", int),
+            ("interval_s", float),
+        ):
+            if raw := env.get(f"RENATURE_{name.upper()}"):
+                values[name] = kind(raw)
+        if directory := env.get("RENATURE_ARCHIVE_DIR"):
+            values["archive_dir"] = directory
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> RetentionPolicy:
+        return replace(self, **changes)
+
+
+@dataclass
+class RetentionReport:
+    """What one pass did."""
+
+    events_seen: int = 0
+    lobbies_expired: int = 0
+    games_packed: int = 0
+    outcomes_deleted: int = 0
+    games_archived: int = 0
+    entries_trimmed: int = 0
+    consumers_removed: int = 0
+
+
+class _Kind(msgspec.Struct):
+    type: str = ""
+
+
+class _Cause(msgspec.Struct):
+    command_id: str | None = None
+
+
+class _Caused(msgspec.Struct):
+    cause: _Cause | None = None
+
+
+_kind = msgspec.json.Decoder(_Kind)
+_caused = msgspec.json.Decoder(_Caused)
+
+# Compacts or removes one game atomically, and only if its stream did not move meanwhile.
+# KEYS[1] game stream, KEYS[2] games set, KEYS[3] index zset the game leaves, KEYS[4] packed
+# key, KEYS[5] zset of packed games, KEYS[6..] keys to delete. ARGV[1] the stream's last entry
+# id when the caller read it ("" for none), ARGV[2] game id, ARGV[3] packed bytes to keep
+# ("": the game leaves Redis), ARGV[4] the score in KEYS[5] (its end time).
+_COMPACT_LUA = r"""
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local seen = ''
+if #last > 0 then seen = last[1][1] end
+if seen ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+for i = 6, #KEYS do redis.call('DEL', KEYS[i]) end
+redis.call('ZREM', KEYS[3], ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('SET', KEYS[4], ARGV[3])
+  redis.call('ZADD', KEYS[5], ARGV[4], ARGV[2])
+else
+  redis.call('SREM', KEYS[2], ARGV[2])
+end
+return 1
+"""
+
+
+# long: every retention step (lobbies, refusals, finished games, archive) of one deployment
+@dataclass
+class Retention:
+    """Applies a `RetentionPolicy` to the Redis of one deployment (see the module docstring).
+
+    Every step is idempotent and safe beside the running services: several instances may run
+    (they share the consumer group), and a pass interrupted half way is finished by the next.
+    """
+
+    redis: Redis
+    layout: KeyLayout
+    policy: RetentionPolicy = field(default_factory=RetentionPolicy)
+    consumer: str = "retention"
+    streams: Sequence[str] | None = None
+    """Streams to trim besides the partition feeds (default: every command stream the layout
+    can have, ``<prefix>:{pNN}:commands``, so it needs no command partition count; a stream
+    that does not exist costs one ``XINFO GROUPS``)."""
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
+        self._compact = self.redis.register_script(_COMPACT_LUA)
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def lobbies_key(self, partition: int) -> str:
+        return f"{self.layout.base(partition)}:retention:lobbies"
+
+    def finished_key(self, partition: int) -> str:
+        return f"{self.layout.base(partition)}:retention:finished"
+
+    def packed_index_key(self, partition: int) -> str:
+        return f"{self.layout.base(partition)}:retention:packed"
+
+    @property
+    def lobby_index_key(self) -> str:
+        """The gateway's index of listed games (a sorted set of ``<order>:<game_id>``)."""
+        return f"{self.layout.prefix}:lobby"
+
+    async def _unlist(self, game_id: str) -> None:
+        """Drop a removed game from the gateway's game index (outside the game's hash slot,
+        so after the game's own keys; its member ends with ``:<game_id>``)."""
+        members = [
+            member
+            async for member, _ in self.redis.zscan_iter(
+                self.lobby_index_key, match=f"*:{game_id}", count=1000
+            )
+        ]
+        if members:
+            await self.redis.zrem(self.lobby_index_key, *members)
+
+    def game_keys(self, game_id: str) -> list[str]:
+        """Every key of a game but its stream and its command outcomes."""
+        return [self.layout.game_scoped_key(kind, game_id) for kind in GAME_KEY_KINDS]
+
+    # -- one pass -----------------------------------------------------------------------------
+
+    async def run_once(self) -> RetentionReport:
+        report = RetentionReport()
+        report.events_seen = await self.follow_feeds()
+        now_ms = int(self.clock() * 1000)
+        for partition in range(self.layout.partitions):
+            cutoff = now_ms - self.policy.lobby_ttl_s * 1000
+            for game_id in await self._due(self.lobbies_key(partition), cutoff):
+                report.lobbies_expired += await self.expire_lobby(game_id)
+            cutoff = now_ms - self.policy.finished_grace_s * 1000
+            for game_id, ended in await self._due_scored(self.finished_key(partition), cutoff):
+                packed, outcomes = await self.pack_finished(game_id, ended)
+                report.games_packed += packed
+                report.outcomes_deleted += outcomes
+            if self.policy.archive_dir is not None:
+                cutoff = now_ms - self.policy.archive_after_s * 1000
+                for game_id in await self._due(self.packed_index_key(partition), cutoff):
+                    report.games_archived += await self.archive_game(game_id)
+        for stream in self._streams():
+            report.entries_trimmed += await self.trim(stream)
+            report.consumers_removed += await self.remove_idle_consumers(stream)
+        return report
+
+    def _streams(self) -> list[str]:
+        feeds = [self.layout.feed_key(p) for p in range(self.layout.partitions)]
+        every = [self.layout.command_stream(p) for p in range(self.layout.partitions)]
+        extra = self.streams if self.streams is not None else every
+        return [*feeds, *extra]
+
+    async def _due(self, key: str, cutoff_ms: int) -> list[str]:
+        return [game for game, _ in await self._due_scored(key, cutoff_ms)]
+
+    async def _due_scored(self, key: str, cutoff_ms: int) -> list[tuple[str, int]]:
+        found = cast(
+            "list[tuple[bytes, float]]",
+            await self.redis.zrangebyscore(key, "-inf", cutoff_ms, withscores=True),
+        )
+        return [(_text(game), int(score)) for game, score in found]
+
+    # -- 1. following the feeds ---------------------------------------------------------------
+
+    async def follow_feeds(self, count: int = 1000) -> int:
+        """Index lobbies and finished games from the events appended since the last pass."""
+        feeds = {self.layout.feed_key(p): p for p in range(self.layout.partitions)}
+        for feed in feeds:
+            try:
+                await self.redis.xgroup_create(feed, GROUP, id="0", mkstream=True)
+            except ResponseError as error:
+                if "BUSYGROUP" not in str(error):
+                    raise
+        seen = 0
+        while True:
+            batches = cast(  # a bytes client
+                "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",
+                await self.redis.xreadgroup(
+                    GROUP, self.consumer, dict.fromkeys(feeds, ">"), count=count
+                ),
+            )
+            entries = sum(len(entries) for _, entries in batches or [])
+            if not entries:
+                return seen
+            pipe = self.redis.pipeline(transaction=False)
+            for stream, stream_entries in batches or []:
+                partition = feeds[_text(stream)]
+                ids = []
+                for entry_id, fields in stream_entries:
+                    ids.append(entry_id)
+                    self._index(pipe, partition, _text(entry_id), fields)
+                pipe.xack(stream, GROUP, *ids)
+            await pipe.execute()
+            seen += entries
+
+    def _index(self, pipe: Any, partition: int, entry_id: str, fields: dict[bytes, bytes]) -> None:
+        game = fields.get(b"game")
+        event = fields.get(b"event")
+        if game is None or event is None:
+            return
+        try:
+            kind = _kind.decode(event).type
+        except msgspec.DecodeError:
+            return
+        at = int(entry_id.split("-")[0])
+        if kind == "GameCreated":
+            pipe.zadd(self.lobbies_key(partition), {game: at}, nx=True)
+        elif kind == "GameStarted":
+            pipe.zrem(self.lobbies_key(partition), game)
+        elif kind in ("GameEnded", "GameCancelled"):
+            pipe.zrem(self.lobbies_key(partition), game)
+            pipe.zadd(self.finished_key(partition), {game: at}, nx=True)
+
+    # -- 2, 3, 4: lobbies, finished games, archives -------------------------------------------
+
+    async def _stream(self, game_id: str) -> list[tuple[str, StoredEvent]]:
+        raw = cast(  # a bytes client
+            "list[tuple[bytes, dict[bytes, bytes]]]",
+            await self.redis.xrange(self.layout.game_key(game_id)),
+        )
+        out = []
+        for entry_id, fields in raw:
+            text = _text(entry_id)
+            version = int(text.split("-")[1])
+            meta, hash_ = fields.get(b"meta"), fields.get(b"hash")
+            stored = StoredEvent(
+                version, fields.get(b"event", b""), meta, None if hash_ is None else _text(hash_)
+            )
+            out.append((text, stored))
+        return out
+
+    def _outcome_keys(self, game_id: str, events: Sequence[StoredEvent]) -> list[str]:
+        """The outcome keys of the game's accepted commands (their ids are in the causes)."""
+        keys = []
+        for event in events:
+            try:
+                cause = _caused.decode(event.data).cause
+            except msgspec.DecodeError:
+                continue
+            if cause is not None and cause.command_id:
+                keys.append(self.layout.command_key(game_id, cause.command_id))
+        return keys
+
+    async def _run_compact(
+        self,
+        game_id: str,
+        last_id: str,
+        index: str,
+        delete: list[str],
+        keep: bytes = b"",
+        score: int = 0,
+    ) -> int:
+        partition = self.layout.partition_of(game_id)
+        keys = [
+            self.layout.game_key(game_id),
+            self.layout.games_key(partition),
+            index,
+            archive.packed_key(self.layout, game_id),
+            self.packed_index_key(partition),
+            *delete,
+        ]
+        return int(await self._compact(keys=keys, args=[last_id, game_id, keep, score]))
+
+    async def expire_lobby(self, game_id: str) -> int:
+        """Delete a lobby that never started, with every key it has (1 when deleted)."""
+        entries = await self._stream(game_id)
+        events = [stored for _, stored in entries]
+        last_id = entries[-1][0] if entries else ""
+        delete = [*self.game_keys(game_id), *self._outcome_keys(game_id, events)]
+        index = self.lobbies_key(self.layout.partition_of(game_id))
+        done = await self._run_compact(game_id, last_id, index, delete)
+        if done:
+            await self._unlist(game_id)
+        return done
+
+    async def pack_finished(self, game_id: str, ended_ms: int) -> tuple[int, int]:
+        """Replace a finished game's stream by its packed form and drop its command outcomes:
+        (1 when packed now, outcome keys deleted)."""
+        partition = self.layout.partition_of(game_id)
+        entries = await self._stream(game_id)
+        if not entries:  # packed already (or gone): nothing left to do but the index
+            await self.redis.zrem(self.finished_key(partition), game_id)
+            return 0, 0
+        events = [stored for _, stored in entries]
+        outcomes = self._outcome_keys(game_id, events)
+        done = await self._run_compact(
+            game_id,
+            entries[-1][0],
+            self.finished_key(partition),
+            outcomes,
+            keep=archive.pack(events),
+            score=ended_ms,
+        )
+        return done, len(outcomes) if done else 0
+
+    async def archive_game(self, game_id: str) -> int:
+        """Write a packed finished game to the archive directory, then remove it from Redis."""
+        assert self.policy.archive_dir is not None
+        partition = self.layout.partition_of(game_id)
+        blob = cast("bytes | None", await self.redis.get(archive.packed_key(self.layout, game_id)))
+        if blob is None:
+            entries = await self._stream(game_id)
+            if not entries:
+                await self.redis.zrem(self.packed_index_key(partition), game_id)
+                return 0
+            blob = archive.pack(stored for _, stored in entries)
+        archive.ArchiveDir(self.policy.archive_dir, self.layout).write(game_id, blob)
+        events = archive.unpack(blob)
+        delete = [*self.game_keys(game_id), *self._outcome_keys(game_id, events)]
+        entries = await self._stream(game_id)
+        last_id = entries[-1][0] if entries else ""
+        done = await self._run_compact(game_id, last_id, self.packed_index_key(partition), delete)
+        if done:
+            await self._unlist(game_id)
+        return done
+
+    # -- 5, 6: streams and consumers ----------------------------------------------------------
+
+    async def trim(self, stream: str) -> int:
+        """Trim ``stream`` below the oldest entry a consumer group still needs."""
+        try:
+            groups = await self.redis.xinfo_groups(stream)
+        except ResponseError:  # no such stream
+            return 0
+        if not groups:
+            return 0  # nobody consumes it: nothing says what is done with
+        floor: tuple[int, int] | None = None
+        for group in groups:
+            name = _text(_field(group, "name"))
+            needed = _next_id(_text(_field(group, "last-delivered-id")))
+            if int(_field(group, "pending") or 0):
+                summary = await self.redis.xpending(stream, name)
+                oldest = summary.get("min") if isinstance(summary, dict) else None
+                if oldest is not None:
+                    needed = min(needed, _parse_id(_text(oldest)))
+            floor = needed if floor is None else min(floor, needed)
+        assert floor is not None
+        floor_id = f"{floor[0]}-{floor[1]}"
+        return int(await self.redis.xtrim(stream, minid=floor_id, approximate=False) or 0)
+
+    async def remove_idle_consumers(self, stream: str) -> int:
+        """Remove consumers idle for ``consumer_idle_s`` that hold no pending entries."""
+        try:
+            groups = await self.redis.xinfo_groups(stream)
+        except ResponseError:
+            return 0
+        removed = 0
+        limit_ms = self.policy.consumer_idle_s * 1000
+        for group in groups:
+            name = _text(_field(group, "name"))
+            for consumer in await self.redis.xinfo_consumers(stream, name):
+                pending = int(_field(consumer, "pending") or 0)
+                idle = int(_field(consumer, "idle") or 0)
+                if pending == 0 and idle >= limit_ms:
+                    who = _text(_field(consumer, "name"))
+                    if who == self.consumer and name == GROUP:
+                        continue  # this very pass is using it
+                    await self.redis.xgroup_delconsumer(stream, name, who)  # had none pending
+                    removed += 1
+        return removed
+
+
+def _field(info: Mapping[Any, Any], name: str) -> Any:
+    value = info.get(name)
+    return info.get(name.encode()) if value is None else value
+
+
+def _parse_id(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _next_id(entry_id: str) -> tuple[int, int]:
+    ms, seq = _parse_id(entry_id)
+    return ms, seq + 1
+
+
+async def serve(redis_url: str, layout: KeyLayout, policy: RetentionPolicy, consumer: str) -> None:
+    """Apply the policy every ``interval_s`` until cancelled (``renature serve retention``)."""
+    import asyncio
+    import logging
+
+    log = logging.getLogger("renature.retention")
+    redis = Redis.from_url(redis_url)
+    janitor = Retention(redis, layout, policy, consumer=consumer)
+    try:
+        while True:
+            try:
+                report = await janitor.run_once()
+                busy = any(vars(report).values())
+                log.log(logging.INFO if busy else logging.DEBUG, "retention_pass %s", report)
+            except Exception:  # Redis restarting: the next pass finishes the work
+                log.exception("retention_failed")
+            await asyncio.sleep(policy.interval_s)
+    finally:
+        await redis.aclose()
