@@ -101,6 +101,8 @@ function showPicture(container, svgText) {
   svg.removeAttribute("width");
   svg.removeAttribute("height");
   svg.setAttribute("class", "board-svg");
+  // A picture with a text alternative, whatever the game draws: its <title> names it.
+  if (!svg.getAttribute("role")) svg.setAttribute("role", "img");
   container.replaceChildren(document.importNode(svg, true));
 }
 
