@@ -127,7 +127,7 @@ class Gateway:
                 ) from error
             except senders.SenderUnavailableError as error:
                 log.error("gateway_rules_unavailable", command=kind, error=str(error))
-                raise ApiError(  # the bus is Redis: the store is unreachable (issue 11)
+                raise ApiError(  # the bus is Redis: the store is unreachable
                     503, "store_unavailable", "The game store cannot be reached; retry."
                 ) from error
             # DEBUG: a line per command cost more CPU than the gateway's own work; refusals
