@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -296,21 +297,11 @@ def test_the_viewer_audits_an_uploaded_file_and_points_at_a_forged_event(
     finished_game: str, base_url: str, browser: Browser, tmp_path: Path
 ) -> None:
     raw = _events(base_url, finished_game)
-    honest = tmp_path / "game.jsonl"
-    honest.write_text("\n".join(json.dumps(event) for event in raw) + "\n")
     forged_events = [dict(event) for event in raw]
     target = next(i for i, ev in enumerate(forged_events) if ev["type"] == "PlantPlaced")
     forged_events[target]["points"] += 5  # a forger's extra points
-    forged = tmp_path / "forged.jsonl"
-    forged.write_text("\n".join(json.dumps(event) for event in forged_events) + "\n")
     page = new_page(browser)
-    page.goto(f"{base_url}/viewer")
-    page.set_input_files("#file", str(honest))
-    page.wait_for_selector("#verdict")
-    assert "The audit holds" in page.inner_text("#verdict")
-    page.set_input_files("#file", str(forged))
-    page.wait_for_function("document.querySelector('#verdict')?.textContent.includes('FAILS')")
-    finding = page.locator("#findings li.finding").first
+    finding = upload_and_find(page, base_url, tmp_path, raw, forged_events)
     assert int(finding.get_attribute("data-version")) == forged_events[target]["version"]
     finding.locator("button").click()
     page.wait_for_function(
@@ -335,6 +326,26 @@ def test_every_page_passes_the_accessibility_check(
         assert svg.get_attribute("role") == "img"
         title = page.eval_on_selector("#board svg", "svg => svg.querySelector('title').textContent")
         assert title.startswith("Renature game ")
+
+
+def upload_and_find(
+    page: Page, base_url: str, folder: Path, honest: list[Any], forged: list[Any]
+) -> Locator:
+    """Upload an honest export to the viewer (its audit holds, every event told in words),
+    then a forged copy: the first finding the viewer lists."""
+    files = []
+    for name, events in (("game.jsonl", honest), ("forged.jsonl", forged)):
+        files.append(folder / name)
+        files[-1].write_text("\n".join(json.dumps(event) for event in events) + "\n")
+    page.goto(f"{base_url}/viewer")
+    page.set_input_files("#file", str(files[0]))
+    page.wait_for_selector("#verdict")
+    assert "The audit holds" in page.inner_text("#verdict")
+    assert page.locator("#events li").count() == len(honest)
+    assert "undefined" not in page.inner_text("#events")
+    page.set_input_files("#file", str(files[1]))
+    page.wait_for_function("document.querySelector('#verdict')?.textContent.includes('FAILS')")
+    return page.locator("#findings li.finding").first
 
 
 def assert_accessible(page: Page) -> None:
@@ -483,23 +494,11 @@ def test_the_viewer_steps_through_each_game_and_audits_its_export(
     assert page.locator("#points li.point").count() > 0
     shot(page, f"viewer-{name}")
     assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
-    honest = tmp_path / "game.jsonl"
-    honest.write_text("\n".join(json.dumps(event) for event in raw) + "\n")
     forged_events = [dict(event) for event in raw]
     target = len(forged_events) // 2
     forged_events[target]["hash"] = "0" * 64  # a link of the chain broken
-    forged = tmp_path / "forged.jsonl"
-    forged.write_text("\n".join(json.dumps(event) for event in forged_events) + "\n")
     upload = new_page(browser)
-    upload.goto(f"{base_url}/viewer")
-    upload.set_input_files("#file", str(honest))
-    upload.wait_for_selector("#verdict")
-    assert "The audit holds" in upload.inner_text("#verdict")
-    assert upload.locator("#events li").count() == len(raw)
-    assert "undefined" not in upload.inner_text("#events")
-    upload.set_input_files("#file", str(forged))
-    upload.wait_for_function("document.querySelector('#verdict')?.textContent.includes('FAILS')")
-    finding = upload.locator("#findings li.finding").first
+    finding = upload_and_find(upload, base_url, tmp_path, raw, forged_events)
     assert int(finding.get_attribute("data-version")) == forged_events[target]["version"]
     assert not PAGE_ERRORS[id(upload)], PAGE_ERRORS[id(upload)]
 

@@ -25,6 +25,7 @@ from gameserver.runtime.state_cache import AnyGame
 
 router = APIRouter(tags=["catalog"], default_response_class=MsgspecResponse)
 
+After = Annotated[int, Query(ge=0, le=MAX_VERSION, description="Only events after this version")]
 PLATFORM_FIELDS = frozenset({"game", "seed", "seating", "players", "board", "time_control"})
 """Fields of a creation body every game has; the rest are the game's own options."""
 
@@ -140,12 +141,7 @@ async def seat_moves(
     openapi_extra={"security": [{}]},
 )
 async def game_log(
-    game_id: GameId,
-    credentials: Credentials,
-    gateway: GatewayDep,
-    after: Annotated[
-        int, Query(ge=0, le=MAX_VERSION, description="Only events after this version")
-    ] = 0,
+    game_id: GameId, credentials: Credentials, gateway: GatewayDep, after: After = 0
 ) -> MsgspecResponse:
     """The game's events after ``after`` in words, with what your seat (or a spectator,
     without a token) may not see blanked out before they are told."""

@@ -202,12 +202,18 @@ function renderPlayers() {
 
 // The generic moves: every legal move in the game's words, one button each, narrowed by a
 // filter when there are many (a set-up may offer a thousand placements).
-function renderMoves() {
+// The moves section, emptied; null (and the section hidden) when the reader has no move.
+function movesBox() {
   const section = $("moves-section");
-  section.hidden = !table.seat || !table.moves.length;
+  section.hidden = !table.seat || !table.legal.length;
   const box = $("moves");
   box.replaceChildren();
-  if (section.hidden) return;
+  return section.hidden ? null : box;
+}
+
+function renderMoves() {
+  const box = movesBox();
+  if (!box) return;
   const filter = $("move-filter");
   const many = table.moves.length > 12;
   $("move-filter-label").hidden = !many;
@@ -328,7 +334,7 @@ async function start() {
     table.summary = await api("GET", `/games/${gameId}`);
     table.game = table.summary.game;
     table.client = await clientOf(table.game);
-    if (table.client) table.client.attach({ table, render, send });
+    if (table.client) table.client.attach({ table, render, send, movesBox });
     $("board-help").textContent = (table.client && table.client.boardHelp) || "The board as the game draws it; your moves are listed beside it, in words.";
     await loadLog();
   } catch (error) {

@@ -10,6 +10,7 @@ const $ = (id) => document.getElementById(id);
 let table = null; // the generic table's state, handed over by attach()
 let render = () => {};
 let send = () => {};
+let movesBox = () => null;
 
 function cellName(x, y) {
   return `(${x}, ${y})`;
@@ -189,11 +190,8 @@ function currentChoices() {
 }
 
 function renderMoves() {
-  const section = $("moves-section");
-  section.hidden = !table.seat || !table.legal.length;
-  const box = $("moves");
-  box.replaceChildren();
-  if (section.hidden) return;
+  const box = movesBox();
+  if (!box) return;
   const placing = table.legal.some((c) => c.type === "PlaceDomino");
   $("prompt").textContent = table.chosenDomino === null
     ? (placing ? "Choose a domino from your hand, or another move:" : "Choose a move:")
@@ -288,6 +286,7 @@ window.RenatureGames.renature = {
     table = core.table;
     render = core.render;
     send = core.send;
+    movesBox = core.movesBox;
     table.chosenDomino = null; // a domino being laid: its first half, then its second
     table.chosenCell = null;
   },
