@@ -61,7 +61,7 @@ def value_words(value: Any) -> str:
     if isinstance(value, dict):
         if set(value) == {"x", "y"}:
             return f"({value['x']}, {value['y']})"
-        return "; ".join(f"{spaced(str(k))} {value_words(v)}" for k, v in value.items())
+        return "; ".join(f"{spaced(str(k))} {value_words(v)}" for k, v in value.items()) or "none"
     if isinstance(value, list):
-        return ", ".join(value_words(v) for v in value)
+        return ", ".join(value_words(v) for v in value) or "none"
     return str(value)

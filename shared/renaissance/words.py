@@ -65,6 +65,10 @@ PHRASES: dict[str, Callable[[Any, Sequence[str]], str]] = {
     "ProposalDeclined": lambda i, s: "declined the proposal",
     "TurnEnded": lambda i, s: f"ended the turn; {seat_name(i.next_seat, s)} plays next",
     "Phase1Ended": lambda i, s: f"phase 1 ended ({i.reason})",
+    "Phase2Ended": lambda i, s: (
+        "phase 2 ended; left unplaced: "
+        + ("; ".join(f"{c} {', '.join(p)}" for c, p in i.unplaced.items() if p) or "nothing")
+    ),
     "PointsScored": lambda i, s: f"{i.colour} scores {_points(i.points)}: {i.detail}",
     "PreparationCompleted": lambda i, s: (
         f"preparation done; {seat_name(i.first_seat, s)} plays first"

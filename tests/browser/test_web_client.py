@@ -449,7 +449,7 @@ def generic_game(request: pytest.FixtureRequest, base_url: str, browser: Browser
         for seat, (colour, score) in enumerate(zip(facts["colours"], facts["scores"], strict=True)):
             line = page.inner_text(f"#players li[data-seat='{seat}']")
             assert line.startswith(colour)
-            assert f": {score} points" in line
+            assert f": {score} point{'' if abs(score) == 1 else 's'}" in line
         # Every event in every log once, in order, in words (the live channel, resumed or not).
         logged = page.eval_on_selector_all(
             "#log li", "items => items.map(i => [Number(i.dataset.version), i.textContent])"

@@ -194,10 +194,14 @@ function renderPlayers() {
     const standing = facts.statuses[number] && facts.statuses[number] !== "playing" ? ` (${facts.statuses[number]})` : "";
     list.append(el("li", { "data-seat": number, "aria-current": current ? "true" : null },
       current ? "▶ " : "",
-      el("strong", {}, colour), ` ${facts.names[number] || "(open)"}: ${facts.scores[number] ?? 0} points${standing}`,
+      el("strong", {}, colour), ` ${facts.names[number] || "(open)"}: ${points(facts.scores[number] ?? 0)}${standing}`,
       facts.winners.includes(number) && facts.over ? ", winner" : "",
       table.seat && table.seat.seat === number ? " (you)" : ""));
   });
+}
+
+function points(score) {
+  return Math.abs(score) === 1 ? `${score} point` : `${score} points`;
 }
 
 // The generic moves: every legal move in the game's words, one button each, narrowed by a
