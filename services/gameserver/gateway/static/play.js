@@ -53,8 +53,11 @@ async function refresh() {
 async function refreshOnce() {
   {
     try {
-      // The summary (who has joined) matters only before the start.
-      if (!table.view || table.view.phase === "lobby") table.summary = await api("GET", `/games/${gameId}`);
+      // The summary (who has joined) matters before the start, and for its clock in a game
+      // whose view shows none of its own.
+      if (!table.view || table.view.phase === "lobby" || !("clock" in table.view)) {
+        table.summary = await api("GET", `/games/${gameId}`);
+      }
       const seated = table.seat !== null;
       table.view = seated
         ? await api("GET", `/games/${gameId}/view`, { token: token() })
@@ -85,7 +88,7 @@ function render() {
   statusBox.textContent = statusLine(facts);
   renderSeating(view);
   (table.client && table.client.renderPlayers ? table.client.renderPlayers : renderPlayers)(view);
-  $("clock").textContent = clockLine(view.clock);
+  $("clock").textContent = clockLine(clockOf());
   $("resign").hidden = !table.seat || !facts.started || table.over;
   if (table.client && table.client.renderMoves) table.client.renderMoves(view);
   else renderMoves();
@@ -238,7 +241,12 @@ function clockLine(clock) {
   return `Clock: ${kind}; ${table.colours[clock.running_for]} has ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} left` +
     ` (then ${clock.on_timeout === "bot" ? "a bot plays on" : "the seat is out"}).`;
 }
-setInterval(() => { if (table.view) $("clock").textContent = clockLine(table.view.clock); }, 1000);
+setInterval(() => { if (table.view) $("clock").textContent = clockLine(clockOf()); }, 1000);
+
+// The turn clock: the view's where the game shows one, else the game's summary's.
+function clockOf() {
+  return table.view && table.view.clock ? table.view.clock : (table.summary && table.summary.clock) || null;
+}
 
 async function send(command) {
   if (table.sending) return; // one command at a time: a second click waits for the answer
@@ -337,7 +345,8 @@ async function start() {
   try {
     table.summary = await api("GET", `/games/${gameId}`);
     table.game = table.summary.game;
-    table.client = await clientOf(table.game);
+    // ?table=generic: the generic table even for a game with a module of its own.
+    table.client = params.get("table") === "generic" ? null : await clientOf(table.game);
     if (table.client) table.client.attach({ table, render, send, movesBox });
     $("board-help").textContent = (table.client && table.client.boardHelp) || "The board as the game draws it; your moves are listed beside it, in words.";
     await loadLog();

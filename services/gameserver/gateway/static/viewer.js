@@ -16,7 +16,7 @@ async function openGame(gameId) {
   errorBox.hidden = true;
   try {
     const summary = await api("GET", `/games/${gameId}`);
-    viewer.client = await clientOf(summary.game);
+    viewer.client = await clientFor(summary.game);
     const lines = await api("GET", `/games/${gameId}/log`);
     viewer.events = lines.map((line) => line.event);
     viewer.texts = lines.map((line) => line.text);
@@ -41,7 +41,7 @@ async function openFile(text) {
   errorBox.hidden = true;
   try {
     const inspection = await inspect(null);
-    viewer.client = await clientOf(inspection.game);
+    viewer.client = await clientFor(inspection.game);
     viewer.events = inspection.events;
     viewer.texts = inspection.log;
     viewer.colours = inspection.table ? inspection.table.colours : [];
@@ -49,6 +49,11 @@ async function openFile(text) {
   } catch (error) {
     showError(errorBox, error);
   }
+}
+
+// The game's own module, unless the address asks for the generic pages (?table=generic).
+function clientFor(game) {
+  return new URLSearchParams(location.search).get("table") === "generic" ? null : clientOf(game);
 }
 
 function inspect(at) {
