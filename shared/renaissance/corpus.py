@@ -8,16 +8,14 @@ step. ``log_sha256`` pins this implementation's event log byte for byte.
 
 from __future__ import annotations
 
-import hashlib
-
 import msgspec
 
+from gameplatform import corpus, simulation
+from gameplatform.chain import log_digest as log_digest  # the platform's, re-exported
 from renaissance import commands as c
-from renaissance import events as e
 from renaissance.errors import RuleError
 from renaissance.game import play, setup_commands, simulation_id
-from renaissance.rules import execute, legal_actions
-from renaissance.state import GameState
+from renaissance.rules import RULES, legal_actions
 
 GAMES: tuple[tuple[tuple[str, str], int, str], ...] = (
     (("random", "random"), 1, "points"),
@@ -63,53 +61,18 @@ def record(bots: tuple[str, str], sets: int, competition: str) -> CorpusGame:
 
 def check(game: CorpusGame) -> list[str]:
     """Replay a corpus game; what differs from the record (empty when everything agrees)."""
-    if len(game.legal_actions) != len(game.commands):
-        return ["the record has not one legal-action count per command"]
-    try:
-        found = _replayed(game.seed, game.bots, game.sets, game.competition, game.commands)
-    except RuleError as error:
-        return [f"a recorded command is refused: {error.message}"]
-    for number, (command, counted, recorded) in enumerate(
-        zip(game.commands, found.legal_actions, game.legal_actions, strict=True), start=1
-    ):
-        if counted != recorded:
-            return [
-                f"command {number}: seat {command.seat} has {counted} legal actions, not {recorded}"
-            ]
-    problems = []
-    if (found.events, found.scores, found.ranking) != (game.events, game.scores, game.ranking):
-        problems.append(
-            f"(events, scores, ranking) {(found.events, found.scores, found.ranking)}, "
-            f"not {(game.events, game.scores, game.ranking)}"
-        )
-    if found.winners != game.winners:
-        problems.append(f"winners {found.winners}, not {game.winners}")
-    if found.log_sha256 != game.log_sha256:
-        problems.append("the event log differs from the recorded one")
-    return problems
+    return corpus.check(game, _replayed_record)
 
 
-def log_digest(log: list[e.Event]) -> str:
-    digest = hashlib.sha256()
-    for event in log:
-        digest.update(e.encode(event) + b"\n")
-    return digest.hexdigest()
+def _replayed_record(game: CorpusGame) -> CorpusGame:
+    return _replayed(game.seed, game.bots, game.sets, game.competition, game.commands)
 
 
 def _replayed(
     seed: str, bots: list[str], sets: int, competition: str, played: list[c.SeatCommand]
 ) -> CorpusGame:
-    log: list[e.Event] = []
-    state: GameState | None = None
-    for command in setup_commands(simulation_id(seed), seed, bots, sets, competition):
-        events, state = execute(state, command)
-        log += events
-    assert state is not None
-    counts = []
-    for command in played:
-        counts.append(len(legal_actions(state, command.seat)))
-        events, state = execute(state, command)
-        log += events
+    setup = setup_commands(simulation_id(seed), seed, bots, sets, competition)
+    log, counts, state = simulation.replay_counting(RULES, setup, played, legal_actions)
     if not state.is_over:
         raise RuleError("the game does not end with the last recorded command")
     return CorpusGame(

@@ -13,16 +13,13 @@ cloud actions, mushrooms declined), greedy ones play like people who want points
 
 from __future__ import annotations
 
-import hashlib
-
 import msgspec
 
+from gameplatform import corpus, simulation
+from gameplatform.chain import log_digest as log_digest  # the platform's, re-exported
 from renature import commands as c
-from renature import events as e
-from renature.errors import RuleError
 from renature.game import play, setup_commands, simulation_id
-from renature.rules import execute, legal_actions
-from renature.state import GameState
+from renature.rules import RULES, execute, legal_actions
 
 GAMES: tuple[tuple[str, int, str], ...] = tuple(
     (board, players, bot)
@@ -68,36 +65,11 @@ def record(board: str, players: int, bot: str) -> CorpusGame:
 
 def check(game: CorpusGame) -> list[str]:
     """Replay a corpus game; what differs from the record (empty when everything agrees)."""
-    if len(game.legal_actions) != len(game.commands):
-        return ["the record has not one legal-action count per command"]
-    try:
-        found = _replayed(game.board, game.players, game.seed, game.bots, game.commands)
-    except RuleError as error:
-        return [f"a recorded command is refused: {error.message}"]
-    for number, (command, counted, recorded) in enumerate(
-        zip(game.commands, found.legal_actions, game.legal_actions, strict=True), start=1
-    ):
-        if counted != recorded:
-            return [
-                f"command {number}: seat {command.seat} has {counted} legal actions, not {recorded}"
-            ]
-    problems = []
-    found_result = (found.events, found.scores, found.ranking)
-    expected_result = (game.events, game.scores, game.ranking)
-    if found_result != expected_result:
-        problems.append(f"(events, scores, ranking) {found_result}, not {expected_result}")
-    if found.winners != game.winners:
-        problems.append(f"winners {found.winners}, not {game.winners}")
-    if found.log_sha256 != game.log_sha256:
-        problems.append("the event log differs from the recorded one")
-    return problems
+    return corpus.check(game, _replayed_record)
 
 
-def log_digest(log: list[e.Event]) -> str:
-    digest = hashlib.sha256()
-    for event in log:
-        digest.update(e.encode(event) + b"\n")
-    return digest.hexdigest()
+def _replayed_record(game: CorpusGame) -> CorpusGame:
+    return _replayed(game.board, game.players, game.seed, game.bots, game.commands)
 
 
 def _replayed(
@@ -106,17 +78,8 @@ def _replayed(
     """The record of a game: set it up, count the acting seat's legal actions before each
     command and play it, then finish the game. Raises `RuleError` for a command the rules
     refuse or a game that does not end with the last command."""
-    log: list[e.Event] = []
-    state: GameState | None = None
-    for command in setup_commands(simulation_id(seed), players, seed, board, bots):
-        events, state = execute(state, command)
-        log += events
-    assert state is not None
-    counts = []
-    for command in played:
-        counts.append(len(legal_actions(state, command.seat)))
-        events, state = execute(state, command)
-        log += events
+    setup = setup_commands(simulation_id(seed), players, seed, board, bots)
+    log, counts, state = simulation.replay_counting(RULES, setup, played, legal_actions)
     events, state = execute(state, c.FinishGame(seed))  # refused unless the game has ended
     log += events
     return CorpusGame(
