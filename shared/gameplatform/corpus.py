@@ -6,37 +6,33 @@ to replay one; this compares."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
+import msgspec
+
+from gameplatform.chain import Event, log_digest
 from gameplatform.errors import RuleError
 
-
-class Recorded(Protocol):
-    """What every game's corpus record holds (each adds how its game is set up)."""
-
-    @property
-    def commands(self) -> Sequence[Any]: ...
-
-    @property
-    def legal_actions(self) -> Sequence[int]: ...
-
-    @property
-    def events(self) -> int: ...
-
-    @property
-    def log_sha256(self) -> str: ...
-
-    @property
-    def scores(self) -> Sequence[int]: ...
-
-    @property
-    def ranking(self) -> Sequence[int]: ...
-
-    @property
-    def winners(self) -> Sequence[int]: ...
+Command = TypeVar("Command")
 
 
-R = TypeVar("R", bound=Recorded)
+class Record(msgspec.Struct, Generic[Command], frozen=True, kw_only=True):
+    """What every game's corpus record holds after how its game is set up (a game's record
+    subclasses it with those fields, which come first in its JSON)."""
+
+    commands: list[Command]
+    """The seat commands played, in order."""
+    legal_actions: list[int]
+    """How many legal actions the acting seat had just before each command."""
+    events: int
+    log_sha256: str
+    """SHA-256 of the event log as ``simulate --events`` writes it (`chain.log_digest`)."""
+    scores: list[int]
+    ranking: list[int]
+    winners: list[int]
+
+
+R = TypeVar("R", bound=Record[Any])
 
 
 def check(game: R, replayed: Callable[[R], R]) -> list[str]:
@@ -55,8 +51,8 @@ def check(game: R, replayed: Callable[[R], R]) -> list[str]:
                 f"command {number}: seat {command.seat} has {counted} legal actions, not {recorded}"
             ]
     problems = []
-    found_result = (found.events, list(found.scores), list(found.ranking))
-    expected_result = (game.events, list(game.scores), list(game.ranking))
+    found_result = (found.events, found.scores, found.ranking)
+    expected_result = (game.events, game.scores, game.ranking)
     if found_result != expected_result:
         problems.append(f"(events, scores, ranking) {found_result}, not {expected_result}")
     if found.winners != game.winners:
@@ -64,3 +60,23 @@ def check(game: R, replayed: Callable[[R], R]) -> list[str]:
     if found.log_sha256 != game.log_sha256:
         problems.append("the event log differs from the recorded one")
     return problems
+
+
+def recorded(
+    played: list[Any],
+    counts: list[int],
+    log: Sequence[Event],
+    result: tuple[list[int], list[int], list[int]],
+) -> dict[str, Any]:
+    """The platform's fields of a record (`Record`) of a game replayed: its commands, the
+    legal-action counts, its log's length and digest, and its (scores, ranking, winners)."""
+    scores, ranking, winners = result
+    return {
+        "commands": played,
+        "legal_actions": counts,
+        "events": len(log),
+        "log_sha256": log_digest(log),
+        "scores": scores,
+        "ranking": ranking,
+        "winners": winners,
+    }

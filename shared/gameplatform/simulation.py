@@ -5,8 +5,10 @@ commands replayed with the acting seat's legal actions counted before each (the 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
+
+import msgspec
 
 from gameplatform.chain import Event
 from gameplatform.execution import Rulebook, Versioned
@@ -92,3 +94,27 @@ def replay_counting(
         events, state = rules.execute(state, command)
         log += events
     return log, counts, state
+
+
+B = TypeVar("B")
+
+
+def make_bot(kinds: Mapping[str, Callable[[str], B]], name: str, seed: str) -> B:
+    """The bot called ``name`` of a game's ``kinds``, seeded with ``seed``."""
+    kind = kinds.get(name)
+    if kind is None:
+        raise ValueError(f"Unknown bot {name!r}; bots: {', '.join(kinds)}")
+    return kind(seed)
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """The result of a whole game as ``simulate`` reports it, after the fields a game names it
+    by (which come first in its JSON): final scores by seat, ranking and winners."""
+
+    players: int
+    bots: list[str]
+    scores: list[int]
+    ranking: list[int]
+    winners: list[int]
+    colours: list[str]
+    events: int

@@ -8,10 +8,7 @@ step. ``log_sha256`` pins this implementation's event log byte for byte.
 
 from __future__ import annotations
 
-import msgspec
-
 from gameplatform import corpus, simulation
-from gameplatform.chain import log_digest as log_digest  # the platform's, re-exported
 from renaissance import commands as c
 from renaissance.errors import RuleError
 from renaissance.game import play, setup_commands, simulation_id
@@ -28,20 +25,19 @@ GAMES: tuple[tuple[tuple[str, str], int, str], ...] = (
 """(bots, sets, competition) of the corpus games."""
 
 
-class CorpusGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class _Named(corpus.Record[c.SeatCommand], frozen=True, kw_only=True):
+    """The platform's record, its game named last (as the published lines have it)."""
+
+    game: str = "renaissance"
+
+
+class CorpusGame(_Named, frozen=True, forbid_unknown_fields=True):
+    """The record of a game of ``sets`` sets and ``competition``, played by ``bots``."""
+
     seed: str
     bots: list[str]
     sets: int
     competition: str
-    commands: list[c.SeatCommand]
-    legal_actions: list[int]
-    """How many legal actions the acting seat had just before each command."""
-    events: int
-    log_sha256: str
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    game: str = "renaissance"
 
 
 def seed_of(bots: tuple[str, str], sets: int, competition: str) -> str:
@@ -75,16 +71,11 @@ def _replayed(
     log, counts, state = simulation.replay_counting(RULES, setup, played, legal_actions)
     if not state.is_over:
         raise RuleError("the game does not end with the last recorded command")
+    result = (list(state.scores), list(state.ranking), list(state.winners))
     return CorpusGame(
         seed=seed,
         bots=bots,
         sets=sets,
         competition=competition,
-        commands=played,
-        legal_actions=counts,
-        events=len(log),
-        log_sha256=log_digest(log),
-        scores=list(state.scores),
-        ranking=list(state.ranking),
-        winners=list(state.winners),
+        **corpus.recorded(played, counts, log, result),
     )

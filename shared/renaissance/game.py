@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
-
 from gameplatform import simulation
 from gameplatform.simulation import bot_seed as bot_seed  # the platform's, re-exported
 from renaissance import commands as c
@@ -38,21 +36,19 @@ def setup_commands(
     ]
 
 
-class Outcome(msgspec.Struct, frozen=True):
-    """The result of a whole game: final scores by seat, ranking and winners."""
+class _Sets(simulation.Outcome, frozen=True, kw_only=True):
+    """The platform's outcome, then the sets (as ``simulate`` has always written them)."""
 
-    game_id: str
-    game: str
-    players: int
-    bots: list[str]
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    colours: list[str]
-    events: int
     sets: int = 1
     sets_won: list[int] = []
     set_scores: list[list[int]] = []
+
+
+class Outcome(_Sets, frozen=True):
+    """The platform's outcome of a Renaissance game, with its sets."""
+
+    game_id: str
+    game: str
 
 
 def play(

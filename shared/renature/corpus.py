@@ -13,10 +13,7 @@ cloud actions, mushrooms declined), greedy ones play like people who want points
 
 from __future__ import annotations
 
-import msgspec
-
 from gameplatform import corpus, simulation
-from gameplatform.chain import log_digest as log_digest  # the platform's, re-exported
 from renature import commands as c
 from renature.game import play, setup_commands, simulation_id
 from renature.rules import RULES, execute, legal_actions
@@ -30,20 +27,14 @@ GAMES: tuple[tuple[str, int, str], ...] = tuple(
 """(board, players, bot for every seat) of the corpus games."""
 
 
-class CorpusGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class CorpusGame(corpus.Record[c.SeatCommand], frozen=True, forbid_unknown_fields=True):
+    """The platform's record (commands, legal-action counts, result, log digest) of a game
+    set up on ``board`` for ``players`` seats, dealt from ``seed``, played by ``bots``."""
+
     board: str
     players: int
     seed: str
     bots: list[str]
-    commands: list[c.SeatCommand]
-    legal_actions: list[int]
-    """How many legal actions the acting seat had just before each command."""
-    events: int
-    log_sha256: str
-    """SHA-256 of the event log as ``renature simulate --events`` writes it."""
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
 
 
 def seed_of(board: str, players: int, bot: str) -> str:
@@ -82,16 +73,11 @@ def _replayed(
     log, counts, state = simulation.replay_counting(RULES, setup, played, legal_actions)
     events, state = execute(state, c.FinishGame(seed))  # refused unless the game has ended
     log += events
+    result = ([seat.score for seat in state.seats], list(state.result), list(state.winners))
     return CorpusGame(
         board=board,
         players=players,
         seed=seed,
         bots=bots,
-        commands=played,
-        legal_actions=counts,
-        events=len(log),
-        log_sha256=log_digest(log),
-        scores=[seat.score for seat in state.seats],
-        ranking=list(state.result),
-        winners=list(state.winners),
+        **corpus.recorded(played, counts, log, result),
     )

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
-
 from gameplatform import simulation
 from gameplatform.simulation import bot_seed as bot_seed  # the platform's, re-exported
 from renature import commands as c
@@ -32,18 +30,11 @@ def setup_commands(
     ]
 
 
-class Outcome(msgspec.Struct, frozen=True):
-    """The result of a whole game: final scores by seat, ranking and winners."""
+class Outcome(simulation.Outcome, frozen=True):
+    """The platform's outcome of a game on ``board``."""
 
     game_id: str
     board: str
-    players: int
-    bots: list[str]
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    colours: list[str]
-    events: int
 
 
 def play(
