@@ -213,10 +213,10 @@ class RenatureGame(CoreAdapter):
             lines.append(row.rstrip())
         return "\n".join(lines)
 
-    def explain(self, events: Sequence[e.Event], seat: int | None = None) -> msgspec.Struct:
+    def explain(self, events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         return explain(events, seat)
 
-    def audit(self, events: Sequence[e.Event]) -> msgspec.Struct:
+    def audit(self, events: Sequence[e.Event]) -> AuditReport:
         return audit(events)
 
     def corpus(self) -> list[msgspec.Struct]:
