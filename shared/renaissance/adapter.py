@@ -32,7 +32,6 @@ def _options(options: dict[str, Any] | None) -> tuple[int, str]:
     return int(options.get("sets", 1)), str(options.get("competition", "points"))
 
 
-# long: the adapter forwards every member of the platform's Game protocol to the core
 class RenaissanceGame(CoreAdapter):
     name: str = "renaissance"
     title: str = "Renaissance (Masahiro Nakajima, 2012)"

@@ -44,7 +44,6 @@ def source_of(event: e.Event) -> str:
     return SOURCES.get(type(event), type(event).__name__)
 
 
-# long: the adapter forwards every member of the platform's Game protocol to the core
 class RenatureGame(CoreAdapter):
     name: str = "renature"
     title: str = "Renature (with the Valley expansion)"
