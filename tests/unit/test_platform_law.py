@@ -233,7 +233,7 @@ def test_simulate_writes_each_games_outcome_in_its_own_order() -> None:
 @pytest.mark.parametrize("name", game_names())
 def test_every_explanation_names_its_seats_by_colour_and_player(name: str) -> None:
     game = get_game(name)
-    log, state = played(name)
+    log, _state = played(name)
     explanation = game.explain(log)
     assert isinstance(explanation, Explanation)
     assert explanation.names == ["greedy"] * len(explanation.scores)
