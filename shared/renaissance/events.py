@@ -1,8 +1,8 @@
 """Events: what happened, past tense, frozen and tagged by ``type``.
 
-Every event carries the game id, its version (1-based position in the stream), the acting seat
-(``None`` for the rules themselves) and the hash chain (``prev_hash``/``hash``), as Renature's
-do: ``hash`` is the SHA-256 of the event's JSON with ``hash`` empty. Squares are x/y. New fields
+Every event carries the platform's fields (`gameplatform.chain.Event`): the game id, its version
+(1-based position in the stream), the acting seat (``None`` for the rules themselves), the cause
+and the hash chain (``prev_hash``/``hash``, sealed by the platform). Squares are x/y. New fields
 must get defaults, so old streams keep decoding.
 """
 
