@@ -36,6 +36,8 @@ PAGE = 100
 READ_BLOCK_MS = 15_000
 """How long one XREAD blocks; the reader's socket timeout is longer."""
 SOCKET_MARGIN_S = 10.0
+RETRY_S = 0.2
+"""Pause before a failed feed reader tries again."""
 
 Item = tuple[int, bytes]
 """A game's event as a feed carries it: (version, encoded event)."""
@@ -66,39 +68,63 @@ class Follower:
 
 
 class PartitionReader:
-    """Follows one partition feed from a fixed position and hands entries to followers."""
+    """Follows one partition feed from a fixed position and hands entries to followers; heals
+    when Redis goes away (its followers read what they missed from the game's stream once the
+    new position is fixed), and stops once no follower is left."""
 
     def __init__(self, hub: LiveHub, partition: int) -> None:
         self.hub = hub
         self.partition = partition
         self.key = hub.layout.feed_key(partition)
         self.followers: dict[str, set[Follower]] = {}
+        self.closing = False
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
+        try:
+            while not self.closing:
+                try:
+                    await self._follow_feed()
+                except Exception as error:
+                    log.warning("live_feed_failed", partition=self.partition, error=str(error))
+                    if not self.started.done():  # Redis is away: the channel says so
+                        self.closing = True
+                        self.started.set_exception(error)
+                        return
+                    self._everyone_behind()
+                    await asyncio.sleep(RETRY_S)
+        finally:
+            self.closing = True
+            if self.hub.readers.get(self.partition) is self:
+                del self.hub.readers[self.partition]
+
+    async def _follow_feed(self) -> None:
         client = await self.hub.open_client()
         try:
             newest = await client.xrevrange(self.key, count=1)
             position: bytes | str = newest[0][0] if newest else b"0-0"
-            self.started.set_result(None)
-            while self.followers:
+            if self.started.done():
+                self._everyone_behind()  # after a failure: what came meanwhile is in the stream
+            else:
+                self.started.set_result(None)
+            while True:
+                if not self.followers:  # no await between this test and the flag
+                    self.closing = True
+                    return
                 reply = await client.xread({self.key: position}, count=PAGE, block=READ_BLOCK_MS)
                 for entry_id, fields in _feed_entries(reply):
                     position = entry_id
                     for follower in self.followers.get(_text(fields[b"game"]), ()):
                         follower.offer((int(fields[b"version"]), fields[b"event"]))
-        except Exception as error:
-            if not self.started.done():
-                self.started.set_exception(error)
-            for followers in self.followers.values():
-                for follower in followers:
-                    follower.fall_behind()
-            log.warning("live_feed_failed", partition=self.partition, error=str(error))
         finally:
-            self.hub.readers.pop(self.partition, None)
             with contextlib.suppress(Exception):
                 await client.aclose()
+
+    def _everyone_behind(self) -> None:
+        for followers in self.followers.values():
+            for follower in followers:
+                follower.fall_behind()
 
 
 class LiveHub:
@@ -118,7 +144,7 @@ class LiveHub:
         """Subscribe to a game's entries from now on (read its backlog after this returns)."""
         partition = self.layout.partition_of(game_id)
         reader = self.readers.get(partition)
-        if reader is None or reader.task.done():
+        if reader is None or reader.closing:
             reader = self.readers[partition] = PartitionReader(self, partition)
         follower = Follower(game_id, self)
         reader.followers.setdefault(game_id, set()).add(follower)
@@ -142,7 +168,7 @@ class LiveHub:
 
     def connections(self) -> int:
         """Redis connections the live channels hold now (one per running reader)."""
-        return sum(1 for reader in self.readers.values() if not reader.task.done())
+        return sum(1 for reader in self.readers.values() if not reader.closing)
 
     async def aclose(self) -> None:
         for reader in list(self.readers.values()):
