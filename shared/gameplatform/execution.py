@@ -64,8 +64,12 @@ class Batch(Generic[S, E]):
         here from ``fields``, the command's cause on the batch's first event, sealed into the
         hash chain."""
         if isinstance(event, type):
-            event = event(game_id=self.game_id, version=self.next_version, **fields)
-        event = seal(replace(event, cause=self.cause), self.state.last_hash)
+            made = event(
+                game_id=self.game_id, version=self.next_version, cause=self.cause, **fields
+            )
+        else:
+            made = replace(event, cause=self.cause)
+        event = seal(made, self.state.last_hash)
         self.cause = None
         self.events.append(event)
         self.state = self._evolve(self.state, event)
