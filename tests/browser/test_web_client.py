@@ -423,6 +423,10 @@ def generic_game(request: pytest.FixtureRequest, base_url: str, browser: Browser
     shot(alice, f"lobby-{name}")
     alice.fill("#create [name=name]", "Alice")
     alice.select_option("#create [name=seating]", "invite")
+    clock = catalog[name]["clock"]  # a game that takes a clock gets one, and shows it
+    assert alice.locator("#create [name=clock]").is_visible() == clock
+    if clock:
+        alice.select_option("#create [name=clock]", "300")
     alice.click("#create button[type=submit]")
     alice.wait_for_url("**/play/**")
     game_id = alice.url.rsplit("/", 1)[1]
@@ -448,6 +452,7 @@ def generic_game(request: pytest.FixtureRequest, base_url: str, browser: Browser
             settled(page)
             if page.evaluate("window.table.moves.length"):
                 if moves == 6:
+                    assert ("300 s a turn" in page.inner_text("#clock")) == clock
                     shot(page, f"table-{name}")
                 play_generic(page, keyboard, rng)
                 moves += 1
