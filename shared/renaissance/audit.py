@@ -18,12 +18,23 @@ from collections.abc import Sequence
 
 import msgspec
 
+from gameplatform.sealed import reveal_problem
 from renaissance import events as e
 from renaissance.errors import RuleError
+from renaissance.figures import extra_points
 from renaissance.rules import execute, penalty, phase1_points, piece_index
 from renaissance.state import GameState
 
-CHECK_ORDER = ("stream", "versions", "hash chain", "provenance", "legality", "rules", "scores")
+CHECK_ORDER = (
+    "stream",
+    "versions",
+    "hash chain",
+    "provenance",
+    "legality",
+    "rules",
+    "sealed",
+    "scores",
+)
 
 
 class Finding(msgspec.Struct, frozen=True):
@@ -138,6 +149,23 @@ def _redecide(
     return [], after
 
 
+def check_reveals(events: Sequence[e.Event]) -> list[Finding]:
+    """Every Janken's revealed hands open the commitments shown before (ruling 15)."""
+    findings = []
+    shown: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, e.JankenStarted):
+            shown = {}
+        elif isinstance(event, e.HandShown) and event.seat is not None:
+            shown[event.seat] = event.commitment
+        elif isinstance(event, e.JankenPlayed):
+            for seat, (hand, salt) in enumerate(zip(event.hands, event.salts, strict=False)):
+                problem = reveal_problem(shown.get(seat, ""), hand, salt)
+                if problem:
+                    findings.append(Finding(event.version, "sealed", f"seat {seat}: {problem}"))
+    return findings
+
+
 def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
     """What does not add up: scores against the points awarded, and each set's points against
     the pieces acquired and left unplaced."""
@@ -155,7 +183,10 @@ def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
     unplaced: dict[str, list[int]] = {"silver": [], "gold": []}
     silver_seat = 0
     set_points = [0, 0]
+    extra: list[str] = []  # the extra hands of a game of Phase 1 only (ruling 13)
     for event in events:
+        if isinstance(event, e.GameCreated) and not isinstance(event.variant, msgspec.UnsetType):
+            extra = list(event.variant.extra_hands)
         if isinstance(event, e.SetStarted):
             acquired = {"silver": [], "gold": []}
             silver_seat = event.silver_seat
@@ -171,7 +202,9 @@ def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
             }
         elif isinstance(event, e.SetEnded):
             for colour, seat in (("silver", silver_seat), ("gold", 1 - silver_seat)):
-                expected = phase1_points(acquired[colour]) - penalty(unplaced[colour])
+                pieces = acquired[colour]
+                expected = phase1_points(pieces) + extra_points(pieces, extra)
+                expected -= penalty(unplaced[colour])
                 if not expected == set_points[seat] == event.scores[seat]:
                     problems.append(
                         f"set {event.set_number}: {colour} (seat {seat}) should score {expected} "
@@ -187,7 +220,7 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
     if not events:
         finding = Finding(0, "stream", "there are no events")
         return AuditReport(game_id, False, 0, 0, False, [], finding, [finding])
-    findings = check_chain(events)
+    findings = check_chain(events) + check_reveals(events)
     if not isinstance(events[0], e.GameCreated):
         findings.append(Finding(1, "stream", "the first event is not the game's creation"))
     state: GameState | None = None
@@ -203,6 +236,8 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
     findings.sort(key=lambda f: (f.version, CHECK_ORDER.index(f.check)))
     finished = state is not None and state.is_over
     checks = ["hash chain", "versions", "every command re-decided"]
+    if any(isinstance(event, e.JankenPlayed) for event in events):
+        checks.append("Janken hands open their commitments")
     if finished:
         checks.append("scores recounted from the pieces")
     good = state is not None and not findings

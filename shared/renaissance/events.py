@@ -13,7 +13,7 @@ import hashlib
 import msgspec
 from msgspec.structs import replace
 
-from renaissance.commands import AnyCommand
+from renaissance.commands import AnyCommand, Variant
 
 
 class Cause(msgspec.Struct, frozen=True):
@@ -58,6 +58,8 @@ class GameCreated(Event, frozen=True):
     competition: str
     pieces: list[PieceInfo]
     """The pieces as the data file gives them, so a reader can check the stream alone."""
+    variant: Variant | msgspec.UnsetType = msgspec.UNSET
+    """The variant agreed at creation; absent for the standard rules."""
 
 
 class PlayerJoined(Event, frozen=True):
@@ -199,6 +201,47 @@ class MarkerMoveSkipped(Event, frozen=True):
 
 class Phase2Ended(Event, frozen=True):
     unplaced: dict[str, list[str]]
+    by: str | msgspec.UnsetType = msgspec.UNSET
+    """``agreement`` when the players agreed to end it (ruling 16); absent otherwise."""
+
+
+class JankenStarted(Event, frozen=True):
+    """Play only Phase 2: a Janken decides who picks the next pieces (ruling 14)."""
+
+    round: int
+    pieces_left: list[str]
+
+
+class HandShown(Event, frozen=True):
+    """A seat's Janken hand, sealed: ``commitment`` is public, ``hand`` and ``salt`` are shown
+    to that seat alone until both have shown (``visible_event`` blanks them; ruling 15)."""
+
+    commitment: str
+    hand: str
+    salt: str
+
+
+class JankenPlayed(Event, frozen=True):
+    """Both hands revealed (by seat) with their salts; ``winner`` is None for a draw."""
+
+    hands: list[str]
+    salts: list[str]
+    winner: int | None
+
+
+class PieceDistributed(Event, frozen=True):
+    """Play only Phase 2: ``piece`` goes into ``colour``'s hand, taken or given (``by``)."""
+
+    piece: str
+    colour: str
+    by: str
+
+
+class DistributionCompleted(Event, frozen=True):
+    """Every piece is distributed: the Phase 2 preparation begins, Gold first."""
+
+    hands: dict[str, list[str]]
+    first_seat: int
 
 
 class SetEnded(Event, frozen=True):
@@ -240,6 +283,11 @@ AnyEvent = (
     | Phase2Ended
     | SetEnded
     | GameEnded
+    | JankenStarted
+    | HandShown
+    | JankenPlayed
+    | PieceDistributed
+    | DistributionCompleted
 )
 
 json_encoder = msgspec.json.Encoder()

@@ -33,7 +33,12 @@ def bot_seed(seed: str, seat: int) -> str:
 
 
 def setup_commands(
-    game_id: str, seed: str, names: Sequence[str], sets: int = 1, competition: str = "points"
+    game_id: str,
+    seed: str,
+    names: Sequence[str],
+    sets: int = 1,
+    competition: str = "points",
+    variant: c.Variant | None = None,
 ) -> list[c.Command]:
     return [
         c.CreateGame(
@@ -41,6 +46,7 @@ def setup_commands(
             seed=seed,
             sets=sets,
             competition=competition,  # type: ignore[arg-type]
+            variant=msgspec.UNSET if variant is None else variant,
         ),
         *(c.JoinGame(seat, name) for seat, name in enumerate(names)),
         c.StartGame(),
@@ -70,17 +76,19 @@ def play(
     *,
     sets: int = 1,
     competition: str = "points",
+    variant: c.Variant | None = None,
     game_id: str | None = None,
     max_commands: int = 100_000,
 ) -> tuple[list[e.Event], GameState]:
-    """Play a whole game in process: both seats are bots."""
+    """Play a whole game in process: both seats are bots. A Janken hand is sealed with a salt
+    derived from the seed, where the service would draw a random one (`with_salt`)."""
     if len(bots) != 2:
         raise ValueError(f"Renaissance needs 2 bots, got {len(bots)}")
     game_id = game_id or simulation_id(seed)
     agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
     log: list[e.Event] = []
     state: GameState | None = None
-    for command in setup_commands(game_id, seed, bots, sets, competition):
+    for command in setup_commands(game_id, seed, bots, sets, competition, variant):
         events, state = execute(state, command)
         log += events
     assert state is not None
@@ -88,9 +96,23 @@ def play(
         if state.is_over:
             return log, state
         seat = state.current
-        events, state = execute(state, agents[seat].choose(state, seat))
+        command = with_salt(agents[seat].choose(state, seat), simulated_salt(seed, state))
+        events, state = execute(state, command)
         log += events
     raise RuntimeError(f"the game did not end within {max_commands} commands")
+
+
+def with_salt(command: c.Command, salt: str) -> c.Command:
+    """A Janken hand sealed with ``salt`` (the service's random one); other commands as sent."""
+    if isinstance(command, c.ShowHand):
+        return msgspec.structs.replace(command, salt=salt)
+    return command
+
+
+def simulated_salt(seed: str, state: GameState) -> str:
+    """The salt of a simulated game's next hand: derived from its (public) seed, so that
+    ``simulate`` stays reproducible; it hides nothing from anyone who knows the seed."""
+    return hashlib.sha256(f"{seed}|salt|{state.version}".encode()).hexdigest()[:32]
 
 
 def outcome(state: GameState, bots: Sequence[str], events: int) -> Outcome:
