@@ -306,7 +306,8 @@ def _phase2_board(s: GameState, hands: tuple[tuple[int, ...], tuple[int, ...]]) 
 
 def _phase1_ended(s: GameState, ev: e.Phase1Ended) -> GameState:
     removed = tuple(piece_index(p) for p in ev.removed)
-    return replace(_phase2_board(s, s.acquired), removed=removed)
+    hands = ((), ()) if s.play == "phase1" else s.acquired  # no Phase 2 to place them in
+    return replace(_phase2_board(s, hands), removed=removed)
 
 
 def _janken_started(s: GameState, ev: e.JankenStarted) -> GameState:
