@@ -19,15 +19,22 @@ from renaissance.game import play, setup_commands, simulation_id
 from renaissance.rules import execute, legal_actions
 from renaissance.state import GameState
 
-GAMES: tuple[tuple[tuple[str, str], int, str], ...] = (
-    (("random", "random"), 1, "points"),
-    (("greedy", "greedy"), 1, "points"),
-    (("random", "greedy"), 1, "points"),
-    (("greedy", "random"), 1, "points"),
-    (("random", "random"), 2, "sets"),
-    (("greedy", "random"), 2, "points"),
+GAMES: tuple[tuple[tuple[str, str], int, str, c.Variant | None], ...] = (
+    (("random", "random"), 1, "points", None),
+    (("greedy", "greedy"), 1, "points", None),
+    (("random", "greedy"), 1, "points", None),
+    (("greedy", "random"), 1, "points", None),
+    (("random", "random"), 2, "sets", None),
+    (("greedy", "random"), 2, "points", None),
+    (("random", "greedy"), 1, "points", c.Variant("phase1", ["rectangle", "ring"])),
+    (("greedy", "greedy"), 2, "sets", c.Variant("phase1", ["rectangle"])),
+    (("random", "random"), 1, "points", c.Variant("phase2", distribution="take")),
+    (("greedy", "random"), 2, "points", c.Variant("phase2", distribution="give")),
+    (("random", "greedy"), 1, "points", c.Variant("phase2", [], "take", phase2_agreement=True)),
+    (("random", "random"), 1, "points", c.Variant(phase2_agreement=True)),
 )
-"""(bots, sets, competition) of the corpus games."""
+"""(bots, sets, competition, variant) of the corpus games: the standard rules (no variant),
+then each variant (rulings 13 to 16)."""
 
 
 class CorpusGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -44,21 +51,37 @@ class CorpusGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ranking: list[int]
     winners: list[int]
     game: str = "renaissance"
+    variant: c.Variant | msgspec.UnsetType = msgspec.UNSET
+    """The variant played; absent for the standard rules."""
 
 
-def seed_of(bots: tuple[str, str], sets: int, competition: str) -> str:
-    return f"corpus-renaissance-{bots[0]}-{bots[1]}-{sets}-{competition}"
+def variant_name(variant: c.Variant | None) -> str:
+    """A short name of a variant: ``phase1-rectangle-ring``, ``phase2-give-agreement``."""
+    if variant is None:
+        return "standard"
+    words: list[str] = [variant.play, *variant.extra_hands, variant.distribution or ""]
+    words.append("agreement" if variant.phase2_agreement else "")
+    return "-".join(word for word in words if word)
 
 
-def record(bots: tuple[str, str], sets: int, competition: str) -> CorpusGame:
-    seed = seed_of(bots, sets, competition)
-    log, _ = play(seed, list(bots), sets=sets, competition=competition)
+def seed_of(
+    bots: tuple[str, str], sets: int, competition: str, variant: c.Variant | None = None
+) -> str:
+    seed = f"corpus-renaissance-{bots[0]}-{bots[1]}-{sets}-{competition}"
+    return seed if variant is None else f"{seed}-{variant_name(variant)}"
+
+
+def record(
+    bots: tuple[str, str], sets: int, competition: str, variant: c.Variant | None = None
+) -> CorpusGame:
+    seed = seed_of(bots, sets, competition, variant)
+    log, _ = play(seed, list(bots), sets=sets, competition=competition, variant=variant)
     played = [
         event.cause.command
         for event in log
         if event.cause is not None and isinstance(event.cause.command, c.SeatCommand)
     ]
-    return _replayed(seed, list(bots), sets, competition, played)
+    return _replayed(seed, list(bots), sets, competition, played, variant)
 
 
 def check(game: CorpusGame) -> list[str]:
@@ -66,7 +89,8 @@ def check(game: CorpusGame) -> list[str]:
     if len(game.legal_actions) != len(game.commands):
         return ["the record has not one legal-action count per command"]
     try:
-        found = _replayed(game.seed, game.bots, game.sets, game.competition, game.commands)
+        variant = None if isinstance(game.variant, msgspec.UnsetType) else game.variant
+        found = _replayed(game.seed, game.bots, game.sets, game.competition, game.commands, variant)
     except RuleError as error:
         return [f"a recorded command is refused: {error.message}"]
     for number, (command, counted, recorded) in enumerate(
@@ -97,11 +121,16 @@ def log_digest(log: list[e.Event]) -> str:
 
 
 def _replayed(
-    seed: str, bots: list[str], sets: int, competition: str, played: list[c.SeatCommand]
+    seed: str,
+    bots: list[str],
+    sets: int,
+    competition: str,
+    played: list[c.SeatCommand],
+    variant: c.Variant | None = None,
 ) -> CorpusGame:
     log: list[e.Event] = []
     state: GameState | None = None
-    for command in setup_commands(simulation_id(seed), seed, bots, sets, competition):
+    for command in setup_commands(simulation_id(seed), seed, bots, sets, competition, variant):
         events, state = execute(state, command)
         log += events
     assert state is not None
@@ -124,4 +153,5 @@ def _replayed(
         scores=list(state.scores),
         ranking=list(state.ranking),
         winners=list(state.winners),
+        variant=msgspec.UNSET if variant is None else variant,
     )
