@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
@@ -20,7 +20,7 @@ from renaissance.explain import Explanation, explain
 from renaissance.game import bot_seed, outcome, play, replay, setup_commands, with_salt
 from renaissance.picture import board_svg, board_text
 from renaissance.rules import decide, evolve, execute, legal_actions, variant_problem
-from renaissance.state import GameState
+from renaissance.state import GameState, Phase
 from renaissance.view import GameView, masked_state, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
@@ -68,6 +68,7 @@ class RenaissanceGame(CommandForms):
     start_type: Any = c.StartGame
     event_type: Any = e.AnyEvent
     hidden_information: bool = True  # a Janken's sealed hand, until both are shown
+    phases: tuple[str, ...] = get_args(Phase)
     options_type: Any = Options
     seed_secret: bool = False
     state_type: Any = GameState

@@ -332,3 +332,22 @@ def test_the_standard_rules_record_no_variant_so_old_games_read_as_before() -> N
     assert b"variant" not in msgspec.json.encode(created)
     chosen = GAME.create_command("g", 2, None, {"play": "phase2", "distribution": "give"})
     assert chosen.variant == GIVE  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"play": "phase1", "extra_hands": ["ring"], "sets": 2},
+        {"play": "phase2", "distribution": "give", "phase2_agreement": True},
+    ],
+)
+def test_the_platform_plays_explains_and_draws_every_variant(options: dict[str, object]) -> None:
+    log, state, outcome = GAME.simulate("platform", ["random", "greedy"], None, options)
+    assert state == GAME.replay(log)
+    report = audit(log)
+    assert report.ok
+    assert GAME.explain(log).scores == report.scores == outcome.scores  # type: ignore[attr-defined]
+    mid = GAME.replay(log[: len(log) // 3])
+    assert GAME.picture_svg(mid, "t").startswith("<svg")
+    assert GAME.picture_text(mid).strip()
+    msgspec.json.encode(GAME.view(mid, None))
