@@ -1215,11 +1215,8 @@ def _end_set(b: _Batch) -> None:
     )
 
 
-JANKEN_BEATS: dict[c.JankenHand, c.JankenHand] = {
-    "rock": "scissors",
-    "scissors": "paper",
-    "paper": "rock",
-}
+JANKEN_HANDS: tuple[c.JankenHand, ...] = ("rock", "paper", "scissors")
+JANKEN_BEATS = {"rock": "scissors", "scissors": "paper", "paper": "rock"}
 """Janken: rock breaks scissors, scissors cut paper, paper wraps rock."""
 
 
@@ -1227,7 +1224,7 @@ def janken_winner(hands: list[str]) -> int | None:
     """The seat whose hand beats the other's; None for a draw (the same hand twice)."""
     if hands[0] == hands[1]:
         return None
-    return 0 if JANKEN_BEATS.get(hands[0]) == hands[1] else 1  # type: ignore[call-overload]
+    return 0 if JANKEN_BEATS[hands[0]] == hands[1] else 1
 
 
 def _show_hand(b: _Batch, cmd: c.ShowHand) -> None:
@@ -1323,7 +1320,7 @@ def legal_actions(s: GameState, seat: int) -> list[c.Command]:
     """Every command ``seat`` may give now; ``decide`` accepts exactly these. A Janken's hand
     is listed without a salt (the service seals it; ruling 15), for either seat not yet in."""
     if s.phase == "janken" and s.janken is not None and not s.janken.has_chosen(seat):
-        return [c.ShowHand(seat, hand) for hand in JANKEN_BEATS]
+        return [c.ShowHand(seat, hand) for hand in JANKEN_HANDS]
     if s.phase in ("lobby", "finished") or seat != s.current:
         return []
     colour = s.colour_of(seat)
