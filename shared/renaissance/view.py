@@ -73,7 +73,8 @@ class GameView(msgspec.Struct, frozen=True):
     seats: list[SeatView]
     board: list[SquareView]
     supply: list[str]
-    """Set-up: the polyominoes not yet on the board."""
+    """Set-up: the polyominoes not yet on the board; Play only Phase 2: those not yet
+    distributed."""
     lifted: list[str]
     protected: list[str]
     tied: list[str]

@@ -128,6 +128,19 @@ def test_whole_games_of_every_variant_hold_every_invariant(name: str) -> None:
         check_game(log, state)
 
 
+def check_wire(state: GameState) -> None:
+    """Every legal action crosses the wire as the services read it; a hand needs the
+    service's salt and its provenance leaves hand and salt out."""
+    for seat in (0, 1):
+        for action in legal_actions(state, seat):
+            assert GAME.needs_seat(action)
+            assert GAME.seat_command(msgspec.to_builtins(action)) == action
+            assert GAME.decode_command(msgspec.json.encode(action)) == action
+            hand = isinstance(action, c.ShowHand)
+            assert GAME.needs_seed(action) == hand
+            assert (GAME.public_command(action) == action) != hand
+
+
 @pytest.mark.parametrize("name", VARIANTS)
 def test_decide_accepts_exactly_the_legal_actions_of_every_variant(name: str) -> None:
     checked = 0
@@ -139,4 +152,5 @@ def test_decide_accepts_exactly_the_legal_actions_of_every_variant(name: str) ->
             if position + 1 < len(log) and log[position + 1].cause is None:
                 continue  # only positions a player meets: after a whole batch
             checked += check_legal_actions(state, position)
+            check_wire(state)
     assert checked > 20
