@@ -38,6 +38,11 @@ class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     distribution: c.Distribution | None = None
     phase2_agreement: bool = False
 
+    def __post_init__(self) -> None:
+        variant = self.variant()
+        if variant is not None and (problem := variant_problem(variant)):
+            raise ValueError(problem)  # msgspec reports it as a ValidationError
+
     def variant(self) -> c.Variant | None:
         """The variant (None: the standard rules, recorded as before)."""
         variant = c.Variant(self.play, self.extra_hands, self.distribution, self.phase2_agreement)
@@ -45,13 +50,9 @@ class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 def options_of(options: dict[str, Any] | None) -> Options:
-    """The options as a game takes them; raises ``msgspec.ValidationError`` naming an unknown
-    or wrong option, ``ValueError`` for options that do not go together."""
-    read = msgspec.convert(options or {}, Options)
-    variant = read.variant()
-    if variant is not None and (problem := variant_problem(variant)):
-        raise ValueError(problem)
-    return read
+    """The options as a game takes them; raises ``msgspec.ValidationError`` (a ``ValueError``)
+    naming an unknown or wrong option, or options that do not go together."""
+    return msgspec.convert(options or {}, Options)
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core

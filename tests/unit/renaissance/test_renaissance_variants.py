@@ -313,7 +313,7 @@ def test_in_phase_2_the_players_agree_only_on_its_end() -> None:
 def test_options_that_do_not_go_together_are_refused(
     options: dict[str, object], problem: str
 ) -> None:
-    with pytest.raises(ValueError, match=problem):
+    with pytest.raises(msgspec.ValidationError, match=problem):
         options_of(options)
     variant = c.Variant(**options)  # type: ignore[arg-type]
     with pytest.raises(InvalidCommand, match=problem):
