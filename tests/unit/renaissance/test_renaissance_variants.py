@@ -131,6 +131,10 @@ def test_a_hand_is_sealed_to_the_other_seat_and_spectators_until_both_are_in() -
         assert b"scissors" not in raw
         assert SALTS[GOLD_SEAT].encode() not in raw
         assert masked_state(after, viewer) != after
+        read = GAME.decode_state(raw)  # what a seat's bot reads: who has shown, not what
+        assert read.janken is not None
+        assert read.janken.waiting_for() == [SILVER_SEAT]
+        assert legal_actions(read, SILVER_SEAT) == legal_actions(after, SILVER_SEAT)
     own = view(after, GOLD_SEAT).janken
     assert own is not None
     assert own.hands == [None, "scissors"]
