@@ -50,18 +50,23 @@ async def send(handler: CommandHandler, command: c.Command, number: int, seat: i
     return msgspec.json.decode(raw, type=Reply)
 
 
-async def test_the_service_seals_each_hand_with_its_own_salt(
-    handler: CommandHandler, store: MemoryEventStore
-) -> None:
-    setup = [
+async def first_hand_shown(handler: CommandHandler, hand: c.ShowHand) -> None:
+    """A game of Phase 2 only created, seated and started; then ``hand`` shown."""
+    setup: list[tuple[c.Command, int | None]] = [
         (c.CreateGame(GAME_ID, "public seed", variant=VARIANT), None),
         (c.JoinGame(0, "Ada"), None),
         (c.JoinGame(1, "Bo"), None),
         (c.StartGame(), None),
-        (c.ShowHand(1, "rock", salt="mine"), 1),  # a client's salt is not taken
+        (hand, hand.seat),
     ]
     for number, (command, seat) in enumerate(setup):
         assert (await send(handler, command, number, seat)).status == "accepted"
+
+
+async def test_the_service_seals_each_hand_with_its_own_salt(
+    handler: CommandHandler, store: MemoryEventStore
+) -> None:
+    await first_hand_shown(handler, c.ShowHand(1, "rock", salt="mine"))  # a client's salt
     stored = await store.read(GAME_ID)
     shown = RENAISSANCE.decode_event(stored[-1].data)
     assert isinstance(shown, e.HandShown)
@@ -83,15 +88,7 @@ async def test_the_service_seals_each_hand_with_its_own_salt(
 async def test_a_second_hand_of_one_seat_is_refused_and_changes_nothing(
     handler: CommandHandler, store: MemoryEventStore
 ) -> None:
-    setup = [
-        (c.CreateGame(GAME_ID, "s", variant=VARIANT), None),
-        (c.JoinGame(0, "Ada"), None),
-        (c.JoinGame(1, "Bo"), None),
-        (c.StartGame(), None),
-        (c.ShowHand(0, "rock"), 0),
-    ]
-    for number, (command, seat) in enumerate(setup):
-        await send(handler, command, number, seat)
+    await first_hand_shown(handler, c.ShowHand(0, "rock"))
     before = await store.read(GAME_ID)
     reply = await send(handler, c.ShowHand(0, "paper"), 7, 0)
     assert (reply.status, reply.code) == ("rejected", "illegal_choice")
