@@ -95,16 +95,26 @@ class RulesService:
     @property
     def command_streams(self) -> list[str]:
         """The command streams this instance reads, under the configured key prefix."""
-        return self.settings.commands.streams(self.partitions)
+        return [stream for streams in self.streams_by_sender.values() for stream in streams]
+
+    @property
+    def streams_by_sender(self) -> dict[str, list[str]]:
+        """The command streams of each sender (`bus.SENDERS`) this instance reads."""
+        commands = self.settings.commands
+        return {s: bus.streams_of(commands, s).streams(self.partitions) for s in bus.SENDERS}
 
     def __post_init__(self) -> None:
         self.partitions = self.settings.commands.parse(self.settings.rules_partitions)
 
-        async def on_commands(bodies: EnvelopeBatch) -> None:
-            """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
-            # Read from the context rather than injected with Context(): FastDepends resolves
-            # an injected context value in a worker thread, a thread hop for every batch.
-            await self.on_commands(bodies, self.broker.context.get_local("message"))
+        def on_commands_from(sender: str) -> Callable[[EnvelopeBatch], Awaitable[None]]:
+            async def on_commands(bodies: EnvelopeBatch) -> None:
+                """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
+                # Read from the context rather than injected with Context(): FastDepends
+                # resolves an injected context value in a worker thread, a hop per batch.
+                message = self.broker.context.get_local("message")
+                await self.on_commands(bodies, message, sender)
+
+            return on_commands
 
         # FastStream's RedisClusterBroker when REDIS_URL names a cluster (redis+cluster://).
         cluster = is_cluster_url(self.settings.redis_url)
@@ -115,8 +125,10 @@ class RulesService:
             # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
             **healing.BLOCKING_READ_OPTIONS,
         )
-        for index, stream in enumerate(self.command_streams):
-            self._subscribe(stream, on_commands, documented=index == 0)
+        for sender, streams in self.streams_by_sender.items():
+            for index, stream in enumerate(streams):
+                documented = index == 0 and sender == bus.GATEWAY
+                self._subscribe(stream, on_commands_from(sender), documented=documented)
         # Self-healing (issue 11): back within a second of Redis returning, and a consumer
         # group lost with Redis's data is created again instead of stopping the service.
         healing.fast_reconnect()
@@ -150,7 +162,8 @@ class RulesService:
                 "Command envelopes (msgspec JSON `CommandEnvelope`), one stream per command "
                 "partition: `<prefix>:{pNN}:commands` for NN = 00 .. count - 1 "
                 "(RENATURE_COMMAND_PARTITIONS, 4 by default), a game's commands on the stream "
-                "of its partition modulo that count. Each reply (msgspec JSON `Reply`) goes to "
+                "of its partition modulo that count; the clock service's timeout claims on "
+                "`<prefix>:{pNN}:commands:clock`. Each reply (msgspec JSON `Reply`) goes to "
                 "the `reply_to` pub/sub channel of the message's headers, with its "
                 "`correlation_id`."
             ),
@@ -182,15 +195,17 @@ class RulesService:
             **options,
         )
 
-    async def on_commands(self, bodies: Sequence[bytes], message: StreamMessage[Any]) -> None:
-        """Answer a batch: handle it and publish every reply in one pipeline; FastStream then
-        acknowledges the batch. A failure before that leaves the batch pending, to be
-        reclaimed."""
+    async def on_commands(
+        self, bodies: Sequence[bytes], message: StreamMessage[Any], sender: str = bus.GATEWAY
+    ) -> None:
+        """Answer a batch from ``sender`` (whose stream it was read on): handle it and publish
+        every reply in one pipeline; FastStream then acknowledges the batch. A failure before
+        that leaves the batch pending, to be reclaimed."""
         if self.handler is None or self._redis is None:
             await self.startup()
         assert self.handler is not None
         assert self._redis is not None
-        replies = await self.handler.handle_batch(bodies)
+        replies = await self.handler.handle_batch(bodies, sender)
         headers = message.batch_headers or [message.headers] * len(bodies)
         pipe = self._redis.pipeline(transaction=False)
         for reply, header in zip(replies, headers, strict=True):
