@@ -26,7 +26,6 @@ from redis.asyncio import Redis
 
 from eventstore import KeyLayout
 
-
 STAGED_SEED_TTL_S = 600
 """How long a staged chosen seed waits for its game's creation (sent right after it)."""
 
