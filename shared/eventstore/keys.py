@@ -87,6 +87,14 @@ class KeyLayout:
         """The seed vault's secret of a game (read by the rules service only)."""
         return self.game_scoped_key("seed", game_id)
 
+    def seal_key(self, game_id: str) -> str:
+        """The latest signed seal of a game (written by the rules service)."""
+        return self.game_scoped_key("seal", game_id)
+
+    def signing_keys_key(self) -> str:
+        """The hash ``key id -> public key`` of every key the rules service signed with."""
+        return f"{self.prefix}:signing-keys"
+
     def seats_key(self, game_id: str) -> str:
         """The hash ``seat number -> token digest`` of a game (the gateway's seat tokens)."""
         return self.game_scoped_key("seats", game_id)

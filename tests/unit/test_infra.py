@@ -148,18 +148,22 @@ def created_secret(tmp: Path) -> dict[str, str]:
     bin_dir.mkdir()
     fake = bin_dir / "kubectl"
     fake.write_text(
-        '#!/bin/sh\nprintf "%s\\n" "$@" > "$RECORD.args"\n'
-        'for a in "$@"; do case "$a" in --from-env-file=*) cp "${a#*=}" "$RECORD.env";; esac; done\n'
+        '#!/bin/sh\nprintf "%s\\n" "$@" > "$RECORD.$4.args"\n'
+        'for a in "$@"; do case "$a" in --from-env-file=*) cp "${a#*=}" "$RECORD.env";;\n'
+        '  --from-file=*) cp "${a#*=signing.pem=}" "$RECORD.pem";; esac; done\n'
     )
     fake.chmod(0o755)
     record = tmp / "record"
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "RECORD": str(record)}
     script = INFRA / "k8s" / "create-secrets.sh"
     subprocess.run(["sh", str(script), "-n", "games"], env=env, check=True, timeout=30)
-    args = (tmp / "record.args").read_text().split()
+    args = (tmp / "record.renature-redis-auth.args").read_text().split()
     values = dict(line.split("=", 1) for line in (tmp / "record.env").read_text().split())
     assert args[:4] == ["create", "secret", "generic", "renature-redis-auth"]
     assert args[-2:] == ["-n", "games"]
+    signing = (tmp / "record.renature-signing-key.args").read_text().split()
+    assert signing[-2:] == ["-n", "games"]
+    assert b"BEGIN PRIVATE KEY" in (tmp / "record.pem").read_bytes()  # an Ed25519 key
     assert all(re.fullmatch(r"[0-9a-f]{64}", value) for value in values.values())
     assert not any(value in " ".join(args) for value in values.values())  # never on argv
     return values

@@ -77,16 +77,30 @@ def _events(
         complain(f"Cannot read the event store: {err}", EXIT_NOTHING)
 
 
+KeyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--key",
+        help="the server's public key (PEM, or its /.well-known/renature-keys.json): the "
+        "--events file must carry the server's seal and hold exactly the events it signed",
+    ),
+]
+
+
 def audit(
     game_id: GameArg = None,
     events_file: EventsOpt = None,
     redis_url: RedisOpt = None,
     as_json: JsonOpt = False,
     game_name: game_commands.GameOpt = "renature",
+    key: KeyOpt = None,
 ) -> None:
     """Verify a game from its events alone: hash chain, every move re-decided, seed and deal,
-    final scoring. Exit status 0 when everything holds, 1 when not, 2 with nothing to audit,
-    3 for a file that is not an event log."""
+    final scoring; with ``--key``, first that the file is what the server signed. Exit status
+    0 when everything holds, 1 when not, 2 with nothing to audit, 3 for a file that is not an
+    event log."""
+    if key is not None:
+        check_signed(events_file, key, quiet=as_json)
     loaded = _events(game_id, events_file, redis_url, game_name)
     report: Any = game_commands.the_game(loaded.game).audit(loaded.events)  # each game's report
     if as_json:
@@ -115,6 +129,39 @@ def audit(
         else:
             out.print("  the game is not finished: the deal is checked once the seed is revealed")
     raise typer.Exit(0 if report.ok else EXIT_FAILS)
+
+
+def check_signed(events_file: Path | None, key: Path, *, quiet: bool) -> None:
+    """Exit 1 unless ``events_file`` carries a seal that ``key`` verifies and holds the very
+    events the seal signed (naming the first event that differs)."""
+    from gameserver.cli.event_source import UnreadableFile, read_signed
+    from gameserver.runtime import signing
+
+    if events_file is None:
+        complain("--key checks a file: give it with --events.", EXIT_NOTHING)
+    try:
+        keys = signing.read_public_keys(key.read_bytes())
+    except (OSError, ValueError) as err:
+        complain(f"Cannot read the key {key}: {err}", EXIT_NOTHING)
+    try:
+        lines, seal = read_signed(events_file)
+    except UnreadableFile as err:
+        complain(str(err), EXIT_UNREADABLE)
+    except OSError as err:
+        complain(str(err), EXIT_NOTHING)
+    problem = (
+        "the file carries no seal: it cannot be shown to come from the server"
+        if seal is None
+        else signing.check_seal(seal, keys) or signing.first_difference(seal, lines)
+    )
+    if problem is not None:
+        complain(f"Not what the server signed: {problem}.", EXIT_FAILS)
+    assert seal is not None
+    if not quiet:
+        console().print(
+            f"Signed by the server (key {seal.key_id}): events 1 to {seal.events} are the ones "
+            "it signed."
+        )
 
 
 def explain(
@@ -200,14 +247,28 @@ def export(
     ] = None,
     redis_url: RedisOpt = None,
 ) -> None:
-    """Write a game's event log as JSON lines (the input of ``renature audit --events``)."""
+    """Write a game's event log as JSON lines (the input of ``renature audit --events``), and
+    the server's latest seal of it as a last line when the server signs its games."""
     game, events = _events(game_id, None, redis_url)
     encode = game_commands.the_game(game).encode_event
     data = b"".join(encode(ev) + b"\n" for ev in events)
+    data += _seal_line(game_id, redis_url)
     if out is None:
         sys.stdout.buffer.write(data)
     else:
         out.write_bytes(data)
+
+
+def _seal_line(game_id: str, redis_url: str | None) -> bytes:
+    """The seal as an export's last line (nothing when the game has none)."""
+    import asyncio
+
+    from gameserver.cli.event_source import read_seal
+    from gameserver.runtime.settings import Settings
+    from gameserver.runtime.signing import SealLine
+
+    seal = asyncio.run(read_seal(game_id, Settings.from_env(redis_url=redis_url)))
+    return b"" if seal is None else msgspec.json.encode(SealLine(seal)) + b"\n"
 
 
 def register(app: typer.Typer) -> None:

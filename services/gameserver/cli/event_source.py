@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -15,12 +15,16 @@ import msgspec
 from gameplatform import get_game
 from gameserver.runtime.redis_auth import without_credentials
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.signing import Seal, SealLine
 
 MAX_LINE_BYTES = 1024 * 1024
 """The longest line a file may have: an event takes a few hundred bytes, a creation a few
 kilobytes; a longer line is no event, and is refused before it is decoded or printed."""
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest file read (a whole game is well under a megabyte)."""
+SEAL_LINE = b'{"seal":'
+"""How the last line of a signed export begins (`gameserver.runtime.signing.SealLine`)."""
+_seal_line = msgspec.json.Decoder(SealLine)
 
 
 class NoSuchGame(LookupError):
@@ -47,12 +51,32 @@ def clipped(text: str, limit: int = 160) -> str:
 
 
 def read_file(path: Path, game: str = "renature") -> list[Any]:
-    """Events of a ``game`` game from a JSON-lines file, one event per line (blank lines are
-    ignored); `UnreadableFile` for a file that is not one, in time linear in its size: lines
-    are read at most `MAX_LINE_BYTES` at a time and decoded by msgspec, whose nesting limit
-    ends a line nested thousands deep at once."""
+    """Events of a ``game`` game from a JSON-lines file, one event per line (blank lines and
+    the seal line of a signed export are skipped); `UnreadableFile` for a file that is not
+    one, in time linear in its size: lines are read at most `MAX_LINE_BYTES` at a time and
+    decoded by msgspec, whose nesting limit ends a line nested thousands deep at once."""
     decode = get_game(game).decode_event
-    events: list[Any] = []
+    return [
+        _decoded(decode, line, f"{path}: line {number}")
+        for number, line in _lines(path)
+        if not line.startswith(SEAL_LINE)
+    ]
+
+
+def read_signed(path: Path) -> tuple[list[bytes], Seal | None]:
+    """The event lines of a file as written (without their line ends) and its seal, if any."""
+    events: list[bytes] = []
+    seal = None
+    for number, line in _lines(path):
+        if line.startswith(SEAL_LINE):
+            seal = _decoded(_seal_line.decode, line, f"{path}: line {number}").seal
+        else:
+            events.append(line.rstrip(b"\r\n"))
+    return events, seal
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The numbered non-blank lines of a file, within `MAX_LINE_BYTES` and `MAX_FILE_BYTES`."""
     total = 0
     with path.open("rb") as lines:
         number = 0
@@ -67,8 +91,7 @@ def read_file(path: Path, game: str = "renature") -> list[Any]:
             if total > MAX_FILE_BYTES:
                 raise UnreadableFile(f"{path} is larger than {MAX_FILE_BYTES} bytes: no game is.")
             if line.strip():
-                events.append(_decoded(decode, line, f"{path}: line {number}"))
-    return events
+                yield number, line
 
 
 def _decoded(decode: Callable[[bytes], Any], line: bytes, where: str) -> Any:
@@ -119,3 +142,17 @@ def load(
     if game_id is None:
         raise NoSuchGame("Name a game id (read from Redis) or an --events file.")
     return asyncio.run(read_store(game_id, Settings.from_env(redis_url=redis_url)))
+
+
+async def read_seal(game_id: str, settings: Settings) -> Seal | None:
+    """The latest seal of a stored game (None when the deployment signs nothing)."""
+    import redis.asyncio as aioredis
+
+    from eventstore import KeyLayout
+    from gameserver.runtime.signing import stored_seal
+
+    client = aioredis.from_url(settings.redis_url)
+    try:
+        return await stored_seal(client, KeyLayout(settings.prefix, settings.partitions), game_id)
+    finally:
+        await client.aclose()

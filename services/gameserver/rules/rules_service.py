@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -35,10 +36,11 @@ from eventstore.keys import format_partitions
 from eventstore.redis_client import is_cluster_url, plain_url, redis_client
 from eventstore.retention_policy import RetentionPolicy
 from gameserver.rules.command_handler import BatchMeta, CommandHandler
-from gameserver.runtime import bus, healing
+from gameserver.runtime import bus, healing, signing
 from gameserver.runtime.logging import configure_logging, get_logger, stdlib_logger
 from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.signing import Sealer
 from renature.events import public_command as redacted  # the one redaction, as tests name it
 
 __all__ = [
@@ -91,6 +93,8 @@ class RulesService:
     broker: RedisBroker = field(init=False)
     app: FastStream = field(init=False)
     _redis: Redis | None = field(init=False, default=None)
+    sealer: Sealer | None = field(init=False, default=None)
+    """Signs games as they pass `signing.SEAL_EVERY` events and when they end (with a key)."""
 
     @property
     def command_streams(self) -> list[str]:
@@ -219,6 +223,12 @@ class RulesService:
                 # PUBLISH by name: a cluster pipeline refuses publish() (any node broadcasts)
                 pipe.execute_command("PUBLISH", reply_to, wire)
         await pipe.execute()
+        if self.sealer is not None:
+            await self.sealer.seal_due(replies, self._is_finished)
+
+    def _is_finished(self, game_id: str) -> bool:
+        entry = None if self.handler is None else self.handler.cache.get(game_id)
+        return entry is not None and entry.adapter.is_over(entry.value)
 
     async def __aenter__(self) -> RulesService:
         """Run the service inside the current event loop (tests, embedding)."""
@@ -267,6 +277,9 @@ class RulesService:
             cache_size=self.settings.cache_games,
             refusals=refusals,
         )
+        if (key := signing.key_from_env(os.environ)) is not None:
+            self.sealer = Sealer(self._redis, store, store.layout, key)
+            await self.sealer.publish_key()
         status = await store.check_durability()
         (log.info if status.ok else log.error)("durability", statement=status.statement)
         log.info(
