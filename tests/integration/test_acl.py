@@ -32,7 +32,7 @@ from eventstore.retention_policy import Retention, RetentionPolicy
 from gameserver.gateway.app import create_app
 from gameserver.projectors import PROJECTIONS, create_projector
 from gameserver.rules.rules_service import RulesService
-from gameserver.runtime import bus
+from gameserver.runtime import bus, signing
 from gameserver.runtime.bus import COMMAND_PARTITIONS, CommandEnvelope
 from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.settings import Settings
@@ -129,7 +129,12 @@ def test_the_rendered_file_holds_no_placeholder_and_refuses_a_missing_password(
         render(tmp_path, {**passwords, "gateway": "not hex!"})
 
 
-async def test_every_service_works_as_its_own_user(flushed: AclRedis) -> None:
+async def test_every_service_works_as_its_own_user(
+    flushed: AclRedis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key_file = tmp_path / "signing.pem"  # the rules service seals, the others read seals
+    key_file.write_bytes(signing.private_pem(signing.new_key()))
+    monkeypatch.setenv(signing.SIGNING_KEY_ENV, str(key_file))
     settings = {user: Settings(redis_url=flushed.url(user), consumer=f"{user}-1") for user in USERS}
     projector_clients = {name: flushed.client(name) for name in PROJECTIONS}
     stop = asyncio.Event()
@@ -162,6 +167,16 @@ async def test_every_service_works_as_its_own_user(flushed: AclRedis) -> None:
             audit = await http.get(f"/games/{game_id}/audit")
             assert audit.status_code == 200, audit.text
             assert audit.json()["ok"] is True
+            keys = await http.get("/.well-known/renature-keys.json")
+            assert keys.status_code == 200, keys.text
+            assert [k["key_id"] for k in keys.json()["keys"]] == [
+                signing.key_id(signing.load_private_key(key_file).public_key())
+            ]
+            auditor = flushed.client("auditor")
+            seal = await signing.stored_seal(auditor, KeyLayout(), game_id)
+            await auditor.aclose()
+            assert seal is not None
+            assert seal.events == version
 
             janitor_redis = flushed.client("retention")
             janitor = Retention(
