@@ -161,3 +161,18 @@ async def test_another_key_or_a_forged_seal_fails(
     )
     assert result.exit_code == 1
     assert "signature does not verify" in said(result)
+
+
+async def test_the_dispute_viewer_reads_a_signed_export(
+    signed_export: tuple[Path, Path, str], redis_url: str
+) -> None:
+    exported, _, _ = signed_export
+    gateway = create_app(redis_url)
+    transport = httpx.ASGITransport(app=gateway)
+    async with (
+        gateway.router.lifespan_context(gateway),
+        httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
+    ):
+        inspected = await http.post("/disputes", content=exported.read_bytes())
+    assert inspected.status_code == 200, inspected.text
+    assert inspected.json()["audit"]["ok"] is True

@@ -15,15 +15,13 @@ import msgspec
 from gameplatform import get_game
 from gameserver.runtime.redis_auth import without_credentials
 from gameserver.runtime.settings import Settings
-from gameserver.runtime.signing import Seal, SealLine
+from gameserver.runtime.signing import SEAL_LINE, Seal, SealLine
 
 MAX_LINE_BYTES = 1024 * 1024
 """The longest line a file may have: an event takes a few hundred bytes, a creation a few
 kilobytes; a longer line is no event, and is refused before it is decoded or printed."""
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest file read (a whole game is well under a megabyte)."""
-SEAL_LINE = b'{"seal":'
-"""How the last line of a signed export begins (`gameserver.runtime.signing.SealLine`)."""
 _seal_line = msgspec.json.Decoder(SealLine)
 
 

@@ -64,6 +64,10 @@ class SealLine(msgspec.Struct, frozen=True):
     seal: Seal
 
 
+SEAL_LINE = b'{"seal":'
+"""How the seal line of an export begins: readers of the events skip it."""
+
+
 class PublicKey(msgspec.Struct, frozen=True):
     key_id: str
     public_key: str
