@@ -93,19 +93,12 @@ class RulesService:
     broker: RedisBroker = field(init=False)
     app: FastStream = field(init=False)
     _redis: Redis | None = field(init=False, default=None)
-    sealer: Sealer | None = field(init=False, default=None)
-    """Signs games as they pass `signing.SEAL_EVERY` events and when they end (with a key)."""
+    sealer: Sealer | None = field(init=False, default=None)  # signs games (with a key)
 
     @property
     def command_streams(self) -> list[str]:
         """The command streams this instance reads, under the configured key prefix."""
-        return [stream for streams in self.streams_by_sender.values() for stream in streams]
-
-    @property
-    def streams_by_sender(self) -> dict[str, list[str]]:
-        """The command streams of each sender (`bus.SENDERS`) this instance reads."""
-        commands = self.settings.commands
-        return {s: bus.streams_of(commands, s).streams(self.partitions) for s in bus.SENDERS}
+        return [s for some in sender_streams(self.settings, self.partitions).values() for s in some]
 
     def __post_init__(self) -> None:
         self.partitions = self.settings.commands.parse(self.settings.rules_partitions)
@@ -113,10 +106,8 @@ class RulesService:
         def on_commands_from(sender: str) -> Callable[[EnvelopeBatch], Awaitable[None]]:
             async def on_commands(bodies: EnvelopeBatch) -> None:
                 """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
-                # Read from the context rather than injected with Context(): FastDepends
-                # resolves an injected context value in a worker thread, a hop per batch.
-                message = self.broker.context.get_local("message")
-                await self.on_commands(bodies, message, sender)
+                # From the context, not Context(): FastDepends resolves that in a thread.
+                await self.on_commands(bodies, self.broker.context.get_local("message"), sender)
 
             return on_commands
 
@@ -129,7 +120,7 @@ class RulesService:
             # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
             **healing.BLOCKING_READ_OPTIONS,
         )
-        for sender, streams in self.streams_by_sender.items():
+        for sender, streams in sender_streams(self.settings, self.partitions).items():
             for index, stream in enumerate(streams):
                 documented = index == 0 and sender == bus.GATEWAY
                 self._subscribe(stream, on_commands_from(sender), documented=documented)
@@ -159,7 +150,12 @@ class RulesService:
         # taken over by the reclaiming subscriber (a nack leaves a stream entry pending). The
         # replies are published by `on_commands`, not by FastStream (no_reply).
         reading = self.broker.subscriber(
-            stream=self._stream(stream, max_records=MAX_BATCH, polling_interval=READ_BLOCK_MS),
+            stream=batched_read(
+                self.settings.consumer,
+                stream,
+                max_records=MAX_BATCH,
+                polling_interval=READ_BLOCK_MS,
+            ),
             decoder=envelope_bodies,
             title="rules:commands",
             description=(
@@ -176,8 +172,11 @@ class RulesService:
             no_reply=True,
         )
         reclaiming = self.broker.subscriber(
-            stream=self._stream(
-                stream, min_idle_time=self.settings.reclaim_idle_ms, polling_interval=1000
+            stream=batched_read(
+                self.settings.consumer,
+                stream,
+                min_idle_time=self.settings.reclaim_idle_ms,
+                polling_interval=1000,
             ),
             decoder=envelope_bodies,
             title=f"rules:{stream}:reclaim",
@@ -189,22 +188,11 @@ class RulesService:
             subscriber(handler)
             healing.heal_missing_group(subscriber, functools.partial(self._ensure_groups, [stream]))
 
-    def _stream(self, stream: str, **options: Any) -> StreamSub[bool]:
-        """A command stream read in batches by this instance's consumer of the group."""
-        return StreamSub(
-            stream,
-            group=bus.RULES_GROUP,
-            consumer=self.settings.consumer,
-            batch=True,
-            **options,
-        )
-
     async def on_commands(
         self, bodies: Sequence[bytes], message: StreamMessage[Any], sender: str = bus.GATEWAY
     ) -> None:
-        """Answer a batch from ``sender`` (whose stream it was read on): handle it and publish
-        every reply in one pipeline; FastStream then acknowledges the batch. A failure before
-        that leaves the batch pending, to be reclaimed."""
+        """Answer a batch from ``sender`` (its stream says who): handle it, publish every reply
+        in one pipeline; FastStream then acks it (a failure leaves it pending, reclaimed)."""
         if self.handler is None or self._redis is None:
             await self.startup()
         assert self.handler is not None
@@ -224,11 +212,7 @@ class RulesService:
                 pipe.execute_command("PUBLISH", reply_to, wire)
         await pipe.execute()
         if self.sealer is not None:
-            await self.sealer.seal_due(replies, self._is_finished)
-
-    def _is_finished(self, game_id: str) -> bool:
-        entry = None if self.handler is None else self.handler.cache.get(game_id)
-        return entry is not None and entry.adapter.is_over(entry.value)
+            await self.sealer.seal_due(replies, self.handler.cache)
 
     async def __aenter__(self) -> RulesService:
         """Run the service inside the current event loop (tests, embedding)."""
@@ -277,9 +261,7 @@ class RulesService:
             cache_size=self.settings.cache_games,
             refusals=refusals,
         )
-        if (key := signing.key_from_env(os.environ)) is not None:
-            self.sealer = Sealer(self._redis, store, store.layout, key)
-            await self.sealer.publish_key()
+        self.sealer = await signing.sealer_from_env(os.environ, self._redis, store)
         status = await store.check_durability()
         (log.info if status.ok else log.error)("durability", statement=status.statement)
         log.info(
@@ -301,6 +283,17 @@ class RulesService:
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None
+
+
+def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:
+    """A command stream read in batches by ``consumer`` of the rules group."""
+    return StreamSub(stream, group=bus.RULES_GROUP, consumer=consumer, batch=True, **options)
+
+
+def sender_streams(settings: Settings, partitions: Sequence[int]) -> dict[str, list[str]]:
+    """The command streams of ``partitions`` of each sender (`bus.SENDERS`)."""
+    commands = settings.commands
+    return {s: bus.streams_of(commands, s).streams(partitions) for s in bus.SENDERS}
 
 
 def create_service(settings: Settings | None = None) -> RulesService:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from cryptography.exceptions import InvalidSignature
@@ -36,7 +36,8 @@ from gameserver.runtime.logging import get_logger
 if TYPE_CHECKING:  # the CLI reads seals without importing redis (a third of a second)
     from redis.asyncio import Redis
 
-    from eventstore import EventStore, KeyLayout
+    from eventstore import EventStore, KeyLayout, RedisEventStore
+    from gameserver.runtime.state_cache import StateCache
 
 log = get_logger("renature.signing")
 
@@ -194,6 +195,18 @@ def key_from_env(env: Mapping[str, str]) -> Ed25519PrivateKey | None:
     return load_private_key(Path(path)) if path else None
 
 
+async def sealer_from_env(
+    env: Mapping[str, str], redis: Redis, store: RedisEventStore
+) -> Sealer | None:
+    """A `Sealer` with the environment's key, its key published; None without a key."""
+    key = key_from_env(env)
+    if key is None:
+        return None
+    sealer = Sealer(redis, store, store.layout, key)
+    await sealer.publish_key()
+    return sealer
+
+
 class Sealer:
     """Seals games in Redis with the rules service's key (see the module docstring)."""
 
@@ -207,9 +220,10 @@ class Sealer:
             self.layout.signing_keys_key(), self.entry.key_id, self.entry.public_key
         )
 
-    async def seal_due(self, replies: Sequence[bytes], finished: Callable[[str], bool]) -> None:
+    async def seal_due(self, replies: Sequence[bytes], cache: StateCache[Any]) -> None:
         """Seal each game that an accepted reply took past a multiple of `SEAL_EVERY` events
-        or to its end. A failure is logged: sealing never holds up or fails a command."""
+        or to its end (as the handler's ``cache`` has it). A failure is logged: sealing never
+        holds up or fails a command."""
         from gameserver.runtime import bus
 
         due: set[str] = set()
@@ -218,7 +232,8 @@ class Sealer:
             if reply.status != "accepted" or reply.last_version < 1:
                 continue
             crossed = reply.last_version // SEAL_EVERY > (reply.first_version - 1) // SEAL_EVERY
-            if crossed or finished(reply.game_id):
+            entry = cache.get(reply.game_id)
+            if crossed or (entry is not None and entry.adapter.is_over(entry.value)):
                 due.add(reply.game_id)
         for game_id in sorted(due):
             try:

@@ -320,6 +320,15 @@ def wait_for_port(host: str, port: int, stack: Stack, timeout: float = 60.0) -> 
     return False
 
 
+def cli_environment(redis_url: str, server: PrivateRedis | None) -> list[str]:
+    """The lines that give the CLI this stack's Redis: never a password (the private one's
+    stays in its file; a password in a given ``REDIS_URL`` is masked)."""
+    if server is None:
+        return [f"export REDIS_URL={without_credentials(redis_url)}"]
+    env = server.client_env()
+    return [f"export {name}={value}" for name, value in env.items()]
+
+
 def durability_line(mode: str) -> str:
     """What an acknowledged move survives under ``mode`` (docs/event-store.md)."""
     if mode == "everysec":
@@ -360,10 +369,7 @@ def run_all(
             announce(f"The stack did not come up ({stack.dead() or 'no gateway'}); stopping.")
             return 1
         if server is not None:
-            announce(
-                f"Redis (private, AOF on, password in {server.password_file}): {server.url}  "
-                f"data: {server.data_dir}"
-            )
+            announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
         announce(durability_line(Settings.from_env().durability))
         announce(f"Play: {stack.gateway_url}/  (lobby, table and dispute viewer in a browser)")
         announce(f"Gateway: {stack.gateway_url}")
@@ -376,11 +382,8 @@ def run_all(
         else:
             announce("Chosen seeds: off (every game is dealt from a secret random seed).")
         announce("For the CLI (renature audit, explain, replay) in another shell:")
-        if server is None:
-            announce(f"export REDIS_URL={without_credentials(redis_url)}")
-        else:
-            announce(f"export REDIS_URL={server.url}")
-            announce(f"export RENATURE_REDIS_PASSWORD_FILE={server.password_file}")
+        for line in cli_environment(redis_url, server):
+            announce(line)
         announce("Press Ctrl+C to stop.")
         while not stopping:
             if dead := stack.dead():
