@@ -82,6 +82,14 @@ async def signed_export(
     return exported, keys_file, outcome.game_id
 
 
+def refused(path: Path, key: Path) -> str:
+    """What ``renature audit --events path --key key`` says, having exited 1 (not signed)."""
+    result = cli("audit", "--events", path, "--key", key)
+    assert result.exit_code == 1, result.output
+    assert "Not what the server signed" in said(result)
+    return said(result)
+
+
 def events_and_seal(path: Path) -> tuple[list[e.Event], bytes]:
     lines = path.read_bytes().splitlines()
     return [e.decode(line) for line in lines[:-1]], lines[-1]
@@ -119,11 +127,9 @@ async def test_a_resealed_event_is_named_though_its_chain_holds(
         forged.append(e.seal(changed, prev))
         prev = forged[-1].hash
     path = write(tmp_path / "resealed.jsonl", forged, seal)
+    assert "event 5 differs from what the server signed" in refused(path, keys_file)
     unsigned = cli("audit", "--events", path, "--json")  # the chain holds: re-sealed
     assert msgspec.json.decode(unsigned.stdout, type=AuditReport).first_bad.check != "hash chain"
-    result = cli("audit", "--events", path, "--key", keys_file)
-    assert result.exit_code == 1, result.output
-    assert "event 5 differs from what the server signed" in said(result)
 
 
 async def test_a_truncated_file_fails_naming_the_first_missing_event(
@@ -133,14 +139,10 @@ async def test_a_truncated_file_fails_naming_the_first_missing_event(
     events, seal = events_and_seal(exported)
     cut = len(events) - 3
     path = write(tmp_path / "truncated.jsonl", events[:cut], seal)
-    result = cli("audit", "--events", path, "--key", keys_file)
-    assert result.exit_code == 1, result.output
-    assert f"event {cut + 1} is missing" in said(result)
+    assert f"event {cut + 1} is missing" in refused(path, keys_file)
     unsealed = tmp_path / "unsealed.jsonl"
     unsealed.write_bytes(b"".join(e.encode(ev) + b"\n" for ev in events))
-    result = cli("audit", "--events", unsealed, "--key", keys_file)
-    assert result.exit_code == 1
-    assert "carries no seal" in said(result)
+    assert "carries no seal" in refused(unsealed, keys_file)
 
 
 async def test_another_key_or_a_forged_seal_fails(
@@ -149,18 +151,13 @@ async def test_another_key_or_a_forged_seal_fails(
     exported, keys_file, _ = signed_export
     other = tmp_path / "other.pem"
     other.write_bytes(signing.public_pem(signing.new_key().public_key()))
-    result = cli("audit", "--events", exported, "--key", other)
-    assert result.exit_code == 1
-    assert "not among the keys given" in said(result)
+    assert "not among the keys given" in refused(exported, other)
     events, seal_line = events_and_seal(exported)
     seal = msgspec.json.decode(seal_line, type=signing.SealLine).seal
     digests = [*seal.digests[:-1], signing.digest(b"forged")]  # a seal edited to match a forgery
     forged = msgspec.json.encode(signing.SealLine(replace(seal, digests=digests)))
-    result = cli(
-        "audit", "--events", write(tmp_path / "f.jsonl", events, forged), "--key", keys_file
-    )
-    assert result.exit_code == 1
-    assert "signature does not verify" in said(result)
+    path = write(tmp_path / "forged.jsonl", events, forged)
+    assert "signature does not verify" in refused(path, keys_file)
 
 
 async def test_the_dispute_viewer_reads_a_signed_export(
