@@ -21,13 +21,15 @@ def decoder(kind: Any) -> msgspec.json.Decoder[Any]:
 class CommandForms:
     """``join_command``, ``start_command``, ``is_creation``, ``needs_seat``, ``decode_command``
     and ``seat_command`` from the adapter's ``create_type``, ``join_type``, ``start_type``,
-    ``command_type`` and ``seat_command_type``."""
+    ``command_type`` and ``seat_command_type``; ``sender_of`` from ``clock_command_type``."""
 
     create_type: Any
     join_type: Any
     start_type: Any
     command_type: Any
     seat_command_type: Any
+    clock_command_type: Any = ()
+    """The command the clock service sends when a seat's time runs out (none: no clock)."""
 
     def join_command(self, seat: int, name: str) -> Any:
         return self.join_type(seat=seat, name=name)
@@ -41,6 +43,11 @@ class CommandForms:
     def needs_seat(self, command: Any) -> bool:
         """A seated player's command (a move), not a set-up one."""
         return isinstance(command, self.seat_command_type)
+
+    def sender_of(self, command: Any) -> str:
+        """The service that alone may send ``command``: ``clock`` for a timeout claim,
+        ``gateway`` for everything else (the rules service refuses it from anyone else)."""
+        return "clock" if isinstance(command, self.clock_command_type) else "gateway"
 
     def decode_command(self, data: bytes | str) -> Any:
         return decoder(self.command_type).decode(data)

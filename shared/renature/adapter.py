@@ -52,6 +52,7 @@ class RenatureGame(CoreAdapter):
     bot_names: tuple[str, ...] = BOT_NAMES
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
+    clock_command_type: Any = c.ClaimTimeout
     create_type: Any = c.CreateGame
     join_type: Any = c.JoinGame
     start_type: Any = c.StartGame

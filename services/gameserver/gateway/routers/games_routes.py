@@ -30,7 +30,7 @@ from gameserver.gateway.schemas import (
     NewRenaissanceGame,
     NewRenatureGame,
 )
-from gameserver.gateway.seeds import choose_seed, forget_seed
+from gameserver.gateway.seeds import choose_seed
 from gameserver.runtime.bus import CommandEnvelope
 from renature.clock import TimeControl
 
@@ -76,8 +76,6 @@ async def create_game(
         command = game.with_seed(command, body.seed)
     # A secret seed stays blank on the bus: the rules service takes it from its vault.
     reply = await gateway.send(CommandEnvelope(game_id, "create", command, None, game.name))
-    if reply.status == "rejected" and secret and idempotency_key is None:
-        await forget_seed(gateway.redis, gateway.layout, game_id)  # no seed for no game
     result = accepted_or_raise(reply, "create")
     public = not game.seed_secret
     await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None, public=public)
