@@ -27,6 +27,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from eventstore import FeedEntry, RedisEventStore, StoreError
+from eventstore.redis_client import redis_client
 from gameserver.runtime import bus, healing
 from gameserver.runtime.logging import configure_logging, get_logger
 from gameserver.runtime.rules_client import RulesClient
@@ -207,7 +208,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
     # Its feed reads block: no socket timeout may cut them (healing.py).
-    redis = Redis.from_url(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
+    redis = redis_client(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
     try:
         await healing.wait_for_redis(redis, "clock")
         store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)

@@ -32,7 +32,7 @@ from redis.asyncio import Redis
 
 from eventstore import RedisEventStore
 from eventstore.keys import format_partitions
-from eventstore.redis_client import is_cluster_url, plain_url, redis_client
+from eventstore.redis_client import healing_options, is_cluster_url, plain_url, redis_client
 from eventstore.retention_policy import RetentionPolicy
 from gameserver.rules.command_handler import BatchMeta, CommandHandler
 from gameserver.runtime import bus, healing
@@ -112,8 +112,10 @@ class RulesService:
             plain_url(self.settings.redis_url),
             logger=stdlib_logger("renature.rules.faststream"),
             log_level=logging.DEBUG,  # per-message lines; the handler logs each command
-            # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
+            # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py);
+            # its pool replaces connections the server closed (eventstore.redis_client).
             **healing.BLOCKING_READ_OPTIONS,
+            **healing_options(cluster=cluster),
         )
         for index, stream in enumerate(self.command_streams):
             self._subscribe(stream, on_commands, documented=index == 0)
