@@ -84,7 +84,9 @@ def redis_client(url: str, **kwargs: Any) -> Any:
     return Redis.from_url(url, **{**healing_options(), **kwargs})
 
 
-def blocking_pool(url: str, *, max_connections: int, timeout: float | None) -> Any:
+def blocking_pool(
+    url: str, *, max_connections: int, timeout: float | None
+) -> BlockingConnectionPool:
     """A healing `BlockingConnectionPool` for a plain (not cluster) ``url``: a request beyond
     ``max_connections`` waits up to ``timeout`` seconds for a free connection."""
     return BlockingConnectionPool.from_url(
