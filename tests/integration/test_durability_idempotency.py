@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import httpx
 import pytest
@@ -41,6 +41,18 @@ async def http(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[httpx.Asy
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as client,
     ):
         yield client
+
+
+@asynccontextmanager
+async def gateway_alone(redis_url: str, command_timeout: float) -> AsyncIterator[httpx.AsyncClient]:
+    """A gateway whose rules service comes and goes as the test says."""
+    app = create_app(redis_url, command_timeout=command_timeout)
+    transport = httpx.ASGITransport(app=app)
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(app.router.lifespan_context(app))
+        yield await stack.enter_async_context(
+            httpx.AsyncClient(base_url="http://gateway", transport=transport)
+        )
 
 
 def key(name: str) -> dict[str, str]:
@@ -150,13 +162,7 @@ async def test_a_join_whose_answer_was_lost_to_a_timeout(
 ) -> None:
     """The rules service is down: the join times out (504) and its claim is kept. Once the
     service is back, the retry with the same key gets the seat and the token."""
-    app = create_app(redis_url, command_timeout=0.5)
-    transport = httpx.ASGITransport(app=app)
-    async with AsyncExitStack() as stack:
-        await stack.enter_async_context(app.router.lifespan_context(app))
-        http = await stack.enter_async_context(
-            httpx.AsyncClient(base_url="http://gateway", transport=transport)
-        )
+    async with gateway_alone(redis_url, command_timeout=0.5) as http:
         rules = RulesService(Settings(redis_url=redis_url, consumer="rules-late"))
         async with rules:
             game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
@@ -254,13 +260,7 @@ async def test_a_keyed_retry_while_the_first_is_answered_is_409(
     """No rules service: the first keyed join waits for its answer; a retry meanwhile gets 409
     ``idempotency_key_in_flight`` and changes nothing; once the first is answered (504) and
     the rules service is up, the retry gets the seat."""
-    app = create_app(redis_url, command_timeout=1.5)
-    transport = httpx.ASGITransport(app=app)
-    async with AsyncExitStack() as stack:
-        await stack.enter_async_context(app.router.lifespan_context(app))
-        http = await stack.enter_async_context(
-            httpx.AsyncClient(base_url="http://gateway", transport=transport)
-        )
+    async with gateway_alone(redis_url, command_timeout=1.5) as http:
         async with RulesService(Settings(redis_url=redis_url, consumer="rules-first")):
             game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
         url = f"/games/{game_id}/seats/0"
