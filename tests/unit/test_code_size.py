@@ -1,4 +1,4 @@
-"""The size rule of the code (issue 17): no production function over 60 lines and no class over
+"""The size rule of the code: no production function over 60 lines and no class over
 200 lines without a one-line reason written beside it, as a ``# long: <reason>`` comment on the
 line above it (above its decorators)."""
 
