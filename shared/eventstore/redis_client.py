@@ -17,9 +17,11 @@ for RESP3 connections, and a pool with them on skips its check of a connection t
 pool (``ensure_connection``: a socket at EOF is reconnected), and connections made by a pool
 built from a URL have no retries: each stale connection of the pool then failed one command,
 long after Redis was back (issue 26). Here maintenance notifications are off (they are a Redis
-Enterprise feature), a command failing with ``ConnectionError``/``TimeoutError`` is retried on
-a fresh connection for about a second, and a connection idle for `HEALTH_CHECK_INTERVAL_S` is
-pinged before it is used (a server that vanished without closing the connection).
+Enterprise feature), a command whose connection fails (``ConnectionError``: closed, refused,
+reset) is retried on a fresh connection for about a second, and a connection idle for
+`HEALTH_CHECK_INTERVAL_S` is pinged before it is used (a server that vanished without closing
+the connection). A ``TimeoutError`` is not retried: the command may have run (a rate limit
+would count twice), and a frozen server must give an error, not several timeouts in a row.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.maint_notifications import MaintNotificationsConfig
 
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
@@ -50,7 +51,7 @@ def healing_options(*, cluster: bool = False) -> dict[str, Any]:
         "retry": Retry(
             ExponentialBackoff(cap=0.4, base=0.05),
             RETRIES,
-            supported_errors=(RedisConnectionError, RedisTimeoutError),
+            supported_errors=(RedisConnectionError,),
         ),
         "health_check_interval": HEALTH_CHECK_INTERVAL_S,
     }
