@@ -44,13 +44,16 @@ HEALTH_CHECK_INTERVAL_S = 15.0
 """A connection idle this long is pinged (and replaced when dead) before its next command."""
 
 
-def healing_options(*, cluster: bool = False) -> dict[str, Any]:
+def healing_options(*, cluster: bool = False, retries: int = RETRIES) -> dict[str, Any]:
     """Connection options that make a client reconnect after the server closed a connection
-    (see the module docstring); fresh objects on every call (a `Retry` is per client)."""
+    (see the module docstring); fresh objects on every call (a `Retry` is per client).
+    ``retries=0`` for a client whose writes must not be sent again to a restarted server: the
+    rules service's replies (a reply sent again after a restart could acknowledge a write that
+    the restarted server lost; lost, it is asked for again)."""
     options: dict[str, Any] = {
         "retry": Retry(
             ExponentialBackoff(cap=0.4, base=0.05),
-            RETRIES,
+            retries,
             supported_errors=(RedisConnectionError,),
         ),
         "health_check_interval": HEALTH_CHECK_INTERVAL_S,

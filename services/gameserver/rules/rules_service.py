@@ -91,6 +91,10 @@ class RulesService:
     broker: RedisBroker = field(init=False)
     app: FastStream = field(init=False)
     _redis: Redis | None = field(init=False, default=None)
+    _replies: Redis | None = field(init=False, default=None)
+    """Where replies are published: a client that never sends a command again after its
+    connection failed (a reply published again to a restarted Redis could acknowledge a write
+    that Redis lost under everysec; a lost reply is asked for again with the command id)."""
 
     @property
     def command_streams(self) -> list[str]:
@@ -188,13 +192,13 @@ class RulesService:
         """Answer a batch: handle it and publish every reply in one pipeline; FastStream then
         acknowledges the batch. A failure before that leaves the batch pending, to be
         reclaimed."""
-        if self.handler is None or self._redis is None:
+        if self.handler is None or self._replies is None:
             await self.startup()
         assert self.handler is not None
-        assert self._redis is not None
+        assert self._replies is not None
         replies = await self.handler.handle_batch(bodies)
         headers = message.batch_headers or [message.headers] * len(bodies)
-        pipe = self._redis.pipeline(transaction=False)
+        pipe = self._replies.pipeline(transaction=False)
         for reply, header in zip(replies, headers, strict=True):
             if reply_to := header.get("reply_to"):
                 wire = await BinaryMessageFormatV1.encode(
@@ -229,6 +233,9 @@ class RulesService:
         if self._redis is not None:
             return
         self._redis = redis_client(self.settings.redis_url)  # a RedisCluster on a cluster
+        cluster = is_cluster_url(self.settings.redis_url)
+        once = healing_options(cluster=cluster, retries=0)
+        self._replies = redis_client(self.settings.redis_url, **once)
         await healing.wait_for_redis(self._redis, "rules")  # started before Redis: wait
         if self.handler is not None:
             return
@@ -272,9 +279,10 @@ class RulesService:
                 log.warning("consumer_group_created", group=bus.RULES_GROUP, stream=stream)
 
     async def shutdown(self) -> None:
-        if self._redis is not None:
-            await self._redis.aclose()
-            self._redis = None
+        for client in (self._redis, self._replies):
+            if client is not None:
+                await client.aclose()
+        self._redis = self._replies = None
 
 
 def create_service(settings: Settings | None = None) -> RulesService:
