@@ -898,8 +898,12 @@ def check(
 # -- the run ---------------------------------------------------------------------------------
 
 
+READY_TIMEOUT_S = 180.0
+"""Six Python processes importing at once on a loaded 2-core machine took over 60 s to serve."""
+
+
 async def wait_ready(stack: Stack, http: httpx.AsyncClient) -> None:
-    if not await probe(stack, http, time.monotonic() + 60):
+    if not await probe(stack, http, time.monotonic() + READY_TIMEOUT_S):
         raise RuntimeError(f"the stack did not get ready\n{stack.tails()}")
 
 
