@@ -91,10 +91,7 @@ class RulesService:
     broker: RedisBroker = field(init=False)
     app: FastStream = field(init=False)
     _redis: Redis | None = field(init=False, default=None)
-    _replies: Redis | None = field(init=False, default=None)
-    """Where replies are published: a client that never sends a command again after its
-    connection failed (a reply published again to a restarted Redis could acknowledge a write
-    that Redis lost under everysec; a lost reply is asked for again with the command id)."""
+    _replies: Redis | None = field(init=False, default=None)  # never resends (`startup`)
 
     @property
     def command_streams(self) -> list[str]:
@@ -116,8 +113,7 @@ class RulesService:
             plain_url(self.settings.redis_url),
             logger=stdlib_logger("renature.rules.faststream"),
             log_level=logging.DEBUG,  # per-message lines; the handler logs each command
-            # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py);
-            # its pool replaces connections the server closed (eventstore.redis_client).
+            # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
             **healing.BLOCKING_READ_OPTIONS,
             **healing_options(cluster=cluster),
         )
@@ -233,8 +229,10 @@ class RulesService:
         if self._redis is not None:
             return
         self._redis = redis_client(self.settings.redis_url)  # a RedisCluster on a cluster
-        cluster = is_cluster_url(self.settings.redis_url)
-        once = healing_options(cluster=cluster, retries=0)
+        # Replies go out on a client that never resends after a failed connection: a reply sent
+        # again to a restarted Redis could acknowledge a write that Redis lost (everysec); a
+        # lost reply is asked for again with the command id.
+        once = healing_options(cluster=is_cluster_url(self.settings.redis_url), retries=0)
         self._replies = redis_client(self.settings.redis_url, **once)
         await healing.wait_for_redis(self._redis, "rules")  # started before Redis: wait
         if self.handler is not None:
