@@ -45,6 +45,7 @@ from redis.exceptions import ResponseError
 
 from eventstore import archive
 from eventstore.keys import COMMAND_SENDERS, KeyLayout
+from eventstore.redis_client import redis_client
 from eventstore.redis_values import text as _text
 from eventstore.types import StoredEvent
 
@@ -474,7 +475,7 @@ async def serve(redis_url: str, layout: KeyLayout, policy: RetentionPolicy, cons
     import logging
 
     log = logging.getLogger("renature.retention")
-    redis = Redis.from_url(redis_url)
+    redis = redis_client(redis_url)
     janitor = Retention(redis, layout, policy, consumer=consumer)
     try:
         while True:

@@ -258,3 +258,21 @@ async def test_a_follower_that_falls_behind_reads_what_it_missed_from_the_stream
         seen = [frame["version"] for frame in await frames(ws, version - 4)]
         assert seen == list(range(5, version + 1))
     assert served.app.state.gateway.live.catch_ups > 0  # it did fall behind
+
+
+async def test_a_live_socket_keeps_its_game_when_redis_drops_the_feed_readers_connection(
+    served: Served, redis: aioredis.Redis
+) -> None:
+    """Redis closes every connection (as on a failover or a restart): the worker's feed reader
+    reconnects and the socket still gets every later event, once, in order."""
+    game_id, tokens = await started(served)
+    async with connect(f"{served.ws}/games/{game_id}/live?token={tokens[0]}") as ws:
+        assert [frame["version"] for frame in await frames(ws, 4)] == [1, 2, 3, 4]
+        await redis.client_kill_filter(_type="normal", skipme=True)
+        version = 4
+        for _ in range(3):
+            for token in tokens:
+                if await served.client.legal_actions(game_id, token):
+                    version = await move(served, game_id, token)
+        seen = [frame["version"] for frame in await frames(ws, version - 4, timeout=10)]
+        assert seen == list(range(5, version + 1))

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from redis.asyncio import Redis
 
 from eventstore import FeedEntry, RedisEventStore
+from eventstore.redis_client import redis_client
 from gameserver.runtime import bus, healing
 from gameserver.runtime.feed_consumer import FeedConsumer
 from gameserver.runtime.logging import get_logger
@@ -173,7 +174,7 @@ class ClockService:
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Run the clock service until ``stop`` is set."""
     # Its feed reads block: no socket timeout may cut them (healing.py).
-    redis = Redis.from_url(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
+    redis = redis_client(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
     try:
         await healing.wait_for_redis(redis, "clock")
         store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)

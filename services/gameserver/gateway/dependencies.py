@@ -14,11 +14,11 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI, Path
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from starlette.requests import HTTPConnection
 
 from eventstore import DEFAULT_COMMAND_PARTITIONS, CommandPartitions, KeyLayout, RedisEventStore
-from eventstore.redis_client import is_cluster_url, redis_client
+from eventstore.redis_client import blocking_pool, is_cluster_url, redis_client
 from gameserver.gateway import sender as senders
 from gameserver.gateway.expiry import TokenExpiry
 from gameserver.gateway.finished import FinishedReads
@@ -82,7 +82,7 @@ class Gateway:
         if is_cluster_url(redis_url):  # a RedisCluster: a pool per node (eventstore.redis_client)
             redis = redis_client(redis_url, max_connections=REDIS_CONNECTIONS)
         else:
-            pool = BlockingConnectionPool.from_url(
+            pool = blocking_pool(
                 redis_url, max_connections=REDIS_CONNECTIONS, timeout=command_timeout
             )
             redis = Redis.from_pool(pool)

@@ -10,7 +10,9 @@
   before the start. A game's seats are ``open`` (anyone may join) or ``invite`` (a join must
   carry the **invitation code** given to the host at creation).
 - With an ``Idempotency-Key`` the host token and the code are derived from the key (HMAC), so a
-  retried creation answers the same ones; otherwise they are random.
+  retried creation answers the same ones; otherwise they are random. The game's hash keeps the
+  fingerprint of the keyed creation (``request``), so a retry with another body (another
+  ``seating``) is refused before it could rewrite anything (gateway.idempotency).
 """
 
 from __future__ import annotations
@@ -176,6 +178,21 @@ class Lobby:
         member = f"{MAX_MS - int(created or created_ms):013d}:{game_id}"
         await self._redis.zadd(self.index_key, {member: 0})
         return host, code
+
+    async def hold_request(self, game_id: str, request: str) -> bool | None:
+        """Record the fingerprint of the keyed creation of ``game_id`` unless one is recorded:
+        True when recorded now, None when the recorded one is this (a retry), False when it is
+        another request's (the key was reused for another body)."""
+        key = self.game_key(game_id)
+        if await self._redis.hsetnx(key, "request", request):
+            return True
+        return None if text(await self._redis.hget(key, "request") or b"") == request else False
+
+    async def forget_request(self, game_id: str, request: str) -> None:
+        """Undo `hold_request` (its creation was refused), unless a game was registered."""
+        key = self.game_key(game_id)
+        if not await self._redis.hexists(key, "host"):
+            await self._redis.hdel(key, "request")
 
     async def facts(self, game_id: str) -> dict[str, str]:
         raw = await self._redis.hgetall(self.game_key(game_id))

@@ -50,7 +50,7 @@ from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from redis.asyncio import BlockingConnectionPool, Redis
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from eventstore.redis_client import is_cluster_url, redis_client
+from eventstore.redis_client import blocking_pool, is_cluster_url, redis_client
 from gameserver.gateway.request_limits import (
     error_response_messages,
     live_refusal,
@@ -147,9 +147,7 @@ class Limiter:
             )
             self.redis: Any = redis_client(redis_url, max_connections=self.CONNECTIONS)
         else:
-            pool = BlockingConnectionPool.from_url(
-                redis_url, max_connections=self.CONNECTIONS, timeout=10
-            )
+            pool = blocking_pool(redis_url, max_connections=self.CONNECTIONS, timeout=10)
             self.storage = RedisStorage(
                 f"async+{redis_url}",
                 implementation="redispy",

@@ -324,13 +324,23 @@ class CommandHandler:
         return decision.reply
 
     async def reject(self, envelope: bus.CommandEnvelope, error: RuleRefusal) -> bytes:
-        """Record and return the rejection (or what was stored first for this command id)."""
+        """Record and return the rejection (or what was stored first for this command id).
+
+        A retried command (a keyed join sent again) is refused by the rules on the state its
+        first try made (the seat is its own now), but what it gets is the stored outcome: that
+        is logged as ``command_replayed`` with the stored status, not as a rejection."""
         encoded = bus.encoder.encode(rejected(envelope, error.code, error.message))
         outcomes = self.refusals or self.store
         duplicate = await outcomes.record_outcome(envelope.game_id, envelope.command_id, encoded)
+        kind = type(envelope.command).__name__
         with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
-            log.info("command_rejected", command=type(envelope.command).__name__, code=error.code)
-        return encoded if duplicate is None else answer_again(envelope, duplicate.outcome)
+            if duplicate is None:
+                log.info("command_rejected", command=kind, code=error.code)
+                return encoded
+            answer = answer_again(envelope, duplicate.outcome)
+            stored = bus.reply_decoder.decode(answer)
+            log.info("command_replayed", command=kind, status=stored.status, code=stored.code)
+        return answer
 
     async def decide_and_append(self, envelope: bus.CommandEnvelope) -> bytes:
         """Decide on the latest state and append; on a conflict reload and decide again."""

@@ -33,7 +33,7 @@ from redis.asyncio import Redis
 
 from eventstore import RedisEventStore
 from eventstore.keys import format_partitions
-from eventstore.redis_client import is_cluster_url, plain_url, redis_client
+from eventstore.redis_client import healing_options, is_cluster_url, plain_url, redis_client
 from eventstore.retention_policy import RetentionPolicy
 from gameserver.rules.command_handler import BatchMeta, CommandHandler
 from gameserver.runtime import bus, healing, signing
@@ -94,6 +94,7 @@ class RulesService:
     app: FastStream = field(init=False)
     _redis: Redis | None = field(init=False, default=None)
     sealer: Sealer | None = field(init=False, default=None)  # signs games (with a key)
+    _replies: Redis | None = field(init=False, default=None)  # never resends (`startup`)
 
     @property
     def command_streams(self) -> list[str]:
@@ -119,6 +120,7 @@ class RulesService:
             log_level=logging.DEBUG,  # per-message lines; the handler logs each command
             # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
             **healing.BLOCKING_READ_OPTIONS,
+            **healing_options(cluster=cluster),
         )
         for sender, streams in sender_streams(self.settings, self.partitions).items():
             for index, stream in enumerate(streams):
@@ -193,13 +195,13 @@ class RulesService:
     ) -> None:
         """Answer a batch from ``sender`` (its stream says who): handle it, publish every reply
         in one pipeline; FastStream then acks it (a failure leaves it pending, reclaimed)."""
-        if self.handler is None or self._redis is None:
+        if self.handler is None or self._replies is None:
             await self.startup()
         assert self.handler is not None
-        assert self._redis is not None
+        assert self._replies is not None
         replies = await self.handler.handle_batch(bodies, sender)
         headers = message.batch_headers or [message.headers] * len(bodies)
-        pipe = self._redis.pipeline(transaction=False)
+        pipe = self._replies.pipeline(transaction=False)
         for reply, header in zip(replies, headers, strict=True):
             if reply_to := header.get("reply_to"):
                 wire = await BinaryMessageFormatV1.encode(
@@ -236,6 +238,11 @@ class RulesService:
         if self._redis is not None:
             return
         self._redis = redis_client(self.settings.redis_url)  # a RedisCluster on a cluster
+        # Replies go out on a client that never resends after a failed connection: a reply sent
+        # again to a restarted Redis could acknowledge a write that Redis lost (everysec); a
+        # lost reply is asked for again with the command id.
+        once = healing_options(cluster=is_cluster_url(self.settings.redis_url), retries=0)
+        self._replies = redis_client(self.settings.redis_url, **once)
         await healing.wait_for_redis(self._redis, "rules")  # started before Redis: wait
         if self.handler is not None:
             return
@@ -280,9 +287,10 @@ class RulesService:
                 log.warning("consumer_group_created", group=bus.RULES_GROUP, stream=stream)
 
     async def shutdown(self) -> None:
-        if self._redis is not None:
-            await self._redis.aclose()
-            self._redis = None
+        for client in (self._redis, self._replies):
+            if client is not None:
+                await client.aclose()
+        self._redis = self._replies = None
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:

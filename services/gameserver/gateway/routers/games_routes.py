@@ -15,8 +15,11 @@ from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.idempotency import (
     IDEMPOTENCY_HEADER,
     KEY_PATTERN,
+    fingerprint,
     game_id_for,
+    in_flight,
     join,
+    key_reused,
 )
 from gameserver.gateway.lobby_entries import Lobby, clock_of, open_seats, seats_of
 from gameserver.gateway.openapi import errors
@@ -64,8 +67,43 @@ async def create_game(
 ) -> CreateGameResponse:
     """Create a game. Without ``seed`` the rules service deals from a secret random seed
     (revealed at the end); a ``seed`` is for tests, bots and tournaments. With an
-    ``Idempotency-Key`` a retry creates nothing new and answers the same game."""
-    game_id = uuid.uuid4().hex if idempotency_key is None else game_id_for(idempotency_key)
+    ``Idempotency-Key`` a retry creates nothing new and answers the same game; the key with
+    another body is refused (422 ``idempotency_key_reused``), and so is a retry while the first
+    request is still answered (409 ``idempotency_key_in_flight``)."""
+    if idempotency_key is None:
+        created = await _create(gateway, uuid.uuid4().hex, body, None)
+    else:
+        game_id = game_id_for(idempotency_key)
+        async with in_flight(gateway, game_id, "create"):
+            created = await _keyed_create(gateway, game_id, body, idempotency_key)
+    response.headers["Location"] = f"/games/{created.game_id}"
+    return created
+
+
+async def _keyed_create(
+    gateway: GatewayDep, game_id: str, body: NewRenatureGame | NewRenaissanceGame, key: str
+) -> CreateGameResponse:
+    """A keyed creation: its body's fingerprint is recorded first, so that the key with another
+    body changes nothing (422); a refused creation forgets the fingerprint it recorded."""
+    lobby = Lobby(gateway.redis, gateway.layout)
+    request = fingerprint(key, body)
+    held = await lobby.hold_request(game_id, request)
+    if held is False:
+        raise key_reused()
+    try:
+        return await _create(gateway, game_id, body, key)
+    except ApiError as error:
+        if held and error.status not in (503, 504):  # ours, and no game may come of it
+            await lobby.forget_request(game_id, request)
+        raise
+
+
+async def _create(
+    gateway: GatewayDep,
+    game_id: str,
+    body: NewRenatureGame | NewRenaissanceGame,
+    idempotency_key: str | None,
+) -> CreateGameResponse:
     game = get_game(body.game)
     board = body.board
     command = game.create_command(game_id, body.players, board, _options(body))
@@ -85,7 +123,6 @@ async def create_game(
         created_ms=int(time.time() * 1000),
         idempotency_key=idempotency_key,
     )
-    response.headers["Location"] = f"/games/{game_id}"
     return CreateGameResponse(
         game_id=game_id,
         game=game.name,
@@ -168,7 +205,7 @@ async def join_seat(
             404, "no_such_seat", f"There is no seat {seat} in this {players}-player game."
         )
     await Lobby(gateway.redis, gateway.layout).check_invitation(game_id, body.invite)
-    token, version, _ = await join(gateway, played, game_id, seat, body.name, idempotency_key)
+    token, version, _ = await join(gateway, played, game_id, seat, body, idempotency_key)
     return JoinResponse(
         game_id=game_id,
         seat=seat,
