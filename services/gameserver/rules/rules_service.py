@@ -201,18 +201,7 @@ class RulesService:
         assert self._replies is not None
         replies = await self.handler.handle_batch(bodies, sender)
         headers = message.batch_headers or [message.headers] * len(bodies)
-        pipe = self._replies.pipeline(transaction=False)
-        for reply, header in zip(replies, headers, strict=True):
-            if reply_to := header.get("reply_to"):
-                wire = await BinaryMessageFormatV1.encode(
-                    message=reply,
-                    reply_to=None,
-                    headers=None,
-                    correlation_id=header.get("correlation_id") or "",
-                )
-                # PUBLISH by name: a cluster pipeline refuses publish() (any node broadcasts)
-                pipe.execute_command("PUBLISH", reply_to, wire)
-        await pipe.execute()
+        await publish_replies(self._replies, replies, headers)
         if self.sealer is not None:
             await self.sealer.seal_due(replies, self.handler.cache)
 
@@ -291,6 +280,24 @@ class RulesService:
             if client is not None:
                 await client.aclose()
         self._redis = self._replies = None
+
+
+async def publish_replies(
+    redis: Redis, replies: Sequence[Any], headers: Sequence[dict[str, Any]]
+) -> None:
+    """Every reply to the channel its command named, in one pipeline."""
+    pipe = redis.pipeline(transaction=False)
+    for reply, header in zip(replies, headers, strict=True):
+        if reply_to := header.get("reply_to"):
+            wire = await BinaryMessageFormatV1.encode(
+                message=reply,
+                reply_to=None,
+                headers=None,
+                correlation_id=header.get("correlation_id") or "",
+            )
+            # PUBLISH by name: a cluster pipeline refuses publish() (any node broadcasts)
+            pipe.execute_command("PUBLISH", reply_to, wire)
+    await pipe.execute()
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:
