@@ -1,0 +1,101 @@
+"""Whole games: replay a stream of events, and play a game in process with bots."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from goofspiel import commands as c
+from goofspiel import events as e
+from goofspiel.bots import make_bot
+from goofspiel.for_platform import fold
+from goofspiel.rules import evolve, execute
+from goofspiel.state import GameState
+from goofspiel.view import COLOURS
+
+
+def replay(events: Iterable[e.Event]) -> GameState | None:
+    """The state after a stream of events (None for none)."""
+    return fold(evolve, events)
+
+
+def simulation_id(seed: str) -> str:
+    return "sim-gs-" + hashlib.sha256(seed.encode()).hexdigest()[:12]
+
+
+def bot_seed(seed: str, seat: int) -> str:
+    """Each seat's bot gets its own seed derived from the game's."""
+    return f"{seed}|bot|{seat}"
+
+
+def setup_commands(
+    game_id: str, seed: str, names: Sequence[str], options: c.Options | None = None
+) -> list[c.Command]:
+    options = options or c.Options()
+    return [
+        c.CreateGame(game_id=game_id, seed=seed, cards=options.cards, ties=options.ties),
+        *(c.JoinGame(seat=seat, name=name) for seat, name in enumerate(names)),
+        c.StartGame(),
+    ]
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """The result of a whole game: final scores by seat, ranking and winners."""
+
+    game_id: str
+    game: str
+    players: int
+    bots: list[str]
+    scores: list[int]
+    ranking: list[int]
+    winners: list[int]
+    colours: list[str]
+    events: int
+    cards: int = c.MAX_CARDS
+    ties: str = "discard"
+    discarded: list[int] = []
+
+
+def play(
+    seed: str,
+    bots: Sequence[str],
+    options: c.Options | None = None,
+    *,
+    game_id: str | None = None,
+) -> tuple[list[e.Event], GameState]:
+    """Play a whole game in process: both seats are bots; the seed is revealed at the end as
+    the service reveals it (unsalted: an in-process seed is public anyway)."""
+    if len(bots) != 2:
+        raise ValueError(f"Goofspiel needs 2 bots, got {len(bots)}")
+    agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
+    log: list[e.Event] = []
+    state: GameState | None = None
+    for command in setup_commands(game_id or simulation_id(seed), seed, bots, options):
+        events, state = execute(state, command)
+        log += events
+    assert state is not None
+    while state.to_move is not None:
+        seat = state.to_move
+        events, state = execute(state, agents[seat].choose(state, seat))
+        log += events
+    events, state = execute(state, c.FinishGame(seed=seed))
+    return log + events, state
+
+
+def outcome(state: GameState, bots: Sequence[str], events: int) -> Outcome:
+    return Outcome(
+        game_id=state.game_id,
+        game="goofspiel",
+        players=2,
+        bots=list(bots),
+        scores=list(state.scores),
+        ranking=list(state.ranking),
+        winners=list(state.winners),
+        colours=list(COLOURS),
+        events=events,
+        cards=state.cards,
+        ties=state.ties,
+        discarded=list(state.discarded),
+    )
