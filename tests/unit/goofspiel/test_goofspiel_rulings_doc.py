@@ -23,7 +23,7 @@ def test_every_ruling_quotes_a_rule_and_names_tests_that_exist() -> None:
         if isinstance(node, ast.FunctionDef)
     }
     for ruling in rulings:
-        quoted = " ".join(re.findall(r'"([^"]+)"', ruling)[0].split())
+        quoted = " ".join(re.findall(r'"([^"]+)"', ruling)[0].split()).rstrip(".")
         assert any(quoted in " ".join(rule.split()) for rule in rules), quoted
         named = re.findall(r"`(test_[a-z0-9_]+)`", ruling)
         assert named, ruling[:60]
