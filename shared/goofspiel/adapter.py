@@ -145,7 +145,7 @@ class GoofspielGame(CommandForms):
             seed="chosen" if state.chosen_seed else "secret",
             names=list(state.names),
             colours=list(COLOURS),
-            statuses=["playing", "playing"],
+            statuses=["resigned" if seat == state.resigned else "playing" for seat in (0, 1)],
             scores=list(state.scores),
             ranking=list(state.ranking),
             winners=list(state.winners),

@@ -133,11 +133,11 @@ def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
             problems.append(
                 f"seat {seat}'s pots add up to {totals[seat]}, not {state.scores[seat]}"
             )
-        if sorted(state.shown[seat]) != suit:
-            problems.append(
-                f"seat {seat} did not bid each card of its suit once: {list(state.shown[seat])}"
-            )
-    prizes = sorted([*state.won[0], *state.won[1], *state.discarded])
+        if sorted(state.shown[seat] + state.hands[seat]) != suit:
+            problems.append(f"seat {seat} bid cards out of its suit: {list(state.shown[seat])}")
+    unplayed = state.prizes[state.turn :] if state.resigned is not None else ()
+    pot = state.pot if state.resigned is not None else ()
+    prizes = sorted([*state.won[0], *state.won[1], *state.discarded, *pot, *unplayed])
     if prizes != suit:
         problems.append(f"the prizes won and discarded are {prizes}, not each prize once")
     return problems

@@ -63,6 +63,12 @@ class Bid(Command, frozen=True):
     card: Card
 
 
+class Resign(Command, frozen=True):
+    """Concede the game: the other seat wins, whatever the scores (rulings, 8)."""
+
+    seat: SeatNumber
+
+
 class FinishGame(Command, frozen=True):
     """The service's, once the last prize is settled: reveal the seed (and the salt of its
     commitment) so that anyone can check the prize deck."""
@@ -71,5 +77,5 @@ class FinishGame(Command, frozen=True):
     salt: str = ""
 
 
-SeatCommand = Bid
-AnyCommand = CreateGame | JoinGame | StartGame | Bid | FinishGame
+SeatCommand = Bid | Resign
+AnyCommand = CreateGame | JoinGame | StartGame | Bid | Resign | FinishGame

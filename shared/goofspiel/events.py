@@ -77,6 +77,10 @@ class BidsRevealed(Event, frozen=True):
     discarded: bool
 
 
+class PlayerResigned(Event, frozen=True):
+    """``seat`` conceded: no more prizes are played; the other seat wins."""
+
+
 class GameEnded(Event, frozen=True):
     """The last prize is settled and the seed revealed: the final result."""
 
@@ -90,7 +94,14 @@ class GameEnded(Event, frozen=True):
 
 
 AnyEvent = (
-    GameCreated | PlayerJoined | GameStarted | PrizeRevealed | BidSealed | BidsRevealed | GameEnded
+    GameCreated
+    | PlayerJoined
+    | GameStarted
+    | PrizeRevealed
+    | BidSealed
+    | BidsRevealed
+    | PlayerResigned
+    | GameEnded
 )
 
 _encoder = msgspec.json.Encoder()

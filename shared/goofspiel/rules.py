@@ -31,8 +31,11 @@ def prize_deck(seed: str, cards: int) -> list[int]:
     return portable_shuffle(seed, "prizes", range(1, cards + 1))
 
 
-def result(scores: tuple[int, ...]) -> tuple[list[int], list[int]]:
-    """(ranking, winners): seats by score, highest first; every seat with the top score wins."""
+def result(scores: tuple[int, ...], resigned: int | None = None) -> tuple[list[int], list[int]]:
+    """(ranking, winners): seats by score, highest first; every seat with the top score wins.
+    A seat that resigned ranks last and the other wins, whatever the scores."""
+    if resigned is not None:
+        return [1 - resigned, resigned], [1 - resigned]
     ranking = sorted(SEATS, key=lambda seat: -scores[seat])
     return ranking, [seat for seat in SEATS if scores[seat] == max(scores)]
 
@@ -127,13 +130,22 @@ def _reveal(batch: Batch) -> None:
         batch.emit(e.PrizeRevealed, turn=state.turn + 1, prize=prize, pot=[*carried, prize])
 
 
+def _resign(batch: Batch, command: c.Resign) -> None:
+    state: GameState = batch.state
+    if state.phase != "bidding":
+        raise WrongPhase("Only a game in play can be resigned.")
+    if command.seat not in SEATS:
+        raise InvalidCommand("Goofspiel has seats 0 and 1.")
+    batch.emit(e.PlayerResigned, seat=command.seat)
+
+
 def _finish(batch: Batch, command: c.FinishGame) -> None:
     state: GameState = batch.state
     if state.phase != "final_scoring":
         raise WrongPhase("The seed is revealed once the last prize is settled.")
     if commitment(command.seed, command.salt) != state.commitment:
         raise SeedMismatch("The revealed seed does not match the commitment made at creation.")
-    ranking, winners = result(state.scores)
+    ranking, winners = result(state.scores, state.resigned)
     batch.emit(
         e.GameEnded,
         seed=command.seed,
@@ -149,6 +161,7 @@ _DECIDERS: dict[type[c.Command], Callable[[Batch, Any], None]] = {
     c.JoinGame: _join,
     c.StartGame: _start,
     c.Bid: _bid,
+    c.Resign: _resign,
     c.FinishGame: _finish,
 }
 
@@ -191,7 +204,8 @@ def public_command(command: c.Command) -> c.Command:
 
 
 def legal_actions(state: GameState, seat: int) -> list[c.Command]:
-    """The bids ``seat`` may make now (none when it is not the seat the game waits for)."""
+    """The bids ``seat`` may make now (none when it is not the seat the game waits for).
+    Resigning is always open during the bidding and not listed (a bot never resigns)."""
     if state.to_move != seat:
         return []
     return [c.Bid(seat=seat, card=card) for card in sorted(state.hands[seat])]
@@ -236,6 +250,8 @@ def _evolved(state: GameState, event: e.Event) -> GameState:
             return replace(state, bids=_seated(state.bids, seat, card))
         case e.BidsRevealed():
             return _revealed(state, event)
+        case e.PlayerResigned(seat=int(seat)):
+            return replace(state, phase="final_scoring", resigned=seat)
         case e.GameEnded():
             ranking, winners = tuple(event.ranking), tuple(event.winners)
             return replace(

@@ -38,6 +38,8 @@ class GameState(msgspec.Struct, frozen=True):
     discarded: tuple[int, ...] = ()
     ranking: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()
+    resigned: int | None = None
+    """The seat that conceded, if one did."""
     seed: str = ""
     salt: str = ""
     last_hash: str = ""

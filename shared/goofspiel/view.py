@@ -53,6 +53,7 @@ class GameView(msgspec.Struct, frozen=True):
     winners: list[int]
     seed: str
     seed_commitment: str
+    resigned: int | None = None
     hidden_information: bool = True
 
 
@@ -97,6 +98,7 @@ def view(state: GameState, viewer: int | None) -> GameView:
         winners=list(state.winners),
         seed=state.seed,
         seed_commitment=state.commitment,
+        resigned=state.resigned,
     )
 
 

@@ -224,3 +224,21 @@ def test_nobody_bids_before_both_seats_are_taken_and_the_game_started() -> None:
     state = execute(state, c.JoinGame(seat=0, name="Ada"))[1]
     with pytest.raises(InvalidCommand, match="taken"):
         execute(state, c.JoinGame(seat=0, name="Bo"))
+
+
+def test_a_resignation_loses_whatever_the_scores() -> None:
+    _, state = started()
+    _, state = bids(state, (13, 1))  # seat 0 leads
+    _, state = execute(state, c.Bid(seat=0, card=5))
+    events, state = execute(state, c.Resign(seat=0))
+    assert isinstance(events[-1], e.PlayerResigned)
+    assert state.phase == "final_scoring"
+    assert state.to_move is None
+    assert legal_actions(state, 1) == []
+    events, state = execute(state, c.FinishGame(seed=SEED))
+    ended = events[-1]
+    assert isinstance(ended, e.GameEnded)
+    assert state.scores[0] > state.scores[1]
+    assert (ended.winners, ended.ranking) == ([1], [1, 0])
+    with pytest.raises(WrongPhase, match="in play"):
+        execute(state, c.Resign(seat=1))

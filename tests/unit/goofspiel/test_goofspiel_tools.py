@@ -18,7 +18,7 @@ from goofspiel.explain import explain
 from goofspiel.for_platform import seal
 from goofspiel.game import play, replay
 from goofspiel.picture import board_svg, board_text
-from goofspiel.rules import prize_deck
+from goofspiel.rules import execute, prize_deck
 
 CORPUS = Path(__file__).resolve().parents[3] / "docs" / "corpus-goofspiel.jsonl"
 
@@ -142,3 +142,17 @@ def test_a_corpus_check_finds_what_differs() -> None:
     assert corpus.check(
         replace(game, commands=game.commands[:-1], legal_actions=game.legal_actions[:-1])
     ) == ["a recorded command is refused: the game does not end with the last recorded bid"]
+
+
+def test_a_resigned_game_audits_and_counts_the_prizes_left_unplayed() -> None:
+    log, state = play("resign", ["greedy", "random"])
+    cut = next(i for i, ev in enumerate(log) if isinstance(ev, e.BidsRevealed) and ev.turn == 4)
+    prefix = log[: cut + 2]  # through the fifth prize turned up
+    state = replay(prefix)
+    assert state is not None
+    resigned, state = execute(state, c.Resign(seat=1))
+    ended, state = execute(state, c.FinishGame(seed="resign"))
+    report = audit([*prefix, *resigned, *ended])
+    assert report.ok, report.findings
+    assert report.winners == [0]
+    assert GAME.table(state).statuses == ["playing", "resigned"]
