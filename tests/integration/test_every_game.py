@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -31,13 +32,16 @@ from websockets.asyncio.client import connect
 from devkit.redis_server import free_port
 from devkit.waiting import eventually
 from eventstore import KeyLayout, RedisEventStore
+from eventstore.retention_policy import Retention, RetentionPolicy
 from gameplatform import game_names, get_game
 from gameserver.cli import app as cli
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.gateway.schemas import CreateGameRequest
 from gameserver.projectors import BoardProjection, Projector, ScoreProjection
-from gameserver.rules.rules_service import RulesService
+from gameserver.rules.rules_service import CommandHandler, RulesService
+from gameserver.runtime.bus import CommandEnvelope, Reply
+from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
 
 pytestmark = pytest.mark.redis
@@ -274,3 +278,69 @@ async def test_bots_play_through_the_gateway_prints_simulates_outcome(
         assert printed[key] == wanted[key], key
     stored = await stack.stream(name, printed["game_id"])
     assert get_game(name).audit(stored).ok  # type: ignore[attr-defined]
+
+
+async def handled(
+    handler: CommandHandler,
+    name: str,
+    game_id: str,
+    command: Any,
+    cid: str,
+    seat: int | None = None,
+) -> Reply:
+    body = msgspec.json.encode(CommandEnvelope(game_id, cid, command, seat, name))
+    return msgspec.json.decode((await handler.handle_batch([body]))[0], type=Reply)
+
+
+async def played_by_the_rules_service(handler: CommandHandler, name: str, game_id: str) -> None:
+    """A whole bot game through the rules service's handler (the seed from its vault), with
+    a refused command now and then (its outcome is stored for a while)."""
+    game = get_game(name)
+    setup = [(game.create_command(game_id, 2), None)]
+    setup += [(game.join_command(seat, f"p{seat}"), seat) for seat in (0, 1)]
+    setup += [(game.start_command(), 0)]
+    for number, (command, seat) in enumerate(setup):
+        assert (await handled(handler, name, game_id, command, f"s{number}", seat)).status == (
+            "accepted"
+        )
+    agents = [game.make_bot(bot, f"{game_id}|{seat}") for seat, bot in enumerate(BOTS)]
+    for number in range(3000):
+        state = await handler.load(game_id)
+        if game.is_over(state):
+            return
+        seat = game.to_move(state)
+        assert seat is not None
+        if number % 7 == 0:  # the other seat's move: refused
+            refused = await handled(handler, name, game_id, game.start_command(), f"x{number}", 1)
+            assert refused.status == "rejected"
+        command = agents[seat].choose(state, seat)
+        reply = await handled(handler, name, game_id, command, f"m{number}", seat)
+        assert reply.status == "accepted", reply
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize("name", game_names())
+async def test_a_finished_game_of_every_game_is_packed_and_still_read_and_audited(
+    redis: aioredis.Redis, name: str
+) -> None:
+    """Retention compacts a finished game of any game after its grace period: the store reads
+    it as it was and it still audits."""
+    store = RedisEventStore(redis)
+    handler = CommandHandler(store, RedisSeedVault(redis, store.layout))
+    await played_by_the_rules_service(handler, name, "done")
+    before = await store.read("done")
+    game = get_game(name)
+
+    def janitor(later_s: float) -> Retention:
+        clock = lambda: time.time() + later_s  # noqa: E731
+        policy = RetentionPolicy().with_(finished_grace_s=900)
+        return Retention(redis, KeyLayout(), policy, consumer="janitor-every", clock=clock)
+
+    assert (await janitor(60).run_once()).games_packed == 0
+    assert (await janitor(901).run_once()).games_packed == 1
+    keys = [k.decode() async for k in redis.scan_iter(match="*:game:*")]
+    assert [k for k in keys if k.endswith(":done")] == []
+    assert await store.read("done") == before
+    report = game.audit([game.decode_event(stored.data) for stored in before])
+    assert report.ok, report.findings  # type: ignore[attr-defined]
+    assert report.finished  # type: ignore[attr-defined]
