@@ -22,28 +22,19 @@ from msgspec.structs import replace
 
 from goofspiel import commands as c
 from goofspiel import events as e
-from goofspiel.errors import RuleError
 from goofspiel.for_platform import (
     AuditReport,
     Finding,
     batches,
     check_chain,
     commitment,
-    differences,
+    compare_batch,
+    redecide,
+    report,
 )
 from goofspiel.rules import execute
 from goofspiel.state import GameState
 
-CHECK_ORDER = (
-    "stream",
-    "versions",
-    "hash chain",
-    "seed",
-    "provenance",
-    "legality",
-    "rules",
-    "scores",
-)
 STAND_IN = "stand-in seed"
 
 
@@ -68,22 +59,15 @@ def _seeded(command: c.Command, seed: Revealed | None) -> c.Command:
     return command
 
 
-def _redecide(
+def _batch_findings(
     state: GameState | None, batch: list[e.Event], seed: Revealed | None
 ) -> tuple[list[Finding], GameState | None]:
     first = batch[0]
     if first.cause is None:
         return [Finding(first.version, "provenance", "the batch records no command")], None
-    command = _seeded(first.cause.command, seed)
-    try:
-        expected, after = execute(
-            state, command, command_id=first.cause.command_id, time=first.cause.time
-        )
-    except RuleError as error:
-        name = type(command).__name__
-        return [
-            Finding(first.version, "legality", f"the recorded {name} is illegal: {error.message}")
-        ], None
+    problems, expected, after = redecide(state, batch, _seeded(first.cause.command, seed), execute)
+    if problems:
+        return problems, None
     if isinstance(first, e.GameCreated) and seed is None:
         # Unfinished: the seed is still secret, so the deck cannot be checked yet.
         masked = replace(expected[0], seed_commitment=first.seed_commitment, prizes=first.prizes)
@@ -92,16 +76,10 @@ def _redecide(
             after,
             commitment=first.seed_commitment,
             prizes=tuple(first.prizes),
-            last_hash=expected[0].hash,
+            last_hash=first.hash,
         )
-    for stored, wanted in zip(batch, expected, strict=False):
-        if stored != wanted:
-            return [Finding(stored.version, "rules", differences(stored, wanted))], None
-    if len(batch) != len(expected):
-        at = batch[min(len(batch), len(expected)) - 1].version
-        told = f"the command gives {len(expected)} events, the stream holds {len(batch)}"
-        return [Finding(at, "rules", told)], None
-    return [], after
+    problems = compare_batch(batch, expected)
+    return problems, None if problems else after
 
 
 def _seed_findings(created: e.Event, seed: Revealed | None) -> list[Finding]:
@@ -145,10 +123,8 @@ def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
 
 def audit(events: Sequence[e.Event]) -> AuditReport:
     """Audit a whole game from its events; ``ok`` only when every check holds."""
-    game_id = events[0].game_id if events else ""
     if not events:
-        finding = Finding(0, "stream", "there are no events")
-        return AuditReport(game_id, False, 0, 0, False, [], finding, [finding])
+        return report(events, [Finding(0, "stream", "there are no events")], [], False, None)
     findings = check_chain(events)
     if not isinstance(events[0], e.GameCreated):
         findings.append(Finding(1, "stream", "the first event is not the game's creation"))
@@ -156,33 +132,17 @@ def audit(events: Sequence[e.Event]) -> AuditReport:
     seed_problems = _seed_findings(events[0], seed)
     findings += seed_problems
     state: GameState | None = None
-    groups = batches(events)
-    for batch in groups:
-        problems, state = _redecide(state, batch, None if seed_problems else seed)
+    for batch in batches(events):
+        problems, state = _batch_findings(state, batch, None if seed_problems else seed)
         findings += problems
         if problems:
             break  # everything after the first bad batch stands on a false state
     finished = state is not None and state.is_over
-    if state is not None and finished and not findings:
-        findings += [Finding(events[-1].version, "scores", p) for p in recount(events, state)]
-    findings.sort(key=lambda f: (f.version, CHECK_ORDER.index(f.check)))
     checks = ["hash chain", "versions", "every command re-decided"]
-    if finished:
-        checks += [
-            "seed matches commitment",
-            "prize deck reproduced from seed",
-            "scores and cards recounted",
-        ]
-    good = state is not None and not findings
-    return AuditReport(
-        game_id=game_id,
-        ok=not findings,
-        events=len(events),
-        batches=len(groups),
-        finished=finished,
-        checks=checks,
-        first_bad=findings[0] if findings else None,
-        findings=findings,
-        scores=list(state.scores) if good and state is not None else [],
-        winners=list(state.winners) if good and state is not None else [],
-    )
+    if state is not None and finished:
+        checks += ["seed matches commitment", "prize deck reproduced from seed"]
+        checks.append("scores and cards recounted")
+        if not findings:
+            findings += [Finding(events[-1].version, "scores", p) for p in recount(events, state)]
+    result = None if state is None else (list(state.scores), list(state.winners))
+    return report(events, findings, checks, finished, result)

@@ -6,26 +6,16 @@ A bot sees what its seat may see (it never reads the other seat's sealed bid).
 
 from __future__ import annotations
 
-import random
-from typing import Protocol
-
+from gameplatform import interface
 from goofspiel import commands as c
+from goofspiel.for_platform import RandomBot
 from goofspiel.rules import legal_actions
 from goofspiel.state import GameState
 
 BOT_NAMES = ("random", "greedy")
 
 
-class Bot(Protocol):
-    def choose(self, state: GameState, seat: int) -> c.Command: ...
-
-
-class RandomBot:
-    def __init__(self, seed: str) -> None:
-        self.rng = random.Random(seed)
-
-    def choose(self, state: GameState, seat: int) -> c.Command:
-        return self.rng.choice(legal_actions(state, seat))
+Bot = interface.Bot[GameState, c.Command]
 
 
 class GreedyBot:
@@ -46,7 +36,7 @@ class GreedyBot:
 
 def make_bot(name: str, seed: str) -> Bot:
     if name == "random":
-        return RandomBot(seed)
+        return RandomBot(seed, legal_actions)
     if name == "greedy":
         return GreedyBot(seed)
     raise ValueError(f"unknown bot {name!r}; bots: {', '.join(BOT_NAMES)}")

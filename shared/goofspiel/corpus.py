@@ -8,12 +8,10 @@ ranking and winners. ``log_sha256`` pins this implementation's event log byte fo
 
 from __future__ import annotations
 
-import msgspec
-
 from goofspiel import commands as c
 from goofspiel import events as e
 from goofspiel.errors import RuleError
-from goofspiel.for_platform import log_digest
+from goofspiel.for_platform import CorpusRecord, check_corpus, log_digest
 from goofspiel.game import play, setup_commands, simulation_id
 from goofspiel.rules import execute, legal_actions
 from goofspiel.state import GameState
@@ -29,19 +27,10 @@ GAMES: tuple[tuple[tuple[str, str], int, str], ...] = (
 """(bots, cards, ties) of the corpus games."""
 
 
-class CorpusGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    seed: str
-    bots: list[str]
+class CorpusGame(CorpusRecord, frozen=True, kw_only=True, forbid_unknown_fields=True):
     cards: int
     ties: str
     commands: list[c.Bid]
-    legal_actions: list[int]
-    """How many legal actions the bidding seat had just before each bid."""
-    events: int
-    log_sha256: str
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
     game: str = "goofspiel"
 
 
@@ -62,31 +51,9 @@ def record(bots: tuple[str, str], cards: int, ties: str) -> CorpusGame:
 
 def check(game: CorpusGame) -> list[str]:
     """Replay a corpus game; what differs from the record (empty when everything agrees)."""
-    if len(game.legal_actions) != len(game.commands):
-        return ["the record has not one legal-action count per command"]
-    try:
-        found = _replayed(game.seed, game.bots, game.cards, game.ties, game.commands)
-    except RuleError as error:
-        return [f"a recorded command is refused: {error.message}"]
-    for number, (bid, counted, recorded) in enumerate(
-        zip(game.commands, found.legal_actions, game.legal_actions, strict=True), start=1
-    ):
-        if counted != recorded:
-            return [
-                f"command {number}: seat {bid.seat} has {counted} legal actions, not {recorded}"
-            ]
-    problems = []
-    if (found.events, found.scores, found.ranking) != (game.events, game.scores, game.ranking):
-        got, want = (
-            (found.events, found.scores, found.ranking),
-            (game.events, game.scores, game.ranking),
-        )
-        problems.append(f"(events, scores, ranking) {got}, not {want}")
-    if found.winners != game.winners:
-        problems.append(f"winners {found.winners}, not {game.winners}")
-    if found.log_sha256 != game.log_sha256:
-        problems.append("the event log differs from the recorded one")
-    return problems
+    return check_corpus(
+        game, lambda: _replayed(game.seed, game.bots, game.cards, game.ties, game.commands)
+    )
 
 
 def _replayed(seed: str, bots: list[str], cards: int, ties: str, bids: list[c.Bid]) -> CorpusGame:

@@ -1,36 +1,28 @@
-"""Rule errors: each names the broken rule in a player's words (``code`` for machines)."""
+"""Rule errors: each names the broken rule in a player's words (``code`` for machines). The
+errors every game has come from ``for_platform``; these are Goofspiel's own."""
 
 from __future__ import annotations
 
+from goofspiel.for_platform import (
+    GameAlreadyExists,
+    GameNotFound,
+    InvalidCommand,
+    NotYourTurn,
+    RuleError,
+    WrongPhase,
+)
 
-class RuleError(Exception):
-    code = "rule_broken"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class InvalidCommand(RuleError):
-    code = "invalid_command"
-
-
-class GameNotFound(RuleError):
-    code = "game_not_found"
-
-
-class GameAlreadyExists(RuleError):
-    code = "game_exists"
-
-
-class WrongPhase(RuleError):
-    """The command does not fit the current step of the game."""
-
-    code = "wrong_phase"
-
-
-class NotYourTurn(RuleError):
-    code = "not_your_turn"
+__all__ = [
+    "AlreadyBid",
+    "CardNotInHand",
+    "GameAlreadyExists",
+    "GameNotFound",
+    "InvalidCommand",
+    "NotYourTurn",
+    "RuleError",
+    "SeedMismatch",
+    "WrongPhase",
+]
 
 
 class AlreadyBid(RuleError):

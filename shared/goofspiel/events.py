@@ -9,27 +9,15 @@ blanks them for whoever may not see them. New fields must get defaults.
 
 from __future__ import annotations
 
-import msgspec
-
 from goofspiel import for_platform
 from goofspiel.commands import AnyCommand
 
-
-class Cause(msgspec.Struct, frozen=True):
-    """The command that caused a batch (on its first event), the client's id and the time."""
-
-    command: AnyCommand
-    command_id: str | None = None
-    time: str | None = None
+Cause = for_platform.Cause
+"""The command that caused a batch (on its first event), the client's id and the time."""
 
 
-class Event(msgspec.Struct, frozen=True, tag_field="type", kw_only=True):
-    game_id: str
-    version: int
-    seat: int | None = None
-    cause: Cause | None = None
-    prev_hash: str = ""
-    hash: str = ""
+class Event(for_platform.ChainedEvent[AnyCommand], frozen=True, tag_field="type", kw_only=True):
+    """Goofspiel's events: the chain's fields, the cause one of its commands."""
 
 
 class GameCreated(Event, frozen=True):
@@ -104,16 +92,15 @@ AnyEvent = (
     | GameEnded
 )
 
-_encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(AnyEvent)
+_codec = for_platform.Codec(AnyEvent)
 
 
 def encode(event: Event) -> bytes:
-    return _encoder.encode(event)
+    return _codec.encode(event)
 
 
 def decode(data: bytes | str) -> Event:
-    event: Event = _decoder.decode(data)
+    event: Event = _codec.decode(data)
     return event
 
 

@@ -4,33 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
-
 from goofspiel import events as e
+from goofspiel import for_platform
 from goofspiel.view import COLOURS
 
 
-class PointLine(msgspec.Struct, frozen=True):
-    """Points one seat took with one bid: the turn, the bids, the pot, its running total."""
+class PointLine(for_platform.PointLine, frozen=True, kw_only=True):
+    """Points one seat took with one bid: the turn, the bids and the pot."""
 
-    version: int
     turn: int
-    seat: int
-    colour: str
-    points: int
-    total: int
     bids: list[int]
     pot: list[int]
-    text: str
 
 
-class Explanation(msgspec.Struct, frozen=True):
-    game_id: str
+class Explanation(for_platform.Explanation, frozen=True, kw_only=True):
     lines: list[PointLine]
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    colours: list[str]
     discarded: list[int] = []
     """Prizes nobody took (tied bids)."""
 
@@ -74,12 +62,14 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
                     text=_text(event, event.winner),
                 )
             )
+    ranking, winners = (list(ended.ranking), list(ended.winners)) if ended else ([], [])
+    game_id = events[0].game_id if events else ""
     return Explanation(
-        game_id=events[0].game_id if events else "",
+        game_id=game_id,
         lines=lines,
         scores=totals,
-        ranking=list(ended.ranking) if ended else [],
-        winners=list(ended.winners) if ended else [],
+        ranking=ranking,
+        winners=winners,
         colours=list(COLOURS),
         discarded=discarded,
     )

@@ -5,10 +5,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 
-import msgspec
-
 from goofspiel import commands as c
 from goofspiel import events as e
+from goofspiel import for_platform
 from goofspiel.bots import make_bot
 from goofspiel.for_platform import fold
 from goofspiel.rules import evolve, execute
@@ -41,18 +40,9 @@ def setup_commands(
     ]
 
 
-class Outcome(msgspec.Struct, frozen=True):
-    """The result of a whole game: final scores by seat, ranking and winners."""
+class Outcome(for_platform.Outcome, frozen=True, kw_only=True):
+    """The result of a whole game: final scores by seat, ranking and winners, the options."""
 
-    game_id: str
-    game: str
-    players: int
-    bots: list[str]
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    colours: list[str]
-    events: int
     cards: int = c.MAX_CARDS
     ties: str = "discard"
     discarded: list[int] = []

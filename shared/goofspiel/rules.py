@@ -13,14 +13,13 @@ from goofspiel import events as e
 from goofspiel.errors import (
     AlreadyBid,
     CardNotInHand,
-    GameAlreadyExists,
     GameNotFound,
     InvalidCommand,
     NotYourTurn,
     SeedMismatch,
     WrongPhase,
 )
-from goofspiel.for_platform import Batch, commitment, portable_shuffle
+from goofspiel.for_platform import Batch, commitment, execute_with, portable_shuffle
 from goofspiel.state import NO_BID, GameState
 
 SEATS = (0, 1)
@@ -174,20 +173,11 @@ def execute(
     time: str | None = None,
 ) -> tuple[list[e.Event], GameState]:
     """Decide a command and return its events with the state after them (raises a RuleError)."""
-    cause = e.Cause(public_command(command), command_id, time)  # type: ignore[arg-type]
-    if isinstance(command, c.CreateGame):
-        if state is not None:
-            raise GameAlreadyExists(f"A game with id {command.game_id!r} exists already.")
-        created = e.seal(replace(_create(command), cause=cause), "")
-        return [created], evolve(None, created)
-    if state is None:
-        raise GameNotFound("There is no such game; create it first.")
-    decider = _DECIDERS.get(type(command))
-    if decider is None:
-        raise InvalidCommand(f"Unknown command {type(command).__name__}.")
-    batch = Batch(state, cause, evolve)
-    decider(batch, command)
-    return batch.events, batch.state
+    cause = e.Cause(public_command(command), command_id, time)
+    creation = c.CreateGame
+    return execute_with(
+        state, command, cause, creation=creation, create=_create, deciders=_DECIDERS, evolve=evolve
+    )
 
 
 def decide(state: GameState | None, command: c.Command) -> list[e.Event]:

@@ -32,6 +32,8 @@ seeds = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_s
 bots = st.tuples(st.sampled_from(["random", "greedy"]), st.sampled_from(["random", "greedy"]))
 cards = st.integers(min_value=1, max_value=13)
 ties = st.sampled_from(["discard", "carry"])
+whole_games = st.tuples(seeds, bots, cards, ties)
+Drawn = tuple[str, tuple[str, str], int, str]
 
 
 @cache
@@ -62,11 +64,9 @@ def suit(state: GameState) -> list[int]:
 
 
 @GAMES
-@given(seeds, bots, cards, ties)
-def test_cards_are_conserved_after_every_command(
-    seed: str, names: tuple[str, str], count: int, tie: str
-) -> None:
-    _, states = played(seed, names, count, tie)
+@given(whole_games)
+def test_cards_are_conserved_after_every_command(drawn: Drawn) -> None:
+    _, states = played(*drawn)
     for state in states:
         for seat in (0, 1):
             assert sorted(state.hands[seat] + state.shown[seat]) == suit(state)
@@ -78,11 +78,9 @@ def test_cards_are_conserved_after_every_command(
 
 
 @GAMES
-@given(seeds, bots, cards, ties)
-def test_replay_equals_the_live_state_and_the_audit_holds(
-    seed: str, names: tuple[str, str], count: int, tie: str
-) -> None:
-    log, states = played(seed, names, count, tie)
+@given(whole_games)
+def test_replay_equals_the_live_state_and_the_audit_holds(drawn: Drawn) -> None:
+    log, states = played(*drawn)
     assert replay(log) == states[-1]
     assert [e.decode(e.encode(event)) for event in log] == log
     awarded = [0, 0]
@@ -103,13 +101,11 @@ def _sealed_with(state: GameState, card: int) -> GameState:
 
 
 @GAMES
-@given(seeds, bots, cards, ties)
-def test_no_view_leaks_the_other_seats_pending_bid(
-    seed: str, names: tuple[str, str], count: int, tie: str
-) -> None:
-    log, states = played(seed, names, count, tie)
+@given(whole_games)
+def test_no_view_leaks_the_other_seats_pending_bid(drawn: Drawn) -> None:
+    log, states = played(*drawn)
     pending = [state for state in states if state.phase == "bidding" and state.bids[0] != NO_BID]
-    assert len(pending) == count  # seat 0 bids first every turn
+    assert len(pending) == drawn[2]  # seat 0 bids first every turn
     for state in pending:
         others = [card for card in state.hands[0] if card != state.bids[0]]
         for viewer in (1, None):
@@ -132,11 +128,9 @@ def test_no_view_leaks_the_other_seats_pending_bid(
 
 
 @GAMES
-@given(seeds, bots, cards, ties)
-def test_a_seat_state_hides_the_prize_order_until_the_end(
-    seed: str, names: tuple[str, str], count: int, tie: str
-) -> None:
-    _, states = played(seed, names, count, tie)
+@given(whole_games)
+def test_a_seat_state_hides_the_prize_order_until_the_end(drawn: Drawn) -> None:
+    _, states = played(*drawn)
     for state in states[:-1]:
         for viewer in (0, 1, None):
             seen = GAME.decode_state(GAME.state_json(state, viewer))
@@ -150,11 +144,9 @@ def test_a_seat_state_hides_the_prize_order_until_the_end(
 
 
 @GAMES
-@given(seeds, bots, cards, ties)
-def test_decide_accepts_exactly_the_legal_bids(
-    seed: str, names: tuple[str, str], count: int, tie: str
-) -> None:
-    _, states = played(seed, names, count, tie)
+@given(whole_games)
+def test_decide_accepts_exactly_the_legal_bids(drawn: Drawn) -> None:
+    _, states = played(*drawn)
     for state in states:
         for seat in (0, 1):
             legal = legal_actions(state, seat)
