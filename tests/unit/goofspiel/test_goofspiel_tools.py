@@ -156,3 +156,21 @@ def test_a_resigned_game_audits_and_counts_the_prizes_left_unplayed() -> None:
     assert report.ok, report.findings
     assert report.winners == [0]
     assert GAME.table(state).statuses == ["playing", "resigned"]
+
+
+def test_the_cli_prints_and_checks_the_corpus(tmp_path: Path) -> None:
+    """``renature corpus --game goofspiel`` prints the published corpus and checks a file."""
+    from typer.testing import CliRunner
+
+    from gameserver.cli import app
+
+    runner = CliRunner()
+    printed = runner.invoke(app, ["corpus", "--game", "goofspiel"])
+    assert printed.exit_code == 0, printed.output
+    assert printed.stdout.encode() == CORPUS.read_bytes()
+    changed = tmp_path / "changed.jsonl"
+    lines = CORPUS.read_text().splitlines()
+    changed.write_text("\n".join([lines[0].replace('"scores":[', '"scores":[1'), *lines[1:]]))
+    checked = runner.invoke(app, ["corpus", "--game", "goofspiel", "--check", str(changed)])
+    assert checked.exit_code == 1
+    assert "scores" in checked.stdout
