@@ -4,7 +4,9 @@ and a spectator follow it on the live WebSocket, with the real rules service and
 projectors on a real Redis; the stored stream is ``simulate``'s game event for event, each
 viewer's live frames are exactly the game's own redacted event and view for that viewer (the
 services add nothing a seat may not see), the read models are a fresh replay, and the CLI
-audits, explains and replays the game from Redis and from its export.
+audits, explains and replays the game from Redis and from its export. A game played by the
+rules service is read through the gateway as its game shows it, and retention packs it once
+it is over.
 
 A game the services cannot host yet is marked ``xfail(strict=True)`` with the place that
 refuses it (``SERVICES_LACK``): when the services host it, the mark fails and must go.
@@ -21,6 +23,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 import redis.asyncio as aioredis
@@ -292,19 +295,22 @@ async def handled(
     return msgspec.json.decode((await handler.handle_batch([body]))[0], type=Reply)
 
 
-async def played_by_the_rules_service(handler: CommandHandler, name: str, game_id: str) -> None:
-    """A whole bot game through the rules service's handler (the seed from its vault), with
-    a refused command now and then (its outcome is stored for a while)."""
+async def played_by_the_rules_service(
+    handler: CommandHandler, name: str, game_id: str, moves: int = 3000
+) -> None:
+    """A bot game through the rules service's handler (the seed from its vault), with a
+    refused command now and then (its outcome is stored for a while): created and started if
+    it does not exist yet, then ``moves`` commands or to its end."""
     game = get_game(name)
-    setup = [(game.create_command(game_id, 2), None)]
-    setup += [(game.join_command(seat, f"p{seat}"), seat) for seat in (0, 1)]
-    setup += [(game.start_command(), 0)]
-    for number, (command, seat) in enumerate(setup):
-        assert (await handled(handler, name, game_id, command, f"s{number}", seat)).status == (
-            "accepted"
-        )
+    if await handler.load(game_id) is None:
+        setup = [(game.create_command(game_id, 2), None)]
+        setup += [(game.join_command(seat, f"p{seat}"), seat) for seat in (0, 1)]
+        setup += [(game.start_command(), 0)]
+        for number, (command, seat) in enumerate(setup):
+            reply = await handled(handler, name, game_id, command, f"s{number}", seat)
+            assert reply.status == "accepted", reply
     agents = [game.make_bot(bot, f"{game_id}|{seat}") for seat, bot in enumerate(BOTS)]
-    for number in range(3000):
+    for number in range(moves):
         state = await handler.load(game_id)
         if game.is_over(state):
             return
@@ -314,9 +320,41 @@ async def played_by_the_rules_service(handler: CommandHandler, name: str, game_i
             refused = await handled(handler, name, game_id, game.start_command(), f"x{number}", 1)
             assert refused.status == "rejected"
         command = agents[seat].choose(state, seat)
-        reply = await handled(handler, name, game_id, command, f"m{number}", seat)
+        reply = await handled(handler, name, game_id, command, f"m{state.version}", seat)
         assert reply.status == "accepted", reply
-    raise AssertionError("the game did not end")
+    assert moves < 3000, "the game did not end"
+
+
+@pytest.mark.parametrize("name", game_names())
+async def test_the_gateway_reads_every_game_the_rules_service_hosts(
+    stack: Stack, name: str
+) -> None:
+    """A game hosted by the rules service, whatever it is, is read through the gateway as its
+    game shows it: the summary, the spectator's view and events (secrets blanked as the game
+    blanks them) mid-game, then the audit, the explanation and the picture once it is over."""
+    game = get_game(name)
+    store = RedisEventStore(stack.redis)
+    handler = CommandHandler(store, RedisSeedVault(stack.redis, store.layout))
+    async with httpx.AsyncClient(base_url=stack.url) as http:
+        await played_by_the_rules_service(handler, name, "read-me", moves=9)
+        stored = await stack.stream(name, "read-me")
+        state = game.replay(stored)
+        assert not game.is_over(state)
+        summary = (await http.get("/games/read-me")).json()
+        assert (summary["game"], summary["phase"]) == (name, game.table(state).phase)
+        assert summary["version"] == len(stored)
+        spectator = (await http.get("/games/read-me/spectator")).json()
+        assert spectator == as_json(game.view(state, None))
+        events = (await http.get("/games/read-me/events")).json()
+        assert events == [as_json(game.visible_event(event, None)) for event in stored]
+        await played_by_the_rules_service(handler, name, "read-me")
+        final = game.replay(await stack.stream(name, "read-me"))
+        audited = (await http.get("/games/read-me/audit")).json()
+        assert (audited["ok"], audited["scores"]) == (True, game.table(final).scores)
+        told = (await http.get("/games/read-me/explanation")).json()
+        assert told["scores"] == game.table(final).scores
+        picture = await http.get("/games/read-me/picture.svg")
+        assert picture.text.startswith("<svg")
 
 
 @pytest.mark.parametrize("name", game_names())
