@@ -355,6 +355,14 @@ async def test_the_gateway_reads_every_game_the_rules_service_hosts(
         assert told["scores"] == game.table(final).scores
         picture = await http.get("/games/read-me/picture.svg")
         assert picture.text.startswith("<svg")
+        # The dispute viewer reads an export of it (the file names no game: its events do).
+        export = b"".join(
+            game.encode_event(ev) + b"\n" for ev in await stack.stream(name, "read-me")
+        )
+        headers = {"Content-Type": "text/plain"}
+        inspected = (await http.post("/disputes", content=export, headers=headers)).json()
+        assert (inspected["game"], inspected["audit"]["ok"]) == (name, True)
+        assert inspected["explanation"]["scores"] == game.table(final).scores
 
 
 @pytest.mark.parametrize("name", game_names())
