@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from goofspiel import commands as c
 from goofspiel import events as e
@@ -48,6 +48,30 @@ class Outcome(for_platform.Outcome, frozen=True, kw_only=True):
     discarded: list[int] = []
 
 
+def plays(
+    seed: str,
+    bots: Sequence[str],
+    options: c.Options | None = None,
+    *,
+    game_id: str | None = None,
+) -> Iterator[tuple[list[e.Event], GameState]]:
+    """A whole game in process, command by command: each command's events and the state after
+    them. Both seats are bots; the seed is revealed at the end as the service reveals it
+    (unsalted: an in-process seed is public anyway)."""
+    if len(bots) != 2:
+        raise ValueError(f"Goofspiel needs 2 bots, got {len(bots)}")
+    agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
+    state: GameState | None = None
+    for command in setup_commands(game_id or simulation_id(seed), seed, bots, options):
+        events, state = execute(state, command)
+        yield events, state
+    assert state is not None
+    while state.to_move is not None:
+        events, state = execute(state, agents[state.to_move].choose(state, state.to_move))
+        yield events, state
+    yield execute(state, c.FinishGame(seed=seed))
+
+
 def play(
     seed: str,
     bots: Sequence[str],
@@ -55,23 +79,9 @@ def play(
     *,
     game_id: str | None = None,
 ) -> tuple[list[e.Event], GameState]:
-    """Play a whole game in process: both seats are bots; the seed is revealed at the end as
-    the service reveals it (unsalted: an in-process seed is public anyway)."""
-    if len(bots) != 2:
-        raise ValueError(f"Goofspiel needs 2 bots, got {len(bots)}")
-    agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
-    log: list[e.Event] = []
-    state: GameState | None = None
-    for command in setup_commands(game_id or simulation_id(seed), seed, bots, options):
-        events, state = execute(state, command)
-        log += events
-    assert state is not None
-    while state.to_move is not None:
-        seat = state.to_move
-        events, state = execute(state, agents[seat].choose(state, seat))
-        log += events
-    events, state = execute(state, c.FinishGame(seed=seed))
-    return log + events, state
+    """A whole game in process: its events and its final state (see `plays`)."""
+    steps = list(plays(seed, bots, options, game_id=game_id))
+    return [event for events, _ in steps for event in events], steps[-1][1]
 
 
 def outcome(state: GameState, bots: Sequence[str], events: int) -> Outcome:

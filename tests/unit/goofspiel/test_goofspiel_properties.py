@@ -19,10 +19,9 @@ from goofspiel import commands as c
 from goofspiel import events as e
 from goofspiel.adapter import GAME
 from goofspiel.audit import audit
-from goofspiel.bots import make_bot
 from goofspiel.errors import RuleError
 from goofspiel.explain import explain
-from goofspiel.game import bot_seed, replay, setup_commands, simulation_id
+from goofspiel.game import plays, replay
 from goofspiel.rules import execute, legal_actions
 from goofspiel.state import NO_BID, GameState
 from goofspiel.view import view, visible_event
@@ -40,23 +39,15 @@ Drawn = tuple[str, tuple[str, str], int, str]
 def played(
     seed: str, names: tuple[str, str], count: int, tie: str
 ) -> tuple[list[e.Event], list[GameState]]:
-    """A whole game and the state after every command."""
-    agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(names)]
+    """A whole game and the state after every bid and after the end."""
     options = c.Options(cards=count, ties=tie)  # type: ignore[arg-type]
     log: list[e.Event] = []
     states: list[GameState] = []
-    state: GameState | None = None
-    for command in setup_commands(simulation_id(seed), seed, names, options):
-        events, state = execute(state, command)
+    for events, state in plays(seed, names, options):
         log += events
-    assert state is not None
-    while state.to_move is not None:
-        seat = state.to_move
-        events, state = execute(state, agents[seat].choose(state, seat))
-        log += events
-        states.append(state)
-    events, state = execute(state, c.FinishGame(seed=seed))
-    return log + events, [*states, state]
+        if state.phase != "lobby":
+            states.append(state)
+    return log, states[1:]  # from the first bid on
 
 
 def suit(state: GameState) -> list[int]:
