@@ -13,6 +13,9 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from gameplatform.audit import AuditReport
+from gameplatform.explanation import Explanation
+
 State = TypeVar("State")
 Command = TypeVar("Command")
 Event = TypeVar("Event")
@@ -252,11 +255,12 @@ class Game(Protocol[State, Command, Event]):
 
     def picture_text(self, state: State) -> str: ...
 
-    def explain(self, events: Sequence[Event], seat: int | None = None) -> msgspec.Struct: ...
+    def explain(self, events: Sequence[Event], seat: int | None = None) -> Explanation:
+        """The platform's explanation (`gameplatform.explanation`), the game's own subclass."""
+        ...
 
-    def audit(self, events: Sequence[Event]) -> msgspec.Struct:
-        """A report with at least ``ok``, ``game_id``, ``events``, ``batches``, ``finished``,
-        ``checks``, ``first_bad``, ``findings``, ``scores``, ``winners``."""
+    def audit(self, events: Sequence[Event]) -> AuditReport:
+        """The platform's report (`gameplatform.audit`), the same shape for every game."""
         ...
 
     def corpus(self) -> list[msgspec.Struct]:

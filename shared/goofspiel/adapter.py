@@ -7,19 +7,18 @@ from typing import Any
 
 import msgspec
 
-from gameplatform.forms import CommandForms
+from gameplatform.audit import AuditReport
+from gameplatform.core_adapter import CoreAdapter
 from gameplatform.interface import Award, Table
 from goofspiel import commands as c
 from goofspiel import corpus as recorded
 from goofspiel import events as e
 from goofspiel.audit import audit
 from goofspiel.bots import BOT_NAMES, Bot, make_bot
-from goofspiel.errors import RuleError
 from goofspiel.explain import Explanation, explain
-from goofspiel.for_platform import AuditReport
-from goofspiel.game import bot_seed, outcome, play, replay, setup_commands
+from goofspiel.game import outcome, play, setup_commands
 from goofspiel.picture import board_svg, board_text
-from goofspiel.rules import decide, evolve, execute, legal_actions, public_command
+from goofspiel.rules import RULES, legal_actions, public_command
 from goofspiel.state import GameState
 from goofspiel.view import COLOURS, GameView, perspective, view, visible_event
 
@@ -34,7 +33,7 @@ def options_of(options: dict[str, Any] | None) -> c.Options:
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core
-class GoofspielGame(CommandForms):
+class GoofspielGame(CoreAdapter):
     name: str = "goofspiel"
     title: str = "Goofspiel (the Game of Pure Strategy)"
     player_counts: tuple[int, ...] = (2,)
@@ -48,6 +47,7 @@ class GoofspielGame(CommandForms):
     options_type: Any = c.Options
     """The options a creation takes (validated; unknown fields refused)."""
     event_type: Any = e.AnyEvent
+    rules: Any = RULES
     hidden_information: bool = True
     seed_secret: bool = True
     state_type: Any = GameState
@@ -93,33 +93,8 @@ class GoofspielGame(CommandForms):
     def public_command(self, command: c.Command) -> c.Command:
         return public_command(command)
 
-    def execute(
-        self,
-        state: GameState | None,
-        command: c.Command,
-        *,
-        command_id: str | None = None,
-        time: str | None = None,
-    ) -> tuple[list[e.Event], GameState]:
-        return execute(state, command, command_id=command_id, time=time)
-
-    def decide(self, state: GameState | None, command: c.Command) -> list[e.Event]:
-        return decide(state, command)
-
-    def evolve(self, state: GameState | None, event: e.Event) -> GameState:
-        return evolve(state, event)
-
-    def replay(self, events: Sequence[e.Event]) -> GameState | None:
-        return replay(events)
-
     def legal_actions(self, state: GameState, seat: int) -> list[c.Command]:
         return legal_actions(state, seat)
-
-    def is_rule_error(self, error: Exception) -> bool:
-        return isinstance(error, RuleError)
-
-    def is_over(self, state: GameState) -> bool:
-        return state.is_over
 
     def ends(self, event: e.Event) -> bool:
         return isinstance(event, e.GameEnded)
@@ -174,9 +149,6 @@ class GoofspielGame(CommandForms):
     def make_bot(self, name: str, seed: str) -> Bot:
         return make_bot(name, seed)
 
-    def bot_seed(self, seed: str, seat: int) -> str:
-        return bot_seed(seed, seat)
-
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)
 
@@ -216,12 +188,6 @@ class GoofspielGame(CommandForms):
         game = _corpus_decoder.decode(line)
         name = f"{'/'.join(game.bots)}, {game.cards} cards, ties {game.ties}, {game.seed!r}"
         return name, recorded.check(game)
-
-    def encode_event(self, event: e.Event) -> bytes:
-        return e.encode(event)
-
-    def decode_event(self, data: bytes | str) -> e.Event:
-        return e.decode(data)
 
 
 GAME = GoofspielGame()

@@ -1,7 +1,7 @@
 """Dispute audit: prove from the stored events alone that a game was played by the rules.
 
 The checks, in order of the stream:
-- the hash chain and versions (``for_platform.check_chain``);
+- the hash chain, versions, re-decisions and points (``gameplatform.audit``);
 - the seed revealed at the end matches the commitment made at creation (the HMAC-SHA256 of the
   seed keyed with the revealed salt; a bare SHA-256 unsalted), and reproduces the prize deck
   (the creation is re-decided with it);
@@ -20,19 +20,11 @@ from collections.abc import Sequence
 import msgspec
 from msgspec.structs import replace
 
+from gameplatform.audit import Auditor, AuditReport, Finding, points_add_up
 from goofspiel import commands as c
 from goofspiel import events as e
-from goofspiel.for_platform import (
-    AuditReport,
-    Finding,
-    batches,
-    check_chain,
-    commitment,
-    compare_batch,
-    redecide,
-    report,
-)
-from goofspiel.rules import execute
+from goofspiel.for_platform import commitment
+from goofspiel.rules import RULES
 from goofspiel.state import GameState
 
 STAND_IN = "stand-in seed"
@@ -49,68 +41,70 @@ def revealed(events: Sequence[e.Event]) -> Revealed | None:
     return Revealed(last.seed, last.salt) if isinstance(last, e.GameEnded) else None
 
 
-def _seeded(command: c.Command, seed: Revealed | None) -> c.Command:
-    if isinstance(command, c.CreateGame):
-        return replace(
-            command, seed=seed.seed if seed else STAND_IN, salt=seed.salt if seed else ""
+class GoofspielAuditor(Auditor[GameState, e.Event]):
+    """The platform's audit with Goofspiel's own checks: the seed against its commitment (and
+    re-deciding the creation with it reproduces the prize deck), the cards at the end."""
+
+    def __init__(self, events: Sequence[e.Event]) -> None:
+        super().__init__(
+            events,
+            rules=RULES,
+            created=e.GameCreated,
+            scores=lambda state: list(state.scores),
+            points_awarded=e.points_awarded,
         )
-    if isinstance(command, c.FinishGame) and seed is not None:
-        return replace(command, seed=seed.seed, salt=seed.salt)
-    return command
+        self.seed = revealed(events)
 
+    def check_start(self, findings: list[Finding]) -> None:
+        created = self.events[0]
+        if self.seed is None or not isinstance(created, e.GameCreated):
+            return
+        found = commitment(self.seed.seed, self.seed.salt)
+        if found != created.seed_commitment:
+            findings.append(
+                Finding(
+                    1,
+                    "seed",
+                    f"the revealed seed {self.seed.seed!r} does not match the commitment made at "
+                    f"creation ({created.seed_commitment}): it gives {found}",
+                )
+            )
+            self.seed = None  # a seed that fails its commitment cannot show the deck forged
 
-def _batch_findings(
-    state: GameState | None, batch: list[e.Event], seed: Revealed | None
-) -> tuple[list[Finding], GameState | None]:
-    first = batch[0]
-    if first.cause is None:
-        return [Finding(first.version, "provenance", "the batch records no command")], None
-    problems, expected, after = redecide(state, batch, _seeded(first.cause.command, seed), execute)
-    if problems:
-        return problems, None
-    if isinstance(first, e.GameCreated) and seed is None:
-        # Unfinished: the seed is still secret, so the deck cannot be checked yet.
+    def command(self, command: c.Command) -> c.Command:
+        seed = self.seed
+        if isinstance(command, c.CreateGame):
+            return replace(
+                command, seed=seed.seed if seed else STAND_IN, salt=seed.salt if seed else ""
+            )
+        if isinstance(command, c.FinishGame) and seed is not None:
+            return replace(command, seed=seed.seed, salt=seed.salt)
+        return command
+
+    def expected(
+        self, batch: Sequence[e.Event], expected: list[e.Event]
+    ) -> tuple[list[e.Event], bool]:
+        first = batch[0]
+        if not isinstance(first, e.GameCreated) or self.seed is not None:
+            return expected, True
+        # Unfinished (or a false seed): the deck cannot be checked; the stored creation stands.
         masked = replace(expected[0], seed_commitment=first.seed_commitment, prizes=first.prizes)
-        expected = [e.seal(masked, "")]
-        after = replace(
-            after,
-            commitment=first.seed_commitment,
-            prizes=tuple(first.prizes),
-            last_hash=first.hash,
-        )
-    problems = compare_batch(batch, expected)
-    return problems, None if problems else after
+        return [e.seal(masked, "")], False
+
+    def recount(self, state: GameState) -> list[str]:
+        return points_add_up(self.events, list(state.scores), e.points_awarded) + cards(state)
+
+    def checks(self, finished: bool) -> list[str]:
+        if not finished:
+            return []
+        return ["seed matches commitment", "prize deck reproduced from seed", "cards recounted"]
 
 
-def _seed_findings(created: e.Event, seed: Revealed | None) -> list[Finding]:
-    if seed is None or not isinstance(created, e.GameCreated):
-        return []
-    found = commitment(seed.seed, seed.salt)
-    if found == created.seed_commitment:
-        return []
-    return [
-        Finding(
-            1,
-            "seed",
-            f"the revealed seed {seed.seed!r} does not match the commitment made at creation "
-            f"({created.seed_commitment}): it gives {found}",
-        )
-    ]
-
-
-def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
-    """What does not add up at the end: the scores against the pots won, and the cards."""
+def cards(state: GameState) -> list[str]:
+    """What does not add up in the cards at the end: each seat's suit, each prize once."""
     problems = []
-    totals = [0, 0]
-    for event in events:
-        for seat, points, _ in e.points_awarded(event):
-            totals[seat] += points
     suit = list(range(1, state.cards + 1))
     for seat in (0, 1):
-        if totals[seat] != state.scores[seat]:
-            problems.append(
-                f"seat {seat}'s pots add up to {totals[seat]}, not {state.scores[seat]}"
-            )
         if sorted(state.shown[seat] + state.hands[seat]) != suit:
             problems.append(f"seat {seat} bid cards out of its suit: {list(state.shown[seat])}")
     unplayed = state.prizes[state.turn :] if state.resigned is not None else ()
@@ -123,26 +117,4 @@ def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
 
 def audit(events: Sequence[e.Event]) -> AuditReport:
     """Audit a whole game from its events; ``ok`` only when every check holds."""
-    if not events:
-        return report(events, [Finding(0, "stream", "there are no events")], [], False, None)
-    findings = check_chain(events)
-    if not isinstance(events[0], e.GameCreated):
-        findings.append(Finding(1, "stream", "the first event is not the game's creation"))
-    seed = revealed(events)
-    seed_problems = _seed_findings(events[0], seed)
-    findings += seed_problems
-    state: GameState | None = None
-    for batch in batches(events):
-        problems, state = _batch_findings(state, batch, None if seed_problems else seed)
-        findings += problems
-        if problems:
-            break  # everything after the first bad batch stands on a false state
-    finished = state is not None and state.is_over
-    checks = ["hash chain", "versions", "every command re-decided"]
-    if state is not None and finished:
-        checks += ["seed matches commitment", "prize deck reproduced from seed"]
-        checks.append("scores and cards recounted")
-        if not findings:
-            findings += [Finding(events[-1].version, "scores", p) for p in recount(events, state)]
-    result = None if state is None else (list(state.scores), list(state.winners))
-    return report(events, findings, checks, finished, result)
+    return GoofspielAuditor(events).report()

@@ -8,10 +8,10 @@ ranking and winners. ``log_sha256`` pins this implementation's event log byte fo
 
 from __future__ import annotations
 
+from gameplatform import corpus
 from goofspiel import commands as c
 from goofspiel import events as e
 from goofspiel.errors import RuleError
-from goofspiel.for_platform import CorpusRecord, check_corpus, log_digest
 from goofspiel.game import play, setup_commands, simulation_id
 from goofspiel.rules import execute, legal_actions
 from goofspiel.state import GameState
@@ -27,11 +27,19 @@ GAMES: tuple[tuple[tuple[str, str], int, str], ...] = (
 """(bots, cards, ties) of the corpus games."""
 
 
-class CorpusGame(CorpusRecord, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class _Named(corpus.Record[c.Bid], frozen=True, kw_only=True):
+    """The platform's record, its game named last."""
+
+    game: str = "goofspiel"
+
+
+class CorpusGame(_Named, frozen=True, forbid_unknown_fields=True):
+    """The record of a game of ``cards`` cards and tie rule ``ties``, played by ``bots``."""
+
+    seed: str
+    bots: list[str]
     cards: int
     ties: str
-    commands: list[c.Bid]
-    game: str = "goofspiel"
 
 
 def seed_of(bots: tuple[str, str], cards: int, ties: str) -> str:
@@ -51,8 +59,9 @@ def record(bots: tuple[str, str], cards: int, ties: str) -> CorpusGame:
 
 def check(game: CorpusGame) -> list[str]:
     """Replay a corpus game; what differs from the record (empty when everything agrees)."""
-    return check_corpus(
-        game, lambda: _replayed(game.seed, game.bots, game.cards, game.ties, game.commands)
+    return corpus.check(
+        game,
+        lambda again: _replayed(again.seed, again.bots, again.cards, again.ties, again.commands),
     )
 
 
@@ -73,16 +82,7 @@ def _replayed(seed: str, bots: list[str], cards: int, ties: str, bids: list[c.Bi
         raise RuleError("the game does not end with the last recorded bid")
     events, state = execute(state, c.FinishGame(seed=seed))
     log += events
+    result = (list(state.scores), list(state.ranking), list(state.winners))
     return CorpusGame(
-        seed=seed,
-        bots=bots,
-        cards=cards,
-        ties=ties,
-        commands=bids,
-        legal_actions=counts,
-        events=len(log),
-        log_sha256=log_digest(e.encode(event) for event in log),
-        scores=list(state.scores),
-        ranking=list(state.ranking),
-        winners=list(state.winners),
+        seed=seed, bots=bots, cards=cards, ties=ties, **corpus.recorded(bids, counts, log, result)
     )

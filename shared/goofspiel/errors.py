@@ -1,9 +1,9 @@
 """Rule errors: each names the broken rule in a player's words (``code`` for machines). The
-errors every game has come from ``for_platform``; these are Goofspiel's own."""
+errors every game has come from ``gameplatform.errors``; these are Goofspiel's own."""
 
 from __future__ import annotations
 
-from goofspiel.for_platform import (
+from gameplatform.errors import (
     GameAlreadyExists,
     GameNotFound,
     InvalidCommand,

@@ -2,22 +2,33 @@
 
 Every event carries the game id, its version (1-based position in the stream), the acting seat
 (None for the rules themselves) and the hash chain (``prev_hash``/``hash``, see
-``for_platform``). Two fields are secret until the end or until both seats have bid:
+``gameplatform.chain``). Two fields are secret until the end or until both seats have bid:
 ``GameCreated.prizes`` (the shuffled prize deck) and ``BidSealed.card``; ``view.visible_event``
 blanks them for whoever may not see them. New fields must get defaults.
 """
 
 from __future__ import annotations
 
-from goofspiel import for_platform
+import msgspec
+
+from gameplatform import chain
+from gameplatform.chain import encode as encode
+from gameplatform.chain import seal as seal
 from goofspiel.commands import AnyCommand
 
-Cause = for_platform.Cause
-"""The command that caused a batch (on its first event), the client's id and the time."""
+
+class Cause(msgspec.Struct, frozen=True):
+    """The command that caused a batch (on its first event), the client's id and the time."""
+
+    command: AnyCommand
+    command_id: str | None = None
+    time: str | None = None
 
 
-class Event(for_platform.ChainedEvent[AnyCommand], frozen=True, tag_field="type", kw_only=True):
-    """Goofspiel's events: the chain's fields, the cause one of its commands."""
+class Event(chain.Event, frozen=True, kw_only=True):
+    """The platform's event (see `gameplatform.chain`), its cause one of Goofspiel's commands."""
+
+    cause: Cause | None = None
 
 
 class GameCreated(Event, frozen=True):
@@ -92,20 +103,12 @@ AnyEvent = (
     | GameEnded
 )
 
-_codec = for_platform.Codec(AnyEvent)
-
-
-def encode(event: Event) -> bytes:
-    return _codec.encode(event)
+_decoder = msgspec.json.Decoder(AnyEvent)
 
 
 def decode(data: bytes | str) -> Event:
-    event: Event = _codec.decode(data)
+    event: Event = _decoder.decode(data)
     return event
-
-
-def seal(event: Event, prev_hash: str) -> Event:
-    return for_platform.seal(event, prev_hash)
 
 
 def points_awarded(event: Event) -> list[tuple[int, int, str]]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gameplatform import explanation
 from goofspiel import events as e
-from goofspiel import for_platform
 from goofspiel.view import COLOURS
 
 
-class PointLine(for_platform.PointLine, frozen=True, kw_only=True):
+class PointLine(explanation.PointLine, frozen=True, kw_only=True):
     """Points one seat took with one bid: the turn, the bids and the pot."""
 
     turn: int
@@ -17,7 +17,7 @@ class PointLine(for_platform.PointLine, frozen=True, kw_only=True):
     pot: list[int]
 
 
-class Explanation(for_platform.Explanation, frozen=True, kw_only=True):
+class Explanation(explanation.Explanation, frozen=True, kw_only=True):
     lines: list[PointLine]
     discarded: list[int] = []
     """Prizes nobody took (tied bids)."""
@@ -38,7 +38,10 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
     lines = []
     discarded: list[int] = []
     ended: e.GameEnded | None = None
+    names = ["", ""]
     for event in events:
+        if isinstance(event, e.PlayerJoined) and event.seat is not None:
+            names[event.seat] = event.name
         if isinstance(event, e.GameEnded):
             ended = event
         if not isinstance(event, e.BidsRevealed):
@@ -59,6 +62,7 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
                     total=totals[event.winner],
                     bids=list(event.bids),
                     pot=list(event.pot),
+                    rule="prize",
                     text=_text(event, event.winner),
                 )
             )
@@ -71,5 +75,6 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         ranking=ranking,
         winners=winners,
         colours=list(COLOURS),
+        names=names,
         discarded=discarded,
     )

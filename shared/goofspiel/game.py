@@ -2,31 +2,27 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 
+from gameplatform import simulation
 from goofspiel import commands as c
 from goofspiel import events as e
-from goofspiel import for_platform
 from goofspiel.bots import make_bot
-from goofspiel.for_platform import fold
-from goofspiel.rules import evolve, execute
+from goofspiel.rules import RULES, execute
 from goofspiel.state import GameState
 from goofspiel.view import COLOURS
 
 
 def replay(events: Iterable[e.Event]) -> GameState | None:
     """The state after a stream of events (None for none)."""
-    return fold(evolve, events)
+    return RULES.replay(events)
 
 
 def simulation_id(seed: str) -> str:
-    return "sim-gs-" + hashlib.sha256(seed.encode()).hexdigest()[:12]
+    return simulation.simulation_id(seed, "sim-gs-")
 
 
-def bot_seed(seed: str, seat: int) -> str:
-    """Each seat's bot gets its own seed derived from the game's."""
-    return f"{seed}|bot|{seat}"
+bot_seed = simulation.bot_seed
 
 
 def setup_commands(
@@ -40,12 +36,19 @@ def setup_commands(
     ]
 
 
-class Outcome(for_platform.Outcome, frozen=True, kw_only=True):
-    """The result of a whole game: final scores by seat, ranking and winners, the options."""
+class _Options(simulation.Outcome, frozen=True, kw_only=True):
+    """The platform's outcome, with the game's options and the prizes nobody won."""
 
     cards: int = c.MAX_CARDS
     ties: str = "discard"
     discarded: list[int] = []
+
+
+class Outcome(_Options, frozen=True):
+    """The outcome of a Goofspiel game, named by its game first."""
+
+    game_id: str
+    game: str
 
 
 def plays(

@@ -8,6 +8,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from gameplatform.execution import Batch, Rulebook
 from goofspiel import commands as c
 from goofspiel import events as e
 from goofspiel.errors import (
@@ -19,7 +20,7 @@ from goofspiel.errors import (
     SeedMismatch,
     WrongPhase,
 )
-from goofspiel.for_platform import Batch, commitment, execute_with, portable_shuffle
+from goofspiel.for_platform import commitment, portable_shuffle
 from goofspiel.state import NO_BID, GameState
 
 SEATS = (0, 1)
@@ -63,7 +64,7 @@ def _create(command: c.CreateGame) -> e.GameCreated:
     )
 
 
-def _join(batch: Batch, command: c.JoinGame) -> None:
+def _join(batch: Batch[GameState, e.Event], command: c.JoinGame) -> None:
     state: GameState = batch.state
     if state.phase != "lobby":
         raise WrongPhase("The game has started: its seats are taken.")
@@ -76,7 +77,7 @@ def _join(batch: Batch, command: c.JoinGame) -> None:
     batch.emit(e.PlayerJoined, seat=command.seat, name=command.name)
 
 
-def _start(batch: Batch, command: c.StartGame) -> None:
+def _start(batch: Batch[GameState, e.Event], command: c.StartGame) -> None:
     state: GameState = batch.state
     if state.phase != "lobby":
         raise WrongPhase("The game has started already.")
@@ -87,7 +88,7 @@ def _start(batch: Batch, command: c.StartGame) -> None:
     batch.emit(e.PrizeRevealed, turn=1, prize=first, pot=[first])
 
 
-def _bid(batch: Batch, command: c.Bid) -> None:
+def _bid(batch: Batch[GameState, e.Event], command: c.Bid) -> None:
     state: GameState = batch.state
     if state.phase in ("final_scoring", "finished"):
         raise WrongPhase("Every prize has been bid for: the game is over.")
@@ -106,7 +107,7 @@ def _bid(batch: Batch, command: c.Bid) -> None:
         _reveal(batch)
 
 
-def _reveal(batch: Batch) -> None:
+def _reveal(batch: Batch[GameState, e.Event]) -> None:
     state: GameState = batch.state
     bids = list(state.bids)
     last = state.turn == state.cards
@@ -129,7 +130,7 @@ def _reveal(batch: Batch) -> None:
         batch.emit(e.PrizeRevealed, turn=state.turn + 1, prize=prize, pot=[*carried, prize])
 
 
-def _resign(batch: Batch, command: c.Resign) -> None:
+def _resign(batch: Batch[GameState, e.Event], command: c.Resign) -> None:
     state: GameState = batch.state
     if state.phase != "bidding":
         raise WrongPhase("Only a game in play can be resigned.")
@@ -138,7 +139,7 @@ def _resign(batch: Batch, command: c.Resign) -> None:
     batch.emit(e.PlayerResigned, seat=command.seat)
 
 
-def _finish(batch: Batch, command: c.FinishGame) -> None:
+def _finish(batch: Batch[GameState, e.Event], command: c.FinishGame) -> None:
     state: GameState = batch.state
     if state.phase != "final_scoring":
         raise WrongPhase("The seed is revealed once the last prize is settled.")
@@ -156,7 +157,7 @@ def _finish(batch: Batch, command: c.FinishGame) -> None:
     )
 
 
-_DECIDERS: dict[type[c.Command], Callable[[Batch, Any], None]] = {
+_DECIDERS: dict[type, Callable[[Batch[GameState, e.Event], Any], None]] = {
     c.JoinGame: _join,
     c.StartGame: _start,
     c.Bid: _bid,
@@ -173,11 +174,7 @@ def execute(
     time: str | None = None,
 ) -> tuple[list[e.Event], GameState]:
     """Decide a command and return its events with the state after them (raises a RuleError)."""
-    cause = e.Cause(public_command(command), command_id, time)
-    creation = c.CreateGame
-    return execute_with(
-        state, command, cause, creation=creation, create=_create, deciders=_DECIDERS, evolve=evolve
-    )
+    return RULES.execute(state, command, command_id=command_id, time=time)
 
 
 def decide(state: GameState | None, command: c.Command) -> list[e.Event]:
@@ -272,3 +269,13 @@ def evolve(state: GameState | None, event: e.Event) -> GameState:
     else:
         new = _evolved(state, event)
     return replace(new, version=event.version, last_hash=event.hash)
+
+
+def _cause(command: c.Command, command_id: str | None, time: str | None) -> e.Cause:
+    return e.Cause(public_command(command), command_id, time)  # type: ignore[arg-type]
+
+
+RULES: Rulebook[GameState, c.Command, e.Event] = Rulebook(
+    creation=c.CreateGame, create=_create, deciders=_DECIDERS, evolve=evolve, cause=_cause
+)
+"""Goofspiel's rules as the platform runs them (`gameplatform.execution`)."""

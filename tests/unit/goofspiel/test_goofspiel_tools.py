@@ -9,13 +9,13 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
+from gameplatform.chain import seal
 from goofspiel import commands as c
 from goofspiel import corpus
 from goofspiel import events as e
 from goofspiel.adapter import GAME, options_of
 from goofspiel.audit import audit
 from goofspiel.explain import explain
-from goofspiel.for_platform import seal
 from goofspiel.game import play, replay
 from goofspiel.picture import board_svg, board_text
 from goofspiel.rules import execute, prize_deck
