@@ -175,10 +175,10 @@ class GoofspielGame(CoreAdapter):
     def picture_text(self, state: GameState) -> str:
         return board_text(state)
 
-    def explain(self, events: Sequence[e.Event], seat: int | None = None) -> msgspec.Struct:
+    def explain(self, events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         return explain(events, seat)
 
-    def audit(self, events: Sequence[e.Event]) -> msgspec.Struct:
+    def audit(self, events: Sequence[e.Event]) -> AuditReport:
         return audit(events)
 
     def corpus(self) -> list[msgspec.Struct]:
