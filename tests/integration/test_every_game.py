@@ -245,16 +245,20 @@ async def test_the_cli_audits_explains_and_replays_a_served_game_and_its_export(
         assert done.exit_code == 0, done.output
         return done
 
+    def printed(*args: str) -> Any:
+        """The JSON a command prints last (a warning logged before it may share stdout)."""
+        return json.loads(run(*args).stdout.strip().splitlines()[-1])
+
     from_redis = ["--redis-url", stack.redis_url]
     reports = [
-        json.loads((await asyncio.to_thread(run, "audit", game_id, *from_redis, "--json")).stdout),
-        json.loads(run("audit", "--events", str(export), "--game", name, "--json").stdout),
+        await asyncio.to_thread(printed, "audit", game_id, *from_redis, "--json"),
+        printed("audit", "--events", str(export), "--game", name, "--json"),
     ]
     for report in reports:
         assert (report["ok"], report["finished"], report["game_id"]) == (True, True, game_id)
         assert report["scores"] == game.table(final).scores
-    told = run("explain", "--events", str(export), "--game", name, "--json").stdout
-    assert json.loads(told)["scores"] == game.table(final).scores
+    told = printed("explain", "--events", str(export), "--game", name, "--json")
+    assert told["scores"] == game.table(final).scores
     svg = tmp_path / "end.svg"
     drawn = run("replay", "--events", str(export), "--game", name, "--svg", str(svg))
     assert all(str(score) in drawn.stdout for score in game.table(final).scores)
