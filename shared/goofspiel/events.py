@@ -9,11 +9,14 @@ blanks them for whoever may not see them. New fields must get defaults.
 
 from __future__ import annotations
 
+from typing import cast
+
 import msgspec
 
 from gameplatform import chain
 from gameplatform.chain import encode as encode
 from gameplatform.chain import seal as seal
+from gameplatform.forms import decoder
 from goofspiel.commands import AnyCommand
 
 
@@ -103,12 +106,10 @@ AnyEvent = (
     | GameEnded
 )
 
-_decoder = msgspec.json.Decoder(AnyEvent)
-
 
 def decode(data: bytes | str) -> Event:
-    event: Event = _decoder.decode(data)
-    return event
+    """An event from its JSON (the platform's cached decoder of the union)."""
+    return cast("Event", decoder(AnyEvent).decode(data))
 
 
 def points_awarded(event: Event) -> list[tuple[int, int, str]]:
