@@ -7,11 +7,14 @@ after (``SEALED`` in another seat's perspective, where the card is not known).
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import msgspec
 
 NO_BID = -1
 SEALED = 0
-PHASES = ("lobby", "bidding", "final_scoring", "finished")
+Phase = Literal["lobby", "bidding", "final_scoring", "finished"]
+PHASES: tuple[str, ...] = get_args(Phase)
 
 
 class GameState(msgspec.Struct, frozen=True):
@@ -24,7 +27,7 @@ class GameState(msgspec.Struct, frozen=True):
     """The prize deck, top first (the first ``turn`` of them are turned up)."""
     chosen_seed: bool = False
     names: tuple[str | None, ...] = (None, None)
-    phase: str = "lobby"
+    phase: Phase = "lobby"
     turn: int = 0
     """The turn being bid for (1-based; 0 in the lobby)."""
     pot: tuple[int, ...] = ()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
@@ -17,19 +17,43 @@ from renaissance.audit import audit
 from renaissance.bots import BOT_NAMES, Bot, make_bot
 from renaissance.components import COLOURS, components
 from renaissance.explain import Explanation, explain
-from renaissance.game import outcome, play, setup_commands
+from renaissance.game import outcome, play, setup_commands, with_salt
 from renaissance.picture import board_svg, board_text
-from renaissance.rules import RULES, legal_actions
-from renaissance.state import GameState
-from renaissance.view import GameView, view, visible_event
+from renaissance.rules import RULES, legal_actions, variant_problem
+from renaissance.state import GameState, Phase
+from renaissance.view import GameView, masked_state, view, visible_event
+from renaissance.words import describe
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
 _state_decoder = msgspec.json.Decoder(GameState)
 
 
-def _options(options: dict[str, Any] | None) -> tuple[int, str]:
-    options = options or {}
-    return int(options.get("sets", 1)), str(options.get("competition", "points"))
+class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A Renaissance game's creation options: the sets and competition rule, and the variant
+    the players agree on (``docs/rules-renaissance.md``, rulings 12 to 16)."""
+
+    sets: Annotated[int, msgspec.Meta(ge=1, le=16)] = 1
+    competition: Literal["points", "sets"] = "points"
+    play: c.Play = "both"
+    extra_hands: list[c.ExtraHand] = []
+    distribution: c.Distribution | None = None
+    phase2_agreement: bool = False
+
+    def __post_init__(self) -> None:
+        variant = self.variant()
+        if variant is not None and (problem := variant_problem(variant)):
+            raise ValueError(problem)  # msgspec reports it as a ValidationError
+
+    def variant(self) -> c.Variant | None:
+        """The variant (None: the standard rules, recorded as before)."""
+        variant = c.Variant(self.play, self.extra_hands, self.distribution, self.phase2_agreement)
+        return None if variant == c.Variant() else variant
+
+
+def options_of(options: dict[str, Any] | None) -> Options:
+    """The options as a game takes them; raises ``msgspec.ValidationError`` (a ``ValueError``)
+    naming an unknown or wrong option, or options that do not go together."""
+    return msgspec.convert(options or {}, Options)
 
 
 class RenaissanceGame(CoreAdapter):
@@ -45,7 +69,9 @@ class RenaissanceGame(CoreAdapter):
     start_type: Any = c.StartGame
     event_type: Any = e.AnyEvent
     rules: Any = RULES
-    hidden_information: bool = False
+    hidden_information: bool = True  # a Janken's sealed hand, until both are shown
+    phases: tuple[str, ...] = get_args(Phase)
+    options_type: Any = Options
     seed_secret: bool = False
     state_type: Any = GameState
     view_type: Any = GameView
@@ -61,8 +87,8 @@ class RenaissanceGame(CoreAdapter):
         board: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> list[c.Command]:
-        sets, competition = _options(options)
-        return setup_commands(game_id, seed, names, sets, competition)
+        read = options_of(options)
+        return setup_commands(game_id, seed, names, read.sets, read.competition, read.variant())
 
     def create_command(
         self,
@@ -71,28 +97,39 @@ class RenaissanceGame(CoreAdapter):
         board: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> c.Command:
-        sets, competition = _options(options)
+        read = options_of(options)
+        variant = read.variant()
         return c.CreateGame(
             game_id=game_id,
             seed="",
             players=players,
-            sets=sets,
-            competition="sets" if competition == "sets" else "points",
+            sets=read.sets,
+            competition=read.competition,
+            variant=msgspec.UNSET if variant is None else variant,
         )
 
     def with_seed(
         self, command: c.Command, seed: str, salt: str = "", chosen: bool = False
     ) -> c.Command:
+        """A creation with the seed; a Janken hand sealed with the service's fresh random value
+        as its salt (ruling 15: a frontend sends its hand only)."""
         if isinstance(command, c.CreateGame):
             return msgspec.structs.replace(command, seed=seed)
-        return command
+        return with_salt(command, seed)
 
     def needs_seed(self, command: c.Command) -> bool:
-        """Only a creation without a seed: the service draws one (a public one: nothing in
-        Renaissance is dealt by chance, the seed only names the game)."""
+        """A creation without a seed: the service draws one (a public one: nothing in
+        Renaissance is dealt by chance, the seed only names the game). A Janken hand: the
+        service draws its salt (whatever salt a client sent)."""
+        if isinstance(command, c.ShowHand):
+            return True
         return isinstance(command, c.CreateGame) and not command.seed
 
     def public_command(self, command: c.Command) -> c.Command:
+        """As sent, but a Janken hand: its provenance leaves the hand and the salt out (the
+        events reveal both once both seats have shown)."""
+        if isinstance(command, c.ShowHand):
+            return msgspec.structs.replace(command, hand="", salt="")
         return command
 
     def legal_actions(self, state: GameState, seat: int) -> list[c.Command]:
@@ -143,7 +180,7 @@ class RenaissanceGame(CoreAdapter):
         return visible_event(event, seat)
 
     def state_json(self, state: GameState, seat: int | None) -> bytes:
-        return msgspec.json.encode(state)  # nothing is hidden (see ``view``)
+        return msgspec.json.encode(masked_state(state, seat))  # see ``view``
 
     def decode_state(self, data: bytes | str) -> GameState:
         return _state_decoder.decode(data)
@@ -161,8 +198,10 @@ class RenaissanceGame(CoreAdapter):
         board: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
-        sets, competition = _options(options)
-        log, state = play(seed, bots, sets=sets, competition=competition)
+        read = options_of(options)
+        log, state = play(
+            seed, bots, sets=read.sets, competition=read.competition, variant=read.variant()
+        )
         return log, state, outcome(state, bots, len(log))
 
     def components(self) -> dict[str, Any]:
@@ -186,6 +225,9 @@ class RenaissanceGame(CoreAdapter):
 
     def picture_text(self, state: GameState) -> str:
         return board_text(state)
+
+    def describe(self, item: Any, seats: Sequence[str]) -> str:
+        return describe(item, seats)
 
     def explain(self, events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         return explain(events, seat)

@@ -8,8 +8,9 @@ audits, explains and replays the game from Redis and from its export. A game pla
 rules service is read through the gateway as its game shows it, and retention packs it once
 it is over.
 
-A game the services cannot host yet is marked ``xfail(strict=True)`` with the place that
-refuses it (``SERVICES_LACK``): when the services host it, the mark fails and must go.
+A game the gateway cannot create yet is marked ``xfail(strict=True)`` with the place that
+refuses it (``support.hosting``, asking the gateway's creation schema): when the gateway takes
+it, the mark goes by itself.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 import uvicorn
-from pydantic import TypeAdapter, ValidationError
 from typer.testing import CliRunner
 from websockets.asyncio.client import connect
 
@@ -40,46 +40,17 @@ from gameplatform import game_names, get_game
 from gameserver.cli import app as cli
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.gateway.schemas import CreateGameRequest
 from gameserver.projectors import BoardProjection, Projector, ScoreProjection
 from gameserver.rules.rules_service import CommandHandler, RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
+from support.hosting import hosted
 
 pytestmark = pytest.mark.redis
 
 BOTS = ["greedy", "random"]
 LAYOUT = KeyLayout()
-
-
-def _creation_refused(name: str) -> str | None:
-    """Why ``POST /games`` refuses a creation of the game (None: it takes one)."""
-    try:
-        TypeAdapter(CreateGameRequest).validate_python({"game": name, "players": 2})
-    except ValidationError as error:
-        refusal = error.errors()[0]["msg"]
-        return (
-            "services/gameserver/gateway/schemas.py names the games whose creation POST /games "
-            f"takes (GameName, CreateGameRequest; games_routes._options): {refusal}"
-        )
-    return None
-
-
-SERVICES_LACK: dict[str, str] = {
-    name: reason for name in game_names() if (reason := _creation_refused(name)) is not None
-}
-"""Games the services cannot host yet, and where they refuse them: found by asking the
-services, so that no test names a game."""
-
-
-def hosted(names: tuple[str, ...]) -> list[Any]:
-    return [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=SERVICES_LACK[name]))
-        if name in SERVICES_LACK
-        else name
-        for name in names
-    ]
 
 
 class Stack:
