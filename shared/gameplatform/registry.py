@@ -7,7 +7,7 @@ from typing import Any
 
 from gameplatform.interface import Game
 
-GAME_NAMES = ("renature", "renaissance")
+GAME_NAMES = ("renature", "renaissance", "goofspiel")
 """Every game the platform hosts; the first is the default."""
 
 
@@ -27,6 +27,10 @@ def get_game(name: str) -> Game[Any, Any, Any]:
         from renaissance import adapter as renaissance_adapter
 
         game = renaissance_adapter.GAME
+    elif name == "goofspiel":
+        from goofspiel import adapter as goofspiel_adapter
+
+        game = goofspiel_adapter.GAME
     else:
         raise UnknownGame(f"unknown game {name!r}; games: {', '.join(GAME_NAMES)}")
     return game

@@ -34,6 +34,7 @@ from gameplatform import game_names
 from gameserver.gateway.routers.web_routes import plugin_of
 from renature import events as e
 from renature.game import replay
+from support.hosting import hosted
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.browser]
 
@@ -405,7 +406,7 @@ def play_generic(page: Page, keyboard: bool, rng: random.Random) -> None:
     )
 
 
-@pytest.fixture(scope="module", params=GENERIC_GAMES)
+@pytest.fixture(scope="module", params=hosted(GENERIC_GAMES))
 def generic_game(request: pytest.FixtureRequest, base_url: str, browser: Browser) -> str:
     """Two people create (choosing the game and its options in the lobby), invite, join, start
     and play a whole game of a game the web client knows nothing of, through the generic

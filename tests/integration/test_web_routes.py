@@ -28,6 +28,7 @@ from gameserver.runtime.settings import Settings
 from renature import events as e
 from renature.game import replay
 from renature.picture import board_svg
+from support.hosting import hosted
 
 pytestmark = pytest.mark.redis
 GAMES = list(game_names())
@@ -197,7 +198,7 @@ async def test_the_catalog_offers_every_hosted_game_as_the_registry_has_it(web: 
     assert "/games/{game_id}/log" in document["paths"]
 
 
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name", hosted(GAMES))
 async def test_every_choice_the_catalog_offers_creates_such_a_game(web: Web, name: str) -> None:
     """What the lobby's form may send (each option at its default, then each other choice or
     the ends of its range) is what POST /games takes; the seats are the catalog's."""
@@ -219,7 +220,7 @@ async def test_every_choice_the_catalog_offers_creates_such_a_game(web: Web, nam
                 assert table["board"] == board
 
 
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name", hosted(GAMES))
 async def test_a_seats_moves_are_its_legal_actions_in_words(web: Web, name: str) -> None:
     game = get_game(name)
     async with client_of(web, name) as client:
@@ -242,7 +243,7 @@ async def test_a_seats_moves_are_its_legal_actions_in_words(web: Web, name: str)
         assert refused.status_code == 401
 
 
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name", hosted(GAMES))
 async def test_the_log_and_the_table_of_a_whole_game_for_anyone(web: Web, name: str) -> None:
     """The log is the events as ``/events`` shows them to the reader (a spectator: secrets
     blanked), each in words; the table after any event is the replay's."""
@@ -266,7 +267,7 @@ async def test_the_log_and_the_table_of_a_whole_game_for_anyone(web: Web, name: 
     assert (await web.http.get(f"/games/{'0' * 32}/log")).status_code == 404
 
 
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name", hosted(GAMES))
 async def test_an_uploaded_export_is_told_in_words_and_nothing_is_kept(web: Web, name: str) -> None:
     game = get_game(name)
     async with client_of(web, name) as client:
