@@ -227,8 +227,9 @@ async def test_strings_of_a_seat_command_and_a_name_are_bounded_before_anything_
         422,
         "malformed_request",
     )
-    missing = "g" * 5_000
-    error_of(await stack.http().get(f"/games/{missing}/spectator"), 404, "game_not_found")
+    for malformed in ("g" * 10_000, "a{b}", "a:b"):  # as the documentation says: 422
+        error_of(await stack.http().get(f"/games/{malformed}/spectator"), 422, "malformed_request")
+        error_of(await stack.http().get(f"/games/{malformed}/view"), 422, "malformed_request")
 
 
 @pytest.mark.parametrize("depth", [40, 500, 980, 5_000])
@@ -430,15 +431,15 @@ async def test_messages_on_the_live_channel_are_limited_like_requests(
             for number in range(6):
                 body = {"command_id": f"w{number}", "command": {"type": "EndTurn"}}
                 await ws.send(json.dumps(body))
-            # The first three are the app's to answer (the deep one counted as the fourth);
-            # the rest are refused before the app sees them.
+            # The seat's opening and the deep message counted first; w0 and w1 are the app's
+            # to answer, the rest are refused before the app sees them.
             seen: dict[str, dict[str, Any]] = {}
             while "w5" not in seen:
                 (answer,) = await answers(ws, 1)
                 seen[answer["command_id"]] = answer
             for number in range(6):
                 answer = seen.get(f"w{number}", {"http_status": None})
-                assert (answer["http_status"] == 429) is (number >= 3), answer
+                assert (answer["http_status"] == 429) is (number >= 2), answer
             assert seen["w5"]["error"]["code"] == "rate_limited"
 
 

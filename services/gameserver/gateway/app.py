@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from eventstore import DEFAULT_COMMAND_PARTITIONS, DEFAULT_PARTITIONS, DEFAULT_PREFIX
 from gameserver.gateway import sender as senders
+from gameserver.gateway.client_address import TrustedNetworks, TrustedProxies
 from gameserver.gateway.command_relay import seat_command
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.frontends import install as install_frontends
@@ -50,6 +51,7 @@ def create_app(
     rate_limits: RateLimits | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     token_ttl_after_end_s: int | None = None,
+    trusted_proxies: str = "",
 ) -> FastAPI:
     """The gateway for the Redis at ``redis_url``. ``sender`` replaces the rules-service client
     (tests); by default commands go over the bus through ``gameserver.runtime.rules_client``.
@@ -58,7 +60,9 @@ def create_app(
     ``allow_chosen_seeds`` lets ``POST /games`` take a seed: whoever chooses the seed knows
     every hand, so only test, bot and tournament servers switch it on. The limits (body size,
     rate limits when ``rate_limits`` is given, seat tokens lapsing ``token_ttl_after_end_s``
-    after the end) are those of ``gameserver.gateway.request_limits.install``."""
+    after the end) are those of ``gameserver.gateway.request_limits.install``.
+    ``trusted_proxies`` names the proxies whose ``X-Forwarded-For`` is believed
+    (`gateway.client_address`; none by default)."""
     gateway = Gateway.connect(
         redis_url,
         sender=sender,
@@ -97,6 +101,8 @@ def create_app(
         rate_limits=rate_limits,
         token_ttl_after_end_s=token_ttl_after_end_s,
     )
+    # Outermost: every limit and log sees the real client's address.
+    app.add_middleware(TrustedProxies, trusted=TrustedNetworks.parse(trusted_proxies))
     return app
 
 
@@ -111,4 +117,5 @@ def app_from_settings(settings: Settings) -> FastAPI:
         rate_limits=RateLimits.from_env() if settings.rate_limits else None,
         max_body_bytes=settings.max_body_bytes,
         token_ttl_after_end_s=settings.token_ttl_after_end_s,
+        trusted_proxies=settings.trusted_proxies,
     )

@@ -35,7 +35,16 @@ REDIS_CONNECTIONS = 200
 
 bearer = HTTPBearer(auto_error=False, description="The seat token returned by joining a seat")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
-GameId = Annotated[str, Path(description="The game id returned by POST /games")]
+GameId = Annotated[
+    str,
+    Path(
+        description="The game id returned by POST /games (1-64 characters without : { } "
+        "or white space: another is 422 before any lookup)",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[^:{}\s]+$",
+    ),
+]
 
 
 class Gateway:
