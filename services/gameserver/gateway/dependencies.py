@@ -20,6 +20,7 @@ from starlette.requests import HTTPConnection
 from eventstore import DEFAULT_COMMAND_PARTITIONS, CommandPartitions, KeyLayout, RedisEventStore
 from eventstore.redis_client import is_cluster_url, redis_client
 from gameserver.gateway import sender as senders
+from gameserver.gateway.disputes import DisputeDesk
 from gameserver.gateway.expiry import TokenExpiry
 from gameserver.gateway.finished import FinishedReads
 from gameserver.gateway.game_states import GameStates
@@ -66,6 +67,7 @@ class Gateway:
         self.games = GameStates(self.store)
         self.finished = FinishedReads(redis, self.store, self.games)
         self.token_expiry: TokenExpiry | None = None  # set by limits.install
+        self.disputes = DisputeDesk()  # uploads inspected off the event loop
         self.sender = sender
         self.command_timeout = command_timeout
         self.allow_chosen_seeds = allow_chosen_seeds
@@ -117,6 +119,7 @@ class Gateway:
         try:
             yield
         finally:
+            self.disputes.close()
             if self._owned_sender is not None:
                 await self._owned_sender.aclose()
             await self.redis.aclose()

@@ -101,7 +101,7 @@ class RateLimits:
     refused: str = "30/minute"
     refused_per_address: str = "120/minute"
     live: str = "30/minute"
-    dispute: str = "6/minute;60/hour"
+    dispute: str = "30/minute;300/hour"
     live_per_address: int = 20
     live_per_game: int = 200
     """Spectators' live connections per game; each seat has ``live_per_seat`` of its own."""
