@@ -16,6 +16,7 @@ from gameserver.gateway import sender as senders
 from gameserver.gateway.client_address import TrustedNetworks, TrustedProxies
 from gameserver.gateway.command_relay import seat_command
 from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.frontends import SecurityHeaders
 from gameserver.gateway.frontends import install as install_frontends
 from gameserver.gateway.http_errors import install_error_handlers
 from gameserver.gateway.openapi import BODIES
@@ -101,6 +102,7 @@ def create_app(
         rate_limits=rate_limits,
         token_ttl_after_end_s=token_ttl_after_end_s,
     )
+    app.add_middleware(SecurityHeaders)  # on every answer, the limits' refusals too
     # Outermost: every limit and log sees the real client's address.
     app.add_middleware(TrustedProxies, trusted=TrustedNetworks.parse(trusted_proxies))
     return app
