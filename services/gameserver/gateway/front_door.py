@@ -119,6 +119,7 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
         self._reading_head = True
         self._head_bytes = 0
         self._header_lines = 0
+        self._heads = 0  # heads read whole on this connection
         self._refusal: tuple[int, str, str] | None = None
         self._counted: str | None = None
 
@@ -155,8 +156,11 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
     # -- the head and the body -----------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
+        heads = self._heads
         super().data_received(data)
-        if self._reading_head and not self.transport.is_closing():
+        # Bytes of a piece in which no head ended are all head (a head that ended in it was
+        # read within the bounds: the rest of the piece is its body, or the next request's).
+        if self._reading_head and heads == self._heads and not self.transport.is_closing():
             self._head_bytes += len(data)
             if self._head_bytes > self.bounds.max_header_bytes:
                 self._refuse(
@@ -183,6 +187,7 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
             super().send_400_response(msg)
 
     def on_headers_complete(self) -> None:
+        self._heads += 1
         self._reading_head = False
         self._head_bytes = 0
         self._header_lines = 0
