@@ -119,7 +119,7 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
         self._reading_head = True
         self._head_bytes = 0
         self._header_lines = 0
-        self._heads = 0  # heads read whole on this connection
+        self._ends = 0  # heads and bodies read whole on this connection
         self._refusal: tuple[int, str, str] | None = None
         self._counted: str | None = None
 
@@ -156,11 +156,11 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
     # -- the head and the body -----------------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
-        heads = self._heads
+        ends = self._ends
         super().data_received(data)
-        # Bytes of a piece in which no head ended are all head (a head that ended in it was
-        # read within the bounds: the rest of the piece is its body, or the next request's).
-        if self._reading_head and heads == self._heads and not self.transport.is_closing():
+        # A piece in which no head and no body ended is all head while a head is awaited (one
+        # in which something ended was read within the bounds: the rest is the next request's).
+        if self._reading_head and ends == self._ends and not self.transport.is_closing():
             self._head_bytes += len(data)
             if self._head_bytes > self.bounds.max_header_bytes:
                 self._refuse(
@@ -187,7 +187,7 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
             super().send_400_response(msg)
 
     def on_headers_complete(self) -> None:
-        self._heads += 1
+        self._ends += 1
         self._reading_head = False
         self._head_bytes = 0
         self._header_lines = 0
@@ -195,6 +195,7 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
+        self._ends += 1
         self._disarm()
         self._reading_head = True
         super().on_message_complete()
