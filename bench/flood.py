@@ -262,7 +262,7 @@ async def half_open(url: str, until: float, statuses: Counter[str]) -> None:
     host, port = url.removeprefix("http://").split(":")
 
     async def hold(number: int) -> None:
-        address = FLOOD_ADDRESSES[number % len(FLOOD_ADDRESSES)]
+        address = FLOOD_ADDRESSES[number % 4]  # 100 per address: past the gateway's 64
         while time.monotonic() < until:
             try:
                 reader, writer = await asyncio.open_connection(
@@ -273,9 +273,13 @@ async def half_open(url: str, until: float, statuses: Counter[str]) -> None:
                 await asyncio.sleep(0.2)
                 continue
             writer.write(b"GET /games HTTP/1.1\r\nHost: gateway\r\nX-Slow: ")
-            with contextlib.suppress(OSError, TimeoutError):
+            try:
                 answer = await asyncio.wait_for(reader.read(64), max(0.1, until - time.monotonic()))
                 statuses[answer[9:12].decode() or "closed"] += 1
+            except TimeoutError:
+                statuses["held"] += 1
+            except OSError:
+                statuses["reset"] += 1
             writer.close()
 
     await asyncio.gather(*(hold(n) for n in range(HALF_OPEN)), return_exceptions=True)

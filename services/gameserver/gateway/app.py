@@ -40,6 +40,7 @@ __all__ = ["Gateway", "app_from_settings", "create_app", "seat_command"]
 DEFAULT_COMMAND_TIMEOUT = 10.0
 
 
+# long: the one place that assembles the gateway, every option named
 def create_app(
     redis_url: str,
     *,
@@ -61,9 +62,8 @@ def create_app(
     ``allow_chosen_seeds`` lets ``POST /games`` take a seed: whoever chooses the seed knows
     every hand, so only test, bot and tournament servers switch it on. The limits (body size,
     rate limits when ``rate_limits`` is given, seat tokens lapsing ``token_ttl_after_end_s``
-    after the end) are those of ``gameserver.gateway.request_limits.install``.
-    ``trusted_proxies`` names the proxies whose ``X-Forwarded-For`` is believed
-    (`gateway.client_address`; none by default)."""
+    after the end) are those of ``gameserver.gateway.request_limits.install``; the proxies
+    whose ``X-Forwarded-For`` is believed, `gateway.client_address`'s (none by default)."""
     gateway = Gateway.connect(
         redis_url,
         sender=sender,
@@ -102,10 +102,15 @@ def create_app(
         rate_limits=rate_limits,
         token_ttl_after_end_s=token_ttl_after_end_s,
     )
-    app.add_middleware(SecurityHeaders)  # on every answer, the limits' refusals too
-    # Outermost: every limit and log sees the real client's address.
-    app.add_middleware(TrustedProxies, trusted=TrustedNetworks.parse(trusted_proxies))
+    _install_outermost(app, trusted_proxies)
     return app
+
+
+def _install_outermost(app: FastAPI, trusted_proxies: str) -> None:
+    """Security headers on every answer (the limits' refusals too) and, outermost, the real
+    client's address for every limit and log."""
+    app.add_middleware(SecurityHeaders)
+    app.add_middleware(TrustedProxies, trusted=TrustedNetworks.parse(trusted_proxies))
 
 
 def app_from_settings(settings: Settings) -> FastAPI:
