@@ -48,10 +48,13 @@ class FrontDoor:
     """The bounds of the module's table."""
 
     header_timeout_s: float = 10.0
+    """From the connection (or the last answer) to the end of the head."""
     body_timeout_s: float = 30.0
+    """From the end of the head to the end of the body."""
     max_header_bytes: int = 32 * 1024
     max_headers: int = 64
     connections_per_address: int = 64
+    """Per worker; connections from trusted proxies are not counted."""
     max_connections: int = 4096
     keep_alive_s: float = 5.0
 

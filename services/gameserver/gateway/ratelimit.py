@@ -90,6 +90,11 @@ return 1
 """
 
 
+BUCKETS = ("create", "seat", "read", "refused", "refused_per_address", "live", "dispute")
+"""The request classes counted in sliding windows (the fields of `RateLimits` in that
+notation)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RateLimits:
     """The limits, in the `limits` library's notation ("30/minute;300/hour")."""
@@ -115,18 +120,7 @@ class RateLimits:
         if switch := env.get("RENATURE_RATE_LIMITS"):
             limits = replace(limits, enabled=switch.lower() in ("1", "true", "yes", "on"))
         changes: dict[str, Any] = {}
-        for name in (
-            "create",
-            "seat",
-            "read",
-            "refused",
-            "refused_per_address",
-            "live",
-            "dispute",
-            "live_per_address",
-            "live_per_game",
-            "live_per_seat",
-        ):
+        for name in (*BUCKETS, "live_per_address", "live_per_game", "live_per_seat"):
             value = env.get(f"RENATURE_LIMIT_{name.upper()}")
             if value:
                 changes[name] = int(value) if name.startswith("live_per") else value
@@ -176,16 +170,7 @@ class Limiter:
             self._pool = pool
         self.window = SlidingWindowCounterRateLimiter(self.storage)
         self.items: dict[str, list[RateLimitItem]] = {
-            name: parse_many(getattr(limits, name))
-            for name in (
-                "create",
-                "seat",
-                "read",
-                "refused",
-                "refused_per_address",
-                "live",
-                "dispute",
-            )
+            name: parse_many(getattr(limits, name)) for name in BUCKETS
         }
         self._acquire = self.redis.register_script(_ACQUIRE)
         self._suspects: dict[tuple[str, ...], float] = {}
