@@ -28,13 +28,14 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gameserver.gateway.client_address import TrustedNetworks
+from gameserver.gateway.ratelimit import fields_from_env
 
 _REASONS = {
     408: "Request Timeout",
@@ -61,13 +62,7 @@ class FrontDoor:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> FrontDoor:
         """``RENATURE_<FIELD>`` for each field (upper case), where set."""
-        env = os.environ if env is None else env
-        changes: dict[str, Any] = {}
-        for spec in fields(cls):
-            value = env.get(f"RENATURE_{spec.name.upper()}")
-            if value:
-                changes[spec.name] = float(value) if spec.name.endswith("_s") else int(value)
-        return replace(cls(), **changes)
+        return cls(**fields_from_env(cls, "RENATURE_", os.environ if env is None else env))
 
     def uvicorn_options(self) -> dict[str, Any]:
         """What uvicorn bounds itself (with `GuardedHttpTools` as its protocol)."""

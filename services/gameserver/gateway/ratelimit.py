@@ -49,7 +49,7 @@ import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import msgspec
@@ -116,15 +116,22 @@ class RateLimits:
     def from_env(cls, env: Mapping[str, str] | None = None) -> RateLimits:
         """``RENATURE_RATE_LIMITS`` (on|off) and ``RENATURE_LIMIT_<FIELD>`` for each field."""
         env = os.environ if env is None else env
-        limits = cls()
+        limits = replace(cls(), **fields_from_env(cls, "RENATURE_LIMIT_", env))
         if switch := env.get("RENATURE_RATE_LIMITS"):
             limits = replace(limits, enabled=switch.lower() in ("1", "true", "yes", "on"))
-        changes: dict[str, Any] = {}
-        for name in (*BUCKETS, "live_per_address", "live_per_game", "live_per_seat"):
-            value = env.get(f"RENATURE_LIMIT_{name.upper()}")
-            if value:
-                changes[name] = int(value) if name.startswith("live_per") else value
-        return replace(limits, **changes)
+        return limits
+
+
+def fields_from_env(cls: type[Any], prefix: str, env: Mapping[str, str]) -> dict[str, Any]:
+    """The fields of the dataclass ``cls`` that ``env`` sets as ``<prefix><FIELD>`` (upper
+    case), read as their declared type (``int``, ``float`` or ``str``)."""
+    readers: dict[str, Any] = {"int": int, "float": float, "str": str}
+    changes: dict[str, Any] = {}
+    for spec in fields(cls):
+        value = env.get(f"{prefix}{spec.name.upper()}")
+        if value and str(spec.type) in readers:
+            changes[spec.name] = readers[str(spec.type)](value)
+    return changes
 
 
 class Refused(Exception):
