@@ -28,6 +28,14 @@ class CommandForms:
     start_type: Any
     command_type: Any
     seat_command_type: Any
+    cancel_type: Any = None
+    leave_type: Any = None
+    remove_type: Any = None
+    resign_type: Any = None
+    timeout_type: Any = None
+    """The seat commands the platform sends for any game (``CancelGame()``, ``LeaveGame(seat)``,
+    ``RemovePlayer(seat)``, ``Resign(seat)``, ``ClaimTimeout(seat)``); None where a game has
+    no such command yet (the gateway then answers 409 ``not_offered``)."""
 
     def join_command(self, seat: int, name: str) -> Any:
         return self.join_type(seat=seat, name=name)
@@ -48,3 +56,18 @@ class CommandForms:
     def seat_command(self, payload: dict[str, Any]) -> Any:
         """A seated player's command from JSON-like data (raises ``msgspec.ValidationError``)."""
         return msgspec.convert(payload, self.seat_command_type)
+
+    def cancel_command(self) -> Any | None:
+        return None if self.cancel_type is None else self.cancel_type()
+
+    def leave_command(self, seat: int) -> Any | None:
+        return None if self.leave_type is None else self.leave_type(seat=seat)
+
+    def remove_command(self, seat: int) -> Any | None:
+        return None if self.remove_type is None else self.remove_type(seat=seat)
+
+    def resign_command(self, seat: int) -> Any | None:
+        return None if self.resign_type is None else self.resign_type(seat=seat)
+
+    def timeout_command(self, seat: int) -> Any | None:
+        return None if self.timeout_type is None else self.timeout_type(seat=seat)

@@ -84,6 +84,8 @@ class Game(Protocol[State, Command, Event]):
     """The registry key and the ``--game`` value: ``renature``, ``renaissance``."""
     title: str
     player_counts: tuple[int, ...]
+    phases: tuple[str, ...]
+    """Every phase ``Table.phase`` may name (a lobby listing filters by them)."""
     boards: tuple[str, ...]
     """Board (or set-up) names a game can be created on; the first is the default."""
     bot_names: tuple[str, ...]
@@ -105,6 +107,12 @@ class Game(Protocol[State, Command, Event]):
     API's document says a game's answers are."""
     audit_type: Any
     explanation_type: Any
+    options_type: Any
+    """What a creation takes beyond players and board (Renature: a time control; Renaissance:
+    sets and the competition rule): a msgspec struct with ``forbid_unknown_fields`` whose fields
+    all have defaults, and which may have a ``problem() -> str | None`` method for what its
+    types cannot say. `gameplatform.creation` reads and checks it; ``options`` arguments below
+    are its fields as a dict (`creation.options_dict`)."""
 
     # --- create and deal from a seed ---------------------------------------------------------
     def setup_commands(
@@ -132,6 +140,27 @@ class Game(Protocol[State, Command, Event]):
     def join_command(self, seat: int, name: str) -> Command: ...
 
     def start_command(self) -> Command: ...
+
+    # --- seats: the commands the platform sends for every game (None: not offered) ---------
+    def cancel_command(self) -> Command | None:
+        """The host calls the game off before the start."""
+        ...
+
+    def leave_command(self, seat: int) -> Command | None:
+        """The seat's player leaves the lobby (before the start)."""
+        ...
+
+    def remove_command(self, seat: int) -> Command | None:
+        """The host frees a seat of the lobby (before the start)."""
+        ...
+
+    def resign_command(self, seat: int) -> Command | None:
+        """The seat's player gives up a started game (what that does is the game's rule)."""
+        ...
+
+    def timeout_command(self, seat: int) -> Command | None:
+        """The clock service's claim that ``seat`` ran out of time (the core checks it)."""
+        ...
 
     def with_seed(
         self, command: Command, seed: str, salt: str = "", chosen: bool = False

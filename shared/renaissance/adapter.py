@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
@@ -20,7 +20,7 @@ from renaissance.explain import Explanation, explain
 from renaissance.game import bot_seed, outcome, play, replay, setup_commands
 from renaissance.picture import board_svg, board_text
 from renaissance.rules import decide, evolve, execute, legal_actions
-from renaissance.state import GameState
+from renaissance.state import GameState, Phase
 from renaissance.view import GameView, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
@@ -32,11 +32,20 @@ def _options(options: dict[str, Any] | None) -> tuple[int, str]:
     return int(options.get("sets", 1)), str(options.get("competition", "points"))
 
 
+class RenaissanceOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a Renaissance game is created with: how many ``sets`` are played, and the
+    ``competition`` rule that names the winner (by total ``points`` or by ``sets`` won)."""
+
+    sets: Annotated[int, msgspec.Meta(ge=1, le=16)] = 1
+    competition: Literal["points", "sets"] = "points"
+
+
 # long: the adapter forwards every member of the platform's Game protocol to the core
 class RenaissanceGame(CommandForms):
     name: str = "renaissance"
     title: str = "Renaissance (Masahiro Nakajima, 2012)"
     player_counts: tuple[int, ...] = (2,)
+    phases: tuple[str, ...] = get_args(Phase)
     boards: tuple[str, ...] = ("standard",)
     bot_names: tuple[str, ...] = BOT_NAMES
     command_type: Any = c.AnyCommand
@@ -51,6 +60,7 @@ class RenaissanceGame(CommandForms):
     view_type: Any = GameView
     audit_type: Any = AuditReport
     explanation_type: Any = Explanation
+    options_type: Any = RenaissanceOptions
 
     def setup_commands(
         self,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 
@@ -15,6 +15,7 @@ from renature import corpus as recorded
 from renature import events as e
 from renature.audit import AuditReport, audit
 from renature.bots import BOT_NAMES, Bot, make_bot
+from renature.clock import TimeControl
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.errors import RuleError
 from renature.explain import Explanation, explain
@@ -22,7 +23,7 @@ from renature.game import bot_seed, outcome, play, replay, setup_commands
 from renature.perspective import decode_state, encode_state, perspective
 from renature.picture import board_svg
 from renature.rules import decide, evolve, execute, legal_actions
-from renature.state import GameState
+from renature.state import GameState, Phase
 from renature.view import GameView, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
@@ -44,11 +45,22 @@ def source_of(event: e.Event) -> str:
     return SOURCES.get(type(event), type(event).__name__)
 
 
+class RenatureOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a Renature game is created with beyond players and board: a turn clock
+    (docs/rules.md, "Clocks"); none by default."""
+
+    time_control: TimeControl | None = None
+
+    def problem(self) -> str | None:
+        return None if self.time_control is None else self.time_control.problem()
+
+
 # long: the adapter forwards every member of the platform's Game protocol to the core
 class RenatureGame(CommandForms):
     name: str = "renature"
     title: str = "Renature (with the Valley expansion)"
     player_counts: tuple[int, ...] = (2, 3, 4)
+    phases: tuple[str, ...] = get_args(Phase)
     boards: tuple[str, ...] = ("base", "valley", "valley-back")
     bot_names: tuple[str, ...] = BOT_NAMES
     command_type: Any = c.AnyCommand
@@ -56,6 +68,11 @@ class RenatureGame(CommandForms):
     create_type: Any = c.CreateGame
     join_type: Any = c.JoinGame
     start_type: Any = c.StartGame
+    cancel_type: Any = c.CancelGame
+    leave_type: Any = c.LeaveGame
+    remove_type: Any = c.RemovePlayer
+    resign_type: Any = c.Resign
+    timeout_type: Any = c.ClaimTimeout
     event_type: Any = e.AnyEvent
     hidden_information: bool = True
     seed_secret: bool = True
@@ -63,6 +80,7 @@ class RenatureGame(CommandForms):
     view_type: Any = GameView
     audit_type: Any = AuditReport
     explanation_type: Any = Explanation
+    options_type: Any = RenatureOptions
 
     def setup_commands(
         self,
@@ -82,7 +100,8 @@ class RenatureGame(CommandForms):
         board: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> c.Command:
-        clock = (options or {}).get("clock", msgspec.UNSET)
+        control = (options or {}).get("time_control")
+        clock = msgspec.UNSET if control is None else control
         return c.CreateGame(
             game_id=game_id, players=players, seed="", board=board or "base", clock=clock
         )

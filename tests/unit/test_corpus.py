@@ -7,9 +7,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from gameserver.cli import app
 from typer.testing import CliRunner
 
+from gameserver.cli import app
 from renature import commands as c
 from renature import corpus
 

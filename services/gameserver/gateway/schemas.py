@@ -7,21 +7,19 @@ are (``MsgspecResponse``) and described in docs/http-api.md rather than duplicat
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Discriminator, Field, Tag, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
 
 from gameplatform import game_names, get_game
-from gameserver.gateway.lobby_entries import ClockSummary, SeatSummary, TimeControlBody
+from gameplatform.creation import creation_type
+from gameplatform.registry import DEFAULT_GAME, hosted_phases, most_players
+from gameserver.gateway.lobby_entries import ClockSummary, SeatSummary
 from gameserver.runtime import bus
 from renature import commands as c
-from renature.board import BOARD_IDS
 from renature.components import components
-
-GameName = Literal["renature", "renaissance"]
-"""The games this server hosts (`gameplatform.game_names`)."""
 
 
 def seat_command_schema() -> dict[str, Any]:
@@ -66,70 +64,69 @@ def _cloud_action_variants(action: dict[str, Any], cell: dict[str, Any]) -> list
     return variants
 
 
-class _NewGame(BaseModel):
-    seed: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=200,
-        description=(
-            "For tests, bots and tournaments only: deal from this seed instead of a secret "
-            "random one. The game is marked as dealt from a chosen seed. (Renaissance deals "
-            "nothing: its seed is public and only names the game.)"
-        ),
-    )
-    seating: Literal["open", "invite"] = Field(
-        default="open", description="open: anyone may join; invite: a join needs the code"
-    )
+SEED_HELP = (
+    "For tests, bots and tournaments only: deal from this seed instead of a secret random one. "
+    "The game is marked as dealt from a chosen seed. (A game whose seed deals nothing hidden "
+    "keeps it public: it only names the game.)"
+)
 
 
-class NewRenatureGame(_NewGame):
-    """A Renature game (``game`` may be left out)."""
-
-    game: Literal["renature"] = "renature"
-    players: int = Field(ge=2, le=4, description="2, 3 or 4 players")
-    board: Literal[BOARD_IDS] = Field(  # type: ignore[valid-type]
-        default="base", description="base, valley or valley-back"
-    )
-    time_control: TimeControlBody | None = Field(
-        default=None, description="A turn clock (docs/rules.md, Clocks); none by default"
-    )
-
-
-class NewRenaissanceGame(_NewGame):
-    """A Renaissance game: two players on the standard board."""
-
-    game: Literal["renaissance"]
-    players: int = Field(default=2, ge=2, le=2, description="2 players")
-    board: Literal["standard"] = "standard"
-    sets: int = Field(default=1, ge=1, le=16, description="How many sets are played")
-    competition: Literal["points", "sets"] = Field(
-        default="points", description="The winner by total points, or by sets won"
-    )
+def creation_schema() -> dict[str, Any]:
+    """What ``POST /games`` takes: one variant per hosted game (`gameplatform.creation`), each
+    listing its options and refusing every field it does not name."""
+    variants = []
+    for name in game_names():
+        variant = bus.inline_schema(creation_type(name))
+        variant["description"] = f"A {get_game(name).title} game." + (
+            " (`game` may be left out.)" if name == DEFAULT_GAME else ""
+        )
+        variant["properties"]["seed"]["description"] = SEED_HELP
+        variant["properties"]["seating"]["description"] = (
+            "open: anyone may join; invite: a join needs the code"
+        )
+        variants.append(variant)
+    return {"anyOf": variants}
 
 
-def _game_asked(body: Any) -> Any:
-    """Which game a creation asks for: its ``game``, Renature when it names none."""
-    if isinstance(body, dict):
-        return body.get("game", "renature")
-    return getattr(body, "game", "renature")
+CreateGameRequest = Annotated[dict[str, Any], WithJsonSchema(creation_schema())]
+"""What ``POST /games`` takes, read by `gameplatform.creation.read_creation` (so that what a
+game does not take is refused naming the field and the game, and an unknown game lists the
+hosted ones)."""
 
 
-CreateGameRequest = Annotated[
-    Annotated[NewRenatureGame, Tag("renature")] | Annotated[NewRenaissanceGame, Tag("renaissance")],
-    Discriminator(_game_asked),
-]
-"""What ``POST /games`` takes: the body of one game or the other, told apart by ``game``."""
+def one_of(values: tuple[str, ...], what: str) -> Any:
+    """A string that must be one of ``values`` (read from the registry, so no game's values are
+    written here), stated as an enum in the document."""
+
+    def check(value: str) -> str:
+        if value not in values:
+            raise ValueError(f"no {what} {value!r}; the {what}s: {', '.join(values)}")
+        return value
+
+    return Annotated[str, AfterValidator(check), WithJsonSchema({"enum": list(values)})]
+
+
+GameName = one_of(game_names(), "game")
+"""The name of a hosted game (`gameplatform.game_names`)."""
+
+PhaseFilter = one_of(("playing", *hosted_phases()), "phase")
+"""A phase of any hosted game, or ``playing``: any phase of play."""
+
+MAX_SEAT = most_players() - 1
+"""The highest seat number of any hosted game (a path's bound; each game checks its own)."""
+
+GAME_FIELD_HELP = f"The game: {', '.join(game_names())}"
 
 
 class CreateGameResponse(BaseModel):
     game_id: str
-    game: str = Field(default="renature", description="renature or renaissance")
+    game: str = Field(default=DEFAULT_GAME, description=GAME_FIELD_HELP)
     players: int
     board: str
     version: int
     seed: str = Field(
         description="'chosen' (dealt from the caller's seed), 'secret', or 'public' (a game "
-        "whose seed deals nothing hidden: Renaissance)"
+        "whose seed deals nothing hidden)"
     )
     host_token: str = Field(
         description="Secret host token (shown once): start, cancel, remove players"
@@ -158,7 +155,7 @@ class JoinResponse(BaseModel):
     version: int
     seed: str = Field(
         description="'chosen' (dealt from a seed a caller chose, who knows every hand), "
-        "'public' (a game whose seed deals nothing hidden, such as Renaissance) or "
+        "'public' (a game whose seed deals nothing hidden) or "
         "'secret'; every seat's view says the same (chosen_seed)"
     )
 
@@ -187,7 +184,7 @@ class Accepted(BaseModel):
 
 class GameSummary(BaseModel):
     game_id: str
-    game: str = Field(default="renature", description="renature or renaissance")
+    game: str = Field(default=DEFAULT_GAME, description=GAME_FIELD_HELP)
     version: int
     board: str
     players: int

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Response
 
-from gameplatform import get_game
+from gameplatform.creation import CreationError, NotHosted, options_dict, read_creation
 from gameserver.gateway.command_relay import accepted_or_raise
 from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
 from gameserver.gateway.http_errors import ApiError
@@ -21,18 +21,16 @@ from gameserver.gateway.idempotency import (
 from gameserver.gateway.lobby_entries import Lobby, clock_of, open_seats, seats_of
 from gameserver.gateway.openapi import errors
 from gameserver.gateway.schemas import (
+    MAX_SEAT,
     Accepted,
     CreateGameRequest,
     CreateGameResponse,
     GameSummary,
     JoinRequest,
     JoinResponse,
-    NewRenaissanceGame,
-    NewRenatureGame,
 )
 from gameserver.gateway.seeds import choose_seed, forget_seed
 from gameserver.runtime.bus import CommandEnvelope
-from renature.clock import TimeControl
 
 router = APIRouter(tags=["games"])
 
@@ -65,25 +63,27 @@ async def create_game(
     """Create a game. Without ``seed`` the rules service deals from a secret random seed
     (revealed at the end); a ``seed`` is for tests, bots and tournaments. With an
     ``Idempotency-Key`` a retry creates nothing new and answers the same game."""
+    game, creation, options = _read(body)
     game_id = uuid.uuid4().hex if idempotency_key is None else game_id_for(idempotency_key)
-    game = get_game(body.game)
-    board = body.board
-    command = game.create_command(game_id, body.players, board, _options(body))
-    secret = game.seed_secret and body.seed is not None
+    board = creation.board
+    command = game.create_command(game_id, creation.players, board, options_dict(options))
+    secret = game.seed_secret and creation.seed is not None
     if secret:
-        await _choose_seed(gateway, game_id, body.seed or "", retry=idempotency_key is not None)
-    elif body.seed is not None:  # a seed that deals nothing hidden (Renaissance) is public
-        command = game.with_seed(command, body.seed)
+        seed = creation.seed or ""
+        await _choose_seed(gateway, game_id, seed, retry=idempotency_key is not None)
+    elif creation.seed is not None:  # a seed that deals nothing hidden is public
+        command = game.with_seed(command, creation.seed)
     # A secret seed stays blank on the bus: the rules service takes it from its vault.
     reply = await gateway.send(CommandEnvelope(game_id, "create", command, None, game.name))
     if reply.status == "rejected" and secret and idempotency_key is None:
         await forget_seed(gateway.redis, gateway.layout, game_id)  # no seed for no game
     result = accepted_or_raise(reply, "create")
     public = not game.seed_secret
-    await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None, public=public)
+    chosen = creation.seed is not None
+    await gateway.tokens.mark_created(game_id, chosen_seed=chosen, public=public)
     host_token, invite_code = await Lobby(gateway.redis, gateway.layout).register(
         game_id,
-        seating=body.seating,
+        seating=creation.seating,
         created_ms=int(time.time() * 1000),
         idempotency_key=idempotency_key,
     )
@@ -91,23 +91,23 @@ async def create_game(
     return CreateGameResponse(
         game_id=game_id,
         game=game.name,
-        players=body.players,
+        players=creation.players,
         board=board,
         version=result.version,
-        seed="public" if public else "chosen" if body.seed is not None else "secret",
+        seed="public" if public else "chosen" if chosen else "secret",
         host_token=host_token,
         invite_code=invite_code,
     )
 
 
-def _options(body: NewRenatureGame | NewRenaissanceGame) -> dict[str, Any]:
-    """What a game's creation takes beyond players and board: Renature's clock, Renaissance's
-    sets and competition rule."""
-    if isinstance(body, NewRenaissanceGame):
-        return {"sets": body.sets, "competition": body.competition}
-    if body.time_control is None:
-        return {}
-    return {"clock": TimeControl(**body.time_control.model_dump())}
+def _read(body: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The game, creation and options a body asks for (`read_creation`), or a 422 naming what
+    is wrong: an unknown field (and the game), a value, or a game not hosted here."""
+    try:
+        return read_creation(body)
+    except CreationError as error:
+        code = "unknown_game" if isinstance(error, NotHosted) else "malformed_request"
+        raise ApiError(422, code, str(error)) from None
 
 
 async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str, *, retry: bool) -> None:
@@ -155,7 +155,7 @@ async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
 )
 async def join_seat(
     game_id: GameId,
-    seat: Annotated[int, Path(ge=0, le=3)],
+    seat: Annotated[int, Path(ge=0, le=MAX_SEAT)],
     body: JoinRequest,
     gateway: GatewayDep,
     idempotency_key: IdempotencyKey = None,  # type: ignore[assignment]
