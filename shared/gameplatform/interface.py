@@ -281,6 +281,10 @@ class Game(Protocol[State, Command, Event]):
 
     def picture_text(self, state: State) -> str: ...
 
+    def progress(self, state: State) -> str:
+        """Where the game stands in its own words (``turn 12, place_domino``), for a replay."""
+        ...
+
     def explain(self, events: Sequence[Event], seat: int | None = None) -> msgspec.Struct: ...
 
     def audit(self, events: Sequence[Event]) -> msgspec.Struct:

@@ -31,7 +31,7 @@ def get_game(name: str) -> Game[Any, Any, Any]:
 
         game = renaissance_adapter.GAME
     else:
-        raise UnknownGame(f"No game {name!r} is hosted here; the games: {', '.join(GAME_NAMES)}.")
+        raise UnknownGame(f"unknown game {name!r}; the games hosted: {', '.join(GAME_NAMES)}")
     return game
 
 

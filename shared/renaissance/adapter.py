@@ -222,6 +222,9 @@ class RenaissanceGame(CommandForms):
     def picture_svg(self, state: GameState, title: str = "") -> str:
         return board_svg(state, title)
 
+    def progress(self, state: GameState) -> str:
+        return f"set {state.set_number}, {state.phase}"
+
     def picture_text(self, state: GameState) -> str:
         return board_text(state)
 

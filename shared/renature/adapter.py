@@ -234,6 +234,9 @@ class RenatureGame(CommandForms):
     def picture_svg(self, state: GameState, title: str = "") -> str:
         return board_svg(state, title)
 
+    def progress(self, state: GameState) -> str:
+        return f"turn {state.turn}, {state.phase}"
+
     def picture_text(self, state: GameState) -> str:
         """The board as plain text: ``~`` free path, area letters, an animal's first letter on a
         covered space, a plant's type letter (upper case for a colour, lower for neutral)."""

@@ -13,9 +13,9 @@ import redis.asyncio as aioredis
 
 from eventstore import KeyLayout, RedisEventStore
 from eventstore.archive import ArchiveDir
-from gameplatform import get_game
+from gameplatform import game_names
 from gameserver.runtime.settings import Settings
-from gameserver.runtime.state_cache import game_of_stream
+from gameserver.runtime.state_cache import game_of_stream, game_reading
 
 
 class NoSuchGame(LookupError):
@@ -29,12 +29,23 @@ class Loaded(NamedTuple):
     events: list[Any]
 
 
-def read_file(path: Path, game: str = "renature") -> list[Any]:
-    """Events of a ``game`` game from a JSON-lines file, one event per line (blank lines are
-    ignored)."""
-    decode = get_game(game).decode_event
-    with path.open("rb") as lines:
-        return [decode(line) for line in lines if line.strip()]
+def read_file(path: Path, game: str | None = None) -> Loaded:
+    """A JSON-lines file of events (blank lines ignored) and its game, read from its first
+    event (a creation names its game in its provenance); `NoSuchGame` for a file of no hosted
+    game, or of another game than ``game`` where one is named."""
+    with path.open("rb") as file:
+        lines = [line for line in file if line.strip()]
+    if not lines:
+        raise NoSuchGame(f"The file {path} holds no events.")
+    found = game_reading(lines[0])
+    if found is None:
+        raise NoSuchGame(
+            f"The file {path} is no game hosted here: its first event is no creation of "
+            f"{' or '.join(game_names())}."
+        )
+    if game is not None and game != found.name:
+        raise NoSuchGame(f"The file {path} holds a {found.name} game, not a {game} game.")
+    return Loaded(found.name, [found.decode_event(line) for line in lines])
 
 
 async def read_store(game_id: str, settings: Settings) -> Loaded:
@@ -54,15 +65,12 @@ async def read_store(game_id: str, settings: Settings) -> Loaded:
 
 
 def load(
-    game_id: str | None, events_file: Path | None, redis_url: str | None, game: str = "renature"
+    game_id: str | None, events_file: Path | None, redis_url: str | None, game: str | None = None
 ) -> Loaded:
-    """The game's events (a file's are read as ``game``'s); `NoSuchGame` when there are none
-    to read."""
+    """The game's events and its game (a file's or a stream's own: its first event names it;
+    ``game``, where given, must be that game); `NoSuchGame` when there are none to read."""
     if events_file is not None:
-        events = read_file(events_file, game)
-        if not events:
-            raise NoSuchGame(f"The file {events_file} holds no events.")
-        return Loaded(game, events)
+        return read_file(events_file, game)
     if game_id is None:
         raise NoSuchGame("Name a game id (read from Redis) or an --events file.")
     return asyncio.run(read_store(game_id, Settings.from_env(redis_url=redis_url)))
