@@ -215,6 +215,11 @@ class Game(Protocol[State, Command, Event]):
 
     def is_over(self, state: State) -> bool: ...
 
+    def starts(self, event: Event) -> bool:
+        """Whether ``event`` starts the game (it leaves its lobby: seats can no longer be
+        taken)."""
+        ...
+
     def ends(self, event: Event) -> bool:
         """Whether ``event`` ends the game with its result (after it nothing is appended)."""
         ...

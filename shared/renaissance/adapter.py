@@ -133,6 +133,9 @@ class RenaissanceGame(CommandForms):
     def is_over(self, state: GameState) -> bool:
         return state.is_over
 
+    def starts(self, event: e.Event) -> bool:
+        return isinstance(event, e.SetStarted) and event.set_number == 1
+
     def ends(self, event: e.Event) -> bool:
         return isinstance(event, e.GameEnded)
 

@@ -149,6 +149,9 @@ class RenatureGame(CommandForms):
     def is_over(self, state: GameState) -> bool:
         return state.is_over
 
+    def starts(self, event: e.Event) -> bool:
+        return isinstance(event, e.GameStarted)
+
     def ends(self, event: e.Event) -> bool:
         return isinstance(event, e.GameEnded)
 

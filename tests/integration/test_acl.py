@@ -31,6 +31,7 @@ from eventstore import KeyLayout
 from eventstore.retention_policy import Retention, RetentionPolicy
 from gameserver.gateway.app import create_app
 from gameserver.projectors import PROJECTIONS, create_projector
+from gameserver.retention.retention_service import stage_of
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
 
@@ -165,6 +166,7 @@ async def test_every_service_works_as_its_own_user(flushed: AclRedis) -> None:
                 KeyLayout(),
                 RetentionPolicy().with_(finished_grace_s=0),
                 consumer="retention-1",
+                stage_of=stage_of,
             )
             report = await janitor.run_once()
             await janitor_redis.aclose()
