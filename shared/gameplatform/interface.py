@@ -67,6 +67,24 @@ class Table(msgspec.Struct, frozen=True):
     """Whether the game left its lobby (seats can no longer be taken)."""
 
 
+class Clock(msgspec.Struct, frozen=True):
+    """A game's turn clock as the platform reads it (the clock service, the lobby): its time
+    control (``per_turn`` seconds, or a ``total`` per seat plus an ``increment`` per turn;
+    ``on_timeout``: ``bot`` or ``remove``), the seat whose time runs (``running_for``, None when
+    none does) since ``turn_started_ms``, when it runs out (``deadline_ms``), and each seat's
+    bank as of the start of the running turn (``remaining_ms``, total mode). Times are ms since
+    the epoch, folded from the times the service recorded (the core reads no clock)."""
+
+    per_turn: int | None
+    total: int | None
+    increment: int
+    on_timeout: str
+    running_for: int | None
+    turn_started_ms: int | None
+    deadline_ms: int | None
+    remaining_ms: list[int]
+
+
 class Award(msgspec.Struct, frozen=True):
     """Points an event gives one seat: ``source`` groups them (a breakdown), ``reason`` says why
     in a player's words. The scores of a game are the sums of its awards."""
@@ -231,6 +249,11 @@ class Game(Protocol[State, Command, Event]):
 
     def to_move(self, state: State) -> int | None:
         """The seat whose command the game waits for (None: nobody's, e.g. the service's)."""
+        ...
+
+    def clock(self, state: State) -> Clock | None:
+        """The game's clock (None: created without a time control, or a game without clocks);
+        when its deadline has passed, the service sends ``timeout_command(running_for)``."""
         ...
 
     def finishing_command(self, state: State, seed: str, salt: str = "") -> Command | None:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, get_args
 import msgspec
 
 from gameplatform.forms import CommandForms
-from gameplatform.interface import Award, Table
+from gameplatform.interface import Award, Clock, Table
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
@@ -224,6 +224,9 @@ class RenaissanceGame(CommandForms):
 
     def picture_svg(self, state: GameState, title: str = "") -> str:
         return board_svg(state, title)
+
+    def clock(self, state: GameState) -> Clock | None:
+        return None  # no time controls yet
 
     def progress(self, state: GameState) -> str:
         return f"set {state.set_number}, {state.phase}"

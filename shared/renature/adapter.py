@@ -8,14 +8,14 @@ from typing import Any, get_args
 import msgspec
 
 from gameplatform.forms import CommandForms
-from gameplatform.interface import Award, Table
+from gameplatform.interface import Award, Clock, Table
 from renature import board as boards
 from renature import commands as c
 from renature import corpus as recorded
 from renature import events as e
 from renature.audit import AuditReport, audit
 from renature.bots import BOT_NAMES, Bot, make_bot
-from renature.clock import TimeControl
+from renature.clock import TimeControl, deadline_ms
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.errors import RuleError
 from renature.explain import Explanation, explain
@@ -236,6 +236,22 @@ class RenatureGame(CommandForms):
 
     def picture_svg(self, state: GameState, title: str = "") -> str:
         return board_svg(state, title)
+
+    def clock(self, state: GameState) -> Clock | None:
+        clock = state.clock
+        if clock is None:
+            return None
+        control = clock.control
+        return Clock(
+            per_turn=control.per_turn,
+            total=control.total,
+            increment=control.increment,
+            on_timeout=control.on_timeout,
+            running_for=clock.owner if clock.owner >= 0 else None,
+            turn_started_ms=clock.turn_started_ms,
+            deadline_ms=deadline_ms(clock),
+            remaining_ms=list(clock.remaining_ms),
+        )
 
     def progress(self, state: GameState) -> str:
         return f"turn {state.turn}, {state.phase}"

@@ -30,6 +30,7 @@ from redis.asyncio import ConnectionPool, Redis, RedisCluster
 from eventstore import MAX_VERSION
 from eventstore.redis_client import is_cluster
 from gameplatform import get_game
+from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.live_commands import serve_commands
@@ -94,7 +95,7 @@ class Channel(msgspec.Struct, frozen=True):
     after: int
     with_view: bool
     ended: bool
-    game: str = "renature"
+    game: str = DEFAULT_GAME
     """The game's game (`gameplatform.get_game`): how its events read and show."""
     """The game is over and the viewer has every event already: nothing will come."""
 

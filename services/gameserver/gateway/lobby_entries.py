@@ -19,6 +19,7 @@ import base64
 import hashlib
 import hmac
 import secrets
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi.security import HTTPAuthorizationCredentials
@@ -27,11 +28,9 @@ from redis.asyncio import Redis
 
 from eventstore import KeyLayout
 from eventstore.redis_values import text
-from gameplatform.interface import Table
+from gameplatform.interface import Game, Table
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.seat_tokens import token_digest
-from renature.seating import clock_view
-from renature.state import GameState
 
 Seating = Literal["open", "invite"]
 MAX_MS = 10**13
@@ -102,11 +101,15 @@ def seats_of(table: Table) -> list[SeatSummary]:
     ]
 
 
-def clock_of(state: Any) -> ClockSummary | None:
-    """A Renature game's clock (only Renature has time controls)."""
-    if not isinstance(state, GameState):
-        return None
-    shown = clock_view(state)
+def utc(ms: int) -> str:
+    """Milliseconds since the epoch as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (as the games' views say)."""
+    seconds, millis = divmod(ms, 1000)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
+
+
+def clock_of(game: Game[Any, Any, Any], state: Any) -> ClockSummary | None:
+    """A game's clock (`Game.clock`; None for a game created without a time control)."""
+    shown = game.clock(state)
     if shown is None:
         return None
     return ClockSummary(
@@ -115,7 +118,7 @@ def clock_of(state: Any) -> ClockSummary | None:
         increment=shown.increment,
         on_timeout=shown.on_timeout,
         running_for=shown.running_for,
-        deadline=shown.deadline,
+        deadline=None if shown.deadline_ms is None else utc(shown.deadline_ms),
         remaining_ms=shown.remaining_ms,
     )
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from eventstore import CommandPartitions
-from gameplatform import game_names, get_game
+from gameplatform import game_names, get_game, registry
 
 COMMAND_PARTITIONS = CommandPartitions()
 """The command streams under the default layout and count (``rn:{p00}:commands`` ..
@@ -28,7 +28,8 @@ BOARD_GROUP = "board-projector"
 SCORE_GROUP = "score-projector"
 
 
-DEFAULT_GAME = "renature"
+DEFAULT_GAME = registry.DEFAULT_GAME
+"""The game of an envelope that names none (`gameplatform.registry`)."""
 
 
 class CommandEnvelope(msgspec.Struct, frozen=True):

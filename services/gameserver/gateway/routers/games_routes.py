@@ -143,7 +143,7 @@ async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
         seats=seats_of(table),
         open_seats=open_seats(table),
         seating=await Lobby(gateway.redis, gateway.layout).seating(game_id),
-        clock=clock_of(state),
+        clock=clock_of(game, state),
     )
 
 

@@ -103,7 +103,7 @@ async def list_games(
                     seats=seats_of(table),
                     open_seats=open_seats(table),
                     seating=await lobby.seating(game_id),
-                    clock=clock_of(state),
+                    clock=clock_of(game, state),
                 )
             )
             if len(found) == limit:
