@@ -12,10 +12,35 @@ from typing import Any
 
 import msgspec
 
+PLAYER_NAME_PATTERN = (
+    "^[^\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff]+$"
+)
+"""No control, zero-width or bidirectional-override characters (they could hide or reorder
+what other players see)."""
+
 
 @cache
 def _decoder(kind: Any) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(kind)
+
+
+def inline_schema(kind: Any) -> dict[str, Any]:
+    """The JSON schema of a msgspec type with every ``$ref`` resolved in place, so it can be
+    embedded into a document that has no ``$defs`` of its own (AsyncAPI, OpenAPI)."""
+    schema = msgspec.json.schema(kind)
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
 
 
 class CommandForms:
@@ -36,6 +61,14 @@ class CommandForms:
     """The seat commands the platform sends for any game (``CancelGame()``, ``LeaveGame(seat)``,
     ``RemovePlayer(seat)``, ``Resign(seat)``, ``ClaimTimeout(seat)``); None where a game has
     no such command yet (the gateway then answers 409 ``not_offered``)."""
+
+    def seat_command_schema(self) -> dict[str, Any]:
+        """The JSON schema of a command a seated player sends (each variant inlined, ``seat``
+        optional: the token's seat is filled in)."""
+        variants = inline_schema(self.seat_command_type)["anyOf"]
+        for variant in variants:
+            variant["required"].remove("seat")
+        return {"anyOf": variants}
 
     def join_command(self, seat: int, name: str) -> Any:
         return self.join_type(seat=seat, name=name)

@@ -203,6 +203,12 @@ class Game(Protocol[State, Command, Event]):
 
     def decode_command(self, data: bytes | str) -> Command: ...
 
+    def seat_command_schema(self) -> dict[str, Any]:
+        """The JSON schema of a seated player's command as a client sends it (``anyOf`` its
+        variants, inlined; ``seat`` optional), with what the rules would otherwise refuse as
+        naming nothing spelled out (`gameplatform.forms.CommandForms` gives the plain one)."""
+        ...
+
     def seat_command(self, payload: dict[str, Any]) -> Command:
         """A player's command from JSON-like data (raises ``msgspec.ValidationError``)."""
         ...

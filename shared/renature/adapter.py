@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any, get_args
 
 import msgspec
 
-from gameplatform.forms import CommandForms
+from gameplatform.forms import CommandForms, inline_schema
 from gameplatform.interface import Award, Clock, Table
 from renature import board as boards
 from renature import commands as c
@@ -43,6 +44,26 @@ def source_of(event: e.Event) -> str:
     if isinstance(event, e.AreaScored) and event.final:
         return "final_areas"
     return SOURCES.get(type(event), type(event).__name__)
+
+
+def _cloud_action_variants(action: dict[str, Any], cell: dict[str, Any]) -> list[dict[str, Any]]:
+    """One variant per kind of cloud action, each requiring what that kind names and
+    refusing what it does not."""
+    needs: dict[str, dict[str, Any]] = {
+        "change_joker": {"animal": {"enum": list(components().animals)}},
+        "extra_turn": {},
+        "return_plant": {"cell": cell},
+    }
+    variants = []
+    for kind in action["properties"]["kind"]["enum"]:
+        variant = copy.deepcopy(action)
+        variant["title"] = f"CloudAction ({kind})"
+        variant["properties"]["kind"] = {"enum": [kind]}
+        for field in ("animal", "cell"):  # what the kind does not name stays out (or null)
+            variant["properties"][field] = needs[kind].get(field, {"type": "null"})
+        variant["required"].extend(needs[kind])
+        variants.append(variant)
+    return variants
 
 
 class RenatureOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -252,6 +273,18 @@ class RenatureGame(CommandForms):
             deadline_ms=deadline_ms(clock),
             remaining_ms=list(clock.remaining_ms),
         )
+
+    def seat_command_schema(self) -> dict[str, Any]:
+        """The seat commands' schema with what the rules would otherwise refuse as naming
+        nothing spelled out: the animals of the component data, and the ``animal`` or
+        ``cell`` each kind of cloud action needs."""
+        variants = []
+        for variant in super().seat_command_schema()["anyOf"]:
+            if variant["title"] == "CloudAction":
+                variants.extend(_cloud_action_variants(variant, inline_schema(c.Cell)))
+            else:
+                variants.append(variant)
+        return {"anyOf": variants}
 
     def progress(self, state: GameState) -> str:
         return f"turn {state.turn}, {state.phase}"

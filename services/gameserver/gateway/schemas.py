@@ -6,7 +6,6 @@ are (``MsgspecResponse``) and described in docs/http-api.md rather than duplicat
 
 from __future__ import annotations
 
-import copy
 from typing import Annotated, Any
 
 import msgspec
@@ -15,53 +14,25 @@ from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
 
 from gameplatform import game_names, get_game
 from gameplatform.creation import creation_type
+from gameplatform.forms import PLAYER_NAME_PATTERN, inline_schema
 from gameplatform.registry import DEFAULT_GAME, hosted_phases, most_players
 from gameserver.gateway.lobby_entries import ClockSummary, SeatSummary
-from gameserver.runtime import bus
-from renature import commands as c
-from renature.components import components
 
 
 def seat_command_schema() -> dict[str, Any]:
-    """What a client may send as a command: msgspec's schema of each game's seat commands with
-    its definitions inlined, ``seat`` optional (the token's seat is filled in), and what the
-    rules would otherwise refuse as naming nothing spelled out: the animals of the component
-    data, and the ``animal`` or ``cell`` each kind of cloud action needs. So a command that fits
-    this schema is refused, if at all, by a rule of the game (409; a command of the other game
-    than the game's is 409 ``wrong_game``), never as malformed (422)."""
+    """What a client may send as a command: each hosted game's schema of its seat commands
+    (`Game.seat_command_schema`: ``seat`` optional, the token's seat is filled in; each game
+    spells out what its rules would otherwise refuse as naming nothing), the other games'
+    variants titled with their game. So a command that fits this schema is refused, if at all,
+    by a rule of the game (409; a command of another game than the game's is 409
+    ``wrong_game``), never as malformed (422)."""
     variants = []
-    for variant in bus.inline_schema(c.SeatCommand)["anyOf"]:
-        variant["required"].remove("seat")
-        if variant["title"] == "CloudAction":
-            variants.extend(_cloud_action_variants(variant, bus.inline_schema(c.Cell)))
-        else:
-            variants.append(variant)
-    for name in game_names()[1:]:  # the other games' moves, as their own rules read them
-        for variant in bus.inline_schema(get_game(name).seat_command_type)["anyOf"]:
-            variant["required"].remove("seat")
-            variant["title"] = f"{variant['title']} ({name.title()})"
+    for name in game_names():
+        for variant in get_game(name).seat_command_schema()["anyOf"]:
+            if name != DEFAULT_GAME:
+                variant["title"] = f"{variant['title']} ({name.title()})"
             variants.append(variant)
     return {"anyOf": variants}
-
-
-def _cloud_action_variants(action: dict[str, Any], cell: dict[str, Any]) -> list[dict[str, Any]]:
-    """One variant per kind of cloud action, each requiring what that kind names and
-    refusing what it does not."""
-    needs: dict[str, dict[str, Any]] = {
-        "change_joker": {"animal": {"enum": list(components().animals)}},
-        "extra_turn": {},
-        "return_plant": {"cell": cell},
-    }
-    variants = []
-    for kind in action["properties"]["kind"]["enum"]:
-        variant = copy.deepcopy(action)
-        variant["title"] = f"CloudAction ({kind})"
-        variant["properties"]["kind"] = {"enum": [kind]}
-        for field in ("animal", "cell"):  # what the kind does not name stays out (or null)
-            variant["properties"][field] = needs[kind].get(field, {"type": "null"})
-        variant["required"].extend(needs[kind])
-        variants.append(variant)
-    return variants
 
 
 SEED_HELP = (
@@ -76,7 +47,7 @@ def creation_schema() -> dict[str, Any]:
     listing its options and refusing every field it does not name."""
     variants = []
     for name in game_names():
-        variant = bus.inline_schema(creation_type(name))
+        variant = inline_schema(creation_type(name))
         variant["description"] = f"A {get_game(name).title} game." + (
             " (`game` may be left out.)" if name == DEFAULT_GAME else ""
         )
@@ -140,7 +111,7 @@ class JoinRequest(BaseModel):
     name: str = Field(
         min_length=1,
         max_length=40,
-        pattern=c.PLAYER_NAME_PATTERN,
+        pattern=PLAYER_NAME_PATTERN,
         description="1 to 40 characters, no control or invisible formatting characters",
     )
     invite: str | None = Field(

@@ -39,7 +39,6 @@ from gameserver.runtime import bus, healing
 from gameserver.runtime.logging import configure_logging, get_logger, stdlib_logger
 from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
-from renature.events import public_command as redacted  # the one redaction, as tests name it
 
 __all__ = [
     "BatchMeta",
@@ -47,7 +46,6 @@ __all__ = [
     "RedisSeedVault",
     "RulesService",
     "create_service",
-    "redacted",
     "run",
 ]
 

@@ -18,6 +18,7 @@ from fastapi.staticfiles import StaticFiles
 
 from eventstore import MAX_VERSION
 from gameplatform import game_names, get_game
+from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import GameId, GatewayDep
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.openapi import body, errors
@@ -52,7 +53,7 @@ class Inspection(msgspec.Struct, frozen=True):
     picture: str | None
     audit: AuditReport
     explanation: Explanation | None
-    game: str = "renature"
+    game: str = DEFAULT_GAME
     """The game whose events the file holds (the first game whose events its first line is)."""
 
 
