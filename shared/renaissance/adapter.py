@@ -53,6 +53,10 @@ class RenaissanceGame(CommandForms):
     create_type: Any = c.CreateGame
     join_type: Any = c.JoinGame
     start_type: Any = c.StartGame
+    cancel_type: Any = c.CancelGame
+    leave_type: Any = c.LeaveGame
+    remove_type: Any = c.RemovePlayer
+    resign_type: Any = c.Resign
     event_type: Any = e.AnyEvent
     hidden_information: bool = False
     seed_secret: bool = False
@@ -140,10 +144,10 @@ class RenaissanceGame(CommandForms):
         return isinstance(event, e.GameEnded)
 
     def closes(self, event: e.Event) -> bool:
-        return self.ends(event)  # a Renaissance game is never called off
+        return isinstance(event, e.GameEnded | e.GameCancelled)
 
     def to_move(self, state: GameState) -> int | None:
-        return None if state.phase in ("lobby", "finished") else state.current
+        return None if state.phase in ("lobby", "finished", "cancelled") else state.current
 
     def finishing_command(self, state: GameState, seed: str, salt: str = "") -> c.Command | None:
         return None  # nothing is secret: the game ends with the last player's command
@@ -160,7 +164,10 @@ class RenaissanceGame(CommandForms):
             seed="public",
             names=list(state.names),
             colours=[COLOURS[state.colour_of(seat)] for seat in range(len(state.names))],
-            statuses=["playing"] * len(state.names),
+            statuses=[
+                "resigned" if seat == state.resigned else "playing"
+                for seat in range(len(state.names))
+            ],
             scores=list(state.scores),
             ranking=list(state.ranking),
             winners=list(state.winners),

@@ -116,6 +116,28 @@ class MoveMarker(Command, frozen=True):
     target: Square
 
 
+class LeaveGame(Command, frozen=True):
+    """A player leaves the lobby (before the start): the seat is free again."""
+
+    seat: SeatNumber
+
+
+class RemovePlayer(Command, frozen=True):
+    """The host frees a seat of the lobby (before the start)."""
+
+    seat: SeatNumber
+
+
+class CancelGame(Command, frozen=True):
+    """The host calls the game off before its start."""
+
+
+class Resign(Command, frozen=True):
+    """A player gives up a started game: the other seat wins (rulings, "Resigning")."""
+
+    seat: SeatNumber
+
+
 SeatCommand = (
     PlacePiece
     | LiftPiece
@@ -142,6 +164,10 @@ AnyCommand = (
     | DeclineProposal
     | PlaceMonomino
     | MoveMarker
+    | LeaveGame
+    | RemovePlayer
+    | CancelGame
+    | Resign
 )
 
 command_decoder = msgspec.json.Decoder(AnyCommand)

@@ -216,6 +216,23 @@ class GameEnded(Event, frozen=True):
     winners: list[int]
 
 
+class PlayerLeft(Event, frozen=True):
+    """A player left the lobby (``left``) or the host removed them (``removed``)."""
+
+    reason: str
+
+
+class GameCancelled(Event, frozen=True):
+    """The host cancelled the game before its start (nothing follows)."""
+
+
+class SeatResigned(Event, frozen=True):
+    """``seat`` gave up (``reason``: ``resigned``); a ``GameEnded`` with the other seat as the
+    winner follows."""
+
+    reason: str
+
+
 AnyEvent = (
     GameCreated
     | PlayerJoined
@@ -240,6 +257,9 @@ AnyEvent = (
     | Phase2Ended
     | SetEnded
     | GameEnded
+    | PlayerLeft
+    | GameCancelled
+    | SeatResigned
 )
 
 json_encoder = msgspec.json.Encoder()

@@ -329,7 +329,24 @@ def _game_ended(s: GameState, ev: e.GameEnded) -> GameState:
     )
 
 
+def _left(s: GameState, ev: e.PlayerLeft) -> GameState:
+    assert ev.seat is not None
+    return replace(s, names=_set(s.names, ev.seat, None))
+
+
+def _cancelled(s: GameState, _: e.GameCancelled) -> GameState:
+    return replace(s, phase="cancelled", current=-1)
+
+
+def _resigned(s: GameState, ev: e.SeatResigned) -> GameState:
+    assert ev.seat is not None
+    return replace(s, resigned=ev.seat)
+
+
 _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
+    e.PlayerLeft: _left,
+    e.GameCancelled: _cancelled,
+    e.SeatResigned: _resigned,
     e.GameCreated: _created,
     e.PlayerJoined: _joined,
     e.SetStarted: _set_started,
@@ -614,6 +631,52 @@ def _join(b: _Batch, cmd: c.JoinGame) -> None:
     if not cmd.name or len(cmd.name) > 64:
         raise InvalidCommand("A player's name must have 1 to 64 characters.")
     b.emit(e.PlayerJoined, seat=cmd.seat, name=cmd.name)
+
+
+def _lobby_seat(s: GameState, seat: int) -> None:
+    if s.phase != "lobby":
+        raise WrongPhase("The game has started: resign instead of leaving.")
+    if s.names[seat] is None:
+        raise InvalidCommand(f"Nobody sits on seat {seat}.")
+
+
+def _leave(b: _Batch, cmd: c.LeaveGame) -> None:
+    _lobby_seat(b.state, cmd.seat)
+    b.emit(e.PlayerLeft, seat=cmd.seat, reason="left")
+
+
+def _remove_player(b: _Batch, cmd: c.RemovePlayer) -> None:
+    _lobby_seat(b.state, cmd.seat)
+    b.emit(e.PlayerLeft, seat=cmd.seat, reason="removed")
+
+
+def _cancel(b: _Batch, _: c.CancelGame) -> None:
+    s = b.state
+    if s.phase in ("cancelled", "finished"):
+        raise GameOver("The game is over.")
+    if s.phase != "lobby":
+        raise WrongPhase("Only a game that has not started can be cancelled.")
+    b.emit(e.GameCancelled)
+
+
+def _resign(b: _Batch, cmd: c.Resign) -> None:
+    """The seat gives up: the other seat wins the game, whatever the scores (rulings,
+    "Resigning"); the scores stand as they are."""
+    s = b.state
+    if s.phase == "lobby":
+        raise WrongPhase("The game has not started: leave the lobby instead.")
+    if s.phase in ("cancelled", "finished"):
+        raise GameOver("The game is over.")
+    other = 1 - cmd.seat
+    b.emit(e.SeatResigned, seat=cmd.seat, reason="resigned")
+    b.emit(
+        e.GameEnded,
+        scores=list(s.scores),
+        sets_won=list(s.sets_won),
+        competition=s.competition,
+        ranking=[other, cmd.seat],
+        winners=[other],
+    )
 
 
 def _start(b: _Batch, _: c.StartGame) -> None:
@@ -1106,6 +1169,10 @@ def _end_phase2(b: _Batch) -> None:
 
 _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
     c.JoinGame: _join,
+    c.LeaveGame: _leave,
+    c.RemovePlayer: _remove_player,
+    c.CancelGame: _cancel,
+    c.Resign: _resign,
     c.StartGame: _start,
     c.PlacePiece: _place_piece,
     c.LiftPiece: _lift,
@@ -1133,7 +1200,7 @@ def _place(seat: int, piece: int, squares: tuple[int, ...]) -> c.PlacePiece:
 
 def legal_actions(s: GameState, seat: int) -> list[c.Command]:
     """Every command ``seat`` may give now; ``decide`` accepts exactly these."""
-    if s.phase in ("lobby", "finished") or seat != s.current:
+    if s.phase in ("lobby", "finished", "cancelled") or seat != s.current:
         return []
     colour = s.colour_of(seat)
     out: list[c.Command] = []

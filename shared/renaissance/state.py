@@ -22,6 +22,7 @@ Phase = Literal[
     "phase2",  # placing a polyomino (first action of a turn)
     "phase2_move",  # moving a marker (second action of the turn)
     "finished",
+    "cancelled",  # the host cancelled it before the start
 ]
 
 
@@ -65,6 +66,7 @@ class GameState(msgspec.Struct, frozen=True):
     sets_won: tuple[int, int] = (0, 0)
     ranking: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()
+    resigned: int = -1  # the seat that gave up (-1: none)
 
     @property
     def is_over(self) -> bool:

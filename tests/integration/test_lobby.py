@@ -323,3 +323,37 @@ async def test_each_game_is_created_with_its_own_options(stack: Stack) -> None:
     assert len(listed.json()["games"]) == 2
     refused(await stack.http.get("/games", params={"game": "chess"}), 422, "malformed_request")
     refused(await stack.http.get("/games", params={"phase": "over"}), 422, "malformed_request")
+
+
+async def test_a_renaissance_seat_resigns_and_the_other_wins(stack: Stack) -> None:
+    # The lobby's seat routes serve every game: leave, remove and cancel before the start,
+    # resign after it; each is the game's own command, decided by its core.
+    lobby = await create(stack, game="renaissance")
+    game_id, host = lobby["game_id"], bearer(lobby["host_token"])
+    tokens = [await join(stack, game_id, seat) for seat in range(2)]
+    seats = f"/games/{game_id}/seats"
+    assert (await stack.http.delete(f"{seats}/0", headers=bearer(tokens[0]))).status_code == 200
+    assert (await stack.http.delete(f"{seats}/1", headers=host)).status_code == 200
+    assert (await stack.http.get(f"/games/{game_id}")).json()["open_seats"] == [0, 1]
+    assert (await stack.http.post(f"/games/{game_id}/cancel", headers=host)).status_code == 200
+    assert (await stack.http.get(f"/games/{game_id}")).json()["phase"] == "cancelled"
+    refused(await stack.http.post(f"/games/{game_id}/cancel", headers=host), 409, "game_over")
+
+    played = await create(stack, game="renaissance")
+    game_id, host = played["game_id"], bearer(played["host_token"])
+    tokens = [await join(stack, game_id, seat) for seat in range(2)]
+    url = f"/games/{game_id}/resign"
+    refused(await stack.http.post(url, headers=bearer(tokens[0])), 409, "wrong_phase")
+    assert (await stack.http.post(f"/games/{game_id}/start", headers=host)).status_code == 200
+    refused(await stack.http.post(f"/games/{game_id}/cancel", headers=host), 409, "wrong_phase")
+    assert (await stack.http.post(url, headers=bearer(tokens[1]))).status_code == 200
+    summary = (await stack.http.get(f"/games/{game_id}")).json()
+    assert summary["phase"] == "finished"
+    assert [seat["status"] for seat in summary["seats"]] == ["playing", "resigned"]
+    events = (await stack.http.get(f"/games/{game_id}/events")).json()
+    assert [event["type"] for event in events[-2:]] == ["SeatResigned", "GameEnded"]
+    assert events[-1]["winners"] == [0]
+    refused(await stack.http.post(url, headers=bearer(tokens[0])), 409, "game_over")
+    audit = (await stack.http.get(f"/games/{game_id}/audit")).json()
+    assert audit["ok"]
+    assert audit["winners"] == [0]
