@@ -239,6 +239,11 @@ class Game(Protocol[State, Command, Event]):
 
     def is_over(self, state: State) -> bool: ...
 
+    def is_closed(self, state: State) -> bool:
+        """Whether nothing more is appended to the game: over, or called off (what `closes`
+        says of the last event)."""
+        ...
+
     def starts(self, event: Event) -> bool:
         """Whether ``event`` starts the game (it leaves its lobby: seats can no longer be
         taken)."""

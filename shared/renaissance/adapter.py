@@ -137,6 +137,9 @@ class RenaissanceGame(CommandForms):
     def is_over(self, state: GameState) -> bool:
         return state.is_over
 
+    def is_closed(self, state: GameState) -> bool:
+        return state.phase in ("finished", "cancelled")
+
     def starts(self, event: e.Event) -> bool:
         return isinstance(event, e.SetStarted) and event.set_number == 1
 

@@ -116,26 +116,26 @@ class MoveMarker(Command, frozen=True):
     target: Square
 
 
+class Resign(Command, frozen=True):
+    """Give up the game in play: the other seat wins it (ruling 13)."""
+
+    seat: SeatNumber
+
+
 class LeaveGame(Command, frozen=True):
-    """A player leaves the lobby (before the start): the seat is free again."""
+    """Leave the lobby before the start; the seat is open again (ruling 13)."""
 
     seat: SeatNumber
 
 
 class RemovePlayer(Command, frozen=True):
-    """The host frees a seat of the lobby (before the start)."""
+    """The host's: open a taken seat of the lobby (ruling 13)."""
 
     seat: SeatNumber
 
 
 class CancelGame(Command, frozen=True):
-    """The host calls the game off before its start."""
-
-
-class Resign(Command, frozen=True):
-    """A player gives up a started game: the other seat wins (rulings, "Resigning")."""
-
-    seat: SeatNumber
+    """The host's: call the game off before the start (ruling 13)."""
 
 
 SeatCommand = (

@@ -170,6 +170,9 @@ class RenatureGame(CommandForms):
     def is_over(self, state: GameState) -> bool:
         return state.is_over
 
+    def is_closed(self, state: GameState) -> bool:
+        return state.phase in ("finished", "cancelled")
+
     def starts(self, event: e.Event) -> bool:
         return isinstance(event, e.GameStarted)
 
@@ -262,12 +265,8 @@ class RenatureGame(CommandForms):
         clock = state.clock
         if clock is None:
             return None
-        control = clock.control
         return Clock(
-            per_turn=control.per_turn,
-            total=control.total,
-            increment=control.increment,
-            on_timeout=control.on_timeout,
+            **msgspec.structs.asdict(clock.control),  # per_turn, total, increment, on_timeout
             running_for=clock.owner if clock.owner >= 0 else None,
             turn_started_ms=clock.turn_started_ms,
             deadline_ms=deadline_ms(clock),

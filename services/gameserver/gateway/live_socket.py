@@ -42,7 +42,6 @@ BLOCK_MS = 15_000
 """How long one XREAD blocks; the live connection's socket timeout is longer (`LiveReader`)."""
 SOCKET_MARGIN_S = 10.0
 PAGE = 100
-ENDED_PHASES = frozenset({"finished", "cancelled"})
 INCLUDES = frozenset({"view"})
 
 
@@ -113,7 +112,7 @@ async def open_channel(
         None if token is None else HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
     )
     viewer = await gateway.viewer_of(game_id, credentials)
-    ended = state.phase in ENDED_PHASES and version >= state.version
+    ended = game.is_closed(state) and version >= state.version
     return Channel(game_id, viewer, version, with_view, ended, game.name)
 
 
