@@ -20,10 +20,10 @@ import hashlib
 import hmac
 import secrets
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
 from eventstore import KeyLayout
@@ -38,40 +38,6 @@ MAX_MS = 10**13
 SCAN_LIMIT = 500
 """At most this many games are looked at for one page (the page may then be short; its
 ``next_cursor`` goes on from where the scan stopped)."""
-
-
-def _not_a_bool(value: object) -> object:
-    """JSON's true and false are no numbers of seconds (pydantic would read them as 1 and 0)."""
-    if isinstance(value, bool):
-        raise ValueError("a number of seconds, not true or false")
-    return value
-
-
-Seconds = Annotated[int, BeforeValidator(_not_a_bool)]
-
-
-class PerTurnClock(BaseModel):
-    """``per_turn`` seconds for each turn; ``on_timeout``: ``bot`` (a bot plays on for the
-    seat) or ``remove`` (the seat is out of the game). docs/rules.md, "Clocks"."""
-
-    model_config = ConfigDict(extra="forbid")
-    per_turn: Seconds = Field(ge=1, le=7 * 24 * 3600)
-    on_timeout: Literal["bot", "remove"] = "bot"
-
-
-class TotalClock(BaseModel):
-    """``total`` seconds per seat for the whole game plus ``increment`` seconds per turn
-    played; ``on_timeout`` as for a time per turn."""
-
-    model_config = ConfigDict(extra="forbid")
-    total: Seconds = Field(ge=1, le=7 * 24 * 3600)
-    increment: Seconds = Field(default=0, ge=0, le=24 * 3600)
-    on_timeout: Literal["bot", "remove"] = "bot"
-
-
-TimeControlBody = PerTurnClock | TotalClock
-"""A time control: one of the two kinds, so the document itself says that a clock has a time
-per turn or a total (never both) and that an increment goes with a total."""
 
 
 class SeatSummary(BaseModel):
