@@ -13,6 +13,8 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from gameplatform.clock import ClockState, deadline_ms
+
 State = TypeVar("State")
 Command = TypeVar("Command")
 Event = TypeVar("Event")
@@ -83,6 +85,19 @@ class Clock(msgspec.Struct, frozen=True):
     turn_started_ms: int | None
     deadline_ms: int | None
     remaining_ms: list[int]
+
+
+def platform_clock(clock: ClockState | None) -> Clock | None:
+    """A game's folded `ClockState` as the platform reads it (None: no clock)."""
+    if clock is None:
+        return None
+    return Clock(
+        **msgspec.structs.asdict(clock.control),  # per_turn, total, increment, on_timeout
+        running_for=clock.owner if clock.owner >= 0 else None,
+        turn_started_ms=clock.turn_started_ms,
+        deadline_ms=deadline_ms(clock),
+        remaining_ms=list(clock.remaining_ms),
+    )
 
 
 class Award(msgspec.Struct, frozen=True):

@@ -7,8 +7,9 @@ from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
+from gameplatform.clock import TimeControl
 from gameplatform.forms import CommandForms
-from gameplatform.interface import Award, Clock, Table
+from gameplatform.interface import Award, Clock, Table, platform_clock
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
@@ -38,6 +39,16 @@ class RenaissanceOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True
 
     sets: Annotated[int, msgspec.Meta(ge=1, le=16)] = 1
     competition: Literal["points", "sets"] = "points"
+    time_control: TimeControl | None = None
+    """A turn clock (ruling 14): a seat whose time runs out loses (``on_timeout``: remove)."""
+
+    def problem(self) -> str | None:
+        control = self.time_control
+        if control is None:
+            return None
+        if control.on_timeout != "remove":
+            return "a seat whose time runs out loses a Renaissance game: on_timeout is remove."
+        return control.problem()
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core
@@ -57,6 +68,7 @@ class RenaissanceGame(CommandForms):
     leave_type: Any = c.LeaveGame
     remove_type: Any = c.RemovePlayer
     resign_type: Any = c.Resign
+    timeout_type: Any = c.ClaimTimeout
     event_type: Any = e.AnyEvent
     hidden_information: bool = False
     seed_secret: bool = False
@@ -86,12 +98,14 @@ class RenaissanceGame(CommandForms):
         options: dict[str, Any] | None = None,
     ) -> c.Command:
         sets, competition = _options(options)
+        control = (options or {}).get("time_control")
         return c.CreateGame(
             game_id=game_id,
             seed="",
             players=players,
             sets=sets,
             competition="sets" if competition == "sets" else "points",
+            clock=msgspec.UNSET if control is None else control,
         )
 
     def with_seed(
@@ -168,7 +182,7 @@ class RenaissanceGame(CommandForms):
             names=list(state.names),
             colours=[COLOURS[state.colour_of(seat)] for seat in range(len(state.names))],
             statuses=[
-                "resigned" if seat == state.resigned else "playing"
+                state.out_status if seat == state.resigned else "playing"
                 for seat in range(len(state.names))
             ],
             scores=list(state.scores),
@@ -236,7 +250,7 @@ class RenaissanceGame(CommandForms):
         return board_svg(state, title)
 
     def clock(self, state: GameState) -> Clock | None:
-        return None  # no time controls yet
+        return platform_clock(state.clock)
 
     def progress(self, state: GameState) -> str:
         return f"set {state.set_number}, {state.phase}"

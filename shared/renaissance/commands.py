@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from gameplatform.clock import TimeControl
 from renaissance.components import Colour, Direction
 
 Coordinate = Annotated[int, msgspec.Meta(ge=0, le=255)]
@@ -37,6 +38,8 @@ class CreateGame(Command, frozen=True):
     players: int = 2
     sets: Annotated[int, msgspec.Meta(ge=1, le=16)] = 1
     competition: Literal["points", "sets"] = "points"
+    clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
+    """A turn clock (the platform's time controls; ruling 14); none by default."""
 
 
 class JoinGame(Command, frozen=True):
@@ -134,6 +137,12 @@ class RemovePlayer(Command, frozen=True):
     seat: SeatNumber
 
 
+class ClaimTimeout(Command, frozen=True):
+    """The clock service's: ``seat``'s time ran out (refused before its deadline; ruling 14)."""
+
+    seat: SeatNumber
+
+
 class CancelGame(Command, frozen=True):
     """The host's: call the game off before the start (ruling 13)."""
 
@@ -168,6 +177,7 @@ AnyCommand = (
     | RemovePlayer
     | CancelGame
     | Resign
+    | ClaimTimeout
 )
 
 command_decoder = msgspec.json.Decoder(AnyCommand)

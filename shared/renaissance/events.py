@@ -13,6 +13,7 @@ import hashlib
 import msgspec
 from msgspec.structs import replace
 
+from gameplatform.clock import TimeControl
 from renaissance.commands import AnyCommand
 
 
@@ -58,6 +59,8 @@ class GameCreated(Event, frozen=True):
     competition: str
     pieces: list[PieceInfo]
     """The pieces as the data file gives them, so a reader can check the stream alone."""
+    clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
+    """The turn clock, where the game has one (left out otherwise)."""
 
 
 class PlayerJoined(Event, frozen=True):
@@ -226,6 +229,14 @@ class GameCancelled(Event, frozen=True):
     """The host cancelled the game before its start (nothing follows)."""
 
 
+class SeatTimedOut(Event, frozen=True):
+    """``seat``'s time ran out at ``deadline``; it loses (``on_timeout``: ``remove``): a
+    ``SeatResigned`` (``timeout``) and the ``GameEnded`` follow."""
+
+    deadline: str
+    on_timeout: str
+
+
 class SeatResigned(Event, frozen=True):
     """``seat`` gave up (``reason``: ``resigned``); a ``GameEnded`` with the other seat as the
     winner follows."""
@@ -260,6 +271,7 @@ AnyEvent = (
     | PlayerLeft
     | GameCancelled
     | SeatResigned
+    | SeatTimedOut
 )
 
 json_encoder = msgspec.json.Encoder()

@@ -14,6 +14,7 @@ from msgspec.structs import replace
 
 from renaissance import commands as c
 from renaissance import events as e
+from renaissance import timing
 from renaissance.components import (
     CENTRE,
     COLOURS,
@@ -103,7 +104,13 @@ def _board_square(cell: c.Square, broken: type[RuleError], what: str) -> int:
 
 
 def _created(_: GameState | None, ev: e.GameCreated) -> GameState:
-    return GameState(game_id=ev.game_id, seed=ev.seed, sets=ev.sets, competition=ev.competition)
+    return GameState(
+        game_id=ev.game_id,
+        seed=ev.seed,
+        sets=ev.sets,
+        competition=ev.competition,
+        clock=timing.started(ev.clock),
+    )
 
 
 def _joined(s: GameState, ev: e.PlayerJoined) -> GameState:
@@ -338,15 +345,21 @@ def _cancelled(s: GameState, _: e.GameCancelled) -> GameState:
     return replace(s, phase="cancelled", current=-1)
 
 
+def _timed_out(s: GameState, _: e.SeatTimedOut) -> GameState:
+    return s  # the SeatResigned that follows puts the seat out
+
+
 def _resigned(s: GameState, ev: e.SeatResigned) -> GameState:
     assert ev.seat is not None
-    return replace(s, resigned=ev.seat)
+    status = "resigned" if ev.reason == "resigned" else "removed"
+    return replace(s, resigned=ev.seat, out_status=status)
 
 
 _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
     e.PlayerLeft: _left,
     e.GameCancelled: _cancelled,
     e.SeatResigned: _resigned,
+    e.SeatTimedOut: _timed_out,
     e.GameCreated: _created,
     e.PlayerJoined: _joined,
     e.SetStarted: _set_started,
@@ -376,6 +389,8 @@ _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
 def evolve(state: GameState | None, event: e.Event) -> GameState:
     """Apply one event, without checks (the event was decided already)."""
     new = _EVOLVERS[type(event)](state, event)
+    if new.clock is not None:
+        new = timing.after_event(new, event)
     return replace(new, version=event.version, last_hash=event.hash)
 
 
@@ -619,6 +634,7 @@ def _create(cmd: c.CreateGame) -> e.GameCreated:
             e.PieceInfo(p.id, [e.At(x, y) for x, y in p.shape], list(p.tags))
             for p in components().pieces
         ],
+        clock=timing.checked_control(cmd.clock),
     )
 
 
@@ -667,14 +683,33 @@ def _resign(b: _Batch, cmd: c.Resign) -> None:
         raise WrongPhase("The game has not started: leave the lobby instead.")
     if s.phase in ("cancelled", "finished"):
         raise GameOver("The game is over.")
-    other = 1 - cmd.seat
-    b.emit(e.SeatResigned, seat=cmd.seat, reason="resigned")
+    _concede(b, cmd.seat, "resigned")
+
+
+def _claim_timeout(b: _Batch, cmd: c.ClaimTimeout) -> None:
+    """The seat whose time ran out loses, as if it resigned (ruling 14); refused before the
+    deadline by the batch's recorded time."""
+    s = b.state
+    if s.phase == "lobby":
+        raise WrongPhase("The game has not started: no clock runs.")
+    if s.phase in ("cancelled", "finished"):
+        raise GameOver("The game is over.")
+    deadline = timing.deadline_passed(s, cmd.seat, b.cause.time if b.cause else None)
+    b.emit(e.SeatTimedOut, seat=cmd.seat, deadline=deadline, on_timeout="remove")
+    _concede(b, cmd.seat, "timeout")
+
+
+def _concede(b: _Batch, seat: int, reason: str) -> None:
+    """``seat`` is out: the other seat wins, the scores stand as they are."""
+    s = b.state
+    other = 1 - seat
+    b.emit(e.SeatResigned, seat=seat, reason=reason)
     b.emit(
         e.GameEnded,
         scores=list(s.scores),
         sets_won=list(s.sets_won),
         competition=s.competition,
-        ranking=[other, cmd.seat],
+        ranking=[other, seat],
         winners=[other],
     )
 
@@ -1173,6 +1208,7 @@ _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
     c.RemovePlayer: _remove_player,
     c.CancelGame: _cancel,
     c.Resign: _resign,
+    c.ClaimTimeout: _claim_timeout,
     c.StartGame: _start,
     c.PlacePiece: _place_piece,
     c.LiftPiece: _lift,

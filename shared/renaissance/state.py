@@ -12,6 +12,8 @@ from typing import Literal
 
 import msgspec
 
+from gameplatform.clock import ClockState
+
 Phase = Literal[
     "lobby",  # created, seats joining
     "setup",  # placing the polyominoes, Silver first
@@ -67,6 +69,9 @@ class GameState(msgspec.Struct, frozen=True):
     ranking: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()
     resigned: int = -1  # the seat that gave up (-1: none)
+    out_status: str = ""  # how it stopped: resigned, or removed (its time ran out)
+    clock: ClockState | None = None  # the turn clock (ruling 14), where the game has one
+    turns: int = 0  # turns begun (a clock's turn changes with it)
 
     @property
     def is_over(self) -> bool:

@@ -9,14 +9,14 @@ from typing import Any, get_args
 import msgspec
 
 from gameplatform.forms import CommandForms, inline_schema
-from gameplatform.interface import Award, Clock, Table
+from gameplatform.interface import Award, Clock, Table, platform_clock
 from renature import board as boards
 from renature import commands as c
 from renature import corpus as recorded
 from renature import events as e
 from renature.audit import AuditReport, audit
 from renature.bots import BOT_NAMES, Bot, make_bot
-from renature.clock import TimeControl, deadline_ms
+from renature.clock import TimeControl
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.errors import RuleError
 from renature.explain import Explanation, explain
@@ -262,16 +262,7 @@ class RenatureGame(CommandForms):
         return board_svg(state, title)
 
     def clock(self, state: GameState) -> Clock | None:
-        clock = state.clock
-        if clock is None:
-            return None
-        return Clock(
-            **msgspec.structs.asdict(clock.control),  # per_turn, total, increment, on_timeout
-            running_for=clock.owner if clock.owner >= 0 else None,
-            turn_started_ms=clock.turn_started_ms,
-            deadline_ms=deadline_ms(clock),
-            remaining_ms=list(clock.remaining_ms),
-        )
+        return platform_clock(state.clock)
 
     def seat_command_schema(self) -> dict[str, Any]:
         """The seat commands' schema with what the rules would otherwise refuse as naming

@@ -280,7 +280,7 @@ REFUSED_CREATIONS: list[tuple[dict[str, Any], int, str, tuple[str, ...]]] = [
         {"game": "renaissance", "time_control": {"per_turn": 30}},
         422,
         "malformed_request",
-        ("time_control", "renaissance"),
+        ("on_timeout", "renaissance"),
     ),
     ({"game": "renaissance", "competition": "foo"}, 422, "malformed_request", ("competition",)),
     ({"game": "renaissance", "board": "valley"}, 422, "malformed_request", ("board",)),

@@ -1,5 +1,6 @@
-"""Renaissance's seats (ruling 13): leaving and removing in the lobby, cancelling before the
-start, resigning in play; each decided by the core and re-decided by the audit."""
+"""Renaissance's seats and clock (rulings 13 and 14): leaving and removing in the lobby,
+cancelling before the start, resigning in play, losing on time; each decided by the core and
+re-decided by the audit."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from typing import Any
 import pytest
 
 from gameplatform import get_game
+from gameplatform.clock import TimeControl
 from renaissance import commands as c
 from renaissance import events as e
-from renaissance.errors import GameOver, InvalidCommand, WrongPhase
+from renaissance.errors import ClockRunning, GameOver, InvalidCommand, WrongPhase
 
 GAME = get_game("renaissance")
 TIME = "2026-11-25T10:00:00.000+00:00"
@@ -96,3 +98,37 @@ def test_a_started_game_cannot_be_left_or_cancelled() -> None:
     for command in (c.LeaveGame(0), c.RemovePlayer(1), c.CancelGame()):
         with pytest.raises(WrongPhase):
             game.run(command)
+
+
+def test_a_seat_whose_time_runs_out_loses_at_the_recorded_deadline() -> None:
+    game = Played()
+    control = TimeControl(per_turn=30, on_timeout="remove")
+    create = GAME.create_command("clocked", 2, None, {"time_control": control})
+    moments = iter(f"2026-11-25T10:00:{second:02d}.000+00:00" for second in range(60))
+
+    def at(command: c.Command) -> list[e.Event]:
+        events, game.state = GAME.execute(game.state, command, time=next(moments))
+        game.log.extend(events)
+        return events
+
+    at(GAME.with_seed(create, "seed"))
+    at(c.JoinGame(0, "ada"))
+    at(c.JoinGame(1, "bo"))
+    at(c.StartGame())  # 10:00:03: seat 0's 30 seconds run
+    clock = GAME.clock(game.state)
+    assert clock is not None
+    assert (clock.running_for, clock.per_turn) == (0, 30)
+    with pytest.raises(ClockRunning):
+        at(c.ClaimTimeout(0))  # 10:00:04, 29 s before the deadline
+    with pytest.raises(ClockRunning):
+        at(c.ClaimTimeout(1))  # seat 1's time does not run
+    for _ in range(28):
+        next(moments)
+    events = at(c.ClaimTimeout(0))  # 10:00:34, past 10:00:33
+    assert [type(event) for event in events] == [e.SeatTimedOut, e.SeatResigned, e.GameEnded]
+    assert GAME.table(game.state).winners == [1]
+    assert GAME.table(game.state).statuses == ["removed", "playing"]
+    report: Any = GAME.audit(game.log)
+    assert report.ok, report.findings
+    with pytest.raises(InvalidCommand):  # a timeout loses: no bot plays on in Renaissance
+        GAME.execute(None, c.CreateGame("g", "s", clock=TimeControl(per_turn=30)))
