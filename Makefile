@@ -55,7 +55,7 @@ fmt: $(STAMP)
 	$(RUN) ruff format shared services tests bench
 	$(RUN) ruff check --fix .
 
-## The long chaos run (issue 11): games played through faults (SIGKILL/SIGSTOP of every service,
+## The long chaos run: games played through faults (SIGKILL/SIGSTOP of every service,
 ## Redis killed, a power cut), then a checker; prints games, acknowledged, lost, forked, model
 ## mismatches, audit failures and recovery times, under the durable mode and under everysec.
 ## A short run is part of `make test` (tests/chaos/test_chaos.py).

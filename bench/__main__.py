@@ -55,7 +55,7 @@ def main() -> None:
         flood.run()
     if "storage" in parts:
         storage.run()
-    if "durability" in parts:  # the cost of each durability mode (issue 11)
+    if "durability" in parts:  # the cost of each durability mode
         durability.run()
 
 

@@ -1,4 +1,4 @@
-"""The cost of each durability mode (issue 11): appends through the event store on a private
+"""The cost of each durability mode: appends through the event store on a private
 Redis configured for the mode, one writer (latency) and 16 concurrent writers (throughput).
 
 ``everysec``   appendonly yes, appendfsync everysec (the loss window: about a second)

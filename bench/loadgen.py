@@ -1,5 +1,6 @@
 """One load process of the player's-path benchmark: ``python -m bench.loadgen`` (run by
-``bench.player``; one JSON config line on stdin, then ``go`` lines; one JSON result on stdout).
+``bench.player``; one JSON config line on stdin, then ``go`` lines; the JSON result in
+``result_file``, then ``done`` on stdout).
 
 It plays scripted bot games (worked out in process from chosen seeds, `bench.service.script`)
 one move in flight per game, over one of three paths:
@@ -28,6 +29,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -496,7 +498,11 @@ def main() -> None:
     import uvloop
 
     result = uvloop.run(main_async(config))
-    print(json.dumps(result), flush=True)
+    # The result goes to a file, not through the pipe: with hundreds of games it is larger than a
+    # pipe's buffer, and the event loop leaves stdout non-blocking, so one long line would arrive
+    # cut at 64 KiB. The pipe only says that the file is complete.
+    Path(config["result_file"]).write_text(json.dumps(result))
+    print("done", flush=True)
 
 
 if __name__ == "__main__":

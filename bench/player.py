@@ -280,6 +280,7 @@ def run_load(
 ) -> Result:
     """Start the load processes, wait for them to be ready, measure one window."""
     loads: list[Group] = []
+    configs: dict[int, str] = {}  # a load process's pid: the file of its result
     share = [list(range(i, games, topology.load)) for i in range(topology.load)]
     share = [s for s in share if s]
     for number, indices in enumerate(share):
@@ -292,6 +293,8 @@ def run_load(
             "label": f"{mode}{games}-{number}",
             "scripts": SCRIPTS,
         }
+        result_file = stack.workdir / f"load-{mode}-{games}-{number}.json"
+        config["result_file"] = str(result_file)
         log = stack.workdir / f"load-{mode}-{games}-{number}.err"
         process = subprocess.Popen(
             [sys.executable, "-m", "bench.loadgen"],
@@ -304,6 +307,7 @@ def run_load(
         process.stdin.write(json.dumps(config).encode() + b"\n")
         process.stdin.flush()
         loads.append(Group("load", process, log))
+        configs[process.pid] = str(result_file)
     try:
         for group in loads:
             assert group.process.stdout is not None
@@ -325,9 +329,9 @@ def run_load(
         for group in loads:
             assert group.process.stdout is not None
             line = group.process.stdout.readline()
-            if not line:
+            if line.strip() != b"done":
                 raise RuntimeError(f"a load process died:\n{group.tail()}")
-            results.append(json.loads(line))
+            results.append(json.loads(Path(configs[group.process.pid]).read_text()))
     finally:
         for group in loads:
             with contextlib.suppress(ProcessLookupError):

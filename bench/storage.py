@@ -39,7 +39,7 @@ from renature.bots import make_bot
 from renature.game import bot_seed
 
 TARGET_FINISHED_BYTES = 340_000 // 3
-"""Issue 12: at most a third of the 340 KB a chaos run measured per finished game."""
+"""The storage target: at most a third of the 340 KB a chaos run measured per finished game."""
 
 FINISHED_GAMES = 6
 REFUSED_PER_SEAT = 5

@@ -66,6 +66,10 @@ class EventStore(Protocol):
 
     async def ack(self, partition: int, group: str, entry_ids: Iterable[str]) -> int: ...
 
+    async def ack_entries(self, group: str, entries: Iterable[FeedEntry]) -> int:
+        """Acknowledge entries of any partitions at once; returns how many were pending."""
+        ...
+
     async def autoclaim(
         self, partition: int, group: str, consumer: str, min_idle_ms: int, count: int = 100
     ) -> list[FeedEntry]: ...

@@ -33,6 +33,7 @@ from eventstore.types import (
     FeedEntry,
     StoredEvent,
     StoreError,
+    entries_by_partition,
 )
 
 
@@ -277,6 +278,11 @@ class MemoryEventStore:
                 delivered.append(feed[index])
             state.next_index = end
         return delivered
+
+    async def ack_entries(self, group: str, entries: Iterable[FeedEntry]) -> int:
+        """Acknowledge entries of any partitions; returns how many were pending."""
+        by_partition = entries_by_partition(entries)
+        return sum([await self.ack(p, group, ids) for p, ids in by_partition.items()])
 
     async def ack(self, partition: int, group: str, entry_ids: Iterable[str]) -> int:
         """Acknowledge processed entries; returns how many of them were pending."""

@@ -46,6 +46,7 @@ from eventstore.types import (
     StoredEvent,
     StoreError,
     StoreUnavailableError,
+    entries_by_partition,
 )
 
 DEFAULT_OUTCOME_TTL_SECONDS: Final = 7 * 24 * 3600
@@ -514,6 +515,18 @@ class RedisEventStore:
             return 0
         with _translate_errors():
             return int(await self._redis.xack(self.feed_key(partition), group, *ids))
+
+    async def ack_entries(self, group: str, entries: Iterable[FeedEntry]) -> int:
+        """Acknowledge entries of any partitions in one round trip; returns how many were
+        pending."""
+        by_partition = entries_by_partition(entries)
+        if not by_partition:
+            return 0
+        with _translate_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for partition, ids in by_partition.items():
+                pipe.xack(self.feed_key(partition), group, *ids)
+            return sum(int(n) for n in await pipe.execute())
 
     async def autoclaim(
         self, partition: int, group: str, consumer: str, min_idle_ms: int, count: int = 100

@@ -8,7 +8,7 @@ failures (Redis unreachable, a malformed stream).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 
@@ -37,6 +37,14 @@ class FeedEntry:
     version: int
     data: bytes
     hash: str | None = None
+
+
+def entries_by_partition(entries: Iterable[FeedEntry]) -> dict[int, list[str]]:
+    """The ids of ``entries`` grouped by their partition feed, in order."""
+    grouped: dict[int, list[str]] = {}
+    for entry in entries:
+        grouped.setdefault(entry.partition, []).append(entry.entry_id)
+    return grouped
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,6 @@
-"""The game platform: what a game hands the platform (``Game``), and the registry of games.
+"""The game platform: the law every game shares (the hash chain, execution, rule errors, the
+audit, the corpus check, whole games in process, the explanation's shape: one module each), what
+a game hands the platform (``Game``), and the registry of games.
 
 A game is a pure package (no I/O, clock or global randomness) with commands and events as
 msgspec structs, ``decide``/``evolve``/``legal_actions``/``view``, bots, its components as data,

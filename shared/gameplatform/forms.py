@@ -20,7 +20,7 @@ what other players see)."""
 
 
 @cache
-def _decoder(kind: Any) -> msgspec.json.Decoder[Any]:
+def decoder(kind: Any) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(kind)
 
 
@@ -84,7 +84,7 @@ class CommandForms:
         return isinstance(command, self.seat_command_type)
 
     def decode_command(self, data: bytes | str) -> Any:
-        return _decoder(self.command_type).decode(data)
+        return decoder(self.command_type).decode(data)
 
     def seat_command(self, payload: dict[str, Any]) -> Any:
         """A seated player's command from JSON-like data (raises ``msgspec.ValidationError``)."""

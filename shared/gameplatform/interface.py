@@ -13,7 +13,9 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from gameplatform.audit import AuditReport
 from gameplatform.clock import ClockState, deadline_ms
+from gameplatform.explanation import Explanation
 
 State = TypeVar("State")
 Command = TypeVar("Command")
@@ -110,6 +112,7 @@ class Award(msgspec.Struct, frozen=True):
     reason: str
 
 
+# long: the protocol lists, documented, every member a game hands the platform
 class Game(Protocol[State, Command, Event]):
     """Everything the platform needs of a game, and nothing more."""
 
@@ -339,11 +342,12 @@ class Game(Protocol[State, Command, Event]):
         """Where the game stands in its own words (``turn 12, place_domino``), for a replay."""
         ...
 
-    def explain(self, events: Sequence[Event], seat: int | None = None) -> msgspec.Struct: ...
+    def explain(self, events: Sequence[Event], seat: int | None = None) -> Explanation:
+        """The platform's explanation (`gameplatform.explanation`), the game's own subclass."""
+        ...
 
-    def audit(self, events: Sequence[Event]) -> msgspec.Struct:
-        """A report with at least ``ok``, ``game_id``, ``events``, ``batches``, ``finished``,
-        ``checks``, ``first_bad``, ``findings``, ``scores``, ``winners``."""
+    def audit(self, events: Sequence[Event]) -> AuditReport:
+        """The platform's report (`gameplatform.audit`), the same shape for every game."""
         ...
 
     def corpus(self) -> list[msgspec.Struct]:

@@ -7,20 +7,20 @@ from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
+from gameplatform.audit import AuditReport
 from gameplatform.clock import TimeControl
-from gameplatform.forms import CommandForms
+from gameplatform.core_adapter import CoreAdapter
 from gameplatform.interface import Award, Clock, Table, platform_clock
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
-from renaissance.audit import AuditReport, audit
+from renaissance.audit import audit
 from renaissance.bots import BOT_NAMES, Bot, make_bot
 from renaissance.components import COLOURS, components
-from renaissance.errors import RuleError
 from renaissance.explain import Explanation, explain
-from renaissance.game import bot_seed, outcome, play, replay, setup_commands
+from renaissance.game import outcome, play, setup_commands
 from renaissance.picture import board_svg, board_text
-from renaissance.rules import decide, evolve, execute, legal_actions
+from renaissance.rules import RULES, legal_actions
 from renaissance.state import GameState, Phase
 from renaissance.view import GameView, view, visible_event
 
@@ -51,8 +51,7 @@ class RenaissanceOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True
         return control.problem()
 
 
-# long: the adapter forwards every member of the platform's Game protocol to the core
-class RenaissanceGame(CommandForms):
+class RenaissanceGame(CoreAdapter):
     name: str = "renaissance"
     title: str = "Renaissance (Masahiro Nakajima, 2012)"
     player_counts: tuple[int, ...] = (2,)
@@ -70,6 +69,7 @@ class RenaissanceGame(CommandForms):
     resign_type: Any = c.Resign
     timeout_type: Any = c.ClaimTimeout
     event_type: Any = e.AnyEvent
+    rules: Any = RULES
     hidden_information: bool = False
     seed_secret: bool = False
     state_type: Any = GameState
@@ -123,33 +123,8 @@ class RenaissanceGame(CommandForms):
     def public_command(self, command: c.Command) -> c.Command:
         return command
 
-    def execute(
-        self,
-        state: GameState | None,
-        command: c.Command,
-        *,
-        command_id: str | None = None,
-        time: str | None = None,
-    ) -> tuple[list[e.Event], GameState]:
-        return execute(state, command, command_id=command_id, time=time)
-
-    def decide(self, state: GameState | None, command: c.Command) -> list[e.Event]:
-        return decide(state, command)
-
-    def evolve(self, state: GameState | None, event: e.Event) -> GameState:
-        return evolve(state, event)
-
-    def replay(self, events: Sequence[e.Event]) -> GameState | None:
-        return replay(events)
-
     def legal_actions(self, state: GameState, seat: int) -> list[c.Command]:
         return legal_actions(state, seat)
-
-    def is_rule_error(self, error: Exception) -> bool:
-        return isinstance(error, RuleError)
-
-    def is_over(self, state: GameState) -> bool:
-        return state.is_over
 
     def is_closed(self, state: GameState) -> bool:
         return state.phase in ("finished", "cancelled")
@@ -213,9 +188,6 @@ class RenaissanceGame(CommandForms):
     def make_bot(self, name: str, seed: str) -> Bot:
         return make_bot(name, seed)
 
-    def bot_seed(self, seed: str, seat: int) -> str:
-        return bot_seed(seed, seat)
-
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)
 
@@ -258,10 +230,10 @@ class RenaissanceGame(CommandForms):
     def picture_text(self, state: GameState) -> str:
         return board_text(state)
 
-    def explain(self, events: Sequence[e.Event], seat: int | None = None) -> msgspec.Struct:
+    def explain(self, events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         return explain(events, seat)
 
-    def audit(self, events: Sequence[e.Event]) -> msgspec.Struct:
+    def audit(self, events: Sequence[e.Event]) -> AuditReport:
         return audit(events)
 
     def corpus(self) -> list[msgspec.Struct]:
@@ -271,12 +243,6 @@ class RenaissanceGame(CommandForms):
         game = _corpus_decoder.decode(line)
         name = f"{'/'.join(game.bots)}, {game.sets} set(s), {game.seed!r}"
         return name, recorded.check(game)
-
-    def encode_event(self, event: e.Event) -> bytes:
-        return e.encode(event)
-
-    def decode_event(self, data: bytes | str) -> e.Event:
-        return e.decode(data)
 
 
 GAME = RenaissanceGame()

@@ -9,8 +9,10 @@ and accepts or declines a proposal with even odds.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Protocol
 
+from gameplatform import simulation
 from renaissance import commands as c
 from renaissance.rules import (
     execute,
@@ -98,8 +100,5 @@ class GreedyBot:
 
 
 def make_bot(name: str, seed: str) -> Bot:
-    if name == "random":
-        return RandomBot(seed)
-    if name == "greedy":
-        return GreedyBot(seed)
-    raise ValueError(f"Unknown bot {name!r}; bots: {', '.join(BOT_NAMES)}")
+    kinds: dict[str, Callable[[str], Bot]] = {"random": RandomBot, "greedy": GreedyBot}
+    return simulation.make_bot(kinds, name, seed)

@@ -8,16 +8,11 @@ step. ``log_sha256`` pins this implementation's event log byte for byte.
 
 from __future__ import annotations
 
-import hashlib
-
-import msgspec
-
+from gameplatform import corpus, simulation
 from renaissance import commands as c
-from renaissance import events as e
 from renaissance.errors import RuleError
 from renaissance.game import play, setup_commands, simulation_id
-from renaissance.rules import execute, legal_actions
-from renaissance.state import GameState
+from renaissance.rules import RULES, legal_actions
 
 GAMES: tuple[tuple[tuple[str, str], int, str], ...] = (
     (("random", "random"), 1, "points"),
@@ -30,20 +25,19 @@ GAMES: tuple[tuple[tuple[str, str], int, str], ...] = (
 """(bots, sets, competition) of the corpus games."""
 
 
-class CorpusGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class _Named(corpus.Record[c.SeatCommand], frozen=True, kw_only=True):
+    """The platform's record, its game named last (as the published lines have it)."""
+
+    game: str = "renaissance"
+
+
+class CorpusGame(_Named, frozen=True, forbid_unknown_fields=True):
+    """The record of a game of ``sets`` sets and ``competition``, played by ``bots``."""
+
     seed: str
     bots: list[str]
     sets: int
     competition: str
-    commands: list[c.SeatCommand]
-    legal_actions: list[int]
-    """How many legal actions the acting seat had just before each command."""
-    events: int
-    log_sha256: str
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    game: str = "renaissance"
 
 
 def seed_of(bots: tuple[str, str], sets: int, competition: str) -> str:
@@ -63,65 +57,25 @@ def record(bots: tuple[str, str], sets: int, competition: str) -> CorpusGame:
 
 def check(game: CorpusGame) -> list[str]:
     """Replay a corpus game; what differs from the record (empty when everything agrees)."""
-    if len(game.legal_actions) != len(game.commands):
-        return ["the record has not one legal-action count per command"]
-    try:
-        found = _replayed(game.seed, game.bots, game.sets, game.competition, game.commands)
-    except RuleError as error:
-        return [f"a recorded command is refused: {error.message}"]
-    for number, (command, counted, recorded) in enumerate(
-        zip(game.commands, found.legal_actions, game.legal_actions, strict=True), start=1
-    ):
-        if counted != recorded:
-            return [
-                f"command {number}: seat {command.seat} has {counted} legal actions, not {recorded}"
-            ]
-    problems = []
-    if (found.events, found.scores, found.ranking) != (game.events, game.scores, game.ranking):
-        problems.append(
-            f"(events, scores, ranking) {(found.events, found.scores, found.ranking)}, "
-            f"not {(game.events, game.scores, game.ranking)}"
-        )
-    if found.winners != game.winners:
-        problems.append(f"winners {found.winners}, not {game.winners}")
-    if found.log_sha256 != game.log_sha256:
-        problems.append("the event log differs from the recorded one")
-    return problems
+    return corpus.check(game, _replayed_record)
 
 
-def log_digest(log: list[e.Event]) -> str:
-    digest = hashlib.sha256()
-    for event in log:
-        digest.update(e.encode(event) + b"\n")
-    return digest.hexdigest()
+def _replayed_record(game: CorpusGame) -> CorpusGame:
+    return _replayed(game.seed, game.bots, game.sets, game.competition, game.commands)
 
 
 def _replayed(
     seed: str, bots: list[str], sets: int, competition: str, played: list[c.SeatCommand]
 ) -> CorpusGame:
-    log: list[e.Event] = []
-    state: GameState | None = None
-    for command in setup_commands(simulation_id(seed), seed, bots, sets, competition):
-        events, state = execute(state, command)
-        log += events
-    assert state is not None
-    counts = []
-    for command in played:
-        counts.append(len(legal_actions(state, command.seat)))
-        events, state = execute(state, command)
-        log += events
+    setup = setup_commands(simulation_id(seed), seed, bots, sets, competition)
+    log, counts, state = simulation.replay_counting(RULES, setup, played, legal_actions)
     if not state.is_over:
         raise RuleError("the game does not end with the last recorded command")
+    result = (list(state.scores), list(state.ranking), list(state.winners))
     return CorpusGame(
         seed=seed,
         bots=bots,
         sets=sets,
         competition=competition,
-        commands=played,
-        legal_actions=counts,
-        events=len(log),
-        log_sha256=log_digest(log),
-        scores=list(state.scores),
-        ranking=list(state.ranking),
-        winners=list(state.winners),
+        **corpus.recorded(played, counts, log, result),
     )

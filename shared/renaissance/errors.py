@@ -1,42 +1,25 @@
-"""Rule errors: each names the broken rule in a player's words (``code`` for machines)."""
+"""Rule errors: each names the broken rule in a player's words (``code`` for machines). The
+errors every game shares (`RuleError`, the base, among them) are the platform's
+(`gameplatform.errors`), re-exported here; Renaissance's own subclass `RuleError`."""
 
 from __future__ import annotations
 
+from gameplatform.errors import GameOver, InvalidCommand, NotYourTurn, RuleError, WrongPhase
 
-class RuleError(Exception):
-    code = "rule_broken"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class InvalidCommand(RuleError):
-    """The command is malformed or names something that does not exist."""
-
-    code = "invalid_command"
-
-
-class GameNotFound(RuleError):
-    code = "game_not_found"
-
-
-class GameAlreadyExists(RuleError):
-    code = "game_exists"
-
-
-class NotYourTurn(RuleError):
-    code = "not_your_turn"
-
-
-class WrongPhase(RuleError):
-    """The command does not fit the current step of the game."""
-
-    code = "wrong_phase"
-
-
-class GameOver(RuleError):
-    code = "game_over"
+__all__ = [  # the platform's errors that Renaissance's rules raise, and its own
+    "GameOver",
+    "IllegalMarker",
+    "IllegalMove",
+    "IllegalPreparation",
+    "IllegalProposal",
+    "IllegalPush",
+    "InvalidCommand",
+    "NotYourTurn",
+    "PieceDoesNotFit",
+    "RelocationRule",
+    "RuleError",
+    "WrongPhase",
+]
 
 
 class ClockRunning(RuleError):

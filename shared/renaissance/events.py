@@ -1,18 +1,20 @@
 """Events: what happened, past tense, frozen and tagged by ``type``.
 
-Every event carries the game id, its version (1-based position in the stream), the acting seat
-(``None`` for the rules themselves) and the hash chain (``prev_hash``/``hash``), as Renature's
-do: ``hash`` is the SHA-256 of the event's JSON with ``hash`` empty. Squares are x/y. New fields
+Every event carries the platform's fields (`gameplatform.chain.Event`): the game id, its version
+(1-based position in the stream), the acting seat (``None`` for the rules themselves), the cause
+and the hash chain (``prev_hash``/``hash``, sealed by the platform). Squares are x/y. New fields
 must get defaults, so old streams keep decoding.
 """
 
 from __future__ import annotations
 
-import hashlib
-
 import msgspec
-from msgspec.structs import replace
 
+from gameplatform import chain
+from gameplatform.chain import canonical_bytes as canonical_bytes  # re-exported: the platform's
+from gameplatform.chain import chain_hash as chain_hash
+from gameplatform.chain import encode as encode
+from gameplatform.chain import seal as seal
 from gameplatform.clock import TimeControl
 from renaissance.commands import AnyCommand
 
@@ -25,13 +27,10 @@ class Cause(msgspec.Struct, frozen=True):
     time: str | None = None
 
 
-class Event(msgspec.Struct, frozen=True, tag_field="type", kw_only=True):
-    game_id: str
-    version: int
-    seat: int | None = None
+class Event(chain.Event, frozen=True, kw_only=True):
+    """The platform's event (see `gameplatform.chain`), its cause one of Renaissance's commands."""
+
     cause: Cause | None = None
-    prev_hash: str = ""
-    hash: str = ""
 
 
 class At(msgspec.Struct, frozen=True):
@@ -274,31 +273,12 @@ AnyEvent = (
     | SeatTimedOut
 )
 
-json_encoder = msgspec.json.Encoder()
 event_decoder = msgspec.json.Decoder(AnyEvent)
-
-
-def encode(event: Event) -> bytes:
-    return json_encoder.encode(event)
 
 
 def decode(data: bytes | str) -> Event:
     event: Event = event_decoder.decode(data)
     return event
-
-
-def canonical_bytes(event: Event) -> bytes:
-    return json_encoder.encode(replace(event, hash=""))
-
-
-def chain_hash(event: Event) -> str:
-    return hashlib.sha256(canonical_bytes(event)).hexdigest()
-
-
-def seal(event: Event, prev_hash: str) -> Event:
-    """The event linked to its predecessor and stamped with its own hash."""
-    linked = replace(event, prev_hash=prev_hash)
-    return replace(linked, hash=chain_hash(linked))
 
 
 def points_awarded(event: Event) -> list[tuple[int, int, str]]:

@@ -4,32 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
-
+from gameplatform import explanation
 from renaissance import events as e
 
 
-class PointLine(msgspec.Struct, frozen=True):
-    """Points one seat got from one event: in which set and phase, by which rule, the total."""
+class PointLine(explanation.PointLine, frozen=True, kw_only=True):
+    """The platform's line, with the set and the phase the points came in."""
 
-    version: int
     set_number: int
     phase: int
-    seat: int
-    colour: str
-    points: int
-    total: int
-    rule: str
-    text: str
 
 
-class Explanation(msgspec.Struct, frozen=True):
-    game_id: str
+class Explanation(explanation.Explanation, frozen=True, kw_only=True):
+    """The platform's explanation, with each set's scores, the sets won and the competition."""
+
     lines: list[PointLine]
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    colours: list[str]
     set_scores: list[list[int]] = []
     sets_won: list[int] = []
     competition: str = "points"
@@ -50,9 +39,12 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
     set_number = 0
     colours = ["silver", "gold"]
     set_scores: list[list[int]] = []
+    names = ["", ""]
     ended: e.GameEnded | None = None
     for event in events:
-        if isinstance(event, e.SetStarted):
+        if isinstance(event, e.PlayerJoined) and event.seat in (0, 1):
+            names[event.seat] = event.name
+        elif isinstance(event, e.SetStarted):
             set_number = event.set_number
             colours = ["silver", "gold"] if event.silver_seat == 0 else ["gold", "silver"]
         elif isinstance(event, e.SetEnded):
@@ -82,6 +74,7 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         ranking=list(ended.ranking) if ended else [],
         winners=list(ended.winners) if ended else [],
         colours=colours,
+        names=names,
         set_scores=set_scores,
         sets_won=list(ended.sets_won) if ended else [],
         competition=ended.competition if ended else "points",

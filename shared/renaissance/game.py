@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-import msgspec
-
+from gameplatform import simulation
+from gameplatform.simulation import bot_seed as bot_seed  # the platform's, re-exported
 from renaissance import commands as c
 from renaissance import events as e
 from renaissance.bots import make_bot
 from renaissance.components import COLOURS
-from renaissance.rules import evolve, execute
+from renaissance.rules import RULES
 from renaissance.state import GameState
 
-
-def replay(events: Iterable[e.Event]) -> GameState | None:
-    """The state after a stream of events: a fold of ``evolve``, shared by every reader."""
-    state: GameState | None = None
-    for event in events:
-        state = evolve(state, event)
-    return state
+replay = RULES.replay
+"""The state after a stream of events: the platform's fold of ``evolve``."""
 
 
 def simulation_id(seed: str) -> str:
-    return "sim-rn-" + hashlib.sha256(seed.encode()).hexdigest()[:12]
-
-
-def bot_seed(seed: str, seat: int) -> str:
-    """Each seat's bot gets its own seed derived from the game's."""
-    return f"{seed}|bot|{seat}"
+    return simulation.simulation_id(seed, "sim-rn-")
 
 
 def setup_commands(
@@ -47,21 +36,19 @@ def setup_commands(
     ]
 
 
-class Outcome(msgspec.Struct, frozen=True):
-    """The result of a whole game: final scores by seat, ranking and winners."""
+class _Sets(simulation.Outcome, frozen=True, kw_only=True):
+    """The platform's outcome, then the sets (as ``simulate`` has always written them)."""
 
-    game_id: str
-    game: str
-    players: int
-    bots: list[str]
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    colours: list[str]
-    events: int
     sets: int = 1
     sets_won: list[int] = []
     set_scores: list[list[int]] = []
+
+
+class Outcome(_Sets, frozen=True):
+    """The platform's outcome of a Renaissance game, with its sets."""
+
+    game_id: str
+    game: str
 
 
 def play(
@@ -78,19 +65,8 @@ def play(
         raise ValueError(f"Renaissance needs 2 bots, got {len(bots)}")
     game_id = game_id or simulation_id(seed)
     agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
-    log: list[e.Event] = []
-    state: GameState | None = None
-    for command in setup_commands(game_id, seed, bots, sets, competition):
-        events, state = execute(state, command)
-        log += events
-    assert state is not None
-    for _ in range(max_commands):
-        if state.is_over:
-            return log, state
-        seat = state.current
-        events, state = execute(state, agents[seat].choose(state, seat))
-        log += events
-    raise RuntimeError(f"the game did not end within {max_commands} commands")
+    setup = setup_commands(game_id, seed, bots, sets, competition)
+    return simulation.play_out(RULES, setup, agents, max_commands=max_commands)
 
 
 def outcome(state: GameState, bots: Sequence[str], events: int) -> Outcome:

@@ -12,6 +12,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from gameplatform import execution
 from renaissance import commands as c
 from renaissance import events as e
 from renaissance import timing
@@ -34,8 +35,6 @@ from renaissance.components import (
     step,
 )
 from renaissance.errors import (
-    GameAlreadyExists,
-    GameNotFound,
     GameOver,
     IllegalMarker,
     IllegalMove,
@@ -563,57 +562,9 @@ def penalty(pieces: tuple[int, ...] | list[int]) -> int:
 # --- decide ------------------------------------------------------------------------------------
 
 
-class _Batch:
-    """Events of one command, each applied as it is emitted so later steps see its effect."""
-
-    def __init__(self, state: GameState, cause: e.Cause) -> None:
-        self.state = state
-        self.cause: e.Cause | None = cause
-        self.events: list[e.Event] = []
-
-    def emit(self, kind: type[e.Event], /, **fields: Any) -> None:
-        event = kind(
-            game_id=self.state.game_id, version=self.state.version + 1, cause=self.cause, **fields
-        )
-        self.cause = None
-        event = e.seal(event, self.state.last_hash)
-        self.events.append(event)
-        self.state = evolve(self.state, event)
-
-
-def execute(
-    state: GameState | None,
-    command: c.Command,
-    *,
-    command_id: str | None = None,
-    time: str | None = None,
-) -> tuple[list[e.Event], GameState]:
-    """Decide a command and return its events together with the state after them."""
-    cause = e.Cause(command, command_id, time)  # type: ignore[arg-type]
-    if isinstance(command, c.CreateGame):
-        if state is not None:
-            raise GameAlreadyExists(f"A game with id {command.game_id!r} exists already.")
-        created = e.seal(replace(_create(command), cause=cause), "")
-        return [created], evolve(None, created)
-    if state is None:
-        raise GameNotFound("There is no such game; create it first.")
-    handler = _DECIDERS.get(type(command))
-    if handler is None:
-        raise InvalidCommand(f"Unknown command {type(command).__name__}.")
-    batch = _Batch(state, cause)
-    handler(batch, command)
-    return batch.events, batch.state
-
-
-def decide(
-    state: GameState | None,
-    command: c.Command,
-    *,
-    command_id: str | None = None,
-    time: str | None = None,
-) -> list[e.Event]:
-    """Validate ``command`` against ``state``; return its events or raise a ``RuleError``."""
-    return execute(state, command, command_id=command_id, time=time)[0]
+_Batch = execution.Batch[GameState, e.Event]
+"""Events of one command (the platform's batch): ``emit(Kind, **fields)`` makes, applies and
+seals each."""
 
 
 def _create(cmd: c.CreateGame) -> e.GameCreated:
@@ -1221,6 +1172,14 @@ _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
     c.PlaceMonomino: _place_monomino,
     c.MoveMarker: _move_marker,
 }
+
+RULES: execution.Rulebook[GameState, c.Command, e.Event] = execution.Rulebook(
+    creation=c.CreateGame, create=_create, deciders=_DECIDERS, evolve=evolve, cause=e.Cause
+)
+execute = RULES.execute
+"""Decide a command; its events and the state after them."""
+decide = RULES.decide
+"""Validate a command against a state; its events, or a ``RuleError``."""
 
 
 # --- legal actions -----------------------------------------------------------------------------

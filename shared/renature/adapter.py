@@ -8,22 +8,23 @@ from typing import Any, get_args
 
 import msgspec
 
-from gameplatform.forms import CommandForms, inline_schema
+from gameplatform.audit import AuditReport
+from gameplatform.core_adapter import CoreAdapter
+from gameplatform.forms import inline_schema
 from gameplatform.interface import Award, Clock, Table, platform_clock
 from renature import board as boards
 from renature import commands as c
 from renature import corpus as recorded
 from renature import events as e
-from renature.audit import AuditReport, audit
+from renature.audit import audit
 from renature.bots import BOT_NAMES, Bot, make_bot
 from renature.clock import TimeControl
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
-from renature.errors import RuleError
 from renature.explain import Explanation, explain
-from renature.game import bot_seed, outcome, play, replay, setup_commands
+from renature.game import outcome, play, setup_commands
 from renature.perspective import decode_state, encode_state, perspective
 from renature.picture import board_svg
-from renature.rules import decide, evolve, execute, legal_actions
+from renature.rules import RULES, legal_actions
 from renature.state import GameState, Phase
 from renature.view import GameView, view, visible_event
 
@@ -77,7 +78,7 @@ class RenatureOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core
-class RenatureGame(CommandForms):
+class RenatureGame(CoreAdapter):
     name: str = "renature"
     title: str = "Renature (with the Valley expansion)"
     player_counts: tuple[int, ...] = (2, 3, 4)
@@ -95,6 +96,7 @@ class RenatureGame(CommandForms):
     resign_type: Any = c.Resign
     timeout_type: Any = c.ClaimTimeout
     event_type: Any = e.AnyEvent
+    rules: Any = RULES
     hidden_information: bool = True
     seed_secret: bool = True
     state_type: Any = GameState
@@ -142,33 +144,8 @@ class RenatureGame(CommandForms):
     def public_command(self, command: c.Command) -> c.Command:
         return e.public_command(command)  # type: ignore[arg-type]  # any command of the union
 
-    def execute(
-        self,
-        state: GameState | None,
-        command: c.Command,
-        *,
-        command_id: str | None = None,
-        time: str | None = None,
-    ) -> tuple[list[e.Event], GameState]:
-        return execute(state, command, command_id=command_id, time=time)
-
-    def decide(self, state: GameState | None, command: c.Command) -> list[e.Event]:
-        return decide(state, command)
-
-    def evolve(self, state: GameState | None, event: e.Event) -> GameState:
-        return evolve(state, event)
-
-    def replay(self, events: Sequence[e.Event]) -> GameState | None:
-        return replay(events)
-
     def legal_actions(self, state: GameState, seat: int) -> list[c.Command]:
         return legal_actions(state, seat)
-
-    def is_rule_error(self, error: Exception) -> bool:
-        return isinstance(error, RuleError)
-
-    def is_over(self, state: GameState) -> bool:
-        return state.is_over
 
     def is_closed(self, state: GameState) -> bool:
         return state.phase in ("finished", "cancelled")
@@ -230,9 +207,6 @@ class RenatureGame(CommandForms):
 
     def make_bot(self, name: str, seed: str) -> Bot:
         return make_bot(name, seed)
-
-    def bot_seed(self, seed: str, seat: int) -> str:
-        return bot_seed(seed, seat)
 
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)
@@ -304,10 +278,10 @@ class RenatureGame(CommandForms):
             lines.append(row.rstrip())
         return "\n".join(lines)
 
-    def explain(self, events: Sequence[e.Event], seat: int | None = None) -> msgspec.Struct:
+    def explain(self, events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         return explain(events, seat)
 
-    def audit(self, events: Sequence[e.Event]) -> msgspec.Struct:
+    def audit(self, events: Sequence[e.Event]) -> AuditReport:
         return audit(events)
 
     def corpus(self) -> list[msgspec.Struct]:
@@ -317,12 +291,6 @@ class RenatureGame(CommandForms):
         game = _corpus_decoder.decode(line)
         name = f"{game.board}, {game.players} players, {game.seed!r}"
         return name, recorded.check(game)
-
-    def encode_event(self, event: e.Event) -> bytes:
-        return e.encode(event)
-
-    def decode_event(self, data: bytes | str) -> e.Event:
-        return e.decode(data)
 
 
 GAME = RenatureGame()

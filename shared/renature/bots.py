@@ -6,8 +6,10 @@ Both are deterministic given their seed: their only randomness is their own ``ra
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Protocol
 
+from gameplatform import simulation
 from renature import commands as c
 from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, plant_code, plant_value
 from renature.geometry import geometry
@@ -210,8 +212,5 @@ def _rate_plants(
 
 
 def make_bot(name: str, seed: str) -> Bot:
-    if name == "random":
-        return RandomBot(seed)
-    if name == "greedy":
-        return GreedyBot(seed)
-    raise ValueError(f"Unknown bot {name!r}; bots: {', '.join(BOT_NAMES)}")
+    kinds: dict[str, Callable[[str], Bot]] = {"random": RandomBot, "greedy": GreedyBot}
+    return simulation.make_bot(kinds, name, seed)

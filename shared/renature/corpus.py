@@ -13,16 +13,10 @@ cloud actions, mushrooms declined), greedy ones play like people who want points
 
 from __future__ import annotations
 
-import hashlib
-
-import msgspec
-
+from gameplatform import corpus, simulation
 from renature import commands as c
-from renature import events as e
-from renature.errors import RuleError
 from renature.game import play, setup_commands, simulation_id
-from renature.rules import execute, legal_actions
-from renature.state import GameState
+from renature.rules import RULES, execute, legal_actions
 
 GAMES: tuple[tuple[str, int, str], ...] = tuple(
     (board, players, bot)
@@ -33,20 +27,14 @@ GAMES: tuple[tuple[str, int, str], ...] = tuple(
 """(board, players, bot for every seat) of the corpus games."""
 
 
-class CorpusGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class CorpusGame(corpus.Record[c.SeatCommand], frozen=True, forbid_unknown_fields=True):
+    """The platform's record (commands, legal-action counts, result, log digest) of a game
+    set up on ``board`` for ``players`` seats, dealt from ``seed``, played by ``bots``."""
+
     board: str
     players: int
     seed: str
     bots: list[str]
-    commands: list[c.SeatCommand]
-    legal_actions: list[int]
-    """How many legal actions the acting seat had just before each command."""
-    events: int
-    log_sha256: str
-    """SHA-256 of the event log as ``renature simulate --events`` writes it."""
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
 
 
 def seed_of(board: str, players: int, bot: str) -> str:
@@ -68,36 +56,11 @@ def record(board: str, players: int, bot: str) -> CorpusGame:
 
 def check(game: CorpusGame) -> list[str]:
     """Replay a corpus game; what differs from the record (empty when everything agrees)."""
-    if len(game.legal_actions) != len(game.commands):
-        return ["the record has not one legal-action count per command"]
-    try:
-        found = _replayed(game.board, game.players, game.seed, game.bots, game.commands)
-    except RuleError as error:
-        return [f"a recorded command is refused: {error.message}"]
-    for number, (command, counted, recorded) in enumerate(
-        zip(game.commands, found.legal_actions, game.legal_actions, strict=True), start=1
-    ):
-        if counted != recorded:
-            return [
-                f"command {number}: seat {command.seat} has {counted} legal actions, not {recorded}"
-            ]
-    problems = []
-    found_result = (found.events, found.scores, found.ranking)
-    expected_result = (game.events, game.scores, game.ranking)
-    if found_result != expected_result:
-        problems.append(f"(events, scores, ranking) {found_result}, not {expected_result}")
-    if found.winners != game.winners:
-        problems.append(f"winners {found.winners}, not {game.winners}")
-    if found.log_sha256 != game.log_sha256:
-        problems.append("the event log differs from the recorded one")
-    return problems
+    return corpus.check(game, _replayed_record)
 
 
-def log_digest(log: list[e.Event]) -> str:
-    digest = hashlib.sha256()
-    for event in log:
-        digest.update(e.encode(event) + b"\n")
-    return digest.hexdigest()
+def _replayed_record(game: CorpusGame) -> CorpusGame:
+    return _replayed(game.board, game.players, game.seed, game.bots, game.commands)
 
 
 def _replayed(
@@ -106,29 +69,15 @@ def _replayed(
     """The record of a game: set it up, count the acting seat's legal actions before each
     command and play it, then finish the game. Raises `RuleError` for a command the rules
     refuse or a game that does not end with the last command."""
-    log: list[e.Event] = []
-    state: GameState | None = None
-    for command in setup_commands(simulation_id(seed), players, seed, board, bots):
-        events, state = execute(state, command)
-        log += events
-    assert state is not None
-    counts = []
-    for command in played:
-        counts.append(len(legal_actions(state, command.seat)))
-        events, state = execute(state, command)
-        log += events
+    setup = setup_commands(simulation_id(seed), players, seed, board, bots)
+    log, counts, state = simulation.replay_counting(RULES, setup, played, legal_actions)
     events, state = execute(state, c.FinishGame(seed))  # refused unless the game has ended
     log += events
+    result = ([seat.score for seat in state.seats], list(state.result), list(state.winners))
     return CorpusGame(
         board=board,
         players=players,
         seed=seed,
         bots=bots,
-        commands=played,
-        legal_actions=counts,
-        events=len(log),
-        log_sha256=log_digest(log),
-        scores=[seat.score for seat in state.seats],
-        ranking=list(state.result),
-        winners=list(state.winners),
+        **corpus.recorded(played, counts, log, result),
     )

@@ -1,46 +1,19 @@
 """Rule errors: each names the broken rule in a player's words.
 
-``decide`` raises one of these; a service turns it into a rejection without appending anything.
-``code`` is a stable machine-readable name for frontends.
+The errors every game shares (`RuleError`, the base, among them) are the platform's
+(`gameplatform.errors`), re-exported here; Renature's own subclass `RuleError`. ``code`` is a
+stable machine-readable name, part of the protocol.
 """
 
 from __future__ import annotations
 
-
-class RuleError(Exception):
-    code = "rule_broken"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class InvalidCommand(RuleError):
-    """The command is malformed or names something that does not exist."""
-
-    code = "invalid_command"
-
-
-class GameNotFound(RuleError):
-    code = "game_not_found"
-
-
-class GameAlreadyExists(RuleError):
-    code = "game_exists"
-
-
-class NotYourTurn(RuleError):
-    code = "not_your_turn"
-
-
-class WrongPhase(RuleError):
-    """The command does not fit the current step of the turn."""
-
-    code = "wrong_phase"
-
-
-class GameOver(RuleError):
-    code = "game_over"
+from gameplatform.errors import GameAlreadyExists as GameAlreadyExists
+from gameplatform.errors import GameNotFound as GameNotFound
+from gameplatform.errors import GameOver as GameOver
+from gameplatform.errors import InvalidCommand as InvalidCommand
+from gameplatform.errors import NotYourTurn as NotYourTurn
+from gameplatform.errors import RuleError as RuleError
+from gameplatform.errors import WrongPhase as WrongPhase
 
 
 class NotInHand(RuleError):

@@ -8,11 +8,14 @@ New fields must always get defaults, so old streams keep decoding.
 
 from __future__ import annotations
 
-import hashlib
-
 import msgspec
 from msgspec.structs import replace
 
+from gameplatform import chain
+from gameplatform.chain import canonical_bytes as canonical_bytes  # re-exported: the platform's
+from gameplatform.chain import chain_hash as chain_hash
+from gameplatform.chain import encode as encode
+from gameplatform.chain import seal as seal
 from renature.clock import TimeControl
 from renature.commands import AnyCommand, CreateGame, FinishGame
 
@@ -27,18 +30,11 @@ class Cause(msgspec.Struct, frozen=True):
     time: str | None = None
 
 
-class Event(msgspec.Struct, frozen=True, tag_field="type", kw_only=True):
-    """Base of all events. ``prev_hash`` and ``hash`` chain the events of a game: ``hash`` is
-    the SHA-256 of the event's canonical bytes (its JSON with ``hash`` empty), which include
-    ``prev_hash``, the previous event's ``hash`` ("" for the first event). Changing, dropping or
-    reordering any stored event breaks the chain."""
+class Event(chain.Event, frozen=True, kw_only=True):
+    """Base of all events: the platform's (game id, version, seat, cause, and the hash chain
+    ``prev_hash``/``hash``, see `gameplatform.chain`), its cause one of Renature's commands."""
 
-    game_id: str
-    version: int
-    seat: int | None = None
     cause: Cause | None = None
-    prev_hash: str = ""
-    hash: str = ""
 
 
 class Half(msgspec.Struct, frozen=True):
@@ -268,32 +264,13 @@ AnyEvent = (
     | SeatResigned
 )
 
-json_encoder = msgspec.json.Encoder()
 event_decoder = msgspec.json.Decoder(AnyEvent)
 events_decoder = msgspec.json.Decoder(list[AnyEvent])
-
-
-def encode(event: Event) -> bytes:
-    return json_encoder.encode(event)
 
 
 def decode(data: bytes | str) -> Event:
     event: Event = event_decoder.decode(data)
     return event
-
-
-def canonical_bytes(event: Event) -> bytes:
-    return json_encoder.encode(replace(event, hash=""))
-
-
-def chain_hash(event: Event) -> str:
-    return hashlib.sha256(canonical_bytes(event)).hexdigest()
-
-
-def seal(event: Event, prev_hash: str) -> Event:
-    """The event linked to its predecessor and stamped with its own hash."""
-    linked = replace(event, prev_hash=prev_hash)
-    return replace(linked, hash=chain_hash(linked))
 
 
 def public_command(command: AnyCommand) -> AnyCommand:

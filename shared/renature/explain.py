@@ -4,34 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
-
+from gameplatform import explanation
+from gameplatform.explanation import count_points
 from renature import events as e
 from renature.components import COLOURS
 from renature.rules import evolve
 from renature.state import GameState
 
 
-class PointLine(msgspec.Struct, frozen=True):
-    """Points one seat got from one event: in which turn, by which rule, and the running total."""
+class PointLine(explanation.PointLine, frozen=True, kw_only=True):
+    """The platform's line, with the turn the points came in."""
 
-    version: int
     turn: int
-    seat: int
-    colour: str
-    points: int
-    total: int
-    rule: str
-    text: str
 
 
-class Explanation(msgspec.Struct, frozen=True):
-    game_id: str
+class Explanation(explanation.Explanation, frozen=True, kw_only=True):
+    """The platform's explanation, with the tiebreak (docs/rules.md) of each seat."""
+
     lines: list[PointLine]
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    colours: list[str]
     tiebreak: list[list[int]] = []
 
 
@@ -39,7 +29,7 @@ def _describe(event: e.Event, colour: str, points: int, reason: str) -> tuple[st
     """(rule, sentence) for one award."""
     match event:
         case e.GameStarted():
-            return "starting score", f"{colour} starts with {points} points (seat order)."
+            return "starting score", f"{colour} starts with {count_points(points)} (seat order)."
         case e.PlantPlaced():
             return (
                 "plant points",
@@ -91,10 +81,19 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
             colour = COLOURS[state.seats[who].colour]
             rule, text = _describe(event, colour, points, reason)
             lines.append(
-                PointLine(event.version, max(turn, 1), who, colour, points, totals[who], rule, text)
+                PointLine(
+                    version=event.version,
+                    turn=max(turn, 1),
+                    seat=who,
+                    colour=colour,
+                    points=points,
+                    total=totals[who],
+                    rule=rule,
+                    text=text,
+                )
             )
     if state is None:
-        return Explanation("", [], [], [], [], [])
+        return Explanation(game_id="", lines=[], scores=[], ranking=[], winners=[], colours=[])
     ended = next((ev for ev in reversed(events) if isinstance(ev, e.GameEnded)), None)
     return Explanation(
         game_id=state.game_id,
@@ -103,5 +102,6 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         ranking=list(state.result),
         winners=list(state.winners),
         colours=[COLOURS[s.colour] for s in state.seats],
+        names=[s.name or "" for s in state.seats],
         tiebreak=ended.tiebreak if ended else [],
     )

@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-import msgspec
-
+from gameplatform import simulation
+from gameplatform.simulation import bot_seed as bot_seed  # the platform's, re-exported
 from renature import commands as c
 from renature import events as e
 from renature.bots import make_bot
-from renature.rules import evolve, execute
+from renature.rules import RULES
 from renature.state import GameState
 
-
-def replay(events: Iterable[e.Event]) -> GameState | None:
-    """The state after a stream of events: a fold of ``evolve``, shared by every reader."""
-    state: GameState | None = None
-    for event in events:
-        state = evolve(state, event)
-    return state
+replay = RULES.replay
+"""The state after a stream of events: the platform's fold of ``evolve``."""
 
 
 def simulation_id(seed: str) -> str:
-    return "sim-" + hashlib.sha256(seed.encode()).hexdigest()[:12]
-
-
-def bot_seed(seed: str, seat: int) -> str:
-    """Each seat's bot gets its own seed derived from the game's."""
-    return f"{seed}|bot|{seat}"
+    return simulation.simulation_id(seed, "sim-")
 
 
 def setup_commands(
@@ -41,18 +30,11 @@ def setup_commands(
     ]
 
 
-class Outcome(msgspec.Struct, frozen=True):
-    """The result of a whole game: final scores by seat, ranking and winners."""
+class Outcome(simulation.Outcome, frozen=True):
+    """The platform's outcome of a game on ``board``."""
 
     game_id: str
     board: str
-    players: int
-    bots: list[str]
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    colours: list[str]
-    events: int
 
 
 def play(
@@ -68,22 +50,13 @@ def play(
         raise ValueError(f"{players} players need {players} bots, got {len(bots)}")
     game_id = game_id or simulation_id(seed)
     agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
-    log: list[e.Event] = []
-    state: GameState | None = None
-    for command in setup_commands(game_id, players, seed, board, bots):
-        events, state = execute(state, command)
-        log += events
-    assert state is not None
-    for _ in range(max_commands):
-        if state.phase == "final_scoring":
-            events, state = execute(state, c.FinishGame(seed))
-            log += events
-        if state.phase == "finished":
-            return log, state
-        seat = state.current
-        events, state = execute(state, agents[seat].choose(state, seat))
-        log += events
-    raise RuntimeError(f"the game did not end within {max_commands} commands")
+    return simulation.play_out(
+        RULES,
+        setup_commands(game_id, players, seed, board, bots),
+        agents,
+        finishing=lambda state: c.FinishGame(seed) if state.phase == "final_scoring" else None,
+        max_commands=max_commands,
+    )
 
 
 def outcome(state: GameState, bots: Sequence[str], events: int) -> Outcome:

@@ -12,6 +12,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from gameplatform import execution
 from renature import commands as c
 from renature import events as e
 from renature import seating
@@ -28,8 +29,6 @@ from renature.components import (
 )
 from renature.deal import commitment, deal
 from renature.errors import (
-    GameAlreadyExists,
-    GameNotFound,
     GameOver,
     IllegalCloudAction,
     IllegalMushroom,
@@ -526,70 +525,9 @@ def evolve(state: GameState | None, event: e.Event) -> GameState:
 # --- decide ------------------------------------------------------------------------------------
 
 
-class Batch:
-    """Events of one command, each applied as it is emitted so later steps see its effect.
-    The first event records the cause; every event is sealed into the hash chain."""
-
-    def __init__(self, state: GameState, cause: e.Cause) -> None:
-        self.state = state
-        self.cause: e.Cause | None = cause
-        self.events: list[e.Event] = []
-
-    @property
-    def game_id(self) -> str:
-        return self.state.game_id
-
-    @property
-    def next_version(self) -> int:
-        """The version of the next event emitted."""
-        return self.state.version + 1
-
-    def emit(self, event: e.Event) -> None:
-        """Apply ``event`` (made with `game_id` and `next_version`), the command's cause on the
-        batch's first event, sealed into the hash chain."""
-        event = e.seal(replace(event, cause=self.cause), self.state.last_hash)
-        self.cause = None
-        self.events.append(event)
-        self.state = evolve(self.state, event)
-
-
-def execute(
-    state: GameState | None,
-    command: c.Command,
-    *,
-    command_id: str | None = None,
-    time: str | None = None,
-) -> tuple[list[e.Event], GameState]:
-    """Decide a command and return its events together with the state after them.
-
-    ``command_id`` and ``time`` are provenance given by the caller (the core has no clock);
-    they are recorded in the first event's ``cause``."""
-    cause = e.Cause(e.public_command(command), command_id, time)  # type: ignore[arg-type]
-    if isinstance(command, c.CreateGame):
-        if state is not None:
-            raise GameAlreadyExists(f"A game with id {command.game_id!r} exists already.")
-        created = e.seal(replace(_create(command), cause=cause), "")
-        return [created], evolve(None, created)
-    if state is None:
-        raise GameNotFound("There is no such game; create it first.")
-    handler = _DECIDERS.get(type(command))
-    if handler is None:
-        raise InvalidCommand(f"Unknown command {type(command).__name__}.")
-    batch = Batch(state, cause)
-    handler(batch, command)
-    seating.play_on(batch, _DECIDERS)  # seats that timed out are played on by a bot
-    return batch.events, batch.state
-
-
-def decide(
-    state: GameState | None,
-    command: c.Command,
-    *,
-    command_id: str | None = None,
-    time: str | None = None,
-) -> list[e.Event]:
-    """Validate ``command`` against ``state``; return its events or raise a ``RuleError``."""
-    return execute(state, command, command_id=command_id, time=time)[0]
+Batch = execution.Batch[GameState, e.Event]
+"""Events of one command (the platform's batch): each applied as it is emitted, the first
+recording the cause, every one sealed into the hash chain."""
 
 
 def _create(cmd: c.CreateGame) -> e.GameCreated:
@@ -1217,6 +1155,20 @@ _DECIDERS: dict[type[c.Command], Callable[[Batch, Any], None]] = {
     c.FinishGame: _finish,
     **seating.DECIDERS,
 }
+
+RULES: execution.Rulebook[GameState, c.Command, e.Event] = execution.Rulebook(
+    creation=c.CreateGame,
+    create=_create,
+    deciders=_DECIDERS,
+    evolve=evolve,
+    cause=lambda command, command_id, time: e.Cause(e.public_command(command), command_id, time),
+    after=lambda batch: seating.play_on(batch, _DECIDERS),  # timed-out seats played on by a bot
+)
+execute = RULES.execute
+"""Decide a command; its events and the state after them (``command_id`` and ``time`` are
+provenance given by the caller, recorded in the first event's ``cause``)."""
+decide = RULES.decide
+"""Validate a command against a state; its events, or a ``RuleError``."""
 
 
 # --- legal actions -----------------------------------------------------------------------------

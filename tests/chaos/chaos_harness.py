@@ -1,4 +1,4 @@
-"""A Jepsen-style chaos run of the whole stack (issue 11), and the checker of its history.
+"""A Jepsen-style chaos run of the whole stack, and the checker of its history.
 
 Redis and every service run as separate OS processes: Redis with an append-only file, two
 rules services, the board and score projectors and the gateway (each started as ``python -m

@@ -1,4 +1,4 @@
-"""A short chaos run in the test suite (issue 11): every fault kind once under the durable mode.
+"""A short chaos run in the test suite: every fault kind once under the durable mode.
 
 Redis and the services run as separate processes; HTTP clients play games while each service
 is SIGKILLed and SIGSTOPped, Redis is killed and restarted from its append-only file and a power

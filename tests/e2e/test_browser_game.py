@@ -1,4 +1,4 @@
-"""Issue 13's "done when": a whole game through the API as two browser-like clients would play
+"""The web client's promise: a whole game through the API as two browser-like clients would play
 it, every service in its own process (rules, board, score, clock, gateway) on a private Redis.
 
 Ada (host) and Bob each run a "browser app" on their own origin: CORS preflights, the lobby,

@@ -1,4 +1,4 @@
-"""Redis locked down (issue 12): every service runs as its own ACL user of infra/redis/users.acl.
+"""Redis locked down: every service runs as its own ACL user of infra/redis/users.acl.
 
 A private ``redis-server`` is started with the ACL file rendered by infra/redis/render-acl.sh
 (random hex passwords, as a deployment's Secret would give them). Then the whole stack runs,

@@ -1,4 +1,4 @@
-"""Creating a game and joining a seat survive a lost answer (issue 11).
+"""Creating a game and joining a seat survive a lost answer.
 
 The gateway, the rules service and a real Redis in this event loop. A retry with the same
 ``Idempotency-Key`` gets the same game, or the same seat and token; nobody without the key

@@ -1,5 +1,5 @@
 """After a regression (the last writes lost, as in a power cut under ``appendfsync everysec``)
-nothing is decided, stored or served on the lost events (issue 11), on a real Redis.
+nothing is decided, stored or served on the lost events, on a real Redis.
 
 A regression is made by hand: the newest entries of a game stream are deleted (``XDEL``), as a
 truncated append-only file would lose them, while the services keep their caches.

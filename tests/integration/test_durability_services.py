@@ -1,4 +1,4 @@
-"""Services heal themselves (issue 11): real processes, a real Redis stopped and started.
+"""Services heal themselves: real processes, a real Redis stopped and started.
 
 - Started before Redis, the rules service and a projector wait for it (no exit) and work once
   it answers.

@@ -1,4 +1,4 @@
-"""The gateway's limits against a real Redis and the real rules service (issue 12's attacks).
+"""The gateway's limits against a real Redis and the real rules service (an attacker's review).
 
 Each test is one attack: a body too large or too deep, strings too long, a flood of creations,
 a token sending refused commands in a loop, too many live connections, a flood of audits, a

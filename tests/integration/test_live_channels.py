@@ -199,3 +199,59 @@ async def test_server_sent_events_resume_with_last_event_id_and_stay_up(served: 
         assert bad.json()["error"]["code"] == "malformed_request"
         forged = await http.get(url, params={"token": "forged"})
         assert forged.status_code == 403
+
+
+async def _redis_clients(redis: aioredis.Redis) -> int:
+    return int((await redis.info("clients"))["connected_clients"])
+
+
+async def test_a_hundred_live_sockets_share_a_bounded_number_of_redis_connections(
+    served: Served, redis: aioredis.Redis
+) -> None:
+    """Sockets on many games of one worker read through its hub: one Redis connection per
+    partition with a follower, never one per socket."""
+    games = [await started(served) for _ in range(4)]
+    before = await _redis_clients(redis)
+    sockets = []
+    try:
+        for index in range(100):
+            game_id, tokens = games[index % len(games)]
+            ws = await connect(f"{served.ws}/games/{game_id}/live?token={tokens[index % 2]}")
+            sockets.append(ws)
+        for ws in sockets:  # every socket has its backlog: created, two joins, started...
+            assert (await frames(ws, 1))[0]["version"] == 1
+        hub = served.app.state.gateway.live
+        partitions = {hub.layout.partition_of(game_id) for game_id, _ in games}
+        assert hub.connections() <= len(partitions)
+        assert await _redis_clients(redis) - before <= len(partitions) + 2
+        game_id, tokens = games[0]
+        version = await move(served, game_id, tokens[0])
+        followers = [ws for i, ws in enumerate(sockets) if i % len(games) == 0]
+        for ws in followers:  # the new event reaches every socket of the game, once
+            seen = [frame["version"] for frame in await frames(ws, version - 1)]
+            assert seen == list(range(2, version + 1))
+    finally:
+        for ws in sockets:
+            await ws.close()
+
+
+async def test_a_follower_that_falls_behind_reads_what_it_missed_from_the_stream(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A queue too short for the events that arrive marks the follower lagging; it reads the
+    missed events from the game's stream: the socket sees every version once, in order."""
+    from gameserver.gateway import live_hub
+
+    monkeypatch.setattr(live_hub, "QUEUE", 1)
+    game_id, tokens = await started(served)
+    async with connect(f"{served.ws}/games/{game_id}/live?token={tokens[0]}") as ws:
+        assert [frame["version"] for frame in await frames(ws, 4)] == [1, 2, 3, 4]
+        version = 4
+        for _ in range(6):
+            for token in tokens:
+                with_move = await served.client.legal_actions(game_id, token)
+                if with_move:
+                    version = await move(served, game_id, token)
+        seen = [frame["version"] for frame in await frames(ws, version - 4)]
+        assert seen == list(range(5, version + 1))
+    assert served.app.state.gateway.live.catch_ups > 0  # it did fall behind

@@ -1,4 +1,4 @@
-"""The player's path made cheap (issue 15): commands and their answers over the live WebSocket,
+"""The player's path made cheap: commands and their answers over the live WebSocket,
 seat tokens resolved in process, the gateway served by several worker processes, the access
 log sampled or off. Real Redis, the real rules service, uvicorn on a free port."""
 

@@ -1,4 +1,4 @@
-"""Bounded storage (issue 12): the retention service against a real Redis.
+"""Bounded storage: the retention service against a real Redis.
 
 The attacks: 2,000 lobbies created by anonymous clients never expired; every refused command
 left its outcome for 7 days; every event was kept twice (game stream and partition feed, never

@@ -1,4 +1,4 @@
-"""Attacks of issue 12 on seeds and seats, against a real Redis, the rules service and the gateway.
+"""Attacks on seeds and seats, against a real Redis, the rules service and the gateway.
 
 - A small chosen seed (``731337``) was brute-forced from its bare SHA-256 commitment in 0.33 s:
   now every commitment the service makes is keyed with a secret salt.

@@ -1,4 +1,4 @@
-"""The deployment would pass review (issue 12): every Kubernetes manifest is valid against the
+"""The deployment would pass review: every Kubernetes manifest is valid against the
 Kubernetes schemas (kubernetes-validate, which ships them: no network), and the manifests, the
 compose file, redis.conf, the ACL file and the Dockerfile hold what the security model says
 (docs/security.md).

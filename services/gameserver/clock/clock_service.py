@@ -18,19 +18,18 @@ rules accept the first and refuse the second (the seat's time no longer runs).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
-from eventstore import FeedEntry, RedisEventStore, StoreError
+from eventstore import FeedEntry, RedisEventStore
 from gameplatform.interface import Clock
 from gameserver.runtime import bus, healing
-from gameserver.runtime.logging import configure_logging, get_logger
+from gameserver.runtime.feed_consumer import FeedConsumer
+from gameserver.runtime.logging import get_logger
 from gameserver.runtime.rules_client import RulesClient
+from gameserver.runtime.service_runner import run_service
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.state_cache import AnyGame, GameLoader
 
@@ -45,7 +44,6 @@ RETRY_MS = 500
 BACKOFF_MS = 5_000
 """A due game whose claim failed otherwise is looked at again this much later."""
 COMMAND_TIMEOUT_S = 10.0
-RETRY_SECONDS = 0.2
 
 
 def now_ms() -> int:
@@ -70,7 +68,9 @@ class ClockService:
         self.store = store
         self.client = client
         self.consumer = consumer
-        self.reclaim_idle_ms = reclaim_idle_ms
+        self.feeds = FeedConsumer(
+            store, GROUP, consumer, self.handle, reclaim_idle_ms=reclaim_idle_ms, log=log
+        )
         self.clock = clock
         self.cache_size = cache_size
         self.games = GameLoader(store, cache_size, log)
@@ -81,8 +81,7 @@ class ClockService:
         return f"{self.store.layout.prefix}:clock:deadlines"
 
     async def setup(self) -> None:
-        for partition in self.store.partitions():
-            await self.store.ensure_group(partition, GROUP, start_id="0")
+        await self.feeds.setup()
 
     async def running_clock(self, game_id: str) -> tuple[AnyGame, Clock] | None:
         """The game's game and clock, from its current state (the cached fold plus what was
@@ -105,30 +104,18 @@ class ClockService:
             await self.redis.zadd(self.deadlines_key, {game_id: due})
         return due
 
-    async def handle(self, entries: list[FeedEntry]) -> None:
+    async def handle(self, entries: Sequence[FeedEntry]) -> None:
         """Track every game the entries touch, then acknowledge them."""
         for game_id in dict.fromkeys(entry.game_id for entry in entries):
             await self.track(game_id)
-        by_partition: dict[int, list[str]] = {}
-        for entry in entries:
-            by_partition.setdefault(entry.partition, []).append(entry.entry_id)
-        for partition, ids in by_partition.items():
-            await self.store.ack(partition, GROUP, ids)
+        await self.feeds.ack(entries)
 
     async def poll(self, block_ms: int) -> int:
-        entries = await self.store.read_group(
-            GROUP, self.consumer, self.store.partitions(), block_ms=block_ms
-        )
-        await self.handle(entries)
-        return len(entries)
+        return await self.feeds.poll(block_ms)
 
     async def reclaim(self) -> None:
         """Take over entries another (dead) clock service left pending."""
-        for partition in self.store.partitions():
-            claimed = await self.store.autoclaim(
-                partition, GROUP, self.consumer, self.reclaim_idle_ms
-            )
-            await self.handle(claimed)
+        await self.feeds.reclaim()
 
     async def fire(self) -> float:
         """Claim every timeout that is due; the seconds until the next deadline."""
@@ -181,36 +168,15 @@ class ClockService:
     async def run(self, stop: asyncio.Event, reclaim_every: float = 10.0) -> None:
         """Follow the feeds and fire timeouts until ``stop`` is set; waits for Redis when it
         is away (nothing is lost: entries stay pending, deadlines stay in Redis)."""
-        ready = False
-        last_reclaim = time.monotonic()
-        while not stop.is_set():
-            try:
-                if not ready:
-                    await self.setup()
-                    await self.reclaim()
-                    ready = True
-                    log.info("clock_service_started", consumer=self.consumer)
-                sleep = await self.fire()
-                await self.poll(block_ms=max(1, int(sleep * 1000)))
-                if time.monotonic() - last_reclaim >= reclaim_every:
-                    await self.reclaim()
-                    last_reclaim = time.monotonic()
-            except (StoreError, RedisError, OSError) as error:
-                if "NOGROUP" in str(error):
-                    ready = False
-                log.warning("redis_unavailable", error=str(error))
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=RETRY_SECONDS)
-        log.info("clock_service_stopped")
+
+        async def fire_then_block() -> int:
+            return max(1, int(await self.fire() * 1000))
+
+        await self.feeds.run(stop, reclaim_every=reclaim_every, before_poll=fire_then_block)
 
 
-async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
-    """Run the clock service until ``stop`` is set (or SIGINT/SIGTERM when none is given)."""
-    if stop is None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    """Run the clock service until ``stop`` is set."""
     # Its feed reads block: no socket timeout may cut them (healing.py).
     redis = Redis.from_url(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
     try:
@@ -230,5 +196,4 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None) -> None:
 
 def run(settings: Settings) -> None:
     """Blocking entry point used by ``renature serve clock``."""
-    configure_logging(settings.log_level, service="clock")
-    asyncio.run(serve(settings))
+    run_service("clock", settings.log_level, lambda stop: serve(settings, stop))

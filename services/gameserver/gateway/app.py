@@ -83,7 +83,7 @@ def create_app(
     app.include_router(reads_routes.models)
     app.include_router(audit_routes.router)
     app.include_router(live_routes.router)
-    install_frontends(app)  # lobby, SSE, boards; CORS, gzip, ETags, offline docs (issue 13)
+    install_frontends(app)  # lobby, SSE, boards; CORS, gzip, ETags, offline docs
     web_routes.install(app)  # the reference web client, the dispute viewer and the board picture
     # /state sends a GameState without its static board (it is loaded by board_id).
     # Renature's state (named by its module: Renaissance has a GameState too) has its static

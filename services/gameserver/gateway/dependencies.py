@@ -24,6 +24,7 @@ from gameserver.gateway.expiry import TokenExpiry
 from gameserver.gateway.finished import FinishedReads
 from gameserver.gateway.game_states import GameStates
 from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.live_hub import LiveHub
 from gameserver.gateway.token_cache import CachedSeatTokens
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.logging import bind_command, get_logger
@@ -56,6 +57,7 @@ class Gateway:
         self.tokens = CachedSeatTokens(redis, self.store.layout)  # no lookup per request
         self.games = GameStates(self.store)
         self.finished = FinishedReads(redis, self.store, self.games)
+        self.live = LiveHub(self.store.layout, redis)  # the live channels' feed readers
         self.token_expiry: TokenExpiry | None = None  # set by limits.install
         self.sender = sender
         self.command_timeout = command_timeout
@@ -108,6 +110,7 @@ class Gateway:
         try:
             yield
         finally:
+            await self.live.aclose()
             if self._owned_sender is not None:
                 await self._owned_sender.aclose()
             await self.redis.aclose()
@@ -127,7 +130,7 @@ class Gateway:
                 ) from error
             except senders.SenderUnavailableError as error:
                 log.error("gateway_rules_unavailable", command=kind, error=str(error))
-                raise ApiError(  # the bus is Redis: the store is unreachable (issue 11)
+                raise ApiError(  # the bus is Redis: the store is unreachable
                     503, "store_unavailable", "The game store cannot be reached; retry."
                 ) from error
             # DEBUG: a line per command cost more CPU than the gateway's own work; refusals

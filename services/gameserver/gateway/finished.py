@@ -21,12 +21,12 @@ import msgspec
 from redis.asyncio import Redis
 
 from eventstore import KeyLayout, RedisEventStore, StoreError
+from gameplatform.audit import AuditReport, Finding, failed
 from gameserver.gateway.game_states import GameStates
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.request_limits import bounded
 from gameserver.runtime.logging import get_logger
 from gameserver.runtime.state_cache import AnyGame
-from renature.audit import AuditReport, Finding
 
 log = get_logger("renature.gateway")
 
@@ -193,28 +193,18 @@ class FinishedReads:
 
 def _audit_report(game: AnyGame, events: list[Any], problems: list[Finding]) -> bytes:
     """The audit of what could be read, with the unreadable events among its findings; an
-    audit that cannot finish on a corrupted stream is a finding too. (Every game's report and
-    findings have the shape of Renature's.)"""
-    report: Any
+    audit that cannot finish on a corrupted stream is a finding too. (Every game's report is
+    the platform's `AuditReport`.)"""
+    report: AuditReport
     try:
         report = game.audit(events)
     except Exception as error:  # a forged event the core cannot even fold
         stop = Finding(0, "stream", f"the audit could not finish: {type(error).__name__}")
-        report = AuditReport(
-            events[0].game_id if events else "",
-            False,
-            len(events),
-            0,
-            False,
-            [],
-            stop,
-            [stop],
+        report = msgspec.structs.replace(
+            failed(stop, events[0].game_id if events else ""), events=len(events)
         )
     if problems:
-        findings = sorted(
-            [*problems, *(Finding(f.version, f.check, f.message) for f in report.findings)],
-            key=lambda f: f.version,
-        )
+        findings = sorted([*problems, *report.findings], key=lambda f: f.version)
         report = msgspec.structs.replace(
             report,
             ok=False,

@@ -32,7 +32,7 @@ REJECTION_STATUS = {
     "game_not_found": 404,
     "not_your_seat": 403,
     "contended": 503,
-    "store_unavailable": 503,  # the rules service could not reach Redis: retry (issue 11)
+    "store_unavailable": 503,  # the rules service could not reach Redis: retry
     "internal_error": 500,
 }
 

@@ -1,4 +1,4 @@
-"""Creating a game and taking a seat, safely retried after a lost answer (issue 11).
+"""Creating a game and taking a seat, safely retried after a lost answer.
 
 A client that gets no answer (a 504, a dropped connection, a gateway restart) cannot know
 whether its game was created or its seat taken. It sends an ``Idempotency-Key`` header: a

@@ -20,50 +20,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import msgspec
-from fastapi import WebSocket, WebSocketDisconnect
+from fastapi import WebSocket
 from fastapi.security import HTTPAuthorizationCredentials
-from redis.asyncio import ConnectionPool, Redis, RedisCluster
 
 from eventstore import MAX_VERSION
-from eventstore.redis_client import is_cluster
 from gameplatform import get_game
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.live_commands import serve_commands
+from gameserver.gateway.live_hub import PAGE, Item, entries_after
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
 
-BLOCK_MS = 15_000
-"""How long one XREAD blocks; the live connection's socket timeout is longer (`LiveReader`)."""
-SOCKET_MARGIN_S = 10.0
-PAGE = 100
 INCLUDES = frozenset({"view"})
-
-
-async def live_reader(gateway: Gateway, block_ms: int = BLOCK_MS) -> Any:
-    """A Redis client on its own connection for one live channel: blocking reads must not hold
-    the gateway's shared pool, and their socket timeout must outlast the block. A `Redis`, or
-    a `RedisCluster` when the gateway runs on a cluster."""
-    timeout = block_ms / 1000 + SOCKET_MARGIN_S
-    if is_cluster(gateway.redis):  # a cluster client of its own, on the same nodes
-        client: Any = gateway.redis
-        await client.initialize()  # the nodes are known once it is
-        node = client.get_default_node()
-        credentials = {
-            key: value
-            for key, value in node.connection_kwargs.items()
-            if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
-        }
-        return RedisCluster(host=node.host, port=node.port, socket_timeout=timeout, **credentials)
-    shared = gateway.redis.connection_pool
-    kwargs = {**shared.connection_kwargs, "socket_timeout": timeout}
-    pool = ConnectionPool(connection_class=shared.connection_class, max_connections=1, **kwargs)
-    return Redis.from_pool(pool)  # closing the client closes its pool
 
 
 def parse_after(text: str | None) -> int:
@@ -116,20 +90,29 @@ async def open_channel(
     return Channel(game_id, viewer, version, with_view, ended, game.name)
 
 
-async def follow(reader: Any, stream_key: str, after: int, game: str) -> AsyncIterator[Any]:
+async def follow(gateway: Gateway, game_id: str, after: int, game: str) -> AsyncIterator[Any]:
     """Every event after version ``after``, then each new one as it is appended; returns after
-    the event that closes the game (its game's ``closes``: the end, or a cancellation). An idle
-    block returns nothing and the read starts again from the same version: nothing is skipped
-    or repeated."""
-    last, rules = after, get_game(game)
-    while True:
-        reply = await reader.xread({stream_key: f"0-{last}"}, count=PAGE, block=BLOCK_MS)
-        for entry_id, fields in _entries(reply):
-            event = rules.decode_event(fields[b"event"])
-            last = _version(entry_id)
+    the event that closes the game (its game's ``closes``: the end, or a cancellation). The
+    worker's `LiveHub` reads the feeds for every channel at once; the backlog comes from the
+    game's stream: nothing is skipped or repeated."""
+    rules = get_game(game)
+    key = gateway.layout.game_key(game_id)
+
+    async def backlog(last: int) -> list[Item]:
+        entries = cast(
+            "list[Any]", await gateway.redis.xrange(key, min=f"(0-{last}", max="+", count=PAGE)
+        )
+        return [(_version(entry_id), fields[b"event"]) for entry_id, fields in entries]
+
+    follower = await gateway.live.follow(game_id)
+    try:
+        async for _version_number, data in entries_after(follower, backlog, after):
+            event = rules.decode_event(data)
             yield event
             if rules.closes(event):  # nothing follows: the channel closes (WS 1000, SSE end)
                 return
+    finally:
+        gateway.live.leave(follower)
 
 
 class Frames:
@@ -182,11 +165,9 @@ async def serve_websocket(
         await websocket.close(code=1000)
         return
     frames = Frames(channel, await frames_state(gateway, channel))
-    reader = await live_reader(gateway)
-    stream_key = gateway.layout.game_key(game_id)
 
     async def pump() -> None:
-        async for event in follow(reader, stream_key, channel.after, channel.game):
+        async for event in follow(gateway, game_id, channel.after, channel.game):
             await websocket.send_text(frames.frame(event).decode())
 
     sending = asyncio.create_task(pump())
@@ -199,37 +180,12 @@ async def serve_websocket(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        await reader.aclose()
     if sending in done:  # the game ended (1000) or reading the stream failed (1011)
         failure = sending.exception()
         if failure is not None:
             log.error("live updates failed", game_id=game_id, error=str(failure))
         with contextlib.suppress(Exception):
             await websocket.close(code=1000 if failure is None else 1011)
-
-
-async def _until_disconnect(websocket: WebSocket) -> None:
-    """Return when the client goes away (incoming messages are ignored)."""
-    with contextlib.suppress(WebSocketDisconnect):
-        while True:
-            message = await websocket.receive()
-            if message["type"] == "websocket.disconnect":
-                return
-
-
-def _entries(reply: Any) -> list[tuple[bytes | str, dict[bytes, bytes]]]:
-    """The entries of a one-stream XREAD reply (RESP2 list or RESP3 dict)."""
-    if not reply:
-        return []
-    pairs = reply.items() if isinstance(reply, dict) else reply
-    out: list[tuple[bytes | str, dict[bytes, bytes]]] = []
-    for _key, entries in pairs:
-        for item in entries:
-            if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[1], dict):
-                out.append((item[0], item[1]))
-            else:  # RESP3 nests each stream's entries one level deeper
-                out.extend((entry_id, fields) for entry_id, fields in item)
-    return out
 
 
 def _version(entry_id: bytes | str) -> int:

@@ -17,24 +17,22 @@ value at a version), never increments, for the same reason.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
-import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 import msgspec
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
-from eventstore import FeedEntry, KeyLayout, RedisEventStore, StoreError
-from eventstore.keys import format_partitions, parse_partitions
+from eventstore import FeedEntry, KeyLayout, RedisEventStore
+from eventstore.keys import parse_partitions
 from eventstore.redis_client import redis_client
 from gameserver.projectors.folds import Folds, Projection
 from gameserver.projectors.read_models import ReadModels, Write
 from gameserver.runtime import healing
+from gameserver.runtime.feed_consumer import FeedConsumer
 from gameserver.runtime.logging import configure_logging, get_logger
+from gameserver.runtime.service_runner import run_service
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.state_cache import (
     DEFAULT_MAX_GAMES,
@@ -59,16 +57,12 @@ json_encoder = msgspec.json.Encoder()
 
 F = TypeVar("F")
 
-RETRY_SECONDS = 0.2
-"""Pause between tries while Redis is unreachable: back within a second of its return."""
-
 
 def model_key(layout: KeyLayout, name: str, game_id: str) -> str:
     """``<prefix>:{pNN}:<name>:<game_id>``: the read model shares the game's hash slot."""
     return layout.model_key(name, game_id)
 
 
-# long: the whole consumption protocol of a projection (poll, reclaim, process, rebuild, writes)
 class Projector(Generic[F]):
     """Feeds in, read models out; any number of instances may share one consumer group."""
 
@@ -85,18 +79,25 @@ class Projector(Generic[F]):
         partitions: Sequence[int] | None = None,
     ) -> None:
         self.store = store
-        self.partitions = tuple(store.partitions() if partitions is None else partitions)
-        """The feeds this instance reads (instances may split the partitions between them)."""
         self.redis = redis
         self.projection = projection
-        self.consumer = consumer
-        self.batch = batch
-        self.reclaim_idle_ms = reclaim_idle_ms
         self.cache_size = cache_size
         self.folds = Folds(store, projection, cache_size, log.bind(projection=projection.name))
         self.cache: StateCache[F] = self.folds.cache
         self.models = ReadModels(redis, store.layout, projection.name)
         self._log = log.bind(projection=projection.name, consumer=consumer)
+        self.feeds = FeedConsumer(
+            store,
+            projection.group,
+            consumer,
+            self.process,
+            partitions=partitions,
+            batch=batch,
+            reclaim_idle_ms=reclaim_idle_ms,
+            log=self._log,
+        )
+        self.partitions = self.feeds.partitions
+        """The feeds this instance reads (instances may split the partitions between them)."""
 
     # -- keys and reading --------------------------------------------------------------------
 
@@ -111,70 +112,22 @@ class Projector(Generic[F]):
 
     async def setup(self) -> None:
         """Create the group on every feed, from the start so a new projection sees everything."""
-        for partition in self.store.partitions():
-            await self.store.ensure_group(partition, self.projection.group, start_id="0")
+        await self.feeds.setup()
 
     async def run(
         self, stop: asyncio.Event, block_ms: int = 1000, reclaim_every: float = 10.0
     ) -> None:
-        """Project until ``stop`` is set: take over stale pending entries, then follow the feeds.
-
-        Heals itself (issue 11): started before Redis, it waits; when Redis is unreachable it
-        retries every `RETRY_SECONDS`; when Redis answers NOGROUP (it came back empty) it
-        creates its groups again. Nothing is lost meanwhile: unacknowledged entries stay
-        pending."""
-        ready = False
-        last_reclaim = time.monotonic()
-        while not stop.is_set():
-            try:
-                if not ready:
-                    await self.setup()
-                    await self.reclaim()
-                    last_reclaim = time.monotonic()
-                    ready = True
-                    self._log.info(
-                        "projector_started", partitions=format_partitions(self.partitions)
-                    )
-                await self.poll(block_ms=block_ms)
-                if time.monotonic() - last_reclaim >= reclaim_every:
-                    await self.reclaim()
-                    last_reclaim = time.monotonic()
-            except (StoreError, RedisError, OSError) as error:
-                if "NOGROUP" in str(error):
-                    ready = False  # Redis lost its data: create the groups again
-                self._log.warning("redis_unavailable", error=str(error))
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=RETRY_SECONDS)
-        self._log.info("projector_stopped")
+        """Project until ``stop`` is set: take over stale pending entries, then follow the feeds,
+        healing whenever Redis goes away (`FeedConsumer.run`)."""
+        await self.feeds.run(stop, block_ms=block_ms, reclaim_every=reclaim_every)
 
     async def poll(self, block_ms: int | None = None) -> int:
         """Read and project one batch of new feed entries; returns how many were read."""
-        entries = await self.store.read_group(
-            self.projection.group,
-            self.consumer,
-            self.partitions,
-            count=self.batch,
-            block_ms=block_ms,
-        )
-        await self.process(entries)
-        return len(entries)
+        return await self.feeds.poll(block_ms)
 
     async def reclaim(self, min_idle_ms: int | None = None) -> int:
         """Take over and project entries pending too long with a (probably dead) consumer."""
-        idle = self.reclaim_idle_ms if min_idle_ms is None else min_idle_ms
-        total = 0
-        for partition in self.partitions:
-            while True:
-                claimed = await self.store.autoclaim(
-                    partition, self.projection.group, self.consumer, idle, count=self.batch
-                )
-                if claimed:
-                    self._log.info("entries_reclaimed", partition=partition, count=len(claimed))
-                    await self.process(claimed)
-                    total += len(claimed)
-                if len(claimed) < self.batch:
-                    break
-        return total
+        return await self.feeds.reclaim(min_idle_ms)
 
     async def process(self, entries: Sequence[FeedEntry]) -> None:
         """Project a batch, then acknowledge the entries of each game whose model was written.
@@ -224,11 +177,7 @@ class Projector(Generic[F]):
                 elif result:
                     self._log.debug("model_written", game_id=game_id, version=cached.version)
         acked = [entry for game_id in done if game_id not in failed for entry in by_game[game_id]]
-        if acked:
-            pipe = self.redis.pipeline(transaction=False)
-            for partition, ids in _ids_by_partition(acked).items():
-                pipe.xack(self.store.feed_key(partition), self.projection.group, *ids)
-            await pipe.execute()
+        await self.feeds.ack(acked)
 
     async def project(self, game_id: str, entries: Sequence[FeedEntry]) -> bool:
         """Bring the game's model up to at least the newest of ``entries``; True if written."""
@@ -280,13 +229,6 @@ def _render_with(projection: Projection[F], cached: Cached[F]) -> bytes:
     return projection.render(cached.adapter, cached.value)
 
 
-def _ids_by_partition(entries: Iterable[FeedEntry]) -> dict[int, list[str]]:
-    grouped: dict[int, list[str]] = defaultdict(list)
-    for entry in entries:
-        grouped[entry.partition].append(entry.entry_id)
-    return grouped
-
-
 def create_projector(settings: Settings, redis: Redis, projection: Projection[F]) -> Projector[F]:
     """A projector configured from ``settings`` on a bytes Redis client."""
     store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)
@@ -301,12 +243,10 @@ def create_projector(settings: Settings, redis: Redis, projection: Projection[F]
     )
 
 
-async def serve(settings: Settings, projection: Projection[F], rebuild: bool = False) -> None:
-    """Run one projector until SIGINT/SIGTERM; optionally rebuild its models first."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+async def serve(
+    settings: Settings, projection: Projection[F], stop: asyncio.Event, rebuild: bool = False
+) -> None:
+    """Run one projector until ``stop`` is set; optionally rebuild its models first."""
     # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
     redis = redis_client(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)  # or a cluster
     try:
@@ -335,5 +275,8 @@ def rebuild_only(settings: Settings, projection: Projection[F]) -> int:
 
 def run(settings: Settings, projection: Projection[F], rebuild: bool = False) -> None:
     """Blocking entry point used by ``renature serve board|score``."""
-    configure_logging(settings.log_level, service=projection.name)
-    asyncio.run(serve(settings, projection, rebuild))
+
+    async def main(stop: asyncio.Event) -> None:
+        await serve(settings, projection, stop, rebuild)
+
+    run_service(projection.name, settings.log_level, main)

@@ -115,7 +115,7 @@ class RulesService:
         )
         for index, stream in enumerate(self.command_streams):
             self._subscribe(stream, on_commands, documented=index == 0)
-        # Self-healing (issue 11): back within a second of Redis returning, and a consumer
+        # Self-healing: back within a second of Redis returning, and a consumer
         # group lost with Redis's data is created again instead of stopping the service.
         healing.fast_reconnect()
         self.app = FastStream(

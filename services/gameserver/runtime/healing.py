@@ -1,4 +1,4 @@
-"""What lets a service outlive Redis faults without a human (issue 11).
+"""What lets a service outlive Redis faults without a human.
 
 - `wait_for_redis`: a service started before Redis (or while it restarts) waits with back-off
   (0.1 s doubling to 1 s) instead of exiting; it is connected within a second of Redis

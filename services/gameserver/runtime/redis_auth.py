@@ -1,4 +1,4 @@
-"""Per-service Redis credentials (issue 12: Redis locked down).
+"""Per-service Redis credentials: Redis locked down, each service its own ACL user.
 
 Each service connects as its own ACL user (``rules``, ``gateway``, ``board``, ``score``,
 ``clock``, ``retention``; infra/redis/users.acl says what each may do) with a password from a

@@ -11,7 +11,7 @@ its ``prev_hash``. `Cached.lineage` says whether a stream continues the cached e
 it, or differs from it (e.g. a store restored from an older backup), so a reader can tell a
 cache to trust from one to drop. Readers read from `read_from` (the cached version minus one)
 and fold with `checked_fold`: the first event read must be the cached last one, same version
-and hash, or `StaleCache` says to drop the entry and replay the game (issue 11: after a power
+and hash, or `StaleCache` says to drop the entry and replay the game (after a power
 cut lost the last second of writes, no service may keep deciding or serving on lost events).
 """
 

@@ -156,7 +156,7 @@ class PrivateRedis:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         command = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1"]
         command += ["--dir", str(self.data_dir), "--logfile", "redis.log", "--save", ""]
-        # The fsync policy the durability mode needs (issue 11): always, unless everysec is chosen.
+        # The fsync policy the durability mode needs: always, unless everysec is chosen.
         fsync = "everysec" if Settings.from_env().durability == "everysec" else "always"
         command += ["--appendonly", "yes", "--appendfsync", fsync]
         self.process = subprocess.Popen(

@@ -14,7 +14,6 @@ from gameserver.gateway.live_socket import (
     Frames,
     follow,
     frames_state,
-    live_reader,
     open_channel,
 )
 from gameserver.gateway.openapi import errors
@@ -69,17 +68,12 @@ async def event_stream(
     frames = Frames(channel, await frames_state(gateway, channel))
 
     async def messages() -> AsyncIterator[ServerSentEvent]:
-        reader = await live_reader(gateway)
-        try:
-            key = gateway.layout.game_key(game_id)
-            async for event in follow(reader, key, channel.after, channel.game):
-                yield ServerSentEvent(
-                    data=frames.frame(event).decode(),
-                    event=type(event).__name__,
-                    id=str(event.version),
-                )
-            yield ServerSentEvent(data="{}", event="end")
-        finally:
-            await reader.aclose()
+        async for event in follow(gateway, game_id, channel.after, channel.game):
+            yield ServerSentEvent(
+                data=frames.frame(event).decode(),
+                event=type(event).__name__,
+                id=str(event.version),
+            )
+        yield ServerSentEvent(data="{}", event="end")
 
     return EventSourceResponse(messages(), ping=PING_S)

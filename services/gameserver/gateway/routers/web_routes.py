@@ -18,6 +18,8 @@ from fastapi.staticfiles import StaticFiles
 
 from eventstore import MAX_VERSION
 from gameplatform import game_names, get_game
+from gameplatform.audit import AuditReport, Finding, failed
+from gameplatform.explanation import Explanation
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import GameId, GatewayDep
 from gameserver.gateway.http_errors import ApiError
@@ -25,8 +27,6 @@ from gameserver.gateway.openapi import body, errors
 from gameserver.gateway.schemas import MsgspecResponse
 from gameserver.runtime.state_cache import AnyGame, game_reading
 from renature import events as e
-from renature.audit import AuditReport, Finding
-from renature.explain import Explanation
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
@@ -126,7 +126,7 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     game = (game_reading(lines[0]) if lines else None) or get_game(game_names()[0])
     events, unreadable = _events_of(game, lines)
     report = unreadable or game.audit(events)
-    ok = bool(getattr(report, "ok", False))
+    ok = report.ok
     state = _replayed(game, events if at is None else events[:at])
     finished = bool(events) and game.ends(events[-1])
     return MsgspecResponse(
@@ -135,9 +135,9 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
             events=cast("list[e.AnyEvent]", list(events)),
             version=state.version if state is not None else 0,
             picture=game.picture_svg(state, _title(game, state)) if state is not None else None,
-            # Every game's report has Renature's shape; the explanation is the game's own.
-            audit=cast("AuditReport", report),
-            explanation=cast("Explanation", game.explain(events)) if finished and ok else None,
+            # The platform's report and explanation (a game's explanation adds its own fields).
+            audit=report,
+            explanation=game.explain(events) if finished and ok else None,
             game=game.name,
         )
     )
@@ -168,8 +168,7 @@ def _events_of(game: AnyGame, lines: list[bytes]) -> tuple[list[Any], AuditRepor
 
 
 def _unreadable(line: int, message: str) -> AuditReport:
-    finding = Finding(line, "stream", message)
-    return AuditReport("", False, 0, 0, False, [], finding, [finding])
+    return failed(Finding(line, "stream", message))
 
 
 def _title(game: AnyGame, state: Any) -> str:

@@ -1,0 +1,251 @@
+"""Live channels multiplexed: one reader per partition feed for all of a worker's sockets.
+
+A gateway worker may hold thousands of live channels (WebSocket or SSE). Each once held a
+Redis connection of its own for its blocking read, so a few hundred addresses could reach
+Redis's ``maxclients`` and take every service down. Now the worker reads the partition feeds,
+which carry every appended event of every game (``game``, ``version``, ``event``), with one
+blocking reader per partition that has a follower, on a connection of its own: at most as many
+connections as there are partitions, however many sockets are open. Each follower gets the
+entries of its game in a bounded queue.
+
+No gap and no duplicate: a reader fixes its starting position (the feed's last entry) before a
+follower reads the backlog of its game from the game's stream, so every event is either in
+that backlog or read by the reader afterwards, and the follower drops versions it has already
+passed on. A follower too slow for its queue is marked ``lagging`` instead of blocking the
+reader; it then reads what it missed from the game's stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from redis.asyncio import ConnectionPool, Redis, RedisCluster
+
+from eventstore import KeyLayout
+from eventstore.redis_client import is_cluster
+from gameserver.runtime.logging import get_logger
+
+log = get_logger("renature.gateway")
+
+QUEUE = 1024
+"""Entries a follower may have waiting before it is marked lagging (and reads the stream)."""
+PAGE = 100
+READ_BLOCK_MS = 15_000
+"""How long one XREAD blocks; the reader's socket timeout is longer."""
+SOCKET_MARGIN_S = 10.0
+RETRY_S = 0.2
+"""Pause before a failed feed reader tries again."""
+
+Item = tuple[int, bytes]
+"""A game's event as a feed carries it: (version, encoded event)."""
+WAKE: Item = (-1, b"")
+"""Not an event: wakes a follower to look at its ``lagging`` flag."""
+
+
+class Follower:
+    """One live channel's subscription to its game's entries."""
+
+    def __init__(self, game_id: str, hub: LiveHub) -> None:
+        self.game_id = game_id
+        self.hub = hub
+        self.queue: asyncio.Queue[Item] = asyncio.Queue(QUEUE)
+        self.lagging = False
+
+    def offer(self, item: Item) -> None:
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            self.lagging = True  # it reads what it missed from the game's stream
+
+    def fall_behind(self) -> None:
+        """The reader cannot hand entries over (it failed): read the stream instead."""
+        self.lagging = True
+        with contextlib.suppress(asyncio.QueueFull):
+            self.queue.put_nowait(WAKE)  # a full queue wakes the follower anyway
+
+
+class PartitionReader:
+    """Follows one partition feed from a fixed position and hands entries to followers; heals
+    when Redis goes away (its followers read what they missed from the game's stream once the
+    new position is fixed), and stops once no follower is left."""
+
+    def __init__(self, hub: LiveHub, partition: int) -> None:
+        self.hub = hub
+        self.partition = partition
+        self.key = hub.layout.feed_key(partition)
+        self.followers: dict[str, set[Follower]] = {}
+        self.closing = False
+        self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        try:
+            while not self.closing:
+                try:
+                    await self._follow_feed()
+                except Exception as error:
+                    log.warning("live_feed_failed", partition=self.partition, error=str(error))
+                    if not self.started.done():  # Redis is away: the channel says so
+                        self.closing = True
+                        self.started.set_exception(error)
+                        return
+                    self._everyone_behind()
+                    await asyncio.sleep(RETRY_S)
+        finally:
+            self.closing = True
+            if self.hub.readers.get(self.partition) is self:
+                del self.hub.readers[self.partition]
+
+    async def _follow_feed(self) -> None:
+        client = await self.hub.open_client()
+        try:
+            newest = await client.xrevrange(self.key, count=1)
+            position: bytes | str = newest[0][0] if newest else b"0-0"
+            if self.started.done():
+                self._everyone_behind()  # after a failure: what came meanwhile is in the stream
+            else:
+                self.started.set_result(None)
+            while True:
+                if not self.followers:  # no await between this test and the flag
+                    self.closing = True
+                    return
+                reply = await client.xread({self.key: position}, count=PAGE, block=READ_BLOCK_MS)
+                for entry_id, fields in _feed_entries(reply):
+                    position = entry_id
+                    for follower in self.followers.get(_text(fields[b"game"]), ()):
+                        follower.offer((int(fields[b"version"]), fields[b"event"]))
+        finally:
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+    def _everyone_behind(self) -> None:
+        for followers in self.followers.values():
+            for follower in followers:
+                follower.fall_behind()
+
+
+class LiveHub:
+    """A worker's live readers, one per partition with a follower (see the module's text)."""
+
+    def __init__(self, layout: KeyLayout, redis: Any) -> None:
+        self.layout = layout
+        self.redis = redis
+        self.readers: dict[int, PartitionReader] = {}
+        self.catch_ups = 0
+        """How often a follower that fell behind read what it missed from the stream."""
+
+    async def open_client(self) -> Any:
+        return await live_reader(self.redis)
+
+    async def follow(self, game_id: str) -> Follower:
+        """Subscribe to a game's entries from now on (read its backlog after this returns)."""
+        partition = self.layout.partition_of(game_id)
+        reader = self.readers.get(partition)
+        if reader is None or reader.closing:
+            reader = self.readers[partition] = PartitionReader(self, partition)
+        follower = Follower(game_id, self)
+        reader.followers.setdefault(game_id, set()).add(follower)
+        try:
+            await asyncio.shield(reader.started)
+        except Exception:
+            self.leave(follower)
+            raise
+        return follower
+
+    def leave(self, follower: Follower) -> None:
+        reader = self.readers.get(self.layout.partition_of(follower.game_id))
+        if reader is None:
+            return
+        followers = reader.followers.get(follower.game_id)
+        if followers is not None:
+            followers.discard(follower)
+            if not followers:
+                del reader.followers[follower.game_id]
+        # A reader without followers stops after its current read (at most READ_BLOCK_MS).
+
+    def connections(self) -> int:
+        """Redis connections the live channels hold now (one per running reader)."""
+        return sum(1 for reader in self.readers.values() if not reader.closing)
+
+    async def aclose(self) -> None:
+        for reader in list(self.readers.values()):
+            reader.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader.task
+
+
+async def live_reader(shared: Any, block_ms: int = READ_BLOCK_MS) -> Any:
+    """A Redis client on its own connection for one feed reader: blocking reads must not hold
+    the gateway's shared pool, and their socket timeout must outlast the block. A `Redis`, or
+    a `RedisCluster` when the gateway runs on a cluster."""
+    timeout = block_ms / 1000 + SOCKET_MARGIN_S
+    if is_cluster(shared):  # a cluster client of its own, on the same nodes
+        await shared.initialize()  # the nodes are known once it is
+        node = shared.get_default_node()
+        credentials = {
+            key: value
+            for key, value in node.connection_kwargs.items()
+            if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
+        }
+        return RedisCluster(host=node.host, port=node.port, socket_timeout=timeout, **credentials)
+    pool = shared.connection_pool
+    kwargs = {**pool.connection_kwargs, "socket_timeout": timeout}
+    own = ConnectionPool(connection_class=pool.connection_class, max_connections=1, **kwargs)
+    return Redis.from_pool(own)  # closing the client closes its pool
+
+
+async def entries_after(
+    follower: Follower,
+    read_backlog: Callable[[int], Awaitable[list[Item]]],
+    after: int,
+) -> AsyncIterator[Item]:
+    """Every entry of the follower's game after version ``after``, in order, each once: the
+    backlog from the game's stream, then what the reader hands over (read from the stream
+    again whenever the follower fell behind or a version is missing)."""
+    last = after
+    backlog = True
+    while True:
+        if backlog or follower.lagging:
+            if follower.lagging:
+                follower.hub.catch_ups += 1
+            follower.lagging = False
+            backlog = False
+            while True:
+                page = await read_backlog(last)
+                for version, data in page:
+                    if version > last:
+                        last = version
+                        yield version, data
+                if len(page) < PAGE:
+                    break
+            continue
+        version, data = await follower.queue.get()
+        if version <= last:  # WAKE too: the loop looks at the lagging flag again
+            continue
+        if version > last + 1:  # something was not handed over: read it from the stream
+            backlog = True
+            continue
+        last = version
+        yield version, data
+
+
+def _feed_entries(reply: Any) -> list[tuple[bytes | str, dict[bytes, bytes]]]:
+    """The entries of a one-stream XREAD reply (RESP2 list or RESP3 dict)."""
+    if not reply:
+        return []
+    pairs = reply.items() if isinstance(reply, dict) else reply
+    out: list[tuple[bytes | str, dict[bytes, bytes]]] = []
+    for _key, entries in pairs:
+        for item in entries:
+            if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[1], dict):
+                out.append((item[0], item[1]))
+            else:  # RESP3 nests each stream's entries one level deeper
+                out.extend((entry_id, fields) for entry_id, fields in item)
+    return out
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
