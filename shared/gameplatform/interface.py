@@ -9,7 +9,7 @@ moves them as values and as JSON (``command_type``/``event_type`` decode them).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
@@ -26,6 +26,18 @@ Chosen = TypeVar("Chosen", covariant=True)
 
 class Bot(Protocol[Seen, Chosen]):
     def choose(self, state: Seen, seat: int) -> Chosen: ...
+
+
+@runtime_checkable
+class Describes(Protocol):
+    """What a game may add to say its commands and events in its players' words (the web
+    client lists the moves and the log with them); a game without it is described in plain
+    words read from its structs (``gameplatform.words``)."""
+
+    def describe(self, item: Any, seats: Sequence[str]) -> str:
+        """A command or an event (as the reader may see it) in words; ``seats`` names each
+        seat, e.g. by its colour."""
+        ...
 
 
 class Outcome(Protocol):

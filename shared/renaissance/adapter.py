@@ -23,6 +23,7 @@ from renaissance.picture import board_svg, board_text
 from renaissance.rules import RULES, legal_actions
 from renaissance.state import GameState, Phase
 from renaissance.view import GameView, view, visible_event
+from renaissance.words import describe
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
 _state_decoder = msgspec.json.Decoder(GameState)
@@ -229,6 +230,9 @@ class RenaissanceGame(CoreAdapter):
 
     def picture_text(self, state: GameState) -> str:
         return board_text(state)
+
+    def describe(self, item: Any, seats: Sequence[str]) -> str:
+        return describe(item, seats)
 
     def explain(self, events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         return explain(events, seat)

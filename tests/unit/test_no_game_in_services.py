@@ -56,6 +56,17 @@ def game_types() -> frozenset[str]:
     return frozenset(defined - platform)
 
 
+@cache
+def services_names() -> frozenset[str]:
+    """The classes and type aliases the checked code defines itself (a route's ``At`` is no
+    game's ``At``; an import of a game's type is caught as the import)."""
+    names: set[str] = set()
+    for folder in CHECKED:
+        for path in folder.rglob("*.py"):
+            names |= _defined(ast.parse(path.read_text()))
+    return frozenset(names)
+
+
 def _defined(tree: ast.Module) -> set[str]:
     names = set()
     for node in tree.body:
@@ -93,7 +104,7 @@ def named_games(path: Path) -> Iterator[str]:
     tree = ast.parse(path.read_text())
     games = set(game_names())
     others = [re.compile(rf"\b{re.escape(n)}\b", re.IGNORECASE) for n in games - {PRODUCT}]
-    types = game_types() - _defined(tree)  # a module's own names are its own
+    types = game_types() - services_names()  # the services' own names are their own
     prose = _docstrings(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):

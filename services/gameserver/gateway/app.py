@@ -24,6 +24,7 @@ from gameserver.gateway.request_limits import MAX_BODY_BYTES
 from gameserver.gateway.request_limits import install as install_limits
 from gameserver.gateway.routers import (
     audit_routes,
+    catalog_routes,
     games_routes,
     live_routes,
     play_routes,
@@ -76,8 +77,8 @@ def create_app(
     )
     app.state.gateway = gateway
     install_error_handlers(app)
-    app.include_router(service_routes.router)
-    app.include_router(games_routes.router)
+    for router in (service_routes.router, catalog_routes.router, games_routes.router):
+        app.include_router(router)  # the catalog before /games/{game_id}: /games/catalog
     app.include_router(play_routes.router)
     app.include_router(reads_routes.router)
     app.include_router(reads_routes.models)

@@ -20,7 +20,9 @@ from eventstore import MAX_VERSION
 from gameplatform import game_names, get_game
 from gameplatform.audit import AuditReport, Finding, failed
 from gameplatform.explanation import Explanation
+from gameplatform.interface import Table
 from gameplatform.registry import DEFAULT_GAME
+from gameplatform.words import words
 from gameserver.gateway.dependencies import GameId, GatewayDep
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.openapi import body, errors
@@ -55,6 +57,12 @@ class Inspection(msgspec.Struct, frozen=True):
     explanation: Explanation | None
     game: str = DEFAULT_GAME
     """The game whose events the file holds (the first game whose events its first line is)."""
+    log: list[str] = []
+    """Each event in words (``gameplatform.words``), in the file's order."""
+    table: Table | None = None
+    """The table after event ``at`` (seats, scores), None where the file cannot be folded."""
+    client: str | None = None
+    """The web client's own module for the game, as the catalog says."""
 
 
 def _page(name: str) -> FileResponse:
@@ -92,7 +100,7 @@ async def game_picture(game_id: GameId, gateway: GatewayDep, at: At = None) -> R
     public facts only, so anyone may fetch it at any version up to the game's current one."""
     game, state = await gateway.games.played(game_id)
     if at is not None and at < state.version:
-        past = _replayed(game, (await gateway.games.events(game_id, 0))[:at])
+        past = replayed(game, (await gateway.games.events(game_id, 0))[:at])
         state = past if past is not None else state
     return Response(game.picture_svg(state, _title(game, state)), media_type=SVG)
 
@@ -127,8 +135,9 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     events, unreadable = _events_of(game, lines)
     report = unreadable or game.audit(events)
     ok = report.ok
-    state = _replayed(game, events if at is None else events[:at])
+    state = replayed(game, events if at is None else events[:at])
     finished = bool(events) and game.ends(events[-1])
+    seats = _seats(game, events)
     return MsgspecResponse(
         Inspection(
             game_id=events[0].game_id if events else "",
@@ -139,11 +148,27 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
             audit=report,
             explanation=game.explain(events) if finished and ok else None,
             game=game.name,
+            log=[words(game, event, seats) for event in events],
+            table=game.table(state) if state is not None else None,
+            client=plugin_of(game.name),
         )
     )
 
 
-def _replayed(game: AnyGame, events: list[Any]) -> Any:
+def _seats(game: AnyGame, events: list[Any]) -> list[str]:
+    """The seats' names (colours) of the whole file, to tell its events; none for a file
+    that cannot be folded."""
+    whole = replayed(game, events)
+    return list(game.table(whole).colours) if whole is not None else []
+
+
+def plugin_of(name: str) -> str | None:
+    """The web client's own module for a game (``static/games/<name>.js``), if it has one:
+    every other game is played on the generic table."""
+    return f"/static/games/{name}.js" if (STATIC / "games" / f"{name}.js").is_file() else None
+
+
+def replayed(game: AnyGame, events: list[Any]) -> Any:
     """The state after ``events``, or None where they cannot be folded (a forged or broken
     file: its audit says what is wrong)."""
     try:
