@@ -45,7 +45,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from eventstore import archive
-from eventstore.keys import KeyLayout
+from eventstore.keys import COMMAND_SENDERS, KeyLayout
 from eventstore.redis_values import text as _text
 from eventstore.types import StoredEvent
 
@@ -169,8 +169,9 @@ class Retention:
     consumer: str = "retention"
     streams: Sequence[str] | None = None
     """Streams to trim besides the partition feeds (default: every command stream the layout
-    can have, ``<prefix>:{pNN}:commands``, so it needs no command partition count; a stream
-    that does not exist costs one ``XINFO GROUPS``)."""
+    can have, ``<prefix>:{pNN}:commands`` and the clock's ``<prefix>:{pNN}:commands:clock``, so
+    it needs no command partition count; a stream that does not exist costs one ``XINFO
+    GROUPS``)."""
     clock: Callable[[], float] = time.time
     stage_of: StageOf = field(kw_only=True)
     """Which events create, start and close a game (the service's, from the hosted games)."""
@@ -236,7 +237,11 @@ class Retention:
 
     def _streams(self) -> list[str]:
         feeds = [self.layout.feed_key(p) for p in range(self.layout.partitions)]
-        every = [self.layout.command_stream(p) for p in range(self.layout.partitions)]
+        every = [
+            self.layout.command_stream(p, sender)
+            for p in range(self.layout.partitions)
+            for sender in COMMAND_SENDERS
+        ]
         extra = self.streams if self.streams is not None else every
         return [*feeds, *extra]
 

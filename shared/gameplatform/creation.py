@@ -77,7 +77,10 @@ def creation_type(name: str) -> Any:
         ("seating", Literal["open", "invite"], "open"),
     ]
     for field in msgspec.structs.fields(game.options_type):
-        fields.append((field.name, field.type, field.default))
+        default: Any = field.default
+        if field.default_factory is not msgspec.NODEFAULT:  # a list's ``[]``: a fresh one each
+            default = msgspec.field(default_factory=field.default_factory)
+        fields.append((field.name, field.type, default))
     return msgspec.defstruct(
         f"New{name.title()}Game",
         fields,

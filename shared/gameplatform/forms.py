@@ -46,7 +46,7 @@ def inline_schema(kind: Any) -> dict[str, Any]:
 class CommandForms:
     """``join_command``, ``start_command``, ``is_creation``, ``needs_seat``, ``decode_command``
     and ``seat_command`` from the adapter's ``create_type``, ``join_type``, ``start_type``,
-    ``command_type`` and ``seat_command_type``."""
+    ``command_type`` and ``seat_command_type``; ``sender_of`` from ``timeout_type``."""
 
     create_type: Any
     join_type: Any
@@ -82,6 +82,12 @@ class CommandForms:
     def needs_seat(self, command: Any) -> bool:
         """A seated player's command (a move), not a set-up one."""
         return isinstance(command, self.seat_command_type)
+
+    def sender_of(self, command: Any) -> str:
+        """The service that alone may send ``command``: ``clock`` for a timeout claim,
+        ``gateway`` for everything else (the rules service refuses it from anyone else)."""
+        timeout = self.timeout_type
+        return "clock" if timeout is not None and isinstance(command, timeout) else "gateway"
 
     def decode_command(self, data: bytes | str) -> Any:
         return decoder(self.command_type).decode(data)

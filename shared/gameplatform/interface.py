@@ -223,6 +223,11 @@ class Game(Protocol[State, Command, Event]):
         """Whether only a seated player may send it (a move, not a set-up command)."""
         ...
 
+    def sender_of(self, command: Command) -> str:
+        """The service that alone may send it: ``clock`` (a claim that a seat's time ran out)
+        or ``gateway`` (everything else); the rules service refuses it from any other."""
+        ...
+
     def needs_seed(self, command: Command) -> bool:
         """Whether the service must put the game's seed into it (creation, a finish)."""
         ...

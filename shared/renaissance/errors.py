@@ -70,3 +70,9 @@ class IllegalMove(RuleError):
     """A Phase 2 marker move breaks "Relocation of Markers" (the no-undo rule among them)."""
 
     code = "illegal_move"
+
+
+class IllegalChoice(RuleError):
+    """Play only Phase 2: a Janken hand shown twice, or a piece that is not left to distribute."""
+
+    code = "illegal_choice"

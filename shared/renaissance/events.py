@@ -16,7 +16,7 @@ from gameplatform.chain import chain_hash as chain_hash
 from gameplatform.chain import encode as encode
 from gameplatform.chain import seal as seal
 from gameplatform.clock import TimeControl
-from renaissance.commands import AnyCommand
+from renaissance.commands import AnyCommand, Variant
 
 
 class Cause(msgspec.Struct, frozen=True):
@@ -60,6 +60,8 @@ class GameCreated(Event, frozen=True):
     """The pieces as the data file gives them, so a reader can check the stream alone."""
     clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
     """The turn clock, where the game has one (left out otherwise)."""
+    variant: Variant | msgspec.UnsetType = msgspec.UNSET
+    """The variant agreed at creation; absent for the standard rules."""
 
 
 class PlayerJoined(Event, frozen=True):
@@ -201,6 +203,47 @@ class MarkerMoveSkipped(Event, frozen=True):
 
 class Phase2Ended(Event, frozen=True):
     unplaced: dict[str, list[str]]
+    by: str | msgspec.UnsetType = msgspec.UNSET
+    """``agreement`` when the players agreed to end it (ruling 16); absent otherwise."""
+
+
+class JankenStarted(Event, frozen=True):
+    """Play only Phase 2: a Janken decides who picks the next pieces (ruling 14)."""
+
+    round: int
+    pieces_left: list[str]
+
+
+class HandShown(Event, frozen=True):
+    """A seat's Janken hand, sealed: ``commitment`` is public, ``hand`` and ``salt`` are shown
+    to that seat alone until both have shown (``visible_event`` blanks them; ruling 15)."""
+
+    commitment: str
+    hand: str
+    salt: str
+
+
+class JankenPlayed(Event, frozen=True):
+    """Both hands revealed (by seat) with their salts; ``winner`` is None for a draw."""
+
+    hands: list[str]
+    salts: list[str]
+    winner: int | None
+
+
+class PieceDistributed(Event, frozen=True):
+    """Play only Phase 2: ``piece`` goes into ``colour``'s hand, taken or given (``by``)."""
+
+    piece: str
+    colour: str
+    by: str
+
+
+class DistributionCompleted(Event, frozen=True):
+    """Every piece is distributed: the Phase 2 preparation begins, Gold first."""
+
+    hands: dict[str, list[str]]
+    first_seat: int
 
 
 class SetEnded(Event, frozen=True):
@@ -271,6 +314,11 @@ AnyEvent = (
     | GameCancelled
     | SeatResigned
     | SeatTimedOut
+    | JankenStarted
+    | HandShown
+    | JankenPlayed
+    | PieceDistributed
+    | DistributionCompleted
 )
 
 event_decoder = msgspec.json.Decoder(AnyEvent)

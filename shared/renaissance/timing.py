@@ -1,4 +1,4 @@
-"""Renaissance's turn clock (ruling 14): the platform's clocks (`gameplatform.clock`), folded
+"""Renaissance's turn clock (ruling 18): the platform's clocks (`gameplatform.clock`), folded
 from the recorded times of the batches like any game's; a seat whose time runs out loses."""
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -119,12 +120,12 @@ def test_the_redis_statefulset_is_governed_by_a_headless_service() -> None:
     assert service["spec"]["selector"] == redis["spec"]["selector"]["matchLabels"]
 
 
-def test_the_redis_passwords_live_in_a_secret_only() -> None:
+def test_the_redis_passwords_live_in_a_secret_only(tmp_path: Path) -> None:
     env_map = named("ConfigMap", "renature-env")["data"]
     assert not any("PASSWORD" in key for key in env_map)
     assert "@" not in env_map["REDIS_URL"]  # no credentials in the URL
-    secret = named("Secret", "renature-redis-auth")
-    assert all(value == "" for value in secret["stringData"].values())  # none committed
+    assert not by_kind("Secret")  # none committed: applying the manifests wipes nothing
+    secret = {"stringData": dict.fromkeys(created_secret(tmp_path))}
     for workload in workloads():
         for container in containers(workload):
             for variable in container.get("env", []):
@@ -139,6 +140,44 @@ def test_the_redis_passwords_live_in_a_secret_only() -> None:
         assert env["RENATURE_REDIS_USER"]["value"] == service
         key = env["RENATURE_REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]["key"]
         assert key == f"{service.upper()}_PASSWORD"
+
+
+def created_secret(tmp: Path) -> dict[str, str]:
+    """What infra/k8s/create-secrets.sh hands kubectl (a stand-in kubectl records it)."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "kubectl"
+    fake.write_text(
+        '#!/bin/sh\nprintf "%s\\n" "$@" > "$RECORD.$4.args"\n'
+        'for a in "$@"; do case "$a" in --from-env-file=*) cp "${a#*=}" "$RECORD.env";;\n'
+        '  --from-file=*) cp "${a#*=signing.pem=}" "$RECORD.pem";; esac; done\n'
+    )
+    fake.chmod(0o755)
+    record = tmp / "record"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "RECORD": str(record)}
+    script = INFRA / "k8s" / "create-secrets.sh"
+    subprocess.run(["sh", str(script), "-n", "games"], env=env, check=True, timeout=30)
+    args = (tmp / "record.renature-redis-auth.args").read_text().split()
+    values = dict(line.split("=", 1) for line in (tmp / "record.env").read_text().split())
+    assert args[:4] == ["create", "secret", "generic", "renature-redis-auth"]
+    assert args[-2:] == ["-n", "games"]
+    signing = (tmp / "record.renature-signing-key.args").read_text().split()
+    assert signing[-2:] == ["-n", "games"]
+    assert b"BEGIN PRIVATE KEY" in (tmp / "record.pem").read_bytes()  # an Ed25519 key
+    assert all(re.fullmatch(r"[0-9a-f]{64}", value) for value in values.values())
+    assert not any(value in " ".join(args) for value in values.values())  # never on argv
+    return values
+
+
+def test_the_secrets_are_generated_once_never_applied_from_a_file(tmp_path: Path) -> None:
+    placeholders = re.findall(r"@([A-Z_]+_PASSWORD)@", (INFRA / "redis" / "users.acl").read_text())
+    values = created_secret(tmp_path)
+    assert set(values) == set(placeholders)
+    assert len(set(values.values())) == len(values)  # one password per user
+    probes = (INFRA / "k8s" / "redis.yaml").read_text() + (INFRA / "docker-compose.yml").read_text()
+    assert "redis-cli" in probes
+    assert "--pass" not in probes  # probe passwords come from REDISCLI_AUTH, not argv
+    assert " -a " not in probes
 
 
 def test_network_policies_deny_by_default_and_open_redis_to_renature_pods_only() -> None:

@@ -17,6 +17,7 @@ from rich.table import Table
 from gameplatform import Game, UnknownGame, game_names, get_game
 from gameplatform.creation import CreationError, options_dict, options_of
 from gameplatform.registry import DEFAULT_GAME
+from gameserver.cli.event_source import clipped
 
 GameOpt = Annotated[
     str,
@@ -137,7 +138,7 @@ def explain(game: Game[Any, Any, Any], events: list[Any], seat: str | None, as_j
     facts = msgspec.to_builtins(report)
     lines = facts["lines"]
     extra = [key for key in (lines[0] if lines else {}) if key not in STANDARD_COLUMNS]
-    table = Table(title=f"Where the points of game {escape(facts['game_id'])} came from")
+    table = Table(title=f"Where the points of game {escape(clipped(facts['game_id']))} came from")
     for column in ("event", *extra, "colour", "points", "total", "why"):
         table.add_column(column)
     for line in lines:
@@ -149,7 +150,7 @@ def explain(game: Game[Any, Any, Any], events: list[Any], seat: str | None, as_j
             str(line["total"]),
             escape(line["text"]),
         )
-    console = Console()
+    console = Console(highlight=False)  # a file's values are printed as they are
     console.print(table)
     for rank, who in enumerate(facts["ranking"], start=1):
         mark = " (winner)" if who in facts["winners"] else ""
@@ -164,13 +165,13 @@ def replay(game: Game[Any, Any, Any], found: list[Any], to: int | None, svg: Pat
     if state is None:
         raise typer.BadParameter("no events up to that number")
     table = game.table(state)
-    console = Console()
+    console = Console(highlight=False)  # a file's values are printed as they are
     console.print(escape(game.picture_text(state)))
     scores = ", ".join(
         f"{colour} {score}" for colour, score in zip(table.colours, table.scores, strict=True)
     )
     console.print(f"After event {table.version} ({game.progress(state)}): {scores}")
     if svg is not None:
-        title = f"{game.title}: game {table.game_id} after event {table.version}"
+        title = f"{game.title}: game {clipped(table.game_id)} after event {table.version}"
         svg.write_text(game.picture_svg(state, title))
         console.print(f"SVG written to {svg}")

@@ -182,7 +182,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     try:
         await healing.wait_for_redis(redis, "clock")
         store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)
-        client = RulesClient(redis, streams=settings.commands)
+        client = RulesClient(redis, streams=bus.streams_of(settings.commands, bus.CLOCK))
         try:
             service = ClockService(
                 redis, store, client, settings.consumer, reclaim_idle_ms=settings.reclaim_idle_ms

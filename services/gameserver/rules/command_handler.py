@@ -161,6 +161,18 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
     return None
 
 
+def wrong_sender(envelope: bus.CommandEnvelope, sender: str) -> bus.Reply | None:
+    """The refusal of a command its sender may not send (`Game.sender_of`): a forged envelope
+    is answered, logged and stored nowhere (None when the sender may send it)."""
+    allowed = get_game(envelope.game).sender_of(envelope.command)
+    if allowed == sender:
+        return None
+    kind = type(envelope.command).__name__
+    with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+        log.warning("command_from_wrong_sender", command=kind, sender=sender, allowed=allowed)
+    return rejected(envelope, "wrong_sender", f"Only the {allowed} sends {kind}, not the {sender}.")
+
+
 def wrong_game(envelope: bus.CommandEnvelope, entry: Cached[Any] | None) -> bus.Reply | None:
     """The refusal of a command of one game sent to a game of another (None when it fits)."""
     if entry is None or entry.game == envelope.game:
@@ -251,9 +263,10 @@ class CommandHandler:
         self.games = GameLoader(self.store, self.cache_size, log)
         self.cache = self.games.cache
 
-    async def handle_batch(self, bodies: Sequence[bytes]) -> list[bytes]:
-        """The encoded replies to raw messages, in their order; never raises (`BatchRounds`)."""
-        return await BatchRounds(self).answer(bodies)
+    async def handle_batch(self, bodies: Sequence[bytes], sender: str = bus.GATEWAY) -> list[bytes]:
+        """The encoded replies to raw messages from ``sender`` (the stream they came on says
+        who), in their order; never raises (`BatchRounds`)."""
+        return await BatchRounds(self, sender).answer(bodies)
 
     async def handle(self, envelope: bus.CommandEnvelope) -> bytes:
         """The encoded reply to one envelope, one round trip at a time (the stored outcome for
@@ -424,8 +437,9 @@ class BatchRounds:
     commands that lost an append race go through the one-command path, `CommandHandler.handle`.
     """
 
-    def __init__(self, handler: CommandHandler) -> None:
+    def __init__(self, handler: CommandHandler, sender: str = bus.GATEWAY) -> None:
         self.handler = handler
+        self.sender = sender
         self.answered: list[tuple[int, bytes]] = []
 
     async def answer(self, bodies: Sequence[bytes]) -> list[bytes]:
@@ -437,7 +451,7 @@ class BatchRounds:
             if isinstance(envelope, bytes):
                 replies[index] = envelope
                 continue
-            problem = check_envelope(envelope)
+            problem = check_envelope(envelope) or wrong_sender(envelope, self.sender)
             if problem is not None:
                 with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                     log.info("command_rejected", code=problem.code)

@@ -32,6 +32,20 @@ SCORE_GROUP = "score-projector"
 DEFAULT_GAME = registry.DEFAULT_GAME
 """The game of an envelope that names none (`gameplatform.registry`)."""
 
+GATEWAY = "gateway"
+CLOCK = "clock"
+SENDERS = (GATEWAY, CLOCK)
+"""The services that put envelopes on the bus. Each writes only command streams of its own
+(the gateway the plain ``rn:{pNN}:commands``, the clock ``rn:{pNN}:commands:clock``; the ACL
+of infra/redis/users.acl enforces it), so the rules service knows who sent an envelope from
+the stream it read it on and refuses a command that sender may not send (`Game.sender_of`):
+a clock password cannot move a seat, a gateway password cannot claim a timeout."""
+
+
+def streams_of(partitions: CommandPartitions, sender: str) -> CommandPartitions:
+    """The command streams on which ``sender`` (one of `SENDERS`) sends."""
+    return partitions.sent_by("" if sender == GATEWAY else sender)
+
 
 class CommandEnvelope(msgspec.Struct, frozen=True):
     """A command for one game. ``command_id`` is chosen by the client: a retry with the same id

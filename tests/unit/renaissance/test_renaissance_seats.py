@@ -1,4 +1,4 @@
-"""Renaissance's seats and clock (rulings 13 and 14): leaving and removing in the lobby,
+"""Renaissance's seats and clock (rulings 17 and 18): leaving and removing in the lobby,
 cancelling before the start, resigning in play, losing on time; each decided by the core and
 re-decided by the audit."""
 

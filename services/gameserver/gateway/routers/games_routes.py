@@ -29,7 +29,7 @@ from gameserver.gateway.schemas import (
     JoinRequest,
     JoinResponse,
 )
-from gameserver.gateway.seeds import choose_seed, forget_seed
+from gameserver.gateway.seeds import choose_seed
 from gameserver.runtime.bus import CommandEnvelope
 
 router = APIRouter(tags=["games"])
@@ -75,8 +75,6 @@ async def create_game(
         command = game.with_seed(command, creation.seed)
     # A secret seed stays blank on the bus: the rules service takes it from its vault.
     reply = await gateway.send(CommandEnvelope(game_id, "create", command, None, game.name))
-    if reply.status == "rejected" and secret and idempotency_key is None:
-        await forget_seed(gateway.redis, gateway.layout, game_id)  # no seed for no game
     result = accepted_or_raise(reply, "create")
     public = not game.seed_secret
     chosen = creation.seed is not None

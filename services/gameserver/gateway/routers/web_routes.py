@@ -27,6 +27,7 @@ from gameserver.gateway.dependencies import GameId, GatewayDep
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.openapi import body, errors
 from gameserver.gateway.schemas import MsgspecResponse
+from gameserver.runtime.signing import SEAL_LINE
 from gameserver.runtime.state_cache import AnyGame, game_reading
 from renature import events as e
 
@@ -129,7 +130,8 @@ async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
     raw = await request.body()  # at most LARGER_BODIES['/disputes']: the limits middleware
     if not raw:
         raise ApiError(422, "malformed_request", "Send the events file as the request body.")
-    lines = [line for line in raw.splitlines() if line.strip()]
+    # A signed export ends with its seal (docs/security.md): not an event, not checked here.
+    lines = [line for line in raw.splitlines() if line.strip() and not line.startswith(SEAL_LINE)]
     # An export holds the events alone, not the provenance that names its game.
     game = (game_reading(lines[0]) if lines else None) or get_game(game_names()[0])
     events, unreadable = _events_of(game, lines)
