@@ -26,10 +26,9 @@ PRODUCT = "renature"
 """The product's name, which is also its first game's: allowed inside longer strings."""
 
 STILL_TO_MOVE: dict[str, set[str]] = {
-    # What each file here still names of a game, to be moved out (issue 21): the upload
-    # viewer's events type, a game-provided board geometry for the boards route and the CLI's
-    # board commands. Nothing may be added; a file that names nothing must leave.
-    "services/gameserver/gateway/routers/web_routes.py": {"import renature", "type AnyEvent"},
+    # What each file here still names of a game, to be moved out: a game-provided board
+    # geometry for the boards route and the CLI's board commands. Nothing may be added; a file
+    # that names nothing must leave.
     "services/gameserver/gateway/routers/boards_routes.py": {"import renature", "type BoardJson"},
     "services/gameserver/cli/local_commands.py": {
         "import renature",
