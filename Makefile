@@ -49,7 +49,7 @@ test-e2e: $(STAMP)
 lint: $(STAMP)
 	$(RUN) ruff check .
 	$(RUN) ruff format --check shared services tests bench
-	$(RUN) mypy shared/renature shared/renaissance shared/goofspiel shared/gameplatform shared/eventstore shared/devkit services/gameserver bench
+	$(RUN) mypy shared services/gameserver bench
 
 fmt: $(STAMP)
 	$(RUN) ruff format shared services tests bench

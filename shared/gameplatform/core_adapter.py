@@ -43,6 +43,9 @@ class CoreAdapter(CommandForms):
     def is_rule_error(self, error: Exception) -> bool:
         return isinstance(error, RuleError)
 
+    def board_geometry(self, board: str) -> Any | None:
+        return None  # drawn from its picture alone, unless the game says more
+
     def is_over(self, state: Any) -> bool:
         return bool(state.is_over)
 

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from gameplatform.interface import Game
 
-GAME_NAMES = ("renature", "renaissance", "goofspiel")
-"""Every game the platform hosts; the first is the default."""
+ADAPTERS = {
+    "renature": "renature.adapter",
+    "renaissance": "renaissance.adapter",
+    "goofspiel": "goofspiel.adapter",
+}
+"""Every game the platform hosts, one line each: its name and the module whose ``GAME`` is its
+adapter (imported on first use). The first is the default."""
+
+GAME_NAMES = tuple(ADAPTERS)
 
 DEFAULT_GAME = GAME_NAMES[0]
 """The game of a request, a stream or a command line that names none."""
@@ -21,22 +29,9 @@ class UnknownGame(LookupError):
 @cache
 def get_game(name: str) -> Game[Any, Any, Any]:
     """The game's adapter (its modules are imported on first use)."""
-    game: Game[Any, Any, Any]
-    if name == "renature":
-        from renature import adapter as renature_adapter
-
-        game = renature_adapter.GAME
-    elif name == "renaissance":
-        from renaissance import adapter as renaissance_adapter
-
-        game = renaissance_adapter.GAME
-    elif name == "goofspiel":
-        from goofspiel import adapter as goofspiel_adapter
-
-        game = goofspiel_adapter.GAME
-    else:
+    if name not in ADAPTERS:
         raise UnknownGame(f"unknown game {name!r}; the games hosted: {', '.join(GAME_NAMES)}")
-    return game
+    return cast("Game[Any, Any, Any]", importlib.import_module(ADAPTERS[name]).GAME)
 
 
 def game_names() -> tuple[str, ...]:

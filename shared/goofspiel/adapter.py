@@ -9,7 +9,7 @@ import msgspec
 
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Clock, Table
+from gameplatform.interface import Award, Clock, Game, Table
 from goofspiel import commands as c
 from goofspiel import corpus as recorded
 from goofspiel import events as e
@@ -206,4 +206,5 @@ class GoofspielGame(CoreAdapter):
         return name, recorded.check(game)
 
 
-GAME = GoofspielGame()
+GAME: Game[GameState, c.Command, e.Event] = GoofspielGame()
+"""The adapter the registry hosts (mypy checks it against the `Game` protocol)."""

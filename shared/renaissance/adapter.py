@@ -10,7 +10,7 @@ import msgspec
 from gameplatform.audit import AuditReport
 from gameplatform.clock import TimeControl
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Clock, Table, platform_clock
+from gameplatform.interface import Award, Clock, Game, Table, platform_clock
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
@@ -283,4 +283,5 @@ class RenaissanceGame(CoreAdapter):
         return name, recorded.check(game)
 
 
-GAME = RenaissanceGame()
+GAME: Game[GameState, c.Command, e.Event] = RenaissanceGame()
+"""The adapter the registry hosts (mypy checks it against the `Game` protocol)."""

@@ -11,12 +11,13 @@ import msgspec
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
 from gameplatform.forms import inline_schema
-from gameplatform.interface import Award, Clock, Table, platform_clock
+from gameplatform.interface import Award, Clock, Game, Table, platform_clock
 from renature import board as boards
 from renature import commands as c
 from renature import corpus as recorded
 from renature import events as e
 from renature.audit import audit
+from renature.board import BoardJson, board_json, load_board
 from renature.bots import BOT_NAMES, Bot, make_bot
 from renature.clock import TimeControl
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
@@ -232,6 +233,9 @@ class RenatureGame(CoreAdapter):
             },
         }
 
+    def board_geometry(self, board: str) -> BoardJson | None:
+        return board_json(load_board(board)) if board in self.boards else None
+
     def picture_svg(self, state: GameState, title: str = "") -> str:
         return board_svg(state, title)
 
@@ -293,4 +297,5 @@ class RenatureGame(CoreAdapter):
         return name, recorded.check(game)
 
 
-GAME = RenatureGame()
+GAME: Game[GameState, c.Command, e.Event] = RenatureGame()
+"""The adapter the registry hosts (mypy checks it against the `Game` protocol)."""

@@ -12,6 +12,7 @@ import msgspec
 import pytest
 import redis.asyncio as aioredis
 
+from gameplatform import game_names
 from gameserver.gateway.app import create_app
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
@@ -113,8 +114,12 @@ async def test_no_etag_while_the_game_runs(http: httpx.AsyncClient) -> None:
 
 
 async def test_boards_give_the_geometry_a_client_draws(http: httpx.AsyncClient) -> None:
-    listed = (await http.get("/boards")).json()
+    listed = (await http.get("/boards", params={"game": "renature"})).json()
     assert [b["id"] for b in listed] == list(BOARD_IDS)
+    assert all(b["geometry"] and b["game"] == "renature" for b in listed)
+    every = (await http.get("/boards")).json()  # every game's boards, geometry or not
+    assert {b["game"] for b in every} == set(game_names())
+    assert (await http.get("/boards", params={"game": "chess"})).status_code == 422
     for board_id in BOARD_IDS:
         answer = await http.get(f"/boards/{board_id}")
         assert answer.status_code == 200

@@ -14,14 +14,8 @@ from rich.text import Text
 
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.cli import game_commands
-from renature import board as boards
-from renature import commands, events
-from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
-from renature.state import GameState
 
 board_app = typer.Typer(help="Boards: draw them or print them as JSON.", no_args_is_help=True)
-
-AREA_STYLES = ("on dark_orange3", "on orange4", "on dark_goldenrod", "on tan", "on wheat4")
 
 
 def option_values(given: list[str]) -> dict[str, Any]:
@@ -85,91 +79,45 @@ def simulate(
 
 @board_app.command("show")
 def board_show(
-    board_id: Annotated[str, typer.Argument(help="base, valley or valley-back")] = "base",
+    board_id: Annotated[
+        str | None, typer.Argument(help="a board of the game (default: its first)")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the board data as JSON")] = False,
+    game_name: game_commands.GameOpt = DEFAULT_GAME,
 ) -> None:
-    """Draw a board in the terminal (colours where the terminal has them), or print its JSON."""
-    try:
-        board = boards.load_board(board_id)
-    except boards.UnknownBoard as err:
-        raise typer.BadParameter(str(err)) from None
+    """Draw a board in the terminal (the game's own picture of a game just set up on it), or
+    print its geometry as JSON (for a game whose board has one)."""
+    game = game_commands.the_game(game_name)
+    board = board_id or game.boards[0]
+    if board not in game.boards:
+        raise typer.BadParameter(f"{game.name} boards: {', '.join(game.boards)}, not {board!r}")
     if as_json:
-        sys.stdout.write(
-            msgspec.json.format(msgspec.json.encode(boards.board_json(board))).decode()
-        )
-        sys.stdout.write("\n")
+        geometry = game.board_geometry(board)
+        if geometry is None:
+            raise typer.BadParameter(f"{game.name}'s board {board!r} is its picture alone")
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(geometry)).decode() + "\n")
         return
-    Console().print(render_board(board))
-
-
-PLANT_STYLE = {
-    "orange": "bold dark_orange",
-    "blue": "bold blue",
-    "black": "bold black",
-    "white": "bold bright_white",
-    "neutral": "bold green",
-}
-
-
-def render_board(board: boards.Board, state: GameState | None = None) -> Text:
-    """The board as coloured text: brook `~`, starting spaces `@`, stumps `^`, areas by letter
-    (clouds on a space shown as their count), off-board blank. With a game state: each covered
-    space shows its animal's first letter and each plant its type's letter (t, b, p, o) in its
-    colour."""
-    comps = components()
-    text = Text()
-    text.append("   " + "".join(f"{x % 10}" for x in range(board.width)) + "\n", style="dim")
-    for y in range(board.height):
-        text.append(f"{y:2} ", style="dim")
-        for x in range(board.width):
-            cell = board.index(x, y)
-            kind = board.kinds[cell]
-            clouds = state.clouds[cell] if state else board.clouds[cell]
-            area = state.area_of[cell] if state else board.area_of[cell]
-            if kind == boards.OFF:
-                text.append(" ")
-            elif area >= 0:
-                style = AREA_STYLES[area % len(AREA_STYLES)]
-                code = state.plants[cell] if state else -1
-                if code >= 0:
-                    colour = COLOURS[plant_colour(code)]
-                    mark = PLANT_TYPES[plant_type(code)][0]
-                    text.append(mark, style=f"{PLANT_STYLE[colour]} {style}")
-                else:
-                    mark = str(clouds) if clouds else board.area_ids[area]
-                    text.append(mark, style=f"bold white {style}")
-            elif state is not None and state.cover[cell] >= 0:
-                text.append(comps.animals[state.cover[cell]][0], style="bold black on bright_white")
-            elif cell in board.starts:
-                text.append("@", style="bold yellow on blue")
-            elif cell in board.stumps:
-                text.append("^", style="bold red on green")
-            else:
-                mark = str(clouds) if clouds else "~"
-                style = "white on blue" if board.path_name == "brook" else "black on green"
-                text.append(mark, style=style)
-        text.append("\n")
-    if state is None:
-        sizes = ", ".join(f"{a}={s}" for a, s in zip(board.area_ids, board.area_sizes, strict=True))
-        text.append(f"{board.name}: {board.width}x{board.height}; area sizes {sizes}\n")
-        text.append("~ brook/meadow   @ starting space   ^ stump   digit: clouds on that space\n")
-    else:
-        text.append(f"joker: {comps.animals[state.joker]}; animals by first letter; ")
-        text.append("plants t(urf) b(ush) p(ine) o(ak) in their colour\n")
-    return text
+    players = game.player_counts[0]
+    names = [f"seat {seat}" for seat in range(players)]
+    setup = game.setup_commands("board", "board", players, names, board, None)
+    state = None
+    for command in setup:
+        _, state = game.execute(state, command)
+    Console().print(Text(game.picture_text(state)))
 
 
 def schema(
     what: Annotated[str, typer.Argument(help="events, commands or board")] = "events",
+    game_name: game_commands.GameOpt = DEFAULT_GAME,
 ) -> None:
-    """Print the JSON Schema of the events, the commands or the board JSON."""
-    types: dict[str, object] = {
-        "events": events.AnyEvent,
-        "commands": commands.AnyCommand,
-        "board": boards.BoardJson,
-    }
+    """Print the JSON Schema of the game's events, its commands or its board JSON."""
+    game = game_commands.the_game(game_name)
+    geometry = game.board_geometry(game.boards[0])
+    types: dict[str, object] = {"events": game.event_type, "commands": game.command_type}
+    if geometry is not None:
+        types["board"] = type(geometry)
     if what not in types:
-        raise typer.BadParameter("choose events, commands or board")
+        raise typer.BadParameter(f"choose {' or '.join(types)} for {game.name}")
     sys.stdout.write(
         msgspec.json.format(msgspec.json.encode(msgspec.json.schema(types[what]))).decode() + "\n"
     )
