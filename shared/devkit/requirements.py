@@ -32,3 +32,12 @@ def chromium_path() -> str:
         unavailable("chromium is not installed (apt-get install chromium)")
         raise AssertionError("unreachable")  # unavailable() always raises
     return path
+
+
+def node_path() -> str:
+    """Node.js 20 or later (or ``RENATURE_NODE``), for the JavaScript client's tests."""
+    path = os.environ.get("RENATURE_NODE") or shutil.which("node")
+    if path is None:
+        unavailable("node is not installed (apt-get install nodejs; version 20 or later)")
+        raise AssertionError("unreachable")  # unavailable() always raises
+    return path

@@ -85,7 +85,9 @@ export class Http {
       const again = response.status === 429 || response.status === 503 || (response.status === 504 && repeatable);
       if (again && attempt < this.attempts) {
         await response.body?.cancel?.();
-        await this.wait(Math.min(this.maxWaitS, retryAfter || attempt), response.status, path);
+        // At least what the server asked, plus a random part so that a burst spreads out.
+        const seconds = Math.min(this.maxWaitS, retryAfter || attempt) * (1 + Math.random() / 2);
+        await this.wait(seconds, response.status, path);
         continue;
       }
       const data = await decode(response).catch(() => null);
