@@ -247,7 +247,7 @@ def test_a_refused_move_is_shown_as_a_clear_error(base_url: str, browser: Browse
         page.goto(table)
         page.wait_for_selector("#open-seats button")
     # The late page stops hearing the game, as a page on a dropped connection would.
-    late.evaluate("table.socket.onclose = null; table.socket.close()")
+    late.evaluate("table.live.close()")
     first.click("#open-seats button")
     first.wait_for_selector("#start:not([hidden])")
     late.click("#open-seats button")

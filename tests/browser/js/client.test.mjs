@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { GameClient, LobbyClient, NotFound, Refused, newId } from "../../../services/gameserver/gateway/static/client/index.js";
-import { playWholeGame } from "../../../services/gameserver/gateway/static/client/examples/autoplay.js";
+import { playWholeGame, seatAll } from "../../../services/gameserver/gateway/static/client/examples/autoplay.js";
 
 const baseUrl = process.env.RENATURE_URL;
 assert.ok(baseUrl, "RENATURE_URL names the stack");
@@ -13,14 +13,9 @@ function assertGapless(versions, last) {
   assert.deepEqual(versions, Array.from({ length: last }, (_, i) => i + 1));
 }
 
-/** A game of `name` with every seat taken and started; answers the seats' clients. */
+/** A started game of `name` with every seat taken; answers the seats' clients. */
 async function startedGame(lobby, name) {
-  const entry = (await lobby.catalog()).find((g) => g.name === name);
-  const created = await lobby.create({ game: name, players: entry.player_counts[0] });
-  const seats = [];
-  for (let seat = 0; seat < entry.player_counts[0]; seat += 1) seats.push(await lobby.join(created.game_id, seat, { name: `P${seat}` }));
-  await seats[0].start();
-  return seats;
+  return (await seatAll(lobby, name)).seats;
 }
 
 /** The seat whose turn it is, with its legal commands. */

@@ -2,7 +2,7 @@
 // OpenAPI document into types.d.ts; `Games[G]` is one game's view, command, event, state.
 import type {
   Accepted, CatalogGame, CreateGameResponse, GameSummary, GameName, Games, JoinResponse,
-  LobbyPage, LogLine, Move, Table, AuditReport, NewRenatureGame, NewRenaissanceGame,
+  Inspection, LobbyPage, LogLine, Move, Table, AuditReport, NewRenatureGame, NewRenaissanceGame,
 } from "./types.js";
 
 export * from "./types.js";
@@ -69,6 +69,8 @@ export class LobbyClient {
   games(filters?: Parameters<LobbyClient["list"]>[0]): AsyncGenerator<LobbyPage["games"][number]>;
   create(request?: Partial<NewGame>): Promise<CreateGameResponse>;
   join<G extends GameName = GameName>(gameId: string, seat: number, options?: { name?: string; invite?: string }): Promise<GameClient<G> & { joined: JoinResponse }>;
+  /** POST /disputes: an exported events file audited, explained and drawn (at a step). */
+  inspect(eventsText: string, at?: number | null): Promise<Inspection>;
   game<G extends GameName = GameName>(gameId: string, options?: { token?: string | null; seat?: number | null }): GameClient<G>;
 }
 

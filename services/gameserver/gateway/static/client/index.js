@@ -153,6 +153,11 @@ export class LobbyClient {
     return Object.assign(new GameClient(gameId, { http: this.http, token: joined.token, seat: joined.seat }), { joined });
   }
 
+  /** Audits, explains and draws an exported events file (`at`: a step), storing nothing. */
+  inspect(eventsText, at) {
+    return this.http.request("POST", `/disputes${query({ at })}`, { body: eventsText, headers: { "Content-Type": "application/x-ndjson" }, repeatable: true });
+  }
+
   /** A game as a seat (with its token) or a spectator (without). */
   game(gameId, { token = null, seat = null } = {}) {
     return new GameClient(gameId, { http: this.http, token, seat });
@@ -256,7 +261,7 @@ export class LiveChannel {
 
   /** One frame in: delivered if it is the next version; a gap reconnects from the last one. */
   receive(data) {
-    if (data.error) { this.stop("closed", errorFor(0, data.error)); return false; }
+    if (data.error) { this.refusal = data.error; return true; } // the close code follows
     if (data.answer) return true;
     const frame = data.event ? data : { event: data };
     const version = frame.event.version;
@@ -282,7 +287,9 @@ export class LiveChannel {
     socket.onclose = (close) => {
       this.socket = null;
       if (close.code === 1000) { this.stop("ended"); return; }
-      if (close.code >= 4000 && close.code < 4500 && close.code !== 4429) { this.stop("closed", errorFor(close.code - 4000, { code: `closed_${close.code}`, message: close.reason || "The live channel was refused." })); return; }
+      const refusal = this.refusal || { code: `closed_${close.code}`, message: close.reason || "The live channel was refused." };
+      this.refusal = null;
+      if (close.code >= 4000 && close.code < 4500 && close.code !== 4429) { this.stop("closed", errorFor(close.code - 4000, refusal)); return; }
       if (!opened) this.transport = "sse"; // a socket that cannot open: server-sent events instead
       this.dropped(null, close.code === 4429 ? 5 : null);
     };

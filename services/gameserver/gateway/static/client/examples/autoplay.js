@@ -7,17 +7,29 @@ import { LobbyClient, Refused } from "../index.js";
 /** Plays one whole game; answers the final table and what each seat's channel delivered. */
 export async function playWholeGame({ baseUrl = "", game, players, log = () => {}, onWait } = {}) {
   const lobby = new LobbyClient({ baseUrl, onWait });
-  const entry = (await lobby.catalog()).find((g) => g.name === (game || undefined)) || (await lobby.catalog())[0];
-  const count = players || entry.player_counts[0];
-  const created = await lobby.create({ game: entry.name, players: count });
-  log(`created ${entry.name} ${created.game_id} for ${count}`);
-  const seats = [];
-  for (let seat = 0; seat < count; seat += 1) seats.push(await lobby.join(created.game_id, seat, { name: `Player ${seat + 1}` }));
-  await seats[0].start(created.host_token);
-  const delivered = await Promise.all(seats.map((seat) => playSeat(seat, log)));
+  const { created, seats } = await seatAll(lobby, game, players);
+  log(`created ${created.game} ${created.game_id} for ${seats.length}`);
+  const delivered = await playSeats(seats, log);
   const table = await seats[0].table();
   log(`over at version ${table.version}: scores ${JSON.stringify(table.scores)}`);
   return { gameId: created.game_id, table, delivered };
+}
+
+/** A started game of `game` (the catalog's first by default) with every seat taken. */
+export async function seatAll(lobby, game, players) {
+  const catalog = await lobby.catalog();
+  const entry = catalog.find((g) => g.name === game) || catalog[0];
+  const count = players || entry.player_counts[0];
+  const created = await lobby.create({ game: entry.name, players: count });
+  const seats = [];
+  for (let seat = 0; seat < count; seat += 1) seats.push(await lobby.join(created.game_id, seat, { name: `Player ${seat + 1}` }));
+  await seats[0].start(created.host_token);
+  return { created, seats };
+}
+
+/** Plays started seats to the end; answers the versions each seat's channel delivered. */
+export function playSeats(seats, log = () => {}) {
+  return Promise.all(seats.map((seat) => playSeat(seat, log)));
 }
 
 /** One seat: moves on the newest frame that offers any; answers the versions it was sent. */
