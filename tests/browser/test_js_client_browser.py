@@ -29,7 +29,8 @@ GAME_MS = 240_000
 RUN = """async ([script, arg]) => {
   const client = await import("/static/client/index.js");
   const example = await import("/static/client/examples/autoplay.js");
-  return await (new Function("client", "example", "arg", `return (async () => { ${script} })()`))(client, example, arg);
+  const body = `return (async () => { ${script} })()`;
+  return await new Function("client", "example", "arg", body)(client, example, arg);
 }"""
 
 
@@ -42,7 +43,9 @@ def stack() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as p:
-        instance = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"])
+        instance = p.chromium.launch(
+            executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"]
+        )
         try:
             yield instance
         finally:
@@ -111,7 +114,8 @@ def test_a_lost_answer_is_sent_again_and_applied_once(page: Page) -> None:
         }
         """,
     )
-    assert len(sent) == 2 and sent[0] == sent[1], sent  # one command id, sent twice
+    assert len(sent) == 2, sent
+    assert sent[0] == sent[1]  # one command id, the same command
     assert answers[0] == answers[1] == accepted["accepted"]  # the stored outcome, once
     assert accepted["after"] == accepted["accepted"]["last_version"] - accepted["before"]
 
@@ -123,7 +127,8 @@ def test_a_burst_of_reads_waits_429_out(page: Page) -> None:
         const waits = [];
         const lobby = new client.LobbyClient({ onWait: (w) => waits.push(w) });
         const created = await lobby.create({ players: 2 });
-        const reads = await Promise.all(Array.from({ length: 25 }, () => lobby.game(created.game_id).summary()));
+        const spectator = lobby.game(created.game_id);
+        const reads = await Promise.all(Array.from({ length: 25 }, () => spectator.summary()));
         return { ok: reads.every((r) => r.game_id === created.game_id), waits };
         """,
     )
@@ -142,17 +147,25 @@ def test_a_dropping_socket_resumes_without_gap_or_duplicate(page: Page) -> None:
             super(url);
             sockets += 1;
             let seen = 0;
-            this.addEventListener("message", () => { seen += 1; if (seen === 20) this.close(3000, "dropped"); });
+            this.addEventListener("message", () => {
+              seen += 1;
+              if (seen === 20) this.close(3000, "dropped");
+            });
           }
         }
         const { seats } = await example.seatAll(new client.LobbyClient(), "renaissance");
         const versions = [];
-        const channel = new client.GameClient(seats[0].gameId).live({ WebSocket: Dropping, onFrame: (f) => versions.push(f.version) });
+        const watcher = new client.GameClient(seats[0].gameId);
+        const onFrame = (f) => versions.push(f.version);
+        const channel = watcher.live({ WebSocket: Dropping, onFrame });
         await example.playSeats(seats);
-        return { versions, sockets, status: await channel.done, transport: channel.transport, last: (await seats[0].table()).version };
+        const last = (await seats[0].table()).version;
+        const status = await channel.done;
+        return { versions, sockets, status, transport: channel.transport, last };
         """,
     )
-    assert result["status"] == "ended" and result["transport"] == "websocket"
+    assert result["status"] == "ended"
+    assert result["transport"] == "websocket"
     assert result["sockets"] >= 3, result["sockets"]
     assert gapless(result["versions"], result["last"])
 
@@ -161,13 +174,19 @@ def test_no_websocket_falls_back_to_server_sent_events(page: Page) -> None:
     result = run(
         page,
         """
-        class Refused { constructor() { setTimeout(() => this.onclose({ code: 1006 })); } close() {} }
+        class Refused {
+          constructor() { setTimeout(() => this.onclose({ code: 1006 })); }
+          close() {}
+        }
         const lobby = new client.LobbyClient();
         const finished = await example.playWholeGame({ game: "renaissance" });
         const versions = [];
-        const channel = lobby.game(finished.gameId).live({ WebSocket: Refused, onFrame: (f) => versions.push(f.version) });
-        return { versions, status: await channel.done, transport: channel.transport, last: finished.table.version };
+        const onFrame = (f) => versions.push(f.version);
+        const channel = lobby.game(finished.gameId).live({ WebSocket: Refused, onFrame });
+        const status = await channel.done;
+        return { versions, status, transport: channel.transport, last: finished.table.version };
         """,
     )
-    assert result["status"] == "ended" and result["transport"] == "sse"
+    assert result["status"] == "ended"
+    assert result["transport"] == "sse"
     assert gapless(result["versions"], result["last"])

@@ -28,7 +28,12 @@ def serve_all(**env: str) -> Iterator[str]:
     log_path = Path(tempfile.mkdtemp(prefix="renature-stack-")) / "stack.log"
     with RedisServer() as server, log_path.open("wb") as log:
         port = free_port()
-        environment = {**os.environ, "REDIS_URL": server.url, "RENATURE_ALLOW_CHOSEN_SEEDS": "0", **env}
+        environment = {
+            **os.environ,
+            "REDIS_URL": server.url,
+            "RENATURE_ALLOW_CHOSEN_SEEDS": "0",
+            **env,
+        }
         environment.pop("RENATURE_CONSUMER", None)
         command = [sys.executable, "-c", "from gameserver.cli import main; main()", "serve", "all"]
         process = subprocess.Popen(

@@ -34,7 +34,7 @@ def type_name(name: str) -> str:
     return re.sub(r"\W", "_", name)
 
 
-def ts_type(schema: Any) -> str:  # noqa: PLR0911 (one answer per kind of schema)
+def ts_type(schema: Any) -> str:
     """A JSON Schema as a TypeScript type."""
     if schema is True or schema == {}:
         return "unknown"
@@ -56,9 +56,13 @@ def ts_type(schema: Any) -> str:  # noqa: PLR0911 (one answer per kind of schema
         return f"Array<{ts_type(schema.get('items', {}))}>"
     if kind == "object":
         return object_type(schema)
-    return {"integer": "number", "number": "number", "string": "string", "boolean": "boolean", "null": "null"}.get(
-        kind, "unknown"
-    )
+    return {
+        "integer": "number",
+        "number": "number",
+        "string": "string",
+        "boolean": "boolean",
+        "null": "null",
+    }.get(kind, "unknown")
 
 
 def object_type(schema: dict[str, Any]) -> str:
@@ -70,7 +74,8 @@ def object_type(schema: dict[str, Any]) -> str:
     fields = []
     for name, field in properties.items():
         optional = "" if name in required else "?"
-        fields.append(f"  {json.dumps(name) if not name.isidentifier() else name}{optional}: {ts_type(field)};")
+        key = name if name.isidentifier() else json.dumps(name)
+        fields.append(f"  {key}{optional}: {ts_type(field)};")
     return "{\n" + "\n".join(fields) + "\n}"
 
 
@@ -97,13 +102,16 @@ def declarations(document: dict[str, Any]) -> str:
         lines.append(f"export type {type_name(name)} = {ts_type(schema)};\n")
     games = game_names()
     per_game = {
-        part: _per_game(_body(document["paths"][path]["get"]), len(games)) for part, path in PER_GAME.items()
+        part: _per_game(_body(document["paths"][path]["get"]), len(games))
+        for part, path in PER_GAME.items()
     }
     lines.append("/** Each hosted game's bodies, by the game's name. */")
     lines.append("export interface Games {")
     for index, game in enumerate(games):
         lines.append(f"  {json.dumps(game)}: {{")
-        lines.extend(f"    {part}: {ts_type(schemas[index])};" for part, schemas in per_game.items())
+        lines.extend(
+            f"    {part}: {ts_type(schemas[index])};" for part, schemas in per_game.items()
+        )
         lines.append("  };")
     lines.append("}")
     lines.append("export type GameName = keyof Games;")
@@ -111,7 +119,7 @@ def declarations(document: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from gameserver.gateway.app import create_app  # noqa: PLC0415 (the app only to print)
+    from gameserver.gateway.app import create_app
 
     sys.stdout.write(declarations(create_app("redis://127.0.0.1:6379").openapi()))
 

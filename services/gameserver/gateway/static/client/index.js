@@ -228,7 +228,7 @@ export class LiveChannel {
     this.retry = 0;
     this.stopped = false;
     this.done = new Promise((resolve) => { this.finish = resolve; });
-    this.connect();
+    queueMicrotask(() => this.connect()); // once the caller holds the channel
   }
 
   /** Stops for good (no reconnection). */
