@@ -36,8 +36,8 @@ RUN = """async ([script, arg]) => {
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[str]:
-    with serve_all(RENATURE_LIMIT_READ="10/second") as url:
-        yield url
+    with serve_all(RENATURE_LIMIT_READ="10/second") as running:
+        yield running.url
 
 
 @pytest.fixture(scope="module")

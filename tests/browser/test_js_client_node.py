@@ -32,8 +32,8 @@ NODE_TIMEOUT = 300.0
 @pytest.fixture(scope="module")
 def stack() -> Iterator[str]:
     # Spectator reads a few a second per address: a burst meets 429 (seat reads are apart).
-    with serve_all(RENATURE_LIMIT_READ="4/second") as url:
-        yield url
+    with serve_all(RENATURE_LIMIT_READ="4/second") as running:
+        yield running.url
 
 
 def node(*args: str, url: str) -> subprocess.CompletedProcess[str]:

@@ -11,6 +11,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
@@ -21,9 +22,16 @@ STARTUP_TIMEOUT = 90.0
 """A deadline, not a wait: the stack is ready in seconds alone, in over 40 s on a loaded machine."""
 
 
+class Stack(NamedTuple):
+    url: str
+    """The gateway's base URL."""
+    redis_url: str
+    """The Redis under it, to read a game's stored events as ``renature export`` does."""
+
+
 @contextlib.contextmanager
-def serve_all(**env: str) -> Iterator[str]:
-    """The stack's base URL, with ``env`` added to its environment (limits, for instance)."""
+def serve_all(**env: str) -> Iterator[Stack]:
+    """The stack, with ``env`` added to its environment (limits, for instance)."""
     require_redis_server()
     log_path = Path(tempfile.mkdtemp(prefix="renature-stack-")) / "stack.log"
     with RedisServer() as server, log_path.open("wb") as log:
@@ -46,7 +54,7 @@ def serve_all(**env: str) -> Iterator[str]:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"no stack within {STARTUP_TIMEOUT} s\n{_tail(log_path)}")
                 time.sleep(0.3)  # polling a condition, with the deadline above
-            yield url
+            yield Stack(url, server.url)
         finally:
             process.terminate()
             try:

@@ -20,17 +20,13 @@ export class ApiError extends Error {
     this.retryAfter = retryAfter;
   }
 }
-/** 400 or 422: the request does not fit the API (malformed_request, invalid_command). */
+// Each status's error class (their meanings: index.d.ts); a retried status reaches the caller
+// only once the retries are spent.
 export class InvalidRequest extends ApiError {}
-/** 401 or 403: no token, a wrong token, someone else's seat, an invitation needed. */
 export class NotAllowed extends ApiError {}
-/** 404: no such game, seat or path. */
 export class NotFound extends ApiError {}
-/** 409: the rules refuse it as things stand (not_your_turn, seat_taken, ...). */
 export class Refused extends ApiError {}
-/** 429 still, after waiting as long as the client may. */
 export class RateLimited extends ApiError {}
-/** 503, 504 or no answer at all, still, after the retries. */
 export class Unavailable extends ApiError {}
 
 const CLASSES = { 400: InvalidRequest, 401: NotAllowed, 403: NotAllowed, 404: NotFound, 409: Refused, 422: InvalidRequest, 429: RateLimited, 503: Unavailable, 504: Unavailable, 0: Unavailable };
