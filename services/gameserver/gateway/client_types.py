@@ -100,6 +100,11 @@ def declarations(document: dict[str, Any]) -> str:
         if summary:
             lines.append(f"/** {summary[0].strip()} */")
         lines.append(f"export type {type_name(name)} = {ts_type(schema)};\n")
+    creation = document["paths"]["/games"]["post"]["requestBody"]["content"]["application/json"]
+    lines.append(
+        "/** The body of POST /games: one hosted game's creation, told apart by `game`. */"
+    )
+    lines.append(f"export type NewGame = {ts_type(creation['schema'])};\n")
     games = game_names()
     per_game = {
         part: _per_game(_body(document["paths"][path]["get"]), len(games))

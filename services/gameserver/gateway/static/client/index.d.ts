@@ -2,7 +2,7 @@
 // OpenAPI document into types.d.ts; `Games[G]` is one game's view, command, event, state.
 import type {
   Accepted, CatalogGame, CreateGameResponse, GameSummary, GameName, Games, JoinResponse,
-  Inspection, LobbyPage, LogLine, Move, Table, AuditReport, NewRenatureGame, NewRenaissanceGame,
+  Inspection, LobbyPage, LogLine, Move, Table, AuditReport, NewGame,
 } from "./types.js";
 
 export * from "./types.js";
@@ -59,15 +59,13 @@ export class Http {
 }
 type ClientOptions = HttpOptions | Http | { http: Http };
 
-export type NewGame = (NewRenatureGame | NewRenaissanceGame) & Record<string, unknown>;
-
 export class LobbyClient {
   constructor(options?: ClientOptions);
   readonly http: Http;
   catalog(): Promise<CatalogGame[]>;
   list(filters?: { game?: GameName; phase?: string; board?: string; players?: number; open_seats?: boolean; cursor?: string; limit?: number }): Promise<LobbyPage>;
   games(filters?: Parameters<LobbyClient["list"]>[0]): AsyncGenerator<LobbyPage["games"][number]>;
-  create(request?: Partial<NewGame>): Promise<CreateGameResponse>;
+  create(request: NewGame): Promise<CreateGameResponse>;
   join<G extends GameName = GameName>(gameId: string, seat: number, options?: { name?: string; invite?: string }): Promise<GameClient<G> & { joined: JoinResponse }>;
   /** POST /disputes: an exported events file audited, explained and drawn (at a step). */
   inspect(eventsText: string, at?: number | null): Promise<Inspection>;

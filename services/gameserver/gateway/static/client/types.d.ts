@@ -92,6 +92,42 @@ export type AwardLine = {
   reason: string;
 };
 
+/** Lay one card of your hand face down for the upturned prize. */
+export type Bid = {
+  type: "Bid";
+  seat: number;
+  card: number;
+};
+
+/** ``seat`` laid a card face down. ``card`` is secret until both have bid (0 when blanked). */
+export type BidSealed = {
+  type: "BidSealed";
+  card: number;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** Both bids turned up: ``winner`` takes the pot's ``points`` (None: a tie, the pot is */
+export type BidsRevealed = {
+  type: "BidsRevealed";
+  turn: number;
+  bids: Array<number>;
+  pot: Array<number>;
+  winner: number | null;
+  points: number;
+  discarded: boolean;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
 /** A board as JSON: ``renature board show ID --json``. x grows right, y grows down. */
 export type BoardJson = {
   id: string;
@@ -116,11 +152,6 @@ export type BoardSummary = {
   name: string;
   variant: string;
   scoring: string;
-};
-
-/** The host cancels a game that has not started. */
-export type CancelGame = {
-  type: "CancelGame";
 };
 
 /** A hosted game as a lobby offers it. */
@@ -154,10 +185,11 @@ export type CellJson = {
   clouds?: number;
 };
 
-/** The clock service says ``seat`` ran out of time; the rules check it against the */
-export type ClaimTimeout = {
-  type: "ClaimTimeout";
+/** Play only Phase 2: the piece you take for yourself (``take``) or choose for the other */
+export type ChoosePiece = {
+  type: "ChoosePiece";
   seat: number;
+  piece: string;
 };
 
 /** The clock of a game with a time control. ``owner`` is the seat whose time runs (-1 for */
@@ -347,6 +379,22 @@ export type CommandRequest = {
   x: number;
   y: number;
 };
+} | {
+  type: "ShowHand";
+  seat?: number;
+  hand: "paper" | "rock" | "scissors" | "";
+  salt?: string;
+} | {
+  type: "ChoosePiece";
+  seat?: number;
+  piece: string;
+} | {
+  type: "Bid";
+  seat?: number;
+  card: number;
+} | {
+  type: "Resign";
+  seat?: number;
 };
 };
 
@@ -382,6 +430,19 @@ export type DiscardDomino = {
   type: "DiscardDomino";
   seat: number;
   domino: number;
+};
+
+/** Every piece is distributed: the Phase 2 preparation begins, Gold first. */
+export type DistributionCompleted = {
+  type: "DistributionCompleted";
+  hands: Record<string, Array<string>>;
+  first_seat: number;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
 };
 
 /** DominoDiscarded */
@@ -468,37 +529,6 @@ export type Finding = {
   message: string;
 };
 
-/** Reveal the seed (and the salt of its commitment) and carry out the final scoring */
-export type FinishGame = {
-  type: "FinishGame";
-  seed: string;
-  salt?: string;
-};
-
-/** The host cancelled the game before its start. */
-export type GameCancelled = {
-  type: "GameCancelled";
-  game_id: string;
-  version: number;
-  seat?: number | null;
-  cause?: renature_events_Cause | null;
-  prev_hash?: string;
-  hash?: string;
-};
-
-/** GameStarted */
-export type GameStarted = {
-  type: "GameStarted";
-  first_seat: number;
-  starting_scores: Array<number>;
-  game_id: string;
-  version: number;
-  seat?: number | null;
-  cause?: renature_events_Cause | null;
-  prev_hash?: string;
-  hash?: string;
-};
-
 /** GameSummary */
 export type GameSummary = {
   game_id: string;
@@ -535,18 +565,66 @@ export type HalfView = {
   animal: string;
 };
 
+/** A seat's Janken hand, sealed: ``commitment`` is public, ``hand`` and ``salt`` are shown */
+export type HandShown = {
+  type: "HandShown";
+  commitment: string;
+  hand: string;
+  salt: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
 /** What the dispute viewer shows of an uploaded events file. A file that cannot be read */
 export type Inspection = {
   game_id: string;
-  events: Array<renature_events_GameCreated | renature_events_PlayerJoined | GameStarted | DominoPlaced | DominoDiscarded | PlantPlaced | PlantSkipped | AreaScored | DominoDrawn | JokerChanged | PlantReturned | ExtraTurnTaken | MushroomGained | MushroomPlaced | MushroomDeclined | MushroomLost | renature_events_TurnEnded | CloudsScored | PlantsPenalised | TokensRevealed | renature_events_GameEnded | PlayerLeft | GameCancelled | SeatTimedOut | SeatResigned>;
+  event_count: number;
   version: number;
   picture: string | null;
-  audit: AuditReport;
+  audit: AuditReport | null;
   explanation: gameplatform_explanation_Explanation | null;
   game?: string;
   log?: Array<string>;
   table?: Table | null;
   client?: string | null;
+};
+
+/** Both hands revealed (by seat) with their salts; ``winner`` is None for a draw. */
+export type JankenPlayed = {
+  type: "JankenPlayed";
+  hands: Array<string>;
+  salts: Array<string>;
+  winner: number | null;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** Play only Phase 2: a Janken decides who picks the next pieces (ruling 14). */
+export type JankenStarted = {
+  type: "JankenStarted";
+  round: number;
+  pieces_left: Array<string>;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** The Janken under way (or just played): each seat's commitment (empty: not shown yet) */
+export type JankenView = {
+  round: number;
+  commitments: Array<string>;
+  hands: Array<string | null>;
 };
 
 /** JoinRequest */
@@ -578,10 +656,9 @@ export type JokerChanged = {
   hash?: string;
 };
 
-/** A player leaves the lobby (before the start): the seat is free again. */
-export type LeaveGame = {
-  type: "LeaveGame";
-  seat: number;
+/** The document the gateway publishes at ``/.well-known/renature-keys.json``. */
+export type KeySet = {
+  keys: Array<PublicKey>;
 };
 
 /** Set-up relocation: take a polyomino back off the board (ruling 4). */
@@ -594,7 +671,7 @@ export type LiftPiece = {
 /** LobbyGame */
 export type LobbyGame = {
   game_id: string;
-  game?: string;
+  game: string;
   version: number;
   board: string;
   players: number;
@@ -763,27 +840,6 @@ export type MushroomView = {
   area: string;
 };
 
-/** A Renaissance game: two players on the standard board. */
-export type NewRenaissanceGame = {
-  seed?: string | null;
-  seating?: "open" | "invite";
-  game: "renaissance";
-  players?: number;
-  board?: "standard";
-  sets?: number;
-  competition?: "points" | "sets";
-};
-
-/** A Renature game (``game`` may be left out). */
-export type NewRenatureGame = {
-  seed?: string | null;
-  seating?: "open" | "invite";
-  game?: "renature";
-  players: number;
-  board?: "base" | "valley" | "valley-back";
-  time_control?: PerTurnClock | TotalClock | null;
-};
-
 /** One of a game's own creation options, as ``POST /games`` takes it. */
 export type Option = {
   name: string;
@@ -793,12 +849,6 @@ export type Option = {
   choices?: Array<unknown> | null;
   minimum?: number | null;
   maximum?: number | null;
-};
-
-/** ``per_turn`` seconds for each turn; ``on_timeout``: ``bot`` (a bot plays on for the */
-export type PerTurnClock = {
-  per_turn: number;
-  on_timeout?: "bot" | "remove";
 };
 
 /** ``reason``: all pieces taken, agreement, or no marker can be placed by either player. */
@@ -818,6 +868,7 @@ export type Phase1Ended = {
 export type Phase2Ended = {
   type: "Phase2Ended";
   unplaced: Record<string, Array<string>>;
+  by?: string;
   game_id: string;
   version: number;
   seat?: number | null;
@@ -835,6 +886,20 @@ export type PieceAcquired = {
   silver: number;
   gold: number;
   squares: Array<At>;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** Play only Phase 2: ``piece`` goes into ``colour``'s hand, taken or given (``by``). */
+export type PieceDistributed = {
+  type: "PieceDistributed";
+  piece: string;
+  colour: string;
+  by: string;
   game_id: string;
   version: number;
   seat?: number | null;
@@ -1012,14 +1077,13 @@ export type PlantsPenalised = {
   hash?: string;
 };
 
-/** A player left the lobby (``left``) or the host removed them (``removed``). */
-export type PlayerLeft = {
-  type: "PlayerLeft";
-  reason: string;
+/** ``seat`` conceded: no more prizes are played; the other seat wins. */
+export type PlayerResigned = {
+  type: "PlayerResigned";
   game_id: string;
   version: number;
   seat?: number | null;
-  cause?: renature_events_Cause | null;
+  cause?: goofspiel_events_Cause | null;
   prev_hash?: string;
   hash?: string;
 };
@@ -1048,6 +1112,20 @@ export type PreparationCompleted = {
   version: number;
   seat?: number | null;
   cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** The top prize turned up for ``turn``; ``pot``: every prize the turn's winner takes (the */
+export type PrizeRevealed = {
+  type: "PrizeRevealed";
+  turn: number;
+  prize: number;
+  pot: Array<number>;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
   prev_hash?: string;
   hash?: string;
 };
@@ -1118,6 +1196,13 @@ export type ProposeEnd = {
   seat: number;
 };
 
+/** PublicKey */
+export type PublicKey = {
+  key_id: string;
+  public_key: string;
+  algorithm?: string;
+};
+
 /** Phase 1 push-in: put a marker on an occupied outer square; the markers in a row from it */
 export type PushMarker = {
   type: "PushMarker";
@@ -1138,18 +1223,6 @@ export type RelocationRequired = {
   hash?: string;
 };
 
-/** The host removes a player from the lobby (before the start). */
-export type RemovePlayer = {
-  type: "RemovePlayer";
-  seat: number;
-};
-
-/** A player gives up a started game (docs/rules.md: what happens to a resigned seat). */
-export type Resign = {
-  type: "Resign";
-  seat: number;
-};
-
 /** ScoreModel */
 export type ScoreModel = {
   game_id: string;
@@ -1160,17 +1233,16 @@ export type ScoreModel = {
   winners: Array<number>;
 };
 
-/** ``seat`` is out of the game (``reason``: ``resigned``, or ``timeout``): its */
-export type SeatResigned = {
-  type: "SeatResigned";
-  reason: string;
-  dominoes_returned: number;
-  game_id: string;
-  version: number;
-  seat?: number | null;
-  cause?: renature_events_Cause | null;
-  prev_hash?: string;
-  hash?: string;
+/** The sealed choices of one simultaneous decision, a slot a seat. */
+export type Sealed = {
+  slots: Array<SealedChoice>;
+};
+
+/** One seat's slot: empty until it chooses; ``choice`` and ``salt`` are secret until every */
+export type SealedChoice = {
+  commitment?: string;
+  choice?: string;
+  salt?: string;
 };
 
 /** SeatScore */
@@ -1202,19 +1274,6 @@ export type SeatSummary = {
   colour: string;
   name: string | null;
   status: string;
-};
-
-/** ``seat``'s time ran out at ``deadline``; ``on_timeout`` says what follows: ``bot`` (a */
-export type SeatTimedOut = {
-  type: "SeatTimedOut";
-  deadline: string;
-  on_timeout: string;
-  game_id: string;
-  version: number;
-  seat?: number | null;
-  cause?: renature_events_Cause | null;
-  prev_hash?: string;
-  hash?: string;
 };
 
 /** Seating */
@@ -1262,6 +1321,14 @@ export type SetupCompleted = {
   cause?: renaissance_events_Cause | null;
   prev_hash?: string;
   hash?: string;
+};
+
+/** Janken (Play only Phase 2): your hand, sealed until both seats have shown (ruling 15). */
+export type ShowHand = {
+  type: "ShowHand";
+  seat: number;
+  hand: "paper" | "rock" | "scissors" | "";
+  salt?: string;
 };
 
 /** Valley: do not take the mushroom ("you may immediately take a mushroom"); it stays in */
@@ -1361,13 +1428,6 @@ export type TokensRevealed = {
   hash?: string;
 };
 
-/** ``total`` seconds per seat for the whole game plus ``increment`` seconds per turn */
-export type TotalClock = {
-  total: number;
-  increment?: number;
-  on_timeout?: "bot" | "remove";
-};
-
 /** ValidationError */
 export type ValidationError = {
   loc: Array<string | number>;
@@ -1375,6 +1435,14 @@ export type ValidationError = {
   type: string;
   input?: unknown;
   ctx?: Record<string, unknown>;
+};
+
+/** What the players agree on before the game ("VARIANTS", rulings 13 to 16): ``play`` both */
+export type Variant = {
+  play?: "both" | "phase1" | "phase2";
+  extra_hands?: Array<"rectangle" | "ring">;
+  distribution?: "give" | "take" | null;
+  phase2_agreement?: boolean;
 };
 
 /** Every point of every seat (or of one seat), in the order they were scored. */
@@ -1399,6 +1467,209 @@ export type gameplatform_explanation_PointLine = {
   text: string;
 };
 
+/** Create a game whose prize deck is shuffled from ``seed``. The service fills ``seed`` and */
+export type goofspiel_commands_CreateGame = {
+  type: "CreateGame";
+  game_id: string;
+  seed: string;
+  players?: number;
+  cards?: number;
+  ties?: "carry" | "discard";
+  salt?: string;
+  chosen_seed?: boolean;
+};
+
+/** The service's, once the last prize is settled: reveal the seed (and the salt of its */
+export type goofspiel_commands_FinishGame = {
+  type: "FinishGame";
+  seed: string;
+  salt?: string;
+};
+
+/** JoinGame */
+export type goofspiel_commands_JoinGame = {
+  type: "JoinGame";
+  seat: number;
+  name: string;
+};
+
+/** Concede the game: the other seat wins, whatever the scores (rulings, 8). */
+export type goofspiel_commands_Resign = {
+  type: "Resign";
+  seat: number;
+};
+
+/** StartGame */
+export type goofspiel_commands_StartGame = {
+  type: "StartGame";
+};
+
+/** The command that caused a batch (on its first event), the client's id and the time. */
+export type goofspiel_events_Cause = {
+  command: goofspiel_commands_CreateGame | goofspiel_commands_JoinGame | goofspiel_commands_StartGame | Bid | goofspiel_commands_Resign | goofspiel_commands_FinishGame;
+  command_id?: string | null;
+  time?: string | null;
+};
+
+/** GameCreated */
+export type goofspiel_events_GameCreated = {
+  type: "GameCreated";
+  players: number;
+  cards: number;
+  ties: string;
+  seed_commitment: string;
+  prizes: Array<number>;
+  chosen_seed?: boolean;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** The last prize is settled and the seed revealed: the final result. */
+export type goofspiel_events_GameEnded = {
+  type: "GameEnded";
+  seed: string;
+  salt: string;
+  scores: Array<number>;
+  ranking: Array<number>;
+  winners: Array<number>;
+  discarded: Array<number>;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** GameStarted */
+export type goofspiel_events_GameStarted = {
+  type: "GameStarted";
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** PlayerJoined */
+export type goofspiel_events_PlayerJoined = {
+  type: "PlayerJoined";
+  name: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** Explanation */
+export type goofspiel_explain_Explanation = {
+  game_id: string;
+  lines: Array<goofspiel_explain_PointLine>;
+  scores: Array<number>;
+  ranking: Array<number>;
+  winners: Array<number>;
+  colours: Array<string>;
+  names?: Array<string>;
+  discarded?: Array<number>;
+};
+
+/** Points one seat took with one bid: the turn, the bids and the pot. */
+export type goofspiel_explain_PointLine = {
+  version: number;
+  seat: number;
+  colour: string;
+  points: number;
+  total: number;
+  rule: string;
+  text: string;
+  turn: number;
+  bids: Array<number>;
+  pot: Array<number>;
+};
+
+/** GameState */
+export type goofspiel_state_GameState = {
+  game_id: string;
+  version: number;
+  cards: number;
+  ties: string;
+  commitment: string;
+  prizes: Array<number>;
+  chosen_seed?: boolean;
+  names?: Array<string | null>;
+  phase?: "bidding" | "final_scoring" | "finished" | "lobby";
+  turn?: number;
+  pot?: Array<number>;
+  hands?: Array<Array<number>>;
+  bids?: Array<number>;
+  won?: Array<Array<number>>;
+  shown?: Array<Array<number>>;
+  scores?: Array<number>;
+  discarded?: Array<number>;
+  ranking?: Array<number>;
+  winners?: Array<number>;
+  resigned?: number | null;
+  seed?: string;
+  salt?: string;
+  last_hash?: string;
+};
+
+/** GameView */
+export type goofspiel_view_GameView = {
+  game_id: string;
+  game: string;
+  version: number;
+  viewer: number | null;
+  phase: string;
+  current_seat: number | null;
+  turn: number;
+  turns: number;
+  ties: string;
+  prize: number | null;
+  pot: Array<number>;
+  prizes_left: Array<number>;
+  seats: Array<goofspiel_view_SeatView>;
+  discarded: Array<number>;
+  last_bids: Array<number>;
+  ranking: Array<number>;
+  winners: Array<number>;
+  seed: string;
+  seed_commitment: string;
+  resigned?: number | null;
+  hidden_information?: boolean;
+};
+
+/** SeatView */
+export type goofspiel_view_SeatView = {
+  seat: number;
+  name: string | null;
+  suit: string;
+  score: number;
+  cards: Array<number>;
+  has_bid: boolean;
+  bid: number | null;
+  won: Array<number>;
+  shown: Array<number>;
+};
+
+/** The host's: call the game off before the start (ruling 17). */
+export type renaissance_commands_CancelGame = {
+  type: "CancelGame";
+};
+
+/** The clock service's: ``seat``'s time ran out (refused before its deadline; ruling 18). */
+export type renaissance_commands_ClaimTimeout = {
+  type: "ClaimTimeout";
+  seat: number;
+};
+
 /** ``sets`` games are played; the competition rule (``points`` or ``sets``) decides the */
 export type renaissance_commands_CreateGame = {
   type: "CreateGame";
@@ -1407,6 +1678,8 @@ export type renaissance_commands_CreateGame = {
   players?: number;
   sets?: number;
   competition?: "points" | "sets";
+  clock?: TimeControl;
+  variant?: Variant;
 };
 
 /** JoinGame */
@@ -1416,6 +1689,24 @@ export type renaissance_commands_JoinGame = {
   name: string;
 };
 
+/** Leave the lobby before the start; the seat is open again (ruling 17). */
+export type renaissance_commands_LeaveGame = {
+  type: "LeaveGame";
+  seat: number;
+};
+
+/** The host's: open a taken seat of the lobby (ruling 17). */
+export type renaissance_commands_RemovePlayer = {
+  type: "RemovePlayer";
+  seat: number;
+};
+
+/** Give up the game in play: the other seat wins it (ruling 17). */
+export type renaissance_commands_Resign = {
+  type: "Resign";
+  seat: number;
+};
+
 /** StartGame */
 export type renaissance_commands_StartGame = {
   type: "StartGame";
@@ -1423,9 +1714,20 @@ export type renaissance_commands_StartGame = {
 
 /** The command that caused a batch (on its first event), the client's id and the time. */
 export type renaissance_events_Cause = {
-  command: renaissance_commands_CreateGame | renaissance_commands_JoinGame | renaissance_commands_StartGame | PlacePiece | LiftPiece | PlaceMarker | PushMarker | ProposeEnd | ProposeAward | AcceptProposal | DeclineProposal | PlaceMonomino | MoveMarker;
+  command: renaissance_commands_CreateGame | renaissance_commands_JoinGame | renaissance_commands_StartGame | PlacePiece | LiftPiece | PlaceMarker | PushMarker | ProposeEnd | ProposeAward | AcceptProposal | DeclineProposal | PlaceMonomino | MoveMarker | renaissance_commands_LeaveGame | renaissance_commands_RemovePlayer | renaissance_commands_CancelGame | renaissance_commands_Resign | renaissance_commands_ClaimTimeout | ShowHand | ChoosePiece;
   command_id?: string | null;
   time?: string | null;
+};
+
+/** The host cancelled the game before its start (nothing follows). */
+export type renaissance_events_GameCancelled = {
+  type: "GameCancelled";
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
 };
 
 /** GameCreated */
@@ -1436,6 +1738,8 @@ export type renaissance_events_GameCreated = {
   sets: number;
   competition: string;
   pieces: Array<PieceInfo>;
+  clock?: TimeControl;
+  variant?: Variant;
   game_id: string;
   version: number;
   seat?: number | null;
@@ -1464,6 +1768,43 @@ export type renaissance_events_GameEnded = {
 export type renaissance_events_PlayerJoined = {
   type: "PlayerJoined";
   name: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** A player left the lobby (``left``) or the host removed them (``removed``). */
+export type renaissance_events_PlayerLeft = {
+  type: "PlayerLeft";
+  reason: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** ``seat`` gave up (``reason``: ``resigned``); a ``GameEnded`` with the other seat as the */
+export type renaissance_events_SeatResigned = {
+  type: "SeatResigned";
+  reason: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renaissance_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** ``seat``'s time ran out at ``deadline``; it loses (``on_timeout``: ``remove``): a */
+export type renaissance_events_SeatTimedOut = {
+  type: "SeatTimedOut";
+  deadline: string;
+  on_timeout: string;
   game_id: string;
   version: number;
   seat?: number | null;
@@ -1520,7 +1861,7 @@ export type renaissance_state_GameState = {
   competition?: string;
   version?: number;
   last_hash?: string;
-  phase?: "finished" | "lobby" | "phase1" | "phase1_answer" | "phase2" | "phase2_move" | "phase2_prep" | "setup" | "setup_lift";
+  phase?: "cancelled" | "distribution" | "finished" | "janken" | "lobby" | "phase1" | "phase1_answer" | "phase2" | "phase2_answer" | "phase2_move" | "phase2_prep" | "setup" | "setup_lift";
   names?: Array<string | null>;
   set_number?: number;
   silver_seat?: number;
@@ -1546,6 +1887,17 @@ export type renaissance_state_GameState = {
   sets_won?: [number, number];
   ranking?: Array<number>;
   winners?: Array<number>;
+  resigned?: number;
+  out_status?: string;
+  clock?: ClockState | null;
+  turns?: number;
+  play?: string;
+  extra_hands?: Array<string>;
+  distribution?: string;
+  phase2_agreement?: boolean;
+  janken?: Sealed | null;
+  janken_round?: number;
+  picks?: number;
 };
 
 /** GameView */
@@ -1573,6 +1925,11 @@ export type renaissance_view_GameView = {
   ranking: Array<number>;
   winners: Array<number>;
   hidden_information?: boolean;
+  play?: string;
+  extra_hands?: Array<string>;
+  distribution?: string | null;
+  phase2_agreement?: boolean;
+  janken?: JankenView | null;
 };
 
 /** SeatView */
@@ -1591,6 +1948,17 @@ export type renaissance_view_SeatView = {
   to_prepare: [number, number];
 };
 
+/** The host cancels a game that has not started. */
+export type renature_commands_CancelGame = {
+  type: "CancelGame";
+};
+
+/** The clock service says ``seat`` ran out of time; the rules check it against the */
+export type renature_commands_ClaimTimeout = {
+  type: "ClaimTimeout";
+  seat: number;
+};
+
 /** Create a game dealt from ``seed``. The service fills ``seed`` and ``salt`` from its seed */
 export type renature_commands_CreateGame = {
   type: "CreateGame";
@@ -1603,11 +1971,36 @@ export type renature_commands_CreateGame = {
   clock?: TimeControl;
 };
 
+/** Reveal the seed (and the salt of its commitment) and carry out the final scoring */
+export type renature_commands_FinishGame = {
+  type: "FinishGame";
+  seed: string;
+  salt?: string;
+};
+
 /** JoinGame */
 export type renature_commands_JoinGame = {
   type: "JoinGame";
   seat: number;
   name: string;
+};
+
+/** A player leaves the lobby (before the start): the seat is free again. */
+export type renature_commands_LeaveGame = {
+  type: "LeaveGame";
+  seat: number;
+};
+
+/** The host removes a player from the lobby (before the start). */
+export type renature_commands_RemovePlayer = {
+  type: "RemovePlayer";
+  seat: number;
+};
+
+/** A player gives up a started game (docs/rules.md: what happens to a resigned seat). */
+export type renature_commands_Resign = {
+  type: "Resign";
+  seat: number;
 };
 
 /** StartGame */
@@ -1617,9 +2010,20 @@ export type renature_commands_StartGame = {
 
 /** Provenance of a batch: the command that caused it (on the batch's first event), the */
 export type renature_events_Cause = {
-  command: renature_commands_CreateGame | renature_commands_JoinGame | renature_commands_StartGame | PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn | FinishGame | LeaveGame | RemovePlayer | CancelGame | Resign | ClaimTimeout;
+  command: renature_commands_CreateGame | renature_commands_JoinGame | renature_commands_StartGame | PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn | renature_commands_FinishGame | renature_commands_LeaveGame | renature_commands_RemovePlayer | renature_commands_CancelGame | renature_commands_Resign | renature_commands_ClaimTimeout;
   command_id?: string | null;
   time?: string | null;
+};
+
+/** The host cancelled the game before its start. */
+export type renature_events_GameCancelled = {
+  type: "GameCancelled";
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renature_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
 };
 
 /** GameCreated */
@@ -1658,10 +2062,61 @@ export type renature_events_GameEnded = {
   hash?: string;
 };
 
+/** GameStarted */
+export type renature_events_GameStarted = {
+  type: "GameStarted";
+  first_seat: number;
+  starting_scores: Array<number>;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renature_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
 /** PlayerJoined */
 export type renature_events_PlayerJoined = {
   type: "PlayerJoined";
   name: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renature_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** A player left the lobby (``left``) or the host removed them (``removed``). */
+export type renature_events_PlayerLeft = {
+  type: "PlayerLeft";
+  reason: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renature_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** ``seat`` is out of the game (``reason``: ``resigned``, or ``timeout``): its */
+export type renature_events_SeatResigned = {
+  type: "SeatResigned";
+  reason: string;
+  dominoes_returned: number;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renature_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** ``seat``'s time ran out at ``deadline``; ``on_timeout`` says what follows: ``bot`` (a */
+export type renature_events_SeatTimedOut = {
+  type: "SeatTimedOut";
+  deadline: string;
+  on_timeout: string;
   game_id: string;
   version: number;
   seat?: number | null;
@@ -1779,21 +2234,69 @@ export type renature_view_SeatView = {
   status?: string;
 };
 
+/** The body of POST /games: one hosted game's creation, told apart by `game`. */
+export type NewGame = {
+  game?: "renature";
+  players: 2 | 3 | 4;
+  board?: "base" | "valley" | "valley-back";
+  seed?: string | null;
+  seating?: "invite" | "open";
+  time_control?: {
+  per_turn?: number | null;
+  total?: number | null;
+  increment?: number;
+  on_timeout?: "bot" | "remove";
+} | null;
+} | {
+  game?: "renaissance";
+  players?: 2;
+  board?: "standard";
+  seed?: string | null;
+  seating?: "invite" | "open";
+  sets?: number;
+  competition?: "points" | "sets";
+  play?: "both" | "phase1" | "phase2";
+  extra_hands?: Array<"rectangle" | "ring">;
+  distribution?: "give" | "take" | null;
+  phase2_agreement?: boolean;
+  time_control?: {
+  per_turn?: number | null;
+  total?: number | null;
+  increment?: number;
+  on_timeout?: "bot" | "remove";
+} | null;
+} | {
+  game?: "goofspiel";
+  players?: 2;
+  board?: "standard";
+  seed?: string | null;
+  seating?: "invite" | "open";
+  cards?: number;
+  ties?: "carry" | "discard";
+};
+
 /** Each hosted game's bodies, by the game's name. */
 export interface Games {
   "renature": {
     view: renature_view_GameView;
     command: PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn;
-    event: renature_events_GameCreated | renature_events_PlayerJoined | GameStarted | DominoPlaced | DominoDiscarded | PlantPlaced | PlantSkipped | AreaScored | DominoDrawn | JokerChanged | PlantReturned | ExtraTurnTaken | MushroomGained | MushroomPlaced | MushroomDeclined | MushroomLost | renature_events_TurnEnded | CloudsScored | PlantsPenalised | TokensRevealed | renature_events_GameEnded | PlayerLeft | GameCancelled | SeatTimedOut | SeatResigned;
+    event: renature_events_GameCreated | renature_events_PlayerJoined | renature_events_GameStarted | DominoPlaced | DominoDiscarded | PlantPlaced | PlantSkipped | AreaScored | DominoDrawn | JokerChanged | PlantReturned | ExtraTurnTaken | MushroomGained | MushroomPlaced | MushroomDeclined | MushroomLost | renature_events_TurnEnded | CloudsScored | PlantsPenalised | TokensRevealed | renature_events_GameEnded | renature_events_PlayerLeft | renature_events_GameCancelled | renature_events_SeatTimedOut | renature_events_SeatResigned;
     state: renature_state_GameState;
     explanation: renature_explain_Explanation;
   };
   "renaissance": {
     view: renaissance_view_GameView;
-    command: PlacePiece | LiftPiece | PlaceMarker | PushMarker | ProposeEnd | ProposeAward | AcceptProposal | DeclineProposal | PlaceMonomino | MoveMarker;
-    event: renaissance_events_GameCreated | renaissance_events_PlayerJoined | SetStarted | PiecePlaced | RelocationRequired | PieceLifted | SetupCompleted | MarkerPlaced | MonominoPlaced | MarkersPushed | PieceAcquired | ProposalMade | ProposalAccepted | ProposalDeclined | renaissance_events_TurnEnded | Phase1Ended | PointsScored | PreparationCompleted | MarkerMoved | MarkerMoveSkipped | Phase2Ended | SetEnded | renaissance_events_GameEnded;
+    command: PlacePiece | LiftPiece | PlaceMarker | PushMarker | ProposeEnd | ProposeAward | AcceptProposal | DeclineProposal | PlaceMonomino | MoveMarker | ShowHand | ChoosePiece;
+    event: renaissance_events_GameCreated | renaissance_events_PlayerJoined | SetStarted | PiecePlaced | RelocationRequired | PieceLifted | SetupCompleted | MarkerPlaced | MonominoPlaced | MarkersPushed | PieceAcquired | ProposalMade | ProposalAccepted | ProposalDeclined | renaissance_events_TurnEnded | Phase1Ended | PointsScored | PreparationCompleted | MarkerMoved | MarkerMoveSkipped | Phase2Ended | SetEnded | renaissance_events_GameEnded | renaissance_events_PlayerLeft | renaissance_events_GameCancelled | renaissance_events_SeatResigned | renaissance_events_SeatTimedOut | JankenStarted | HandShown | JankenPlayed | PieceDistributed | DistributionCompleted;
     state: renaissance_state_GameState;
     explanation: renaissance_explain_Explanation;
+  };
+  "goofspiel": {
+    view: goofspiel_view_GameView;
+    command: Bid | goofspiel_commands_Resign;
+    event: goofspiel_events_GameCreated | goofspiel_events_PlayerJoined | goofspiel_events_GameStarted | PrizeRevealed | BidSealed | BidsRevealed | PlayerResigned | goofspiel_events_GameEnded;
+    state: goofspiel_state_GameState;
+    explanation: goofspiel_explain_Explanation;
   };
 }
 export type GameName = keyof Games;
