@@ -25,12 +25,15 @@ run: $(STAMP)
 	RENATURE_DURABILITY=$${RENATURE_DURABILITY:-everysec} $(RUN) renature serve all \
 		--port $(PORT) $(if $(REDIS_PORT),--redis-port $(REDIS_PORT))
 
-## Debian's chromium for the browser tests (tests/browser), installed when missing and apt-get
-## can (as root); never a browser download. Without it the browser tests skip loudly (fail in CI).
+## Debian's chromium and Node.js for the browser tests (tests/browser), installed when missing and
+## apt-get can (as root); never a browser download. Without it the browser tests skip loudly (fail in CI).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "chromium is not installed: the browser tests will not run (apt-get install chromium)"; }
+	@command -v node >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null) \
+		|| echo "node is not installed: the JavaScript client's Node tests will not run (apt-get install nodejs)"; }
 
 ## The whole suite: unit, integration (real Redis), end-to-end and browser tests, then the linters
 test: $(STAMP) browser

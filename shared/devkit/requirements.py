@@ -27,8 +27,17 @@ def require_redis_server() -> None:
 
 def chromium_path() -> str:
     """Debian's chromium (or ``RENATURE_CHROMIUM``); the Makefile installs it for ``make test``."""
-    path = os.environ.get("RENATURE_CHROMIUM") or shutil.which("chromium")
+    return _program("chromium", "RENATURE_CHROMIUM", "apt-get install chromium")
+
+
+def node_path() -> str:
+    """Node.js 20 or later (or ``RENATURE_NODE``), for the JavaScript client's tests."""
+    return _program("node", "RENATURE_NODE", "apt-get install nodejs; version 20 or later")
+
+
+def _program(name: str, variable: str, install: str) -> str:
+    path = os.environ.get(variable) or shutil.which(name)
     if path is None:
-        unavailable("chromium is not installed (apt-get install chromium)")
+        unavailable(f"{name} is not installed ({install})")
         raise AssertionError("unreachable")  # unavailable() always raises
     return path

@@ -12,11 +12,7 @@ the ones the README shows).
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,14 +23,14 @@ import pytest
 import redis
 from playwright.sync_api import Browser, Locator, Page, sync_playwright
 
-from devkit.redis_server import RedisServer, free_port
-from devkit.requirements import chromium_path, require_redis_server
+from devkit.requirements import chromium_path
 from eventstore import KeyLayout
 from gameplatform import game_names
 from gameserver.gateway.routers.web_routes import plugin_of
 from renature import events as e
 from renature.game import replay
 from support.hosting import hosted
+from support.web_stack import serve_all
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.browser]
 
@@ -50,8 +46,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-STARTUP_TIMEOUT = 90.0
-"""A deadline, not a wait: the stack is ready in seconds alone, in over 40 s on a loaded machine."""
 PAGE_ERRORS: dict[int, list[str]] = {}
 """Script errors each page raised (by id of the page), asserted empty at the end."""
 REDIS_OF: dict[str, str] = {}
@@ -62,55 +56,12 @@ GAME_TIMEOUT = 240.0
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
     """``renature serve all`` on a private Redis, as ``make run`` starts it."""
-    require_redis_server()
-    logs = Path(tempfile.mkdtemp(prefix="renature-browser-"))
-    with RedisServer() as server:
-        port = free_port()
-        env = {
-            **os.environ,
-            "REDIS_URL": server.url,
-            "RENATURE_ALLOW_CHOSEN_SEEDS": "0",
-            # Two players and a spectator share one address here, and they play far faster
-            # than people do: the default read rate per address would slow them down (the
-            # client waits 429s out; test_limits covers the limits themselves).
-            "RENATURE_LIMIT_READ": "200/second;12000/minute",
-        }
-        env.pop("RENATURE_CONSUMER", None)
-        log = (logs / "stack.log").open("wb")
-        command = [sys.executable, "-c", "from gameserver.cli import main; main()"]
-        process = subprocess.Popen(
-            [*command, "serve", "all", "--port", str(port)],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        url = f"http://127.0.0.1:{port}"
-        REDIS_OF[url] = server.url
-        try:
-            _wait_ready(url, process, logs / "stack.log")
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            log.close()
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    """Ready once a game can be created (gateway and rules service up)."""
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the stack exited\n{log.read_text(errors='replace')[-3000:]}")
-        try:
-            if httpx.post(f"{url}/games", json={"players": 2}, timeout=5).status_code == 201:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"the stack did not get ready\n{log.read_text(errors='replace')[-3000:]}")
+    # Two players and a spectator share one address here, and they play far faster than
+    # people do: the default read rate per address would slow them down (the client waits
+    # 429s out; test_limits covers the limits themselves).
+    with serve_all(RENATURE_LIMIT_READ="200/second;12000/minute") as stack:
+        REDIS_OF[stack.url] = stack.redis_url
+        yield stack.url
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +203,7 @@ def test_a_refused_move_is_shown_as_a_clear_error(base_url: str, browser: Browse
         page.goto(table)
         page.wait_for_selector("#open-seats button")
     # The late page stops hearing the game, as a page on a dropped connection would.
-    late.evaluate("table.socket.onclose = null; table.socket.close()")
+    late.evaluate("table.live.close()")
     first.click("#open-seats button")
     first.wait_for_selector("#start:not([hidden])")
     late.click("#open-seats button")

@@ -1,51 +1,14 @@
-// Shared by the lobby, the table and the dispute viewer: the public HTTP API, seat tokens kept
-// in this browser, the board picture and events told in words. No framework, no build step.
-(() => {
-"use strict";
+// Shared by the lobby, the table and the dispute viewer: the public API through the client
+// package (static/client/, @renature/client: safe retries, waits on 429/503, the live channel),
+// seat tokens kept in this browser, the board picture and events told in words. No framework,
+// no build step. An ES module: the pages load it, then their own module, in that order.
+import { ApiError, GameClient, LobbyClient, newId } from "/static/client/index.js";
 
-class ApiError extends Error {
-  constructor(status, code, message) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
+const lobby = new LobbyClient();
 
-async function api(method, path, { body, token, headers } = {}) {
-  const init = { method, headers: { Accept: "application/json", ...(headers || {}) } };
-  if (token) init.headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
-  }
-  const response = await politely(() => fetch(path, init));
-  const text = await response.text();
-  let data = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch (_) {
-    data = text;
-  }
-  if (!response.ok) {
-    const error = (data && data.error) || {};
-    throw new ApiError(
-      response.status,
-      error.code || `http_${response.status}`,
-      error.message || `${method} ${path} answered ${response.status}`,
-    );
-  }
-  return data;
-}
-
-// A 429 is waited out (its Retry-After, at most 5 s) and the request sent again, a few times:
-// rate limits slow a client down, they do not break it.
-async function politely(request) {
-  for (let attempt = 0; ; attempt += 1) {
-    const response = await request();
-    if (response.status !== 429 || attempt >= 4) return response;
-    const wait = Math.min(5, Number(response.headers.get("Retry-After")) || 1);
-    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
-  }
+/** One game through the package, as `seat` ({seat, token}) or as a spectator (null). */
+function gameOf(gameId, seat) {
+  return new GameClient(gameId, { http: lobby.http, token: seat ? seat.token : null, seat: seat ? seat.seat : null });
 }
 
 // Seat tokens are kept per game in this browser, so a reload or a dropped connection never
@@ -66,13 +29,6 @@ const seats = {
   },
 };
 
-function newId() {
-  if (crypto.randomUUID) return crypto.randomUUID().replace(/-/g, "");
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) =>
-    b.toString(16).padStart(2, "0"),
-  ).join("");
-}
-
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -89,10 +45,8 @@ function el(tag, attrs = {}, ...children) {
 
 // The board picture is the server's SVG (the same drawing as `renature replay --svg`), inlined
 // so that its cells can be highlighted and clicked.
-async function loadPicture(container, url, { fetchInit } = {}) {
-  const response = await politely(() => fetch(url, fetchInit));
-  if (!response.ok) throw new ApiError(response.status, "picture", `The board could not be drawn (${response.status}).`);
-  showPicture(container, await response.text());
+async function loadPicture(container, game, at) {
+  showPicture(container, await game.picture(at));
 }
 
 function showPicture(container, svgText) {
@@ -111,7 +65,7 @@ function showPicture(container, svgText) {
 const clients = {};
 async function clientOf(game) {
   if (!(game in clients)) {
-    clients[game] = api("GET", "/games/catalog").then((catalog) => {
+    clients[game] = lobby.catalog().then((catalog) => {
       const entry = catalog.find((g) => g.name === game);
       if (!entry || !entry.client) return null;
       return new Promise((resolve, reject) => {
@@ -135,5 +89,4 @@ function showError(region, error) {
   region.hidden = false;
 }
 
-window.Renature = { api, ApiError, seats, newId, el, loadPicture, showPicture, showError, clientOf, colourOf };
-})();
+window.Renature = { lobby, gameOf, ApiError, seats, newId, el, loadPicture, showPicture, showError, clientOf, colourOf };

@@ -2,7 +2,7 @@
 // /games/catalog, says what each game takes) and take its first seat, open a table by id or
 // invitation link, list games with filters (GET /games, paged by cursor).
 "use strict";
-const { api, seats, el, showError } = window.Renature;
+const { lobby, seats, el, showError } = window.Renature;
 const $ = (id) => document.getElementById(id);
 const errorBox = $("error");
 const statusBox = $("status");
@@ -71,7 +71,7 @@ function showFilters() {
 }
 
 async function loadCatalog() {
-  catalog = await api("GET", "/games/catalog");
+  catalog = await lobby.catalog();
   $("game-choice").replaceChildren(...catalog.map((game) => el("option", { value: game.name }, game.title)));
   $("game-filter").append(...catalog.map((game) => el("option", { value: game.name }, game.title)));
   showGame();
@@ -95,10 +95,8 @@ document.getElementById("create").addEventListener("submit", async (submit) => {
   }
   try {
     statusBox.textContent = "Creating the game…";
-    const created = await api("POST", "/games", { body: request, headers: { "Idempotency-Key": window.Renature.newId() } });
-    const join = { name: form.get("name") };
-    if (created.invite_code) join.invite = created.invite_code;
-    const joined = await api("POST", `/games/${created.game_id}/seats/0`, { body: join, headers: { "Idempotency-Key": window.Renature.newId() } });
+    const created = await lobby.create(request);
+    const { joined } = await lobby.join(created.game_id, 0, { name: form.get("name"), invite: created.invite_code });
     seats.set(created.game_id, { seat: 0, token: joined.token, host: created.host_token || null, invite: created.invite_code || null });
     location.href = `/play/${created.game_id}`;
   } catch (error) {
@@ -133,12 +131,11 @@ document.getElementById("more").addEventListener("click", () => listGames());
 
 async function listGames() {
   const form = new FormData(document.getElementById("filter"));
-  const query = new URLSearchParams();
-  for (const [key, value] of form.entries()) if (value) query.set(key, value);
-  if (cursor) query.set("cursor", cursor);
+  const filters = { cursor };
+  for (const [key, value] of form.entries()) if (value) filters[key] = value;
   const note = document.getElementById("games-note");
   try {
-    const page = await api("GET", `/games?${query}`);
+    const page = await lobby.list(filters);
     const games = page.games;
     cursor = page.next_cursor;
     const body = document.getElementById("games");

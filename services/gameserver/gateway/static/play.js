@@ -4,7 +4,7 @@
 // (static/games/<name>.js, named by the catalog) to draw more of itself: Renature's lays
 // dominoes on the board's spaces; any other game is played whole from the generic parts here.
 "use strict";
-const { api, ApiError, seats, newId, el, loadPicture, showError, clientOf, colourOf } = window.Renature;
+const { lobby, gameOf, ApiError, seats, el, loadPicture, showError, clientOf, colourOf } = window.Renature;
 
 const gameId = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
 const params = new URLSearchParams(location.search);
@@ -36,6 +36,11 @@ function token() {
   return table.seat ? table.seat.token : null;
 }
 
+// The game through the client package, as this browser's seat (or as a spectator).
+function game() {
+  return gameOf(gameId, table.seat);
+}
+
 // One refresh at a time; a refresh asked for while one runs runs again after it, so what is
 // shown is never older than the last event or command.
 async function refresh() {
@@ -56,19 +61,14 @@ async function refreshOnce() {
       // The summary (who has joined) matters before the start, and for its clock in a game
       // whose view shows none of its own.
       if (!table.view || table.view.phase === "lobby" || !("clock" in table.view)) {
-        table.summary = await api("GET", `/games/${gameId}`);
+        table.summary = await game().summary();
       }
-      const seated = table.seat !== null;
-      table.view = seated
-        ? await api("GET", `/games/${gameId}/view`, { token: token() })
-        : await api("GET", `/games/${gameId}/spectator`);
-      table.facts = await api("GET", `/games/${gameId}/table`);
-      table.moves = seated && table.facts.started
-        ? await api("GET", `/games/${gameId}/moves`, { token: token() })
-        : [];
+      table.view = await game().view();
+      table.facts = await game().table();
+      table.moves = table.facts.started ? await game().moves() : [];
       table.legal = table.moves.map((move) => move.command);
       table.colours = table.facts.colours;
-      await loadPicture($("board"), `/games/${gameId}/picture.svg`);
+      await loadPicture($("board"), game());
       render();
     } catch (error) {
       if (error instanceof ApiError && error.code === "invalid_token") {
@@ -128,7 +128,7 @@ function renderSeating(view) {
   for (const seat of table.summary.seats || []) {
     seatList.append(el("li", {}, `Seat ${seat.seat} (${seat.colour}): ${seat.name || "free"}`,
       host && seat.name && seat.seat !== table.seat.seat
-        ? [" ", el("button", { type: "button", onclick: () => lobbyAction("DELETE", `/games/${gameId}/seats/${seat.seat}`, host) }, `Remove ${seat.name}`)]
+        ? [" ", el("button", { type: "button", onclick: () => lobbyAction(() => game().leave(seat.seat, host)) }, `Remove ${seat.name}`)]
         : []));
   }
   if (!table.seat) {
@@ -145,11 +145,8 @@ function renderSeating(view) {
 
 async function takeSeat(seat) {
   const form = new FormData($("take-seat"));
-  const body = { name: form.get("name") || "Player" };
-  const headers = { "Idempotency-Key": newId() };
-  if (form.get("code")) body.invite = form.get("code");
   try {
-    const joined = await api("POST", `/games/${gameId}/seats/${seat}`, { body, headers });
+    const { joined } = await lobby.join(gameId, seat, { name: form.get("name") || "Player", invite: form.get("code") });
     table.seat = { seat, token: joined.token };
     seats.set(gameId, table.seat);
     errorBox.hidden = true;
@@ -160,9 +157,9 @@ async function takeSeat(seat) {
   }
 }
 
-async function lobbyAction(method, path, credential) {
+async function lobbyAction(request) {
   try {
-    await api(method, path, { token: credential });
+    await request();
     errorBox.hidden = true;
     await refresh();
     return true;
@@ -172,10 +169,10 @@ async function lobbyAction(method, path, credential) {
   }
 }
 
-$("start").addEventListener("click", () => lobbyAction("POST", `/games/${gameId}/start`, token()));
-$("cancel").addEventListener("click", () => lobbyAction("POST", `/games/${gameId}/cancel`, table.seat.host));
+$("start").addEventListener("click", () => lobbyAction(() => game().start()));
+$("cancel").addEventListener("click", () => lobbyAction(() => game().cancel(table.seat.host)));
 $("leave").addEventListener("click", async () => {
-  if (await lobbyAction("DELETE", `/games/${gameId}/seats/${table.seat.seat}`, token())) {
+  if (await lobbyAction(() => game().leave())) {
     seats.forget(gameId);
     table.seat = null;
     await refresh();
@@ -183,7 +180,7 @@ $("leave").addEventListener("click", async () => {
 });
 $("resign").addEventListener("click", async () => {
   if (confirm("Resign this game? Your seat leaves the game for good.")) {
-    await lobbyAction("POST", `/games/${gameId}/resign`, token());
+    await lobbyAction(() => game().resign());
   }
 });
 
@@ -254,20 +251,13 @@ async function send(command) {
   for (const target of document.querySelectorAll("#board .legal, #moves button")) {
     if (target.tagName === "BUTTON") target.disabled = true; else target.remove();
   }
-  const body = { command_id: newId(), command };
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      await api("POST", `/games/${gameId}/commands`, { body, token: token() });
-      errorBox.hidden = true;
-      break;
-    } catch (error) {
-      // An unknown outcome (no answer, 504, 503) is retried with the same command id: the
-      // server applies a command once, whatever the number of tries.
-      const unknown = !(error instanceof ApiError) || error.status === 504 || error.status === 503;
-      if (unknown && attempt < 3) { await new Promise((r) => setTimeout(r, 300 * (attempt + 1))); continue; }
-      showError(errorBox, error);
-      break;
-    }
+  try {
+    // The package sends an unknown outcome (no answer, 503, 504) again with the same command
+    // id: the server applies a command once, whatever the number of tries.
+    await game().send(command);
+    errorBox.hidden = true;
+  } catch (error) {
+    showError(errorBox, error);
   }
   if (table.client && table.client.afterSend) table.client.afterSend();
   table.sending = false;
@@ -288,8 +278,8 @@ function appendLog(line) {
 let logging = Promise.resolve();
 function loadLog() {
   logging = logging.catch(() => {}).then(async () => {
-    const lines = await api("GET", `/games/${gameId}/log?after=${table.version}`, { token: token() });
-    if (lines.length && !table.colours.length) table.colours = (await api("GET", `/games/${gameId}/table`)).colours;
+    const lines = await game().log(table.version);
+    if (lines.length && !table.colours.length) table.colours = (await game().table()).colours;
     lines.forEach(appendLog);
   });
   return logging;
@@ -301,49 +291,34 @@ function scheduleRefresh() {
   refreshTimer = setTimeout(refresh, 60);
 }
 
-// The live channel: every event after the last one shown; on a drop, reconnect with back-off
-// from that version, so nothing is lost or shown twice.
+// The live channel (the package's: WebSocket, else server-sent events): every event after the
+// last one shown, once and in order across drops; each one's words are read from the log.
+const STATUS = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", ended: "game over", closed: "closed" };
 function connect(restart = false) {
-  if (table.socket && !restart) return;
-  if (table.socket) { table.socket.onclose = null; table.socket.close(); }
-  const query = new URLSearchParams({ after: String(table.version) });
-  if (token()) query.set("token", token());
-  const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${scheme}://${location.host}/games/${gameId}/live?${query}`);
-  table.socket = socket;
-  socket.onopen = () => { table.retry = 0; $("connection").textContent = "live"; };
-  socket.onmessage = (message) => {
-    let data;
-    try { data = JSON.parse(message.data); } catch (_) { return; }
-    if (data.error) { showError(errorBox, new ApiError(0, data.error.code, data.error.message)); return; }
-    if (data.type && typeof data.version === "number" && data.version > table.version) {
+  if (table.live && !restart) return;
+  if (table.live) table.live.close();
+  const channel = game().live({
+    after: table.version,
+    include: null,
+    onFrame: () => {
       loadLog().catch((error) => showError(errorBox, error)); // one event a frame, told in words
-    }
-    scheduleRefresh();
-  };
-  socket.onclose = (close) => {
-    table.socket = null;
-    if (close.code === 1000) { // the game is over and everything was sent
-      $("connection").textContent = "game over";
-      refresh().then(() => { if (!table.over) connect(); });
-      return;
-    }
-    if (close.code >= 4000 && close.code < 4500 && close.code !== 4429) { $("connection").textContent = "closed"; return; }
-    $("connection").textContent = "reconnecting…";
-    const delay = Math.min(8000, 250 * 2 ** table.retry);
-    table.retry += 1;
-    setTimeout(async () => {
-      try { await loadLog(); } catch (_) { /* the socket retry says it */ }
-      connect();
       scheduleRefresh();
-    }, delay);
-  };
+    },
+    onStatus: (status) => { if (table.live === channel) $("connection").textContent = STATUS[status]; },
+    onError: (error) => showError(errorBox, error),
+  });
+  table.live = channel;
+  channel.done.then((status) => {
+    if (table.live !== channel) return;
+    table.live = null;
+    if (status === "ended") refresh().then(() => { if (!table.over) connect(); });
+  });
 }
 
 async function start() {
   if (!gameId) { showError(errorBox, "No game id in the address."); return; }
   try {
-    table.summary = await api("GET", `/games/${gameId}`);
+    table.summary = await game().summary();
     table.game = table.summary.game;
     // ?table=generic: the generic table even for a game with a module of its own.
     table.client = params.get("table") === "generic" ? null : await clientOf(table.game);

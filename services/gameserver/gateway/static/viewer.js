@@ -4,7 +4,7 @@
 // API; an exported file is inspected by POST /disputes (the server keeps nothing of it). Any
 // hosted game: its events in the server's words (or its own module's), its own picture.
 "use strict";
-const { api, ApiError, el, loadPicture, showPicture, showError, clientOf } = window.Renature;
+const { lobby, gameOf, ApiError, el, loadPicture, showPicture, showError, clientOf } = window.Renature;
 const $ = (id) => document.getElementById(id);
 const errorBox = $("error");
 const viewer = { gameId: null, fileText: null, events: [], texts: [], colours: [], client: null, at: 0, loading: 0 };
@@ -15,17 +15,18 @@ async function openGame(gameId) {
   viewer.fileText = null;
   errorBox.hidden = true;
   try {
-    const summary = await api("GET", `/games/${gameId}`);
+    const game = gameOf(gameId, null);
+    const summary = await game.summary();
     viewer.client = await clientFor(summary.game);
-    const lines = await api("GET", `/games/${gameId}/log`);
+    const lines = await game.log();
     viewer.events = lines.map((line) => line.event);
     viewer.texts = lines.map((line) => line.text);
-    viewer.colours = (await api("GET", `/games/${gameId}/table`)).colours;
+    viewer.colours = (await game.table()).colours;
     let report = null;
     let explanation = null;
     try {
-      report = await api("GET", `/games/${gameId}/audit`);
-      explanation = await api("GET", `/games/${gameId}/explanation`);
+      report = await game.audit();
+      explanation = await game.explanation();
     } catch (error) {
       if (!(error instanceof ApiError && error.code === "game_not_finished")) throw error;
     }
@@ -71,8 +72,7 @@ function eventsOf(text) {
 }
 
 function inspect(at) {
-  const query = at === null ? "" : `?at=${at}`;
-  return api("POST", `/disputes${query}`, { body: viewer.fileText, headers: { "Content-Type": "application/x-ndjson" } });
+  return lobby.inspect(viewer.fileText, at);
 }
 
 function showAll(report, explanation) {
@@ -156,8 +156,8 @@ async function goTo(version) {
   try {
     if (viewer.gameId) {
       [facts] = await Promise.all([
-        api("GET", `/games/${viewer.gameId}/table?at=${at}`),
-        loadPicture($("board"), `/games/${viewer.gameId}/picture.svg?at=${at}`),
+        gameOf(viewer.gameId, null).table(at),
+        loadPicture($("board"), gameOf(viewer.gameId, null), at),
       ]);
     } else {
       const inspection = await inspect(at);
