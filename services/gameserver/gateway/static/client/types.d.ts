@@ -16,13 +16,6 @@ export type Accepted = {
   last_version: number;
 };
 
-/** AreaJson */
-export type AreaJson = {
-  id: string;
-  size: number;
-  cells: Array<[number, number]>;
-};
-
 /** An area scoring (ruling 7; Valley: by size at the end). ``seat`` closed it, if anyone. */
 export type AreaScored = {
   type: "AreaScored";
@@ -128,30 +121,12 @@ export type BidsRevealed = {
   hash?: string;
 };
 
-/** A board as JSON: ``renature board show ID --json``. x grows right, y grows down. */
-export type BoardJson = {
-  id: string;
-  name: string;
-  variant: string;
-  scoring: string;
-  reconstructed: boolean;
-  width: number;
-  height: number;
-  cells: Array<CellJson>;
-  areas: Array<AreaJson>;
-  starts: Array<SpaceJson>;
-  clouds: Array<SpaceJson>;
-  stumps: Array<SpaceJson>;
-  tokens: Array<TokenJson>;
-  mushrooms: number;
-};
-
 /** BoardSummary */
 export type BoardSummary = {
   id: string;
+  game: string;
   name: string;
-  variant: string;
-  scoring: string;
+  geometry: boolean;
 };
 
 /** A hosted game as a lobby offers it. */
@@ -172,17 +147,6 @@ export type CatalogGame = {
 export type Cell = {
   x: number;
   y: number;
-};
-
-/** One space of the board. Off-board positions are not listed. */
-export type CellJson = {
-  x: number;
-  y: number;
-  kind: "area" | "brook" | "meadow";
-  area?: string | null;
-  start?: boolean;
-  stump?: boolean;
-  clouds?: number;
 };
 
 /** Play only Phase 2: the piece you take for yourself (``take``) or choose for the other */
@@ -1343,13 +1307,6 @@ export type SkipPlant = {
   seat: number;
 };
 
-/** SpaceJson */
-export type SpaceJson = {
-  x: number;
-  y: number;
-  count?: number;
-};
-
 /** Square */
 export type Square = {
   x: number;
@@ -1396,14 +1353,6 @@ export type TimeControl = {
   total?: number | null;
   increment?: number;
   on_timeout?: "bot" | "remove";
-};
-
-/** TokenJson */
-export type TokenJson = {
-  id: string;
-  main: number;
-  minor: number;
-  back: number;
 };
 
 /** An area token. ``id`` and ``back`` only for the seat that holds it (or after the end). */
