@@ -204,7 +204,8 @@ async def leave_seat(
     layout = gateway.layout
     pipe = gateway.redis.pipeline(transaction=False)
     pipe.hdel(layout.seats_key(game_id), str(seat))
-    pipe.hdel(layout.game_scoped_key("claims", game_id), str(seat))
+    claims = layout.game_scoped_key("claims", game_id)  # the claim, recovery code, bound user
+    pipe.hdel(claims, str(seat), f"recovery:{seat}", f"identity:{seat}")
     await pipe.execute()
     forget = getattr(gateway.tokens, "ended", None)  # a token cache must not answer it again
     if forget is not None:
