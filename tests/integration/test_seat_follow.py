@@ -111,14 +111,17 @@ async def test_a_recovery_code_restores_the_seat_once(http: httpx.AsyncClient) -
     game_id = await new_game(http)
     first = await join(http, game_id, 0)
     other = await join(http, game_id, 1)
-    assert first["recovery"] and first["recovery"] != first["token"] and not first["bound"]
+    assert first["recovery"]
+    assert first["recovery"] != first["token"]
+    assert not first["bound"]
     started = await http.post(f"/games/{game_id}/start", headers=bearer(first["token"]))
     assert started.status_code == 200, started.text
 
     moved = await reclaim(http, game_id, 0, recovery=first["recovery"])  # another device
     assert moved.status_code == 200, moved.text
     restored = moved.json()
-    assert restored["seat"] == 0 and restored["token"] != first["token"]
+    assert restored["seat"] == 0
+    assert restored["token"] != first["token"]
     assert await view_status(http, game_id, restored["token"]) == 200
     refused(
         await http.get(f"/games/{game_id}/view", headers=bearer(first["token"])),
@@ -183,7 +186,8 @@ async def test_tokens_not_meant_for_us_are_refused(
     ann = await join(http, game_id, 0, id_token=signer.token("ann"))
     bad = signer.token("ann", **claims)
     error = refused(await reclaim(http, game_id, 0, id_token=bad), 401, "invalid_identity")
-    assert words in error["message"] and bad not in json.dumps(error)
+    assert words in error["message"]
+    assert bad not in json.dumps(error)
     assert await view_status(http, game_id, ann["token"]) == 200  # nothing changed
     joined = await http.post(f"/games/{game_id}/seats/1", json={"name": "Bob", "id_token": bad})
     refused(joined, 401, "invalid_identity")
