@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field
 
+from gameplatform import game_names, get_game
 from gameplatform.interface import Table
 from gameserver.gateway.command_relay import accepted_or_raise
 from gameserver.gateway.dependencies import Credentials, GameId, Gateway, GatewayDep
@@ -51,6 +52,12 @@ PhaseFilter = Literal[
 ]
 
 
+BoardFilter = Literal[  # type: ignore[valid-type]
+    tuple(dict.fromkeys(board for name in game_names() for board in get_game(name).boards))
+]
+"""Any hosted game's board: another is 422, as an unknown phase is (issue 25)."""
+
+
 class LobbyGame(BaseModel):
     game_id: str
     game: str = Field(default="renature", description="renature or renaissance")
@@ -79,7 +86,10 @@ async def list_games(
     game_name: Annotated[
         GameName | None, Query(alias="game", description="Only this game's")
     ] = None,
-    board: Annotated[str | None, Query(max_length=32)] = None,
+    board: Annotated[
+        BoardFilter | None,  # type: ignore[valid-type]
+        Query(description="A board of any hosted game"),
+    ] = None,
     players: Annotated[int | None, Query(ge=2, le=4)] = None,
     has_open_seats: Annotated[
         bool | None, Query(alias="open_seats", description="Only games with a free seat")
