@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path
 from gameserver.gateway.dependencies import GameId, GatewayDep
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.openapi import errors
-from gameserver.gateway.schemas import ReclaimRequest, ReclaimResponse
+from gameserver.gateway.schemas import MAX_SEAT, ReclaimRequest, ReclaimResponse
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -38,7 +38,7 @@ async def user_of(gateway: GatewayDep, id_token: str) -> str:
 )
 async def reclaim_seat(
     game_id: GameId,
-    seat: Annotated[int, Path(ge=0, le=3)],
+    seat: Annotated[int, Path(ge=0, le=MAX_SEAT)],
     body: ReclaimRequest,
     gateway: GatewayDep,
 ) -> ReclaimResponse:
