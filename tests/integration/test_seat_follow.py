@@ -20,10 +20,8 @@ import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 
-from gameserver.gateway.app import create_app
 from gameserver.gateway.identity import IdentityProvider
-from gameserver.rules.rules_service import RulesService
-from gameserver.runtime.settings import Settings
+from support.gateway import gateway_http
 
 pytestmark = pytest.mark.redis
 
@@ -53,24 +51,14 @@ def signer() -> Signer:
     return Signer("test-key")
 
 
-async def _stack(redis_url: str, identity: IdentityProvider | None) -> AsyncIterator[Any]:
-    app = create_app(redis_url, command_timeout=5.0, identity=identity)
-    transport = httpx.ASGITransport(app=app)
-    async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-seat-follow")),
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
-    ):
-        yield http
-
-
 @pytest.fixture
 async def http(
     redis: aioredis.Redis, redis_url: str, signer: Signer, tmp_path: Path
 ) -> AsyncIterator[httpx.AsyncClient]:
     jwks = tmp_path / "jwks.json"
     jwks.write_text(json.dumps({"keys": [signer.jwk()]}))
-    async for client in _stack(redis_url, IdentityProvider(ISSUER, AUDIENCE, str(jwks))):
+    identity = IdentityProvider(ISSUER, AUDIENCE, str(jwks))
+    async with gateway_http(redis_url, "rules-seat-follow", identity=identity) as client:
         yield client
 
 
@@ -210,7 +198,7 @@ async def test_a_token_signed_by_another_key_is_refused(
 async def test_without_a_provider_an_id_token_is_refused(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
-    async for http in _stack(redis_url, None):
+    async with gateway_http(redis_url, "rules-seat-follow") as http:
         game_id = await new_game(http)
         answer = await http.post(
             f"/games/{game_id}/seats/0", json={"name": "A", "id_token": "x.y.z"}
