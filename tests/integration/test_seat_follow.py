@@ -7,6 +7,7 @@ refused, and a refusal changes nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -19,9 +20,11 @@ import pytest
 import redis.asyncio as aioredis
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
+from websockets.asyncio.client import connect
 
+from gameserver.gateway.app import create_app
 from gameserver.gateway.identity import IdentityProvider
-from support.gateway import gateway_http
+from support.gateway import gateway_http, serving
 
 pytestmark = pytest.mark.redis
 
@@ -206,3 +209,30 @@ async def test_without_a_provider_an_id_token_is_refused(
         refused(answer, 422, "identity_not_configured")
         proofs = await reclaim(http, game_id, 0, recovery="r" * 20, id_token="x.y.z")
         refused(proofs, 422, "malformed_request")
+
+
+async def test_a_live_socket_of_the_old_token_takes_no_move_after_a_reclaim(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    app = create_app(redis_url, command_timeout=5.0)
+    async with (
+        gateway_http(redis_url, "rules-seat-follow", app=app) as http,
+        serving(app) as address,
+    ):
+        game_id = await new_game(http)
+        first = await join(http, game_id, 0)
+        await join(http, game_id, 1)
+        started = await http.post(f"/games/{game_id}/start", headers=bearer(first["token"]))
+        assert started.status_code == 200, started.text
+        before = (await http.get(f"/games/{game_id}")).json()["version"]
+        async with connect(f"ws://{address}/games/{game_id}/live?token={first['token']}") as ws:
+            moved = await reclaim(http, game_id, 0, recovery=first["recovery"])
+            assert moved.status_code == 200, moved.text
+            await ws.send(json.dumps({"command_id": "old-device", "command": {"type": "EndTurn"}}))
+            frame: dict[str, Any] = {}
+            while "error" not in frame:  # the backlog's events first, then the refusal
+                frame = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert frame["error"]["code"] == "invalid_token"
+            await asyncio.wait_for(ws.wait_closed(), 5)
+            assert ws.close_code == 4403
+        assert (await http.get(f"/games/{game_id}")).json()["version"] == before  # no move
