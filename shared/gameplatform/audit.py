@@ -59,6 +59,7 @@ class AuditReport(msgspec.Struct, frozen=True):
     batches: int
     finished: bool
     checks: list[str]
+    """The checks that held (one with a finding is left out: see `findings`)."""
     first_bad: Finding | None = None
     findings: list[Finding] = []
     scores: list[int] = []
@@ -188,6 +189,12 @@ class Finishable(Versioned, Protocol):
 S = TypeVar("S", bound=Finishable)
 
 
+def held(checks: list[str], findings: Sequence[Finding]) -> list[str]:
+    """The checks that held: a check with a finding is not listed as checked (issue 25)."""
+    failed = {finding.check for finding in findings}
+    return [check for check in checks if check not in failed]
+
+
 class Auditor(Generic[S, E]):
     """One audit of one stream: the game's rules (its `Rulebook`), its creation event's type,
     each seat's score in a state and the points its events award. A game with checks of its
@@ -258,7 +265,10 @@ class Auditor(Generic[S, E]):
             events=len(events),
             batches=len(groups),
             finished=finished,
-            checks=["hash chain", "versions", "every command re-decided", *self.checks(finished)],
+            checks=held(
+                ["hash chain", "versions", "every command re-decided", *self.checks(finished)],
+                findings,
+            ),
             first_bad=findings[0] if findings else None,
             findings=findings,
             scores=self.scores(state) if good and state is not None else [],

@@ -73,6 +73,12 @@ async def test_cors_preflight_for_configured_origins_only(http: httpx.AsyncClien
     stranger = await http.options("/games", headers={**ask, "Origin": "https://evil.example"})
     assert stranger.status_code == 400
     assert "access-control-allow-origin" not in stranger.headers
+    assert stranger.headers["content-type"] == "application/json"  # the error shape, as always
+    assert stranger.json()["error"]["code"] == "cors_refused"
+    assert "origin" in stranger.json()["error"]["message"]
+    odd = await http.options("/games", headers={**ask, "Access-Control-Request-Method": "PUT"})
+    assert odd.status_code == 400
+    assert odd.json()["error"]["code"] == "cors_refused"
 
 
 async def test_cors_is_off_unless_configured(redis: aioredis.Redis, redis_url: str) -> None:
@@ -139,6 +145,7 @@ async def test_api_docs_are_served_from_local_assets(http: httpx.AsyncClient) ->
         served = await http.get(f"/static-offline-docs/{asset}")
         assert served.status_code == 200
         assert len(served.content) > 10_000
+        assert b"cdn." not in served.content  # nothing fetched from elsewhere (ReDoc's logo)
 
 
 async def test_errors_as_documented(http: httpx.AsyncClient) -> None:

@@ -9,7 +9,6 @@ answer and for leaving nothing behind in Redis.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 import uuid
@@ -22,11 +21,9 @@ import httpx
 import msgspec
 import pytest
 import redis.asyncio as aioredis
-import uvicorn
 from fastapi import FastAPI
 from websockets.asyncio.client import connect
 
-from devkit.redis_server import free_port
 from eventstore import KeyLayout, RedisEventStore
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
@@ -38,6 +35,7 @@ from renature import commands as c
 from renature import events as e
 from renature.audit import AuditReport
 from renature.explain import Explanation
+from support.gateway import serving
 
 pytestmark = pytest.mark.redis
 
@@ -387,25 +385,6 @@ async def test_disputes_have_a_rate_of_their_own(redis: aioredis.Redis, redis_ur
         ]
         assert statuses == [200, 200, 200, 429, 429]
         assert (await http.get("/games")).status_code == 200  # reads are another bucket
-
-
-@contextlib.asynccontextmanager
-async def serving(app: FastAPI) -> AsyncIterator[str]:
-    """``app`` under uvicorn on a free port (WebSockets need a real server): its host:port."""
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    task = asyncio.create_task(server.serve())
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        await asyncio.sleep(0.01)
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
 
 
 @pytest.fixture

@@ -15,10 +15,8 @@ from typing import Any
 import httpx
 import pytest
 import redis.asyncio as aioredis
-import uvicorn
 from websockets.asyncio.client import connect
 
-from devkit.redis_server import free_port
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.gateway.dependencies import REDIS_CONNECTIONS
@@ -26,6 +24,7 @@ from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.bus import CommandEnvelope
 from gameserver.runtime.settings import Settings
 from renature import commands as c
+from support.gateway import serving
 
 pytestmark = pytest.mark.redis
 
@@ -44,24 +43,12 @@ class Served:
 @pytest.fixture
 async def served(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Served]:
     app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws_ping_interval=2)
-    )
-    task = asyncio.create_task(server.serve())
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        await asyncio.sleep(0.01)
-    try:
-        async with (
-            RulesService(Settings(redis_url=redis_url, consumer="rules-live")),
-            GatewayClient(f"http://127.0.0.1:{port}") as client,
-        ):
-            yield Served(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", client, app)
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
+    async with (
+        serving(app, lifespan="auto", ws_ping_interval=2) as address,
+        RulesService(Settings(redis_url=redis_url, consumer="rules-live")),
+        GatewayClient(f"http://{address}") as client,
+    ):
+        yield Served(f"http://{address}", f"ws://{address}", client, app)
 
 
 async def started(served: Served) -> tuple[str, list[str]]:

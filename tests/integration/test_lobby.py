@@ -239,6 +239,7 @@ async def test_listing_filters_and_pages(stack: Stack) -> None:
     assert await ids() == [cancelled["game_id"], *reversed(made)]  # newest first
     assert await ids(players=3) == [made[1]]
     assert await ids(board="valley") == [made[2]]
+    assert await ids(board="standard") == []  # another hosted game's board: none of these
     assert await ids(phase="cancelled") == [cancelled["game_id"]]
     assert await ids(open_seats="true") == [made[3], made[2], made[1]]
     assert await ids(open_seats="false", phase="lobby") == [made[4], made[0]]
@@ -260,7 +261,8 @@ async def test_listing_filters_and_pages(stack: Stack) -> None:
     assert [g["game_id"] for g in filtered["games"]] + more == await ids(players=2)
     stray = await stack.http.get("/games", params={"cursor": "nonsense"})  # still a position
     assert stray.status_code == 200
-    for bad in ({"phase": "dancing"}, {"limit": 0}, {"limit": 101}, {"players": 5}):
+    bad_filters = ({"phase": "dancing"}, {"board": "moon"}, {"limit": 0}, {"players": 5})
+    for bad in (*bad_filters, {"limit": 101}):
         refused(await stack.http.get("/games", params=bad), 422, "malformed_request")
 
 

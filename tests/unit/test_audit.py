@@ -155,6 +155,9 @@ def test_a_changed_point_value_breaks_the_hash_chain() -> None:
     assert f"event {plant.version} (PlantPlaced)" in message
     assert "changed after it was written" in message
     assert check_chain(log)[0].version == plant.version
+    report = audit(log)
+    assert "hash chain" not in report.checks  # what failed is never listed as checked
+    assert "versions" in report.checks
 
 
 def test_a_changed_point_value_with_the_chain_recomputed_is_caught_by_the_rules() -> None:

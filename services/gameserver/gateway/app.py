@@ -19,6 +19,7 @@ from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.frontends import SecurityHeaders
 from gameserver.gateway.frontends import install as install_frontends
 from gameserver.gateway.http_errors import install_error_handlers
+from gameserver.gateway.identity import IdentityProvider
 from gameserver.gateway.openapi import BODIES
 from gameserver.gateway.openapi import install as install_openapi
 from gameserver.gateway.ratelimit import RateLimits
@@ -31,6 +32,7 @@ from gameserver.gateway.routers import (
     live_routes,
     play_routes,
     reads_routes,
+    reclaim_routes,
     service_routes,
     web_routes,
 )
@@ -55,6 +57,7 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     token_ttl_after_end_s: int | None = None,
     trusted_proxies: str = "",
+    identity: IdentityProvider | None = None,
 ) -> FastAPI:
     """The gateway for the Redis at ``redis_url``. ``sender`` replaces the rules-service client
     (tests); by default commands go over the bus through ``gameserver.runtime.rules_client``.
@@ -64,7 +67,8 @@ def create_app(
     every hand, so only test, bot and tournament servers switch it on. The limits (body size,
     rate limits when ``rate_limits`` is given, seat tokens lapsing ``token_ttl_after_end_s``
     after the end) are those of ``gameserver.gateway.request_limits.install``; the proxies
-    whose ``X-Forwarded-For`` is believed, `gateway.client_address`'s (none by default)."""
+    whose ``X-Forwarded-For`` is believed, `gateway.client_address`'s (none by default);
+    ``identity`` the provider whose signed tokens bind seats to users (none by default)."""
     gateway = Gateway.connect(
         redis_url,
         sender=sender,
@@ -81,10 +85,12 @@ def create_app(
         lifespan=gateway.lifespan,
     )
     app.state.gateway = gateway
+    gateway.identity = identity
     install_error_handlers(app)
     for router in (service_routes.router, catalog_routes.router, games_routes.router):
         app.include_router(router)  # the catalog before /games/{game_id}: /games/catalog
     app.include_router(play_routes.router)
+    app.include_router(reclaim_routes.router)
     app.include_router(reads_routes.router)
     app.include_router(reads_routes.models)
     app.include_router(audit_routes.router)
@@ -126,4 +132,5 @@ def app_from_settings(settings: Settings) -> FastAPI:
         max_body_bytes=settings.max_body_bytes,
         token_ttl_after_end_s=settings.token_ttl_after_end_s,
         trusted_proxies=settings.trusted_proxies,
+        identity=IdentityProvider.from_env(),
     )

@@ -25,7 +25,9 @@ from gameserver.gateway.expiry import TokenExpiry
 from gameserver.gateway.finished import FinishedReads
 from gameserver.gateway.game_states import GameStates
 from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.identity import IdentityProvider
 from gameserver.gateway.live_hub import LiveHub
+from gameserver.gateway.seat_recovery import SeatRecovery
 from gameserver.gateway.token_cache import CachedSeatTokens
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.logging import bind_command, get_logger
@@ -69,6 +71,8 @@ class Gateway:
         self.finished = FinishedReads(redis, self.store, self.games)
         self.live = LiveHub(self.store.layout, redis)  # the live channels' feed readers
         self.token_expiry: TokenExpiry | None = None  # set by limits.install
+        self.recovery = SeatRecovery(redis, self.store.layout)  # seats that follow a player
+        self.identity: IdentityProvider | None = None  # a frontend's accounts (create_app)
         self.disputes = DisputeDesk()  # uploads inspected off the event loop
         self.sender = sender
         self.command_timeout = command_timeout

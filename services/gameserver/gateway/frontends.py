@@ -36,11 +36,13 @@ from fastapi.openapi.docs import (
     get_swagger_ui_oauth2_redirect_html,
 )
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import Headers
 from starlette.middleware.gzip import GZipMiddleware
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gameserver.gateway.http_errors import error_body
 from gameserver.gateway.routers import boards_routes, lobby_routes, sse_routes
 
 CORS_ENV = "RENATURE_CORS_ORIGINS"
@@ -67,13 +69,35 @@ def install(app: FastAPI, *, origins: list[str] | None = None) -> None:
     allowed = cors_origins() if origins is None else origins
     if allowed:  # outermost: a preflight is answered before anything else looks at it
         app.add_middleware(
-            CORSMiddleware,
+            JsonCors,
             allow_origins=allowed,
             allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
             allow_headers=ALLOWED_HEADERS,
             expose_headers=EXPOSED_HEADERS,
             max_age=600,
         )
+
+
+class JsonCors(CORSMiddleware):
+    """CORS whose refused preflight answers the error shape (JSON with a ``code``), as every
+    other refusal does, instead of Starlette's plain text."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code < 400:
+            return response
+        refused = bytes(response.body).decode()  # "Disallowed CORS origin, method, headers"
+        headers = {
+            k: v for k, v in response.headers.items() if k.lower().startswith(("access-", "vary"))
+        }
+        message = f"{refused.replace('Disallowed CORS', 'This cross-origin request is refused:')}"
+        body = error_body("cors_refused", message + " (see docs/http-api.md, Browsers).")
+        return JSONResponse(body, status_code=response.status_code, headers=headers)
+
+
+REDOC_LOGO = b"https://cdn.redoc.ly/redoc/logo-mini.svg"
+"""The one address ReDoc's script fetches by itself (its sidebar's "API docs by Redocly")."""
+BLANK_IMAGE = b"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"
 
 
 def _offline_docs(app: FastAPI) -> None:
@@ -86,6 +110,12 @@ def _offline_docs(app: FastAPI) -> None:
     ]
     app.router.routes[:] = routes
     static = Path(fastapi_offline.__file__).parent / "static"
+    redoc_js = (static / "redoc.standalone.js").read_bytes().replace(REDOC_LOGO, BLANK_IMAGE)
+
+    @app.get(f"{DOCS_STATIC}/redoc.standalone.js", include_in_schema=False)
+    async def redoc_script() -> Response:  # before the mount: this copy fetches no logo
+        return Response(redoc_js, media_type="text/javascript")
+
     app.mount(DOCS_STATIC, StaticFiles(directory=static), name="static-offline-docs")
     openapi_url = app.openapi_url or "/openapi.json"
     redirect = app.swagger_ui_oauth2_redirect_url or "/docs/oauth2-redirect"

@@ -119,10 +119,24 @@ GRACE_S = 5.0
 races the GameEnded push) sends that answer first, waiting this long at most."""
 
 
+LOST = "This token no longer holds its seat (it was reclaimed on another device)."
+
+
+async def _holds(gateway: Gateway, game_id: str, token: str) -> bool:
+    """Whether the socket's token still holds a seat (the token cache answers from memory)."""
+    return await gateway.tokens.seat_of(game_id, token) is not None
+
+
 async def serve_commands(
-    websocket: WebSocket, gateway: Gateway, game_id: str, seat: int | None
+    websocket: WebSocket,
+    gateway: Gateway,
+    game_id: str,
+    seat: int | None,
+    token: str | None = None,
 ) -> None:
-    """Answer the socket's messages one after the other until the client goes away."""
+    """Answer the socket's messages one after the other until the client goes away, or until
+    its ``token`` no longer holds ``seat`` (the seat was reclaimed elsewhere): then one error
+    frame, ``invalid_token``, and close code 4403."""
 
     async def reply(text: str | bytes) -> None:
         await websocket.send_text((await answer(gateway, game_id, seat, text)).decode())
@@ -131,6 +145,10 @@ async def serve_commands(
         while True:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
+                return
+            if seat is not None and token is not None and not await _holds(gateway, game_id, token):
+                await websocket.send_json({"error": {"code": "invalid_token", "message": LOST}})
+                await websocket.close(code=4403)
                 return
             text = message.get("text")
             if text is None:

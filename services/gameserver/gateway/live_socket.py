@@ -172,7 +172,9 @@ async def serve_websocket(
 
     sending = asyncio.create_task(pump())
     # Commands and their answers ride the same socket (gateway/live_commands.py).
-    listening = asyncio.create_task(serve_commands(websocket, gateway, game_id, channel.viewer))
+    listening = asyncio.create_task(
+        serve_commands(websocket, gateway, game_id, channel.viewer, token)
+    )
     try:
         done, _ = await asyncio.wait({sending, listening}, return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -10,13 +10,16 @@ from typing import Annotated, Any
 
 import msgspec
 from fastapi.responses import JSONResponse
-from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema, model_validator
 
 from gameplatform import game_names, get_game
 from gameplatform.creation import creation_type
 from gameplatform.forms import PLAYER_NAME_PATTERN, inline_schema
 from gameplatform.registry import DEFAULT_GAME, hosted_phases, most_players
 from gameserver.gateway.lobby_entries import ClockSummary, SeatSummary
+
+MAX_ID_TOKEN = 8192
+"""The longest identity token (JWT) taken."""
 
 
 def seat_command_schema() -> dict[str, Any]:
@@ -83,6 +86,12 @@ GameName = one_of(game_names(), "game")
 PhaseFilter = one_of(("playing", *hosted_phases()), "phase")
 """A phase of any hosted game, or ``playing``: any phase of play."""
 
+BoardFilter = one_of(
+    tuple(dict.fromkeys(board for name in game_names() for board in get_game(name).boards)),
+    "board",
+)
+"""A board of any hosted game: another is 422, as an unknown phase is (issue 25)."""
+
 MAX_SEAT = most_players() - 1
 """The highest seat number of any hosted game (a path's bound; each game checks its own)."""
 
@@ -117,18 +126,55 @@ class JoinRequest(BaseModel):
     invite: str | None = Field(
         default=None, max_length=64, description="The invitation code (invite seating only)"
     )
+    id_token: str | None = Field(
+        default=None,
+        max_length=MAX_ID_TOKEN,
+        description="The user's signed token (JWT) from the identity provider the server is "
+        "configured with: binds the seat to that user, who may reclaim it from any device",
+    )
 
 
 class JoinResponse(BaseModel):
     game_id: str
     seat: int
     token: str = Field(description="Secret seat token: send it as 'Authorization: Bearer ...'")
+    recovery: str = Field(
+        description="Secret recovery code, shown once: POST /games/{id}/seats/{n}/reclaim "
+        "with it restores the seat on another device (once; a new code comes with the new token)"
+    )
+    bound: bool = Field(default=False, description="The seat is bound to the id_token's user")
     version: int
     seed: str = Field(
         description="'chosen' (dealt from a seed a caller chose, who knows every hand), "
         "'public' (a game whose seed deals nothing hidden) or "
         "'secret'; every seat's view says the same (chosen_seed)"
     )
+
+
+class ReclaimRequest(BaseModel):
+    """Exactly one proof that the seat is the caller's."""
+
+    recovery: str | None = Field(
+        default=None, min_length=16, max_length=128, description="The seat's recovery code"
+    )
+    id_token: str | None = Field(
+        default=None,
+        max_length=MAX_ID_TOKEN,
+        description="A fresh signed token (JWT) of the user the seat is bound to",
+    )
+
+    @model_validator(mode="after")
+    def _one_proof(self) -> ReclaimRequest:
+        if (self.recovery is None) == (self.id_token is None):
+            raise ValueError("send exactly one of recovery and id_token")
+        return self
+
+
+class ReclaimResponse(BaseModel):
+    game_id: str
+    seat: int
+    token: str = Field(description="The seat's new token (the old one no longer works)")
+    recovery: str = Field(description="The seat's new recovery code (the old one is used up)")
 
 
 class CommandRequest(BaseModel):

@@ -67,6 +67,10 @@ class CachedSeatTokens(SeatTokens):
         self._seats.pop((game_id, token_digest(token)), None)
         await super().release(game_id, seat, token)
 
+    def revoke(self, game_id: str, digest: str) -> None:
+        """The token with this digest no longer holds its seat (reclaimed): forget it now."""
+        self._seats.pop((game_id, digest), None)
+
     def ended(self, game_id: str) -> None:
         """The game's tokens now lapse with its seat hash: stop answering them from memory."""
         for key in [key for key in self._seats if key[0] == game_id]:

@@ -24,6 +24,7 @@ from gameserver.gateway.idempotency import (
 )
 from gameserver.gateway.lobby_entries import Lobby, clock_of, open_seats, seats_of
 from gameserver.gateway.openapi import errors
+from gameserver.gateway.routers.reclaim_routes import user_of
 from gameserver.gateway.schemas import (
     MAX_SEAT,
     Accepted,
@@ -33,6 +34,8 @@ from gameserver.gateway.schemas import (
     JoinRequest,
     JoinResponse,
 )
+from gameserver.gateway.seat_recovery import recovery_for
+from gameserver.gateway.seat_tokens import new_token
 from gameserver.gateway.seeds import choose_seed
 from gameserver.runtime.bus import CommandEnvelope
 
@@ -200,8 +203,10 @@ async def join_seat(
     idempotency_key: IdempotencyKey = None,  # type: ignore[assignment]
 ) -> JoinResponse:
     """Take a seat. The token in the answer is shown once: keep it, it is the only way to
-    act for the seat (only its SHA-256 is stored). With an ``Idempotency-Key`` a retry gets
-    the same seat and token back."""
+    act for the seat (only its SHA-256 is stored); so is the recovery code, which restores the
+    seat on another device (``POST .../reclaim``). With ``id_token`` (a server with an identity
+    provider) the seat is bound to that user. With an ``Idempotency-Key`` a retry gets the same
+    seat, token and recovery code back."""
     played = await gateway.games.played(game_id)
     players = played.game.table(played.state).players
     if seat >= players:
@@ -209,11 +214,17 @@ async def join_seat(
             404, "no_such_seat", f"There is no seat {seat} in this {players}-player game."
         )
     await Lobby(gateway.redis, gateway.layout).check_invitation(game_id, body.invite)
+    user = None if body.id_token is None else await user_of(gateway, body.id_token)
     token, version, _ = await join(gateway, played, game_id, seat, body, idempotency_key)
+    key = idempotency_key
+    recovery = new_token() if key is None else recovery_for(key, game_id, seat)
+    await gateway.recovery.bind(game_id, seat, recovery, user)
     return JoinResponse(
         game_id=game_id,
         seat=seat,
         token=token,
+        recovery=recovery,
+        bound=user is not None,
         version=version,
         seed=played.game.table(played.state).seed,
     )

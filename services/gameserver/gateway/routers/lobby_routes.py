@@ -29,6 +29,7 @@ from gameserver.gateway.schemas import (
     GAME_FIELD_HELP,
     MAX_SEAT,
     Accepted,
+    BoardFilter,
     GameName,
     PhaseFilter,
 )
@@ -65,7 +66,7 @@ async def list_games(
     game_name: Annotated[
         GameName | None, Query(alias="game", description="Only this game's")
     ] = None,
-    board: Annotated[str | None, Query(max_length=32)] = None,
+    board: Annotated[BoardFilter | None, Query(description="A board of any hosted game")] = None,
     players: Annotated[int | None, Query(ge=1, le=MAX_SEAT + 1)] = None,
     has_open_seats: Annotated[
         bool | None, Query(alias="open_seats", description="Only games with a free seat")
@@ -198,7 +199,8 @@ async def leave_seat(
     layout = gateway.layout
     pipe = gateway.redis.pipeline(transaction=False)
     pipe.hdel(layout.seats_key(game_id), str(seat))
-    pipe.hdel(layout.game_scoped_key("claims", game_id), str(seat))
+    claims = layout.game_scoped_key("claims", game_id)  # the claim, recovery code, bound user
+    pipe.hdel(claims, str(seat), f"recovery:{seat}", f"identity:{seat}")
     await pipe.execute()
     forget = getattr(gateway.tokens, "ended", None)  # a token cache must not answer it again
     if forget is not None:

@@ -1,0 +1,63 @@
+"""A gateway app with the real rules service on one Redis, for the tests that talk HTTP to it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from devkit.redis_server import free_port
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
+
+
+@contextlib.asynccontextmanager
+async def gateway_http(
+    redis_url: str,
+    consumer: str,
+    client: tuple[str, int] = ("127.0.0.1", 123),
+    app: FastAPI | None = None,
+    **options: Any,
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of a gateway (``app``, or ``create_app(redis_url, **options)`` with a 5 s
+    command timeout unless given) beside a rules service named ``consumer``; requests come
+    from ``client``."""
+    if app is None:
+        app = create_app(redis_url, **{"command_timeout": 5.0, **options})
+    transport = httpx.ASGITransport(app=app, client=client)
+    async with (
+        RulesService(Settings(redis_url=redis_url, consumer=consumer)),
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(base_url="http://gateway", transport=transport, timeout=30) as http,
+    ):
+        try:
+            yield http
+        finally:
+            if (limiter := getattr(app.state, "limiter", None)) is not None:
+                await limiter.aclose()
+
+
+@contextlib.asynccontextmanager
+async def serving(app: FastAPI, **config: Any) -> AsyncIterator[str]:
+    """``app`` under uvicorn on a free port (WebSockets need a real server): its host:port.
+    ``config`` adds to uvicorn's (its lifespan is off unless asked for)."""
+    port = free_port()
+    options: dict[str, Any] = {"log_level": "warning", "lifespan": "off", **config}
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **options))
+    task = asyncio.create_task(server.serve())
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        await asyncio.sleep(0.01)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
