@@ -595,6 +595,7 @@ export type JankenView = {
 export type JoinRequest = {
   name: string;
   invite?: string | null;
+  id_token?: string | null;
 };
 
 /** JoinResponse */
@@ -602,6 +603,8 @@ export type JoinResponse = {
   game_id: string;
   seat: number;
   token: string;
+  recovery: string;
+  bound?: boolean;
   version: number;
   seed: string;
 };
@@ -1173,6 +1176,20 @@ export type PushMarker = {
   seat: number;
   square: Square;
   direction: "east" | "north" | "south" | "west";
+};
+
+/** Exactly one proof that the seat is the caller's. */
+export type ReclaimRequest = {
+  recovery?: string | null;
+  id_token?: string | null;
+};
+
+/** ReclaimResponse */
+export type ReclaimResponse = {
+  game_id: string;
+  seat: number;
+  token: string;
+  recovery: string;
 };
 
 /** Set-up: the seat to move cannot fit any piece left (ruling 4): it must lift pieces. */
