@@ -41,6 +41,7 @@ from gameserver.cli import app as cli
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.projectors import BoardProjection, Projector, ScoreProjection
+from gameserver.retention.retention_service import stage_of
 from gameserver.rules.rules_service import CommandHandler, RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.seed_vault import RedisSeedVault
@@ -355,7 +356,9 @@ async def test_a_finished_game_of_every_game_is_packed_and_still_read_and_audite
     def janitor(later_s: float) -> Retention:
         clock = lambda: time.time() + later_s  # noqa: E731
         policy = RetentionPolicy().with_(finished_grace_s=900)
-        return Retention(redis, KeyLayout(), policy, consumer="janitor-every", clock=clock)
+        return Retention(
+            redis, KeyLayout(), policy, consumer="janitor-every", clock=clock, stage_of=stage_of
+        )
 
     assert (await janitor(60).run_once()).games_packed == 0
     assert (await janitor(901).run_once()).games_packed == 1
