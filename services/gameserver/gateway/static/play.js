@@ -384,10 +384,11 @@ document.addEventListener("keydown", (key) => {
   if (target) { key.preventDefault(); target.click(); }
 });
 
-// Zoom and pan of the board: on a phone the board is drawn at its own size (every space 44 px
-// wide, big enough for a finger) and panned by dragging; "Fit" shows it whole.
+// Zoom and pan of the board: it is drawn at its own size (every space 44 px wide, big enough
+// for a finger, every label at least 11 px) and panned by dragging or scrolling in its box;
+// "−" goes down to "fit", which shows it whole.
 const ZOOMS = [0, 0.75, 1, 1.5];
-table.zoom = matchMedia("(max-width: 700px)").matches ? 2 : 0;
+table.zoom = 2; // 100%: every label at least 11 px, every space 44 px; "−" down to "fit"
 function applyZoom() {
   const svg = $("board").querySelector("svg");
   const level = ZOOMS[table.zoom];
