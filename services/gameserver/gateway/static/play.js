@@ -40,6 +40,7 @@ function token() {
 
 // One refresh at a time; a refresh asked for while one runs runs again after it, so what is
 // shown is never older than the last event or command.
+table.refreshNow = () => refresh(); // for the browser tests: a refresh like a late live frame's
 async function refresh() {
   table.stale = true;
   if (table.refreshing) return table.refreshing;
