@@ -34,6 +34,7 @@ from gameplatform import game_names
 from gameserver.gateway.routers.web_routes import plugin_of
 from renature import events as e
 from renature.game import replay
+from support.hosting import hosted
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.browser]
 
@@ -130,8 +131,12 @@ MOST_PRESSES_PER_DECISION = 3.0
 """The average number of key presses a decision may take, from the turn's start to its move."""
 
 
-def new_page(browser: Browser, viewport: str = "desktop") -> Page:
-    context = browser.new_context(**VIEWPORTS[viewport])  # type: ignore[arg-type]
+def new_page(browser: Browser, viewport: str = "desktop", *, bypass_csp: bool = True) -> Page:
+    """A page in a fresh browser context, on a desktop or a phone viewport. The harness's own
+    probes (``wait_for_function``, axe-core) are scripts the pages' Content-Security-Policy
+    forbids, so they run with the policy bypassed;
+    `test_the_pages_run_under_their_content_security_policy` runs the pages under it."""
+    context = browser.new_context(**VIEWPORTS[viewport], bypass_csp=bypass_csp)  # type: ignore[arg-type]
     page = context.new_page()
     PAGE_ERRORS[id(page)] = problems = []
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
@@ -484,6 +489,36 @@ def assert_accessible(page: Page) -> None:
     assert serious == []
 
 
+CSP_WATCH = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation",
+  (event) => window.__violations.push(`${event.violatedDirective} ${event.blockedURI}`));
+"""
+
+
+@pytest.mark.parametrize("path", ["/", "/play/{game}", "/viewer/{game}"])
+def test_the_pages_run_under_their_content_security_policy(
+    path: str, finished_game: str, base_url: str, browser: Browser
+) -> None:
+    """Issue 23: every page is served with a policy that forbids inline scripts and framing;
+    the client still draws the lobby, the table and the viewer, and nothing is blocked."""
+    page = new_page(browser, bypass_csp=False)
+    page.add_init_script(CSP_WATCH)
+    response = page.goto(base_url + path.format(game=finished_game))
+    assert response is not None
+    policy = response.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy
+    assert "unsafe-inline" not in policy
+    assert response.headers["x-frame-options"] == "DENY"
+    page.wait_for_load_state("networkidle")
+    if path == "/":
+        page.locator("#games tr").first.wait_for(timeout=15000)
+    else:
+        page.locator("#board svg").wait_for(timeout=15000)
+    assert page.evaluate("window.__violations") == []
+    assert PAGE_ERRORS[id(page)] == []
+
+
 def _events(base_url: str, game_id: str) -> list[dict[str, object]]:
     """The game's stored events, as ``renature export`` writes them (no blanks)."""
     with redis.Redis.from_url(REDIS_OF[base_url]) as client:
@@ -528,7 +563,7 @@ def play_generic(page: Page, keyboard: bool, rng: random.Random) -> None:
     )
 
 
-@pytest.fixture(scope="module", params=GENERIC_GAMES)
+@pytest.fixture(scope="module", params=hosted(GENERIC_GAMES))
 def generic_game(request: pytest.FixtureRequest, base_url: str, browser: Browser) -> str:
     """Two people create (choosing the game and its options in the lobby), invite, join, start
     and play a whole game of a game the web client knows nothing of, through the generic

@@ -28,6 +28,7 @@ from gameserver.runtime.settings import Settings
 from renature import events as e
 from renature.game import replay
 from renature.picture import board_svg
+from support.hosting import hosted
 
 pytestmark = pytest.mark.redis
 GAMES = list(game_names())
@@ -102,13 +103,25 @@ async def test_an_exported_file_is_audited_explained_and_drawn_and_nothing_is_ke
     events = await stored(web, result.game_id)
     export = b"\n".join(e.encode(event) for event in events) + b"\n"
     keys_before = await web.redis.dbsize()
-    response = await web.http.post("/disputes", params={"at": 30}, content=export)
+    response = await web.http.post("/disputes", content=export)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["audit"]["ok"]
     assert body["audit"]["finished"]
     assert body["explanation"]["scores"] == result.scores
-    assert len(body["events"]) == len(events)
+    assert body["event_count"] == len(events)
+    assert "events" not in body  # the client has the file: its events are not sent back
+    padded = b"\n".join(
+        line[:-1] + b', "pad": "' + b"p" * 10_000 + b'"}' for line in export.splitlines()
+    )
+    assert 1024 * 1024 < len(padded) < 4 * 1024 * 1024
+    big = await web.http.post("/disputes", content=padded)  # fields no event has: ignored
+    assert big.status_code == 200, big.text[:300]
+    assert len(big.content) < 2 * len(response.content)  # the answer does not grow with it
+    stepped = await web.http.post("/disputes", params={"at": 30}, content=export)
+    assert stepped.status_code == 200, stepped.text
+    body = stepped.json()
+    assert (body["audit"], body["explanation"], body["version"]) == (None, None, 30)
     state = replay(events[:30])
     assert state is not None
     assert body["picture"] == board_svg(state, f"Renature game {state.game_id} after event 30")
@@ -197,7 +210,7 @@ async def test_the_catalog_offers_every_hosted_game_as_the_registry_has_it(web: 
     assert "/games/{game_id}/log" in document["paths"]
 
 
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name", hosted(GAMES))
 async def test_every_choice_the_catalog_offers_creates_such_a_game(web: Web, name: str) -> None:
     """What the lobby's form may send (each option at its default, then each other choice or
     the ends of its range) is what POST /games takes; the seats are the catalog's."""
@@ -219,7 +232,7 @@ async def test_every_choice_the_catalog_offers_creates_such_a_game(web: Web, nam
                 assert table["board"] == board
 
 
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name", hosted(GAMES))
 async def test_a_seats_moves_are_its_legal_actions_in_words(web: Web, name: str) -> None:
     game = get_game(name)
     async with client_of(web, name) as client:
@@ -242,7 +255,7 @@ async def test_a_seats_moves_are_its_legal_actions_in_words(web: Web, name: str)
         assert refused.status_code == 401
 
 
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name", hosted(GAMES))
 async def test_the_log_and_the_table_of_a_whole_game_for_anyone(web: Web, name: str) -> None:
     """The log is the events as ``/events`` shows them to the reader (a spectator: secrets
     blanked), each in words; the table after any event is the replay's."""
@@ -266,7 +279,7 @@ async def test_the_log_and_the_table_of_a_whole_game_for_anyone(web: Web, name: 
     assert (await web.http.get(f"/games/{'0' * 32}/log")).status_code == 404
 
 
-@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("name", hosted(GAMES))
 async def test_an_uploaded_export_is_told_in_words_and_nothing_is_kept(web: Web, name: str) -> None:
     game = get_game(name)
     async with client_of(web, name) as client:
@@ -275,7 +288,7 @@ async def test_an_uploaded_export_is_told_in_words_and_nothing_is_kept(web: Web,
     events = await stored_of(web, name, result.game_id)
     export = b"\n".join(game.encode_event(event) for event in events) + b"\n"
     keys_before = await web.redis.dbsize()
-    response = await web.http.post("/disputes", params={"at": 4}, content=export)
+    response = await web.http.post("/disputes", content=export)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["game"] == name
@@ -283,5 +296,9 @@ async def test_an_uploaded_export_is_told_in_words_and_nothing_is_kept(web: Web,
     final = game.replay(events)
     colours = list(game.table(final).colours)
     assert body["log"] == [in_words(game, event, colours) for event in events]
-    assert body["table"] == msgspec.to_builtins(game.table(game.replay(events[:4])))
+    # A step of the file: its table (and picture) only, the whole file's audit asked once.
+    step = (await web.http.post("/disputes", params={"at": 4}, content=export)).json()
+    assert step["audit"] is None
+    assert step["log"] == []
+    assert step["table"] == msgspec.to_builtins(game.table(game.replay(events[:4])))
     assert await web.redis.dbsize() == keys_before
