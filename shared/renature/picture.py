@@ -22,6 +22,9 @@ from renature.rules import colour_totals, live_areas, majority_ranks
 from renature.state import GameState
 
 CELL = 44
+MARGIN = 22
+"""The board's edges: the column numbers (x) above it, the row numbers (y) left of it, as
+commands, moves and the log name spaces."""
 PANEL = 250
 FOOT = 30
 FILL = {
@@ -35,6 +38,22 @@ INK = {"orange": "#000", "blue": "#fff", "black": "#fff", "white": "#000", "neut
 LETTER = {"orange": "O", "blue": "B", "black": "K", "white": "W", "neutral": "N"}
 PLANT_RADIUS = {"turf": 6, "bush": 9, "pine": 12, "oak": 15}
 AREA_SOIL, AREA_SCORED, AREA_EDGE = "#9c7445", "#4f7a3a", "#6b4e2e"
+PATH_FILL = {"brook": "#bfe3f5", "meadow": "#b9dba0"}
+SPLIT = {
+    "butterfly": ("butter", "fly"),
+    "salamander": ("sala", "mander"),
+    "woodpecker": ("wood", "pecker"),
+    "hedgehog": ("hedge", "hog"),
+}
+"""Animal names too long for one line of a space at 11 px, cut where a reader expects."""
+GROUNDS = (
+    (AREA_SOIL, "area (soil); tinted: who leads it"),
+    (AREA_SCORED, "area already scored (Valley)"),
+    (PATH_FILL["brook"], "brook (path)"),
+    (PATH_FILL["meadow"], "meadow (path)"),
+    ("#6e4b2a", "tree stump"),
+)
+"""The grounds of the board's spaces, each explained in the legend."""
 
 
 def controlling_colour(state: GameState, area: int) -> str | None:
@@ -49,8 +68,8 @@ def controlling_colour(state: GameState, area: int) -> str | None:
 def board_svg(state: GameState, title: str = "") -> str:
     """The whole picture: the board on the left, the score panel and legend on the right."""
     board = state.board
-    width = board.width * CELL + PANEL
-    height = max(board.height * CELL, 420) + FOOT
+    width = MARGIN + board.width * CELL + PANEL
+    height = max(MARGIN + board.height * CELL, 720) + FOOT
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" role="img" '
@@ -58,11 +77,12 @@ def board_svg(state: GameState, title: str = "") -> str:
         f'<title id="picture-title">{escape(title or f"Renature game {state.game_id}")}</title>',
         f'<rect width="{width}" height="{height}" fill="#fbf8ef"/>',
     ]
+    out += _edges(board)
     out += _cells(state)
     out += _dominoes(state)
     out += _plants(state)
     out += _area_labels(state)
-    out += _panel(state, board.width * CELL + 10)
+    out += _panel(state, MARGIN + board.width * CELL + 10)
     out.append(
         f'<text class="footer" x="6" y="{height - 10}" font-size="13">'
         f"{escape(_footer(state))}</text>"
@@ -106,7 +126,7 @@ def _cells(state: GameState) -> list[str]:
                     "<title>mushroom</title></circle>"
                 )
         elif kind == PATH:
-            fill = "#bfe3f5" if board.path_name == "brook" else "#b9dba0"
+            fill = PATH_FILL["brook" if board.path_name == "brook" else "meadow"]
             out.append(
                 f'<rect class="cell path" data-cell="{cell}" {_xy(board, cell)} x="{px}" '
                 f'y="{py}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="#9cc"/>'
@@ -136,7 +156,7 @@ def _dominoes(state: GameState) -> list[str]:
     out: list[str] = []
     for domino, first, second in state.dominoes:
         (x1, y1), (x2, y2) = board.xy(first), board.xy(second)
-        left, top = min(x1, x2) * CELL + 2, min(y1, y2) * CELL + 2
+        left, top = MARGIN + min(x1, x2) * CELL + 2, MARGIN + min(y1, y2) * CELL + 2
         w = (abs(x1 - x2) + 1) * CELL - 4
         h = (abs(y1 - y2) + 1) * CELL - 4
         names = f"{animals[state.cover[first]]} and {animals[state.cover[second]]}"
@@ -147,12 +167,7 @@ def _dominoes(state: GameState) -> list[str]:
         )
         for cell in (first, second):
             px, py = _corner(board, cell)
-            name = animals[state.cover[cell]]
-            out.append(
-                f'<text x="{px + CELL / 2}" y="{py + CELL / 2 + 4}" font-size="9" '
-                f'text-anchor="middle" textLength="{min(CELL - 6, 6 * len(name))}" '
-                f'lengthAdjust="spacingAndGlyphs"><title>{name}</title>{escape(name)}</text>'
-            )
+            out.append(_animal(px, py, animals[state.cover[cell]]))
         out.append("</g>")
     return out
 
@@ -166,6 +181,12 @@ def _plants(state: GameState) -> list[str]:
         px, py = _corner(board, cell)
         colour, plant = COLOURS[plant_colour(code)], PLANT_TYPES[plant_type(code)]
         cx, cy, r = px + CELL / 2, py + CELL / 2, PLANT_RADIUS[plant]
+        # A white ring with a dark rim under every plant: it stands out on soil, shading
+        # and meadow alike, whatever its own colour.
+        out.append(
+            f'<circle class="halo" cx="{cx}" cy="{cy}" r="{r + 2.5}" fill="#fff" '
+            'stroke="#000" stroke-width="1" pointer-events="none"/>'
+        )
         out.append(
             f'<circle class="plant" data-cell="{cell}" data-colour="{colour}" '
             f'data-plant="{plant}" cx="{cx}" cy="{cy}" r="{r}" fill="{FILL[colour]}" '
@@ -173,7 +194,7 @@ def _plants(state: GameState) -> list[str]:
         )
         if r >= 9:  # the letter keeps colours apart without hue; a turf is too small for it
             out.append(
-                f'<text x="{cx}" y="{cy + 3}" font-size="9" text-anchor="middle" '
+                f'<text x="{cx}" y="{cy + 4}" font-size="11" text-anchor="middle" '
                 f'fill="{INK[colour]}" pointer-events="none" aria-hidden="true">'
                 f"{LETTER[colour]}</text>"
             )
@@ -190,9 +211,9 @@ def _area_labels(state: GameState) -> list[str]:
         label = f"{board.area_ids[area]}{state.area_sizes[area]}"
         out.append(
             f'<g class="area-label" data-area="{board.area_ids[area]}">'
-            f'<rect x="{px + 1}" y="{py + 1}" width="{6 * len(label) + 4}" height="11" rx="2" '
-            f'fill="#000" fill-opacity="0.55"/>'
-            f'<text x="{px + 3}" y="{py + 10}" font-size="9" fill="#fff">{escape(label)}</text>'
+            f'<rect x="{px + 1}" y="{py + 1}" width="{7 * len(label) + 4}" height="14" rx="2" '
+            f'fill="#000" fill-opacity="0.7"/>'
+            f'<text x="{px + 3}" y="{py + 12}" font-size="11" fill="#fff">{escape(label)}</text>'
             "</g>"
         )
     return out
@@ -211,20 +232,20 @@ def _panel(state: GameState, left: int) -> list[str]:
         out.append(
             f'<g class="seat" data-seat="{number}" data-colour="{colour}">'
             f'<rect x="0" y="{y - 12}" width="16" height="16" fill="{FILL[colour]}" '
-            f'stroke="#000"/><text x="8" y="{y}" font-size="10" text-anchor="middle" '
+            f'stroke="#000"/><text x="8" y="{y}" font-size="11" text-anchor="middle" '
             f'fill="{INK[colour]}">{LETTER[colour]}</text>'
             f'<text x="22" y="{y}" font-size="13">{escape(marker)}{colour} {seat.score}'
             f"{escape(name)}</text></g>"
         )
         out.append(
-            f'<text x="22" y="{y + 15}" font-size="10" fill="#444">clouds {seat.clouds}, '
+            f'<text x="22" y="{y + 15}" font-size="11" fill="#444">clouds {seat.clouds}, '
             f"tokens held: {len(seat.tokens)}</text>"
         )
         fronts = [_token_front(state, t) for t in seat.tokens]
         for row in range(0, len(fronts), 4):  # four tokens a line keep the panel's width
             y += 13
             out.append(
-                f'<text class="tokens" x="22" y="{y + 15}" font-size="10" fill="#444">'
+                f'<text class="tokens" x="22" y="{y + 15}" font-size="11" fill="#444">'
                 f"{escape(', '.join(fronts[row : row + 4]))}</text>"
             )
         y += 38
@@ -253,6 +274,22 @@ def _legend(top: int) -> list[str]:
             "</text>"
         )
         y += 18
+    for fill, words in GROUNDS:
+        out.append(
+            f'<rect x="4" y="{y - 11}" width="14" height="14" fill="{fill}" stroke="#000"/>'
+            f'<text x="30" y="{y}" font-size="11">{escape(words)}</text>'
+        )
+        y += 18
+    out.append(
+        f'<circle cx="11" cy="{y - 4}" r="5" fill="#c0392b"/>'
+        f'<text x="30" y="{y}" font-size="11">mushroom (Valley)</text>'
+    )
+    y += 18
+    out.append(
+        f'<circle cx="11" cy="{y - 4}" r="7" fill="none" stroke="#1a5276" stroke-width="2"/>'
+        f'<text x="30" y="{y}" font-size="11">starting space</text>'
+    )
+    y += 18
     out.append(_cloud(11, y - 5, 1))
     out.append(f'<text x="30" y="{y}" font-size="11">cloud(s) on a space</text>')
     y += 18
@@ -265,8 +302,8 @@ def _legend(top: int) -> list[str]:
 def _cloud(cx: float, cy: float, count: int) -> str:
     return (
         f'<g class="cloud" data-count="{count}"><title>{count} cloud(s)</title>'
-        f'<ellipse cx="{cx}" cy="{cy}" rx="9" ry="6" fill="#fff" stroke="#1a5276"/>'
-        f'<text x="{cx}" y="{cy + 3}" font-size="8" text-anchor="middle" fill="#1a5276">'
+        f'<ellipse cx="{cx}" cy="{cy}" rx="10" ry="8" fill="#fff" stroke="#1a5276"/>'
+        f'<text x="{cx}" y="{cy + 4}" font-size="11" text-anchor="middle" fill="#1a5276">'
         f"{count}</text></g>"
     )
 
@@ -296,7 +333,7 @@ def _token_shape(cx: float, cy: float, text: str) -> str:
     )
     return (
         f'<polygon points="{points}" fill="#f7dc6f" stroke="#7d6608"/>'
-        f'<text x="{cx}" y="{cy + 3}" font-size="8" text-anchor="middle">{escape(text)}</text>'
+        f'<text x="{cx}" y="{cy + 4}" font-size="11" text-anchor="middle">{escape(text)}</text>'
     )
 
 
@@ -313,4 +350,35 @@ def _xy(board: Board, cell: int) -> str:
 
 def _corner(board: Board, cell: int) -> tuple[int, int]:
     x, y = board.xy(cell)
-    return x * CELL, y * CELL
+    return MARGIN + x * CELL, MARGIN + y * CELL
+
+
+def _edges(board: Board) -> list[str]:
+    """Column numbers above the board and row numbers left of it: a space is "(x, y)"."""
+    out = ['<g class="edges" font-size="11" fill="#333" aria-hidden="true">']
+    for x in range(board.width):
+        out.append(
+            f'<text class="edge-x" x="{MARGIN + x * CELL + CELL / 2}" y="15" '
+            f'text-anchor="middle">{x}</text>'
+        )
+    for y in range(board.height):
+        out.append(
+            f'<text class="edge-y" x="{MARGIN - 4}" y="{MARGIN + y * CELL + CELL / 2 + 4}" '
+            f'text-anchor="end">{y}</text>'
+        )
+    out.append("</g>")
+    return out
+
+
+def _animal(px: int, py: int, name: str) -> str:
+    """An animal's name on its space, at 11 px: on two lines when one would not fit."""
+    lines = SPLIT.get(name, (name,))
+    top = py + CELL / 2 + 4 - 6 * (len(lines) - 1)
+    spans = "".join(
+        f'<tspan x="{px + CELL / 2}" y="{top + 12 * n}">{escape(part)}</tspan>'
+        for n, part in enumerate(lines)
+    )
+    return (
+        f'<text font-size="11" text-anchor="middle" fill="#1d1d1b"><title>{name}</title>'
+        f"{spans}</text>"
+    )

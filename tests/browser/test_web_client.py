@@ -75,12 +75,19 @@ def browser() -> Iterator[Browser]:
             instance.close()
 
 
-def new_page(browser: Browser, *, bypass_csp: bool = True) -> Page:
-    """A page in a fresh browser context. The harness's own probes (``wait_for_function``,
-    axe-core) are scripts the pages' Content-Security-Policy forbids, so they run with the
-    policy bypassed; `test_the_pages_run_under_their_content_security_policy` runs the pages
-    under it."""
-    context = browser.new_context(viewport={"width": 1400, "height": 950}, bypass_csp=bypass_csp)
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+"""A phone's viewport (390x844 CSS px, touch), as the issue measured the table on."""
+VIEWPORTS = {"desktop": {"viewport": {"width": 1400, "height": 950}}, "phone": PHONE}
+MOST_PRESSES_PER_DECISION = 3.0
+"""The average number of key presses a decision may take, from the turn's start to its move."""
+
+
+def new_page(browser: Browser, viewport: str = "desktop", *, bypass_csp: bool = True) -> Page:
+    """A page in a fresh browser context, on a desktop or a phone viewport. The harness's own
+    probes (``wait_for_function``, axe-core) are scripts the pages' Content-Security-Policy
+    forbids, so they run with the policy bypassed;
+    `test_the_pages_run_under_their_content_security_policy` runs the pages under it."""
+    context = browser.new_context(**VIEWPORTS[viewport], bypass_csp=bypass_csp)  # type: ignore[arg-type]
     page = context.new_page()
     PAGE_ERRORS[id(page)] = problems = []
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
@@ -98,37 +105,99 @@ def settled(page: Page) -> None:
     )
 
 
-def play_one(page: Page, keyboard: bool) -> None:
-    """Make one legal move the way a person would: a domino through the board (first half,
-    then second half), anything else through its button; by keyboard when asked."""
+def tap_one(page: Page) -> None:
+    """One decision on a phone, by taps only: a domino (then its spaces on the board), the end
+    of the turn, or the first move listed (a discard is tapped twice: it asks first). Every
+    target tapped is at least 44 CSS px and nothing covers it (a tap checks that)."""
     version = page.evaluate("window.table.view.version")
     hand = page.locator("#hand button:not([disabled])")
     placing = page.evaluate("window.table.legal.some(c => c.type === 'PlaceDomino')")
 
-    def press(locator: Locator) -> None:
-        if keyboard:
-            locator.focus()
-            page.keyboard.press("Enter")
-        else:
-            locator.click()
+    def tap(locator: Locator) -> None:
+        locator.scroll_into_view_if_needed()
+        box = locator.bounding_box()
+        assert box is not None
+        assert min(box["width"], box["height"]) >= 44, box
+        locator.tap()
 
     if placing and hand.count():
-        press(hand.first)
-        press(page.locator("rect.cell.legal").first)
+        tap(hand.first)
+        tap(page.locator("rect.cell.legal").first)
         if page.evaluate("!window.table.sending && window.table.chosenCell !== null"):
-            press(page.locator("rect.cell.legal").first)
+            tap(page.locator("rect.cell.legal").first)
+    elif page.locator("#moves button[data-type=EndTurn]").count():
+        tap(page.locator("#moves button[data-type=EndTurn]"))
     else:
-        press(page.locator("#moves button.move").first)
+        first = page.locator("#moves button.move").first
+        discard = first.get_attribute("data-type") == "DiscardDomino"
+        tap(first)
+        if discard:  # it only asked: the same button, tapped again, confirms
+            assert "Press again" in first.inner_text()
+            tap(page.locator("#moves button.discard").first)
     page.wait_for_function(
         f"window.table.view.version > {version} && !window.table.refreshing", timeout=15000
     )
 
 
+def focused_survives_a_refresh(page: Page) -> None:
+    """A live refresh that changes nothing (a late frame) keeps the focus where it was: on the
+    very same button, or on a board space redrawn with the picture, on the same space."""
+    before = page.evaluate(
+        "(() => { const a = document.activeElement; a.marked = 'yes';"
+        " return [a.tagName, a.dataset.key || null]; })()"
+    )
+    page.evaluate("window.table.refreshNow()")
+    after = page.evaluate(
+        "[document.activeElement.tagName, document.activeElement.dataset.key || null,"
+        " document.activeElement.marked || null]"
+    )
+    assert after[:2] == before
+    if before[0] != "rect":
+        assert after[2] == "yes"  # the same element (a property, not in its HTML), not a copy
+
+
+def keys_for_one(page: Page) -> int:
+    """One decision by keyboard only (no click, no focus from the test): a domino by its digit
+    then Enter on the spaces the page puts the focus on, E to end the turn, else Enter on what
+    the page focused. Returns the number of key presses it took."""
+    version = page.evaluate("window.table.view.version")
+    presses = 0
+
+    def press(key: str) -> None:
+        nonlocal presses
+        presses += 1
+        page.keyboard.press(key)
+        page.wait_for_function(
+            f"window.table.view.version > {version} || (!window.table.sending"
+            " && !window.table.refreshing)",
+            timeout=15000,
+        )
+
+    digit = page.evaluate(
+        "[...document.querySelectorAll('#hand button')].findIndex(b => !b.disabled) + 1"
+    )
+    legal = page.evaluate("window.table.legal.map(c => c.type)")
+    if "PlaceDomino" in legal and digit:
+        press(str(digit))
+    elif "EndTurn" in legal:
+        press("e")
+    if page.evaluate(f"window.table.view.version === {version} && !window.table.sending"):
+        focused_survives_a_refresh(page)
+    while page.evaluate(f"window.table.view.version === {version}"):
+        assert presses < 8, "the page gave the keyboard nothing to press"
+        press("Enter")
+    page.wait_for_function(
+        f"window.table.view.version > {version} && !window.table.refreshing", timeout=15000
+    )
+    return presses
+
+
 @pytest.fixture(scope="module")
 def finished_game(base_url: str, browser: Browser) -> str:
-    """Two people create, invite, join, start and play a whole game through the table page;
-    Bob plays by keyboard only, and a spectator watches to the end."""
-    alice, bob, watcher = new_page(browser), new_page(browser), new_page(browser)
+    """Two people create, invite, join, start and play a whole game through the table page:
+    Alice on a phone by taps only, Bob by keyboard only (his key presses counted), and a
+    spectator watches to the end."""
+    alice, bob, watcher = new_page(browser, "phone"), new_page(browser), new_page(browser)
     alice.goto(f"{base_url}/")
     shot(alice, "lobby")
     alice.fill("#create [name=name]", "Alice")
@@ -145,6 +214,9 @@ def finished_game(base_url: str, browser: Browser) -> str:
     stranger.click("#open-seats button")
     stranger.wait_for_selector("#error:not([hidden])")
     assert stranger.evaluate("window.table.seat") is None
+    # The host, seated, no longer sees the name and code fields.
+    assert alice.locator("#take-seat [name=name]").is_hidden()
+    assert alice.locator("#copy-invite").is_visible()
     bob.goto(invitation)
     bob.fill("#take-seat [name=name]", "Bob")
     bob.click("#open-seats button")
@@ -152,27 +224,44 @@ def finished_game(base_url: str, browser: Browser) -> str:
     bob.click("#start")
     watcher.goto(f"{base_url}/play/{game_id}")
     deadline = time.monotonic() + GAME_TIMEOUT
-    moves = 0
+    moves, presses, decisions = 0, 0, 0
     while time.monotonic() < deadline:
         settled(alice)
         if alice.evaluate("window.table.view.phase") == "finished":
             break
-        for page, keyboard in ((alice, False), (bob, True)):
+        for page in (alice, bob):
             settled(page)
             if page.evaluate("window.table.legal.length"):
                 if moves == 6:
                     assert "300 s a turn" in page.inner_text("#clock")
-                    shot(page, "table")
-                play_one(page, keyboard)
+                    shot(alice, "table-phone")
+                    shot(bob, "table")
+                if page is alice:
+                    tap_one(page)
+                else:
+                    presses += keys_for_one(page)
+                    decisions += 1
                 moves += 1
     else:
         pytest.fail(f"the game did not finish within {GAME_TIMEOUT} s ({moves} moves)")
+    print(f"keyboard: {presses} presses for {decisions} decisions")
+    assert decisions > 20
+    assert presses / decisions <= MOST_PRESSES_PER_DECISION, (presses, decisions)
     for page in (alice, bob, watcher):
         page.wait_for_function(
             "window.table.view && window.table.view.phase === 'finished'", timeout=15000
         )
         assert "The game is over" in page.inner_text("#status")
+        # Names, not colours, in the result, and a final score table by source of points.
+        assert "Alice" in page.inner_text("#status") or "Bob" in page.inner_text("#status")
+        page.wait_for_selector("#results:not([hidden])")
+        rows = page.inner_text("#results-table tbody")
+        assert "Alice" in rows
+        assert "Bob" in rows
+        assert "Total" in page.inner_text("#results-table thead")
         assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
+    assert alice.locator("#rematch").is_visible()
+    assert watcher.locator("#rematch").is_hidden()
     # Every event of the game is in every log once, in order (the live channel, resumed or not).
     events = _events(base_url, game_id)
     for page in (alice, bob, watcher):
@@ -180,7 +269,8 @@ def finished_game(base_url: str, browser: Browser) -> str:
             "#log li", "items => items.map(i => Number(i.dataset.version))"
         )
         assert logged == [event["version"] for event in events]
-    shot(alice, "table-finished")
+    shot(bob, "table-finished")
+    shot(alice, "table-finished-phone")
     return game_id
 
 
@@ -212,6 +302,27 @@ def test_a_refused_move_is_shown_as_a_clear_error(base_url: str, browser: Browse
     assert late.evaluate("window.table.seat") is None
     first.reload()
     first.wait_for_selector("#start:not([hidden])")  # the seat is still the first one's
+
+
+def test_an_outage_error_clears_when_the_page_is_live_again(
+    base_url: str, browser: Browser
+) -> None:
+    """The network drops: the failed request says so; once the page hears the server again
+    (a read succeeds, or its live channel reopens), the error goes away by itself."""
+    host, guest = new_page(browser), new_page(browser)
+    host.goto(f"{base_url}/")
+    host.click("#create button[type=submit]")
+    host.wait_for_url("**/play/**")
+    guest.goto(host.url)
+    guest.wait_for_selector("#open-seats button")
+    guest.wait_for_function("document.querySelector('#connection').textContent === 'live'")
+    guest.context.set_offline(True)
+    guest.click("#open-seats button")
+    guest.wait_for_selector("#error:not([hidden])")
+    guest.context.set_offline(False)
+    guest.wait_for_selector("#error", state="hidden", timeout=20000)
+    assert guest.evaluate("window.table.seat") is None
+    assert not PAGE_ERRORS[id(guest)], PAGE_ERRORS[id(guest)]
 
 
 def test_the_dispute_viewer_shows_the_board_and_scores_at_chosen_steps(
@@ -268,16 +379,28 @@ def test_the_viewer_audits_an_uploaded_file_and_points_at_a_forged_event(
     shot(page, "viewer-forged")
 
 
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
 @pytest.mark.parametrize("path", ["/", "/play/{game}", "/viewer/{game}"])
 def test_every_page_passes_the_accessibility_check(
-    path: str, finished_game: str, base_url: str, browser: Browser
+    path: str, viewport: str, finished_game: str, base_url: str, browser: Browser
 ) -> None:
-    """axe-core (vendored) finds no serious or critical violation; the board has a text
-    alternative and every highlighted space a label."""
-    page = new_page(browser)
+    """axe-core (vendored) finds no serious or critical violation, on a desktop and a phone;
+    the board has a text alternative; on the phone nothing is wider than the screen (the
+    board pans inside its own box) and every button is a 44 px target."""
+    page = new_page(browser, viewport)
     page.goto(base_url + path.format(game=finished_game))
     page.wait_for_load_state("networkidle")
     assert_accessible(page)
+    if viewport == "phone":
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        small = page.eval_on_selector_all(
+            "button, select",
+            "nodes => nodes.filter(n => n.offsetParent).filter(n => {"
+            " const r = n.getBoundingClientRect(); return r.width < 44 || r.height < 44; })"
+            ".map(n => n.outerHTML.slice(0, 80))",
+        )
+        assert small == []
+        shot(page, f"phone-{path.split('/')[1] or 'lobby'}")
     if path != "/":
         svg = page.locator("#board svg")
         assert svg.get_attribute("role") == "img"

@@ -29,6 +29,8 @@ const table = {
   stale: false,
   sending: false,
   over: false,
+  explanation: null, // where every point came from, fetched once the game is over
+  lastInput: null, // "key" or "pointer": focus follows a keyboard player only
 };
 window.table = table; // for the browser tests and the curious
 
@@ -43,6 +45,7 @@ function game() {
 
 // One refresh at a time; a refresh asked for while one runs runs again after it, so what is
 // shown is never older than the last event or command.
+table.refreshNow = () => refresh(); // for the browser tests: a refresh like a late live frame's
 async function refresh() {
   table.stale = true;
   if (table.refreshing) return table.refreshing;
@@ -68,19 +71,77 @@ async function refreshOnce() {
       table.moves = table.facts.started ? await game().moves() : [];
       table.legal = table.moves.map((move) => move.command);
       table.colours = table.facts.colours;
+      if (table.facts.over && !table.explanation) table.explanation = await explanationOf();
+      const memo = focusMemo();
       await loadPicture($("board"), game());
-      render();
+      render(memo);
+      clearTransientError();
     } catch (error) {
       if (error instanceof ApiError && error.code === "invalid_token") {
         seats.forget(gameId);
         table.seat = null;
       }
-      showError(errorBox, error);
+      fail(error);
     }
   }
 }
 
-function render() {
+// An error from the network or an outage (no answer, 5xx) clears itself once the page hears the
+// server again; a refusal (4xx) stays until the next thing the player does succeeds.
+let recheck = null;
+function fail(error) {
+  showError(errorBox, error);
+  const transient = !(error instanceof ApiError) || error.status === 0 || error.status >= 500;
+  errorBox.dataset.transient = String(transient);
+  // The page asks again a little later (and when the browser says it is online): a read that
+  // succeeds clears the error.
+  if (transient && !recheck) recheck = setTimeout(() => { recheck = null; refresh(); }, 3000);
+}
+addEventListener("online", () => refresh());
+
+function clearTransientError() {
+  if (errorBox.dataset.transient === "true") errorBox.hidden = true;
+}
+
+// Focus stays where the player is: what is drawn again keeps its key (data-key), and the
+// element with the key of the one that had focus gets it back; if that one is gone (the move
+// was made), focus goes to the next thing to do, so a keyboard player never starts from the
+// top of the page.
+function focusMemo() {
+  const active = document.activeElement;
+  const keyed = active && active.closest ? active.closest("[data-key]") : null;
+  const zone = active && active.closest ? active.closest("#board, #moves, #hand, #moves-section") : null;
+  return { node: active, key: keyed ? keyed.dataset.key : null, inPlay: Boolean(zone) };
+}
+
+function restoreFocus(memo) {
+  const active = document.activeElement;
+  if (active && active !== document.body && active.isConnected) return;
+  if (memo.key) {
+    const same = document.querySelector(`[data-key="${CSS.escape(memo.key)}"]`);
+    if (same && !same.disabled && !same.hidden) { same.focus(); return; }
+  }
+  if (memo.inPlay || table.lastInput === "key") focusNext();
+}
+
+// The first thing to do on your turn: the game's module says which, else the first move.
+function focusNext() {
+  if (!table.seat || !table.legal.length || table.sending) return;
+  const target = table.client && table.client.nextTarget ? table.client.nextTarget()
+    : $("moves").querySelector("button:not([disabled])");
+  if (target) target.focus();
+}
+
+// The children of `box` become `nodes`, unless they are the same already: a late refresh that
+// changes nothing leaves the buttons (and the one a key press is aimed at) where they are.
+function patch(box, nodes) {
+  const old = [...box.children];
+  if (old.length === nodes.length && nodes.every((node, i) => node.outerHTML === old[i].outerHTML)) return false;
+  box.replaceChildren(...nodes);
+  return true;
+}
+
+function render(memo = focusMemo()) {
   const view = table.view;
   const facts = table.facts;
   table.over = facts.over || view.phase === "cancelled";
@@ -90,22 +151,87 @@ function render() {
   (table.client && table.client.renderPlayers ? table.client.renderPlayers : renderPlayers)(view);
   $("clock").textContent = clockLine(clockOf());
   $("resign").hidden = !table.seat || !facts.started || table.over;
+  table.staging = el("div");
   if (table.client && table.client.renderMoves) table.client.renderMoves(view);
   else renderMoves();
+  patch($("moves"), [...table.staging.children]);
+  renderResults();
+  restoreFocus(memo);
+}
+
+// A seat in words: its player's name and colour ("Alice (orange)"), "you" for your own.
+function who(seat, { you = true } = {}) {
+  const facts = table.facts;
+  const colour = colourOf(table.colours, seat);
+  const name = facts && facts.names[seat];
+  const yours = you && table.seat && table.seat.seat === seat;
+  if (!name) return yours ? `you (${colour})` : colour;
+  return yours ? `${name} (you, ${colour})` : `${name} (${colour})`;
 }
 
 function statusLine(facts) {
   if (!facts.started) return "Waiting for players.";
   const phase = facts.phase.replace(/_/g, " ");
   if (facts.over) {
-    return `The game is over. Winner(s): ${facts.winners.map((w) => table.colours[w]).join(", ")}.`;
+    const winners = facts.winners.map((w) => who(w, { you: false }));
+    const mine = table.seat && facts.winners.includes(table.seat.seat);
+    return `The game is over. ${winners.length > 1 ? "Winners" : "Winner"}: ${winners.join(" and ") || "nobody"}` +
+      `${mine ? " (you won!)" : ""}.`;
   }
   if (table.over) return `The game ended (${phase}).`;
   const current = facts.current;
   const mine = table.seat && current === table.seat.seat;
   return mine ? `Your turn (${table.colours[current]}): ${phase}.`
-    : `${table.colours[current] || "Nobody"} is playing (${phase}).`;
+    : `${current === null || current === undefined ? "Nobody" : who(current)} is playing (${phase}).`;
 }
+
+async function explanationOf() {
+  try {
+    return await game().explanation();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 409) return null; // not finished yet
+    throw error;
+  }
+}
+
+// The final score table: one row a seat (its player's name), one column for each source of
+// points, the totals, the winners; then a rematch.
+function renderResults() {
+  const section = $("results");
+  const explanation = table.explanation;
+  section.hidden = !table.facts.over || !explanation;
+  if (section.hidden) return;
+  const rules = [...new Set(explanation.lines.map((line) => line.rule))];
+  const sums = explanation.scores.map((_, seat) => rules.map((rule) => explanation.lines
+    .filter((line) => line.seat === seat && line.rule === rule).reduce((sum, line) => sum + line.points, 0)));
+  const order = explanation.ranking && explanation.ranking.length ? explanation.ranking : explanation.scores.map((_, s) => s);
+  patch($("results-table"), [
+    el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Player"), rules.map((rule) => el("th", { scope: "col" }, rule)),
+      el("th", { scope: "col" }, "Total"))),
+    el("tbody", {}, order.map((seat) => el("tr", { "data-seat": seat, class: explanation.winners.includes(seat) ? "winner" : null },
+      el("th", { scope: "row" }, who(seat), explanation.winners.includes(seat) ? " — winner" : ""),
+      sums[seat].map((points) => el("td", {}, String(points))),
+      el("td", {}, el("strong", {}, String(explanation.scores[seat])))))),
+  ]);
+  $("rematch").hidden = !table.seat;
+}
+
+// A rematch: a new game of the same kind, board and number of players, your seat taken in it;
+// its invitation link is shown there, to send to the others.
+async function rematch() {
+  const summary = table.summary;
+  const request = { game: summary.game, players: summary.players, board: summary.board, seating: summary.seating };
+  try {
+    const created = await lobby.create(request);
+    const name = table.facts.names[table.seat.seat] || "Player";
+    const { joined } = await lobby.join(created.game_id, 0, { name, invite: created.invite_code || undefined });
+    seats.set(created.game_id, { seat: 0, token: joined.token, host: created.host_token || null, invite: created.invite_code || null });
+    location.href = `/play/${created.game_id}`;
+  } catch (error) {
+    fail(error);
+  }
+}
+$("rematch").addEventListener("click", rematch);
 
 function renderSeating(view) {
   const section = $("seating");
@@ -113,33 +239,33 @@ function renderSeating(view) {
   if (section.hidden) return;
   const code = (table.seat && table.seat.invite) || params.get("code");
   const link = `${location.origin}/play/${gameId}${code ? `?code=${encodeURIComponent(code)}` : ""}`;
-  $("invite").replaceChildren("Invite a friend with this link: ", el("code", {}, link));
+  patch($("invite"), [el("span", {}, "Invite a friend with this link: ", el("code", {}, link), " ",
+    el("button", { type: "button", id: "copy-invite", "data-key": "copy-invite", onclick: () => copyLink(link) }, "Copy the link"))]);
   const open = $("open-seats");
-  open.replaceChildren();
   const joined = new Set(table.summary.seats_joined || []);
   const byInvitation = table.summary.seating === "invite";
-  $("code-label").hidden = !byInvitation;
+  // Once seated, the name and the code have done their work: only the seat is said.
+  $("name-label").hidden = Boolean(table.seat);
+  $("code-label").hidden = !byInvitation || Boolean(table.seat);
   if (params.get("code")) document.querySelector("#take-seat [name=code]").value = params.get("code");
   const host = table.seat && table.seat.host;
   $("cancel").hidden = !host;
   $("leave").hidden = !table.seat || Boolean(host);
-  const seatList = $("lobby-seats");
-  seatList.replaceChildren();
-  for (const seat of table.summary.seats || []) {
-    seatList.append(el("li", {}, `Seat ${seat.seat} (${seat.colour}): ${seat.name || "free"}`,
-      host && seat.name && seat.seat !== table.seat.seat
-        ? [" ", el("button", { type: "button", onclick: () => lobbyAction(() => game().leave(seat.seat, host)) }, `Remove ${seat.name}`)]
-        : []));
-  }
+  patch($("lobby-seats"), (table.summary.seats || []).map((seat) => el("li", {}, `Seat ${seat.seat} (${seat.colour}): ${seat.name || "free"}`,
+    host && seat.name && seat.seat !== table.seat.seat
+      ? [" ", el("button", { type: "button", "data-key": `remove:${seat.seat}`, onclick: () => lobbyAction(() => game().leave(seat.seat, host)) }, `Remove ${seat.name}`)]
+      : [])));
+  const offers = [];
   if (!table.seat) {
     for (let seat = 0; seat < table.facts.players; seat += 1) {
       if (!joined.has(seat)) {
-        open.append(el("button", { type: "button", onclick: () => takeSeat(seat) }, `Take seat ${seat} (${table.colours[seat]})`));
+        offers.push(el("button", { type: "button", "data-key": `seat:${seat}`, onclick: () => takeSeat(seat) }, `Take seat ${seat} (${table.colours[seat]})`));
       }
     }
   } else {
-    open.append(el("span", {}, `You hold seat ${table.seat.seat} (${table.colours[table.seat.seat]}).`));
+    offers.push(el("span", {}, `You hold seat ${table.seat.seat} (${table.colours[table.seat.seat]}).`));
   }
+  patch(open, offers);
   $("start").hidden = !(table.seat && joined.size === table.facts.players);
 }
 
@@ -150,10 +276,21 @@ async function takeSeat(seat) {
     table.seat = { seat, token: joined.token };
     seats.set(gameId, table.seat);
     errorBox.hidden = true;
+    if (table.lastInput === "key") $("start").focus();
     connect(true);
     await refresh();
   } catch (error) {
-    showError(errorBox, error);
+    fail(error);
+  }
+}
+
+async function copyLink(link) {
+  try {
+    await navigator.clipboard.writeText(link);
+    $("copy-invite").textContent = "Copied";
+  } catch (_) { // no clipboard here (an insecure page): the link is selected, to copy by hand
+    getSelection().selectAllChildren($("invite").querySelector("code"));
+    $("copy-invite").textContent = "Selected: copy it";
   }
 }
 
@@ -164,7 +301,7 @@ async function lobbyAction(request) {
     await refresh();
     return true;
   } catch (error) {
-    showError(errorBox, error);
+    fail(error);
     return false;
   }
 }
@@ -187,17 +324,15 @@ $("resign").addEventListener("click", async () => {
 // The generic players: each seat's colour, player, score and standing, whose turn it is.
 function renderPlayers() {
   const facts = table.facts;
-  const list = $("players");
-  list.replaceChildren();
-  facts.colours.forEach((colour, number) => {
+  patch($("players"), facts.colours.map((colour, number) => {
     const current = number === facts.current && !facts.over;
     const standing = facts.statuses[number] && facts.statuses[number] !== "playing" ? ` (${facts.statuses[number]})` : "";
-    list.append(el("li", { "data-seat": number, "aria-current": current ? "true" : null },
-      current ? "▶ " : "",
+    return el("li", { "data-seat": number, "aria-current": current ? "true" : null },
       el("strong", {}, colour), ` ${facts.names[number] || "(open)"}: ${points(facts.scores[number] ?? 0)}${standing}`,
       facts.winners.includes(number) && facts.over ? ", winner" : "",
-      table.seat && table.seat.seat === number ? " (you)" : ""));
-  });
+      table.seat && table.seat.seat === number ? " (you)" : "",
+      current ? el("span", { class: "turn" }, " — to play") : "");
+  }));
 }
 
 function points(score) {
@@ -206,13 +341,12 @@ function points(score) {
 
 // The generic moves: every legal move in the game's words, one button each, narrowed by a
 // filter when there are many (a set-up may offer a thousand placements).
-// The moves section, emptied; null (and the section hidden) when the reader has no move.
+// The moves section's new buttons are built here, then patched in (see patch); null (and the
+// section hidden) when the reader has no move.
 function movesBox() {
   const section = $("moves-section");
   section.hidden = !table.seat || !table.legal.length;
-  const box = $("moves");
-  box.replaceChildren();
-  return section.hidden ? null : box;
+  return section.hidden ? null : table.staging;
 }
 
 function renderMoves() {
@@ -224,11 +358,47 @@ function renderMoves() {
   const wanted = many ? filter.value.trim().toLowerCase() : "";
   const shown = table.moves.filter((move) => !wanted || move.text.toLowerCase().includes(wanted));
   $("prompt").textContent = `Choose a move (${shown.length} of ${table.moves.length}):`;
-  for (const move of shown) {
-    box.append(el("button", { type: "button", class: "move", "data-type": move.command.type, onclick: () => send(move.command) }, move.text));
-  }
+  shown.forEach((move, number) => {
+    box.append(el("button", { type: "button", class: "move", "data-type": move.command.type, "data-key": `move:${JSON.stringify(move.command)}`,
+      "aria-keyshortcuts": number < 9 ? String(number + 1) : null, onclick: () => send(move.command) },
+    number < 9 ? el("kbd", { "aria-hidden": "true" }, String(number + 1)) : "", move.text));
+  });
 }
-$("move-filter").addEventListener("input", () => { if (!table.client || !table.client.renderMoves) renderMoves(); });
+$("move-filter").addEventListener("input", () => { if (!table.client || !table.client.renderMoves) render(); });
+
+// Keys, for a game played without a mouse (the page's help says them): a game's module
+// handles its own first; then 1-9 choose a listed move, M goes to the moves, L to the log.
+document.addEventListener("pointerdown", () => { table.lastInput = "pointer"; }, true);
+document.addEventListener("keydown", (key) => {
+  table.lastInput = "key";
+  if (key.ctrlKey || key.metaKey || key.altKey || key.target.closest("input, select, textarea")) return;
+  if (table.client && table.client.shortcut && table.client.shortcut(key)) { key.preventDefault(); return; }
+  const moves = [...$("moves").querySelectorAll("button.move:not([disabled])")];
+  let target = null;
+  if (/^[1-9]$/.test(key.key)) target = moves[Number(key.key) - 1];
+  else if (key.key === "m" || key.key === "M") { (moves[0] || $("moves")).focus(); key.preventDefault(); return; }
+  else if (key.key === "l" || key.key === "L") { $("log").focus(); key.preventDefault(); return; }
+  if (target) { key.preventDefault(); target.click(); }
+});
+
+// Zoom and pan of the board: it is drawn at its own size (every space 44 px wide, big enough
+// for a finger, every label at least 11 px) and panned by dragging or scrolling in its box;
+// "−" goes down to "fit", which shows it whole.
+const ZOOMS = [0, 0.75, 1, 1.5];
+table.zoom = 2; // 100%: every label at least 11 px, every space 44 px; "−" down to "fit"
+function applyZoom() {
+  const svg = $("board").querySelector("svg");
+  const level = ZOOMS[table.zoom];
+  $("board").classList.toggle("zoomed", level > 0);
+  $("zoom-level").textContent = level ? `${Math.round(level * 100)}%` : "fit";
+  if (!svg) return;
+  const width = Number((svg.getAttribute("viewBox") || "").split(" ")[2]) || 0;
+  svg.style.width = level && width ? `${width * level}px` : "";
+  svg.style.maxHeight = level ? "none" : "";
+}
+$("zoom-in").addEventListener("click", () => { table.zoom = Math.min(ZOOMS.length - 1, table.zoom + 1); applyZoom(); });
+$("zoom-out").addEventListener("click", () => { table.zoom = Math.max(0, table.zoom - 1); applyZoom(); });
+new MutationObserver(applyZoom).observe($("board"), { childList: true });
 
 function clockLine(clock) {
   if (!clock) return "";
@@ -248,7 +418,7 @@ function clockOf() {
 async function send(command) {
   if (table.sending) return; // one command at a time: a second click waits for the answer
   table.sending = true;
-  for (const target of document.querySelectorAll("#board .legal, #moves button")) {
+  for (const target of document.querySelectorAll("#board .legal, #moves button, #hand button")) {
     if (target.tagName === "BUTTON") target.disabled = true; else target.remove();
   }
   try {
@@ -257,7 +427,7 @@ async function send(command) {
     await game().send(command);
     errorBox.hidden = true;
   } catch (error) {
-    showError(errorBox, error);
+    fail(error);
   }
   if (table.client && table.client.afterSend) table.client.afterSend();
   table.sending = false;
@@ -301,11 +471,15 @@ function connect(restart = false) {
     after: table.version,
     include: null,
     onFrame: () => {
-      loadLog().catch((error) => showError(errorBox, error)); // one event a frame, told in words
+      loadLog().catch(fail); // one event a frame, told in words
       scheduleRefresh();
     },
-    onStatus: (status) => { if (table.live === channel) $("connection").textContent = STATUS[status]; },
-    onError: (error) => showError(errorBox, error),
+    onStatus: (status) => {
+      if (table.live !== channel) return;
+      $("connection").textContent = STATUS[status];
+      if (status === "live") clearTransientError();
+    },
+    onError: (error) => fail(error),
   });
   table.live = channel;
   channel.done.then((status) => {
@@ -322,11 +496,11 @@ async function start() {
     table.game = table.summary.game;
     // ?table=generic: the generic table even for a game with a module of its own.
     table.client = params.get("table") === "generic" ? null : await clientOf(table.game);
-    if (table.client) table.client.attach({ table, render, send, movesBox });
+    if (table.client) table.client.attach({ table, render, send, movesBox, patch, focusNext });
     $("board-help").textContent = (table.client && table.client.boardHelp) || "The board as the game draws it; your moves are listed beside it, in words.";
     await loadLog();
   } catch (error) {
-    showError(errorBox, error);
+    fail(error);
     return;
   }
   await refresh();

@@ -11,6 +11,8 @@ let table = null; // the generic table's state, handed over by attach()
 let render = () => {};
 let send = () => {};
 let movesBox = () => null;
+let patch = () => false;
+let focusNext = () => {};
 
 function cellName(x, y) {
   return `(${x}, ${y})`;
@@ -85,17 +87,29 @@ function describe(event, colours) {
 }
 
 function renderPlayers(view) {
-  const list = $("players");
-  list.replaceChildren();
-  view.seats.forEach((seat, number) => {
+  patch($("players"), view.seats.map((seat, number) => {
     const current = number === view.current_seat && view.phase !== "finished";
-    list.append(el("li", { "data-seat": number, "aria-current": current ? "true" : null },
-      current ? "▶ " : "",
+    return el("li", { "data-seat": number, "aria-current": current ? "true" : null },
       el("strong", {}, seat.colour), ` ${seat.name || "(open)"}: ${seat.score} points, ${seat.clouds} clouds, `,
       `${seat.hand_count} in hand, ${seat.reserve_count} in reserve`,
-      table.seat && table.seat.seat === number ? " (you)" : ""));
-  });
+      table.seat && table.seat.seat === number ? " (you)" : "",
+      current ? el("span", { class: "turn" }, " — to play") : "");
+  }));
   $("joker").textContent = view.phase === "lobby" ? "" : `Joker: ${view.joker}. Turn ${view.turn}.`;
+  renderAreas(view);
+}
+
+// Every area's size and plant totals, in a list a keyboard reaches (A) and a screen reader
+// reads: the board's hover tooltips say the same to a mouse.
+function renderAreas(view) {
+  const areas = (view.areas || []).filter((area) => area.size > 0);
+  $("areas-section").hidden = view.phase === "lobby" || !areas.length;
+  patch($("areas"), areas.map((area) => el("li", { "data-area": area.id }, areaWords(area))));
+}
+
+function areaWords(area) {
+  const totals = Object.entries(area.totals).filter(([, v]) => v > 0).map(([c, v]) => `${c} ${v}`).join(", ");
+  return `Area ${area.id} (size ${area.size}${area.scored ? ", scored" : ""}): ${totals || "no plants"}`;
 }
 
 function myHand(view) {
@@ -107,19 +121,28 @@ function myHand(view) {
 function renderHand(view) {
   const hand = myHand(view);
   $("hand-section").hidden = !table.seat || view.phase === "lobby";
-  const box = $("hand");
-  box.replaceChildren();
   const placeable = new Set(table.legal.filter((c) => c.type === "PlaceDomino").map((c) => c.domino));
-  for (const domino of hand) {
-    box.append(el("button", {
-      type: "button",
-      "aria-pressed": String(table.chosenDomino === domino.id),
-      "data-domino": domino.id,
-      disabled: !placeable.has(domino.id),
-      onclick: () => { table.chosenDomino = domino.id; table.chosenCell = null; render(); },
-    }, `${domino.animals[0]} | ${domino.animals[1]}`));
+  const buttons = hand.map((domino, number) => el("button", {
+    type: "button",
+    "aria-pressed": String(table.chosenDomino === domino.id),
+    "data-domino": domino.id,
+    "data-key": `domino:${domino.id}`,
+    "aria-keyshortcuts": String(number + 1),
+    disabled: !placeable.has(domino.id),
+    onclick: () => chooseDomino(domino.id),
+  }, el("kbd", { "aria-hidden": "true" }, String(number + 1)), `${domino.animals[0]} | ${domino.animals[1]}`));
+  patch($("hand"), hand.length ? buttons : [el("span", { class: "muted" }, "No dominoes in hand.")]);
+}
+
+function chooseDomino(id) {
+  table.chosenDomino = id;
+  table.chosenCell = null;
+  render();
+  if (table.lastInput === "key") focusNext(); // straight to the board's first highlighted space
+  else { // a finger or a mouse: the board is brought into sight, at its first highlighted space
+    const space = document.querySelector("#board rect.legal");
+    if (space) space.scrollIntoView({ block: "center", inline: "center" });
   }
-  if (!hand.length) box.append(el("span", { class: "muted" }, "No dominoes in hand."));
 }
 
 function animalsOf(dominoId) {
@@ -199,11 +222,89 @@ function renderMoves() {
       ? "Now choose where its second animal goes (highlighted):"
       : "Choose where its first animal goes (highlighted), or a placement below:";
   if (table.chosenDomino !== null) {
-    box.append(el("button", { type: "button", onclick: () => { table.chosenDomino = null; table.chosenCell = null; render(); } }, "Back"));
+    box.append(el("button", { type: "button", "data-key": "back", "aria-keyshortcuts": "Escape", onclick: back }, "Back (Esc)"));
   }
-  for (const command of currentChoices()) {
-    box.append(el("button", { type: "button", class: "move", "data-type": command.type, onclick: () => send(command) }, label(command)));
+  const choices = currentChoices();
+  const jokers = choices.filter((c) => c.type === "CloudAction" && c.kind === "change_joker");
+  // Discards last: a domino thrown away by a slip is gone for good, so each asks twice.
+  const order = (c) => (c.type === "DiscardDomino" ? 2 : 0);
+  const rest = choices.filter((c) => !jokers.includes(c)).sort((a, b) => order(a) - order(b));
+  for (const command of rest) box.append(moveButton(command));
+  if (jokers.length) box.append(jokerControl(jokers));
+}
+
+function back() {
+  table.chosenDomino = null;
+  table.chosenCell = null;
+  table.armed = null;
+  render();
+  if (table.lastInput === "key") focusNext();
+}
+
+const SHORT = { EndTurn: "E", SkipPlant: "N", SkipMushroom: "N" };
+
+function moveButton(command) {
+  const key = `move:${JSON.stringify(command)}`;
+  const discard = command.type === "DiscardDomino";
+  const armed = discard && table.armed === key;
+  return el("button", {
+    type: "button", class: discard ? "move discard" : "move", "data-type": command.type, "data-key": key,
+    "aria-keyshortcuts": SHORT[command.type] || null,
+    onclick: () => {
+      if (!discard || armed) { send(command); return; }
+      table.armed = key; // the first press only asks
+      render();
+    },
+  }, armed ? `Press again to ${label(command).toLowerCase()} (it is lost)` : label(command),
+  SHORT[command.type] ? ` (${SHORT[command.type]})` : "");
+}
+
+// One control for the joker: the animal to change it to, and one button.
+function jokerControl(jokers) {
+  const animals = jokers.map((c) => c.animal);
+  if (!animals.includes(table.jokerChoice)) table.jokerChoice = animals[0];
+  const select = el("select", { id: "joker-animal", "data-key": "joker-animal", onchange: (change) => { table.jokerChoice = change.target.value; } },
+    animals.map((animal) => el("option", { value: animal, selected: animal === table.jokerChoice ? "" : null }, animal)));
+  return el("span", { class: "joker-control" },
+    el("label", {}, "Change the joker to ", select),
+    el("button", { type: "button", class: "move", "data-type": "CloudAction", "data-key": "joker-change", "aria-keyshortcuts": "J",
+      onclick: () => send(jokers.find((c) => c.animal === $("joker-animal").value) || jokers[0]) }, "Change it (2 clouds)"));
+}
+
+// Keys of this game (the generic ones are in play.js): 1-9 a domino of your hand, arrows
+// between highlighted spaces, E end the turn, N plant nothing, J the joker, A the areas,
+// Esc back.
+function shortcut(key) {
+  const k = key.key.length === 1 ? key.key.toLowerCase() : key.key;
+  if (key.target.closest && key.target.closest("rect.legal") && k.startsWith("Arrow")) {
+    const rects = [...document.querySelectorAll("#board rect.legal")];
+    const at = rects.indexOf(key.target.closest("rect.legal"));
+    const step = k === "ArrowRight" || k === "ArrowDown" ? 1 : -1;
+    rects[(at + step + rects.length) % rects.length].focus();
+    return true;
   }
+  const hand = [...document.querySelectorAll("#hand button")];
+  if (/^[1-9]$/.test(k) && table.legal.some((c) => c.type === "PlaceDomino")) {
+    const button = hand[Number(k) - 1];
+    if (button && !button.disabled) { button.click(); return true; }
+    return false;
+  }
+  const byType = (types) => document.querySelector(types.map((t) => `#moves button[data-type="${t}"]:not([disabled])`).join(", "));
+  const target = { e: () => byType(["EndTurn"]), n: () => byType(["SkipPlant", "SkipMushroom"]) }[k];
+  if (target) { const button = target(); if (button) { button.click(); return true; } return false; }
+  const focusable = { j: "#joker-animal", a: "#areas", h: "#hand button:not([disabled])" }[k];
+  if (focusable && document.querySelector(focusable)) { document.querySelector(focusable).focus(); return true; }
+  if (k === "Escape" && (table.chosenDomino !== null || table.armed)) { back(); return true; }
+  return false;
+}
+
+// What a keyboard player does next: the board's first highlighted space while laying a
+// domino, else the first domino of the hand, else the first highlighted space or move.
+function nextTarget() {
+  const space = document.querySelector("#board rect.legal");
+  if (table.chosenDomino !== null && space) return space;
+  const placeable = document.querySelector("#hand button:not([disabled])");
+  return placeable || space || document.querySelector("#moves button.move:not([disabled])");
 }
 
 function wireBoard() {
@@ -222,6 +323,7 @@ function wireBoard() {
     rect.classList.add("legal");
     rect.setAttribute("tabindex", "0");
     rect.setAttribute("role", "button");
+    rect.dataset.key = `cell:${target.cell.x},${target.cell.y}:${table.chosenCell ? "second" : "first"}`;
     const act = () => chooseCell(target);
     rect.setAttribute("aria-label", target.commands.length === 1 ? label(target.commands[0]) : `Space (${target.cell.x}, ${target.cell.y}): ${target.commands.length} moves`);
     rect.addEventListener("click", act);
@@ -265,10 +367,7 @@ function chooseCell(target) {
   if (target.commands.length === 1) return send(target.commands[0]);
   // Several moves on one space (plants of several kinds): list just those.
   const box = $("moves");
-  box.replaceChildren(el("button", { type: "button", onclick: () => render() }, "Back"));
-  for (const command of target.commands) {
-    box.append(el("button", { type: "button", class: "move", "data-type": command.type, onclick: () => send(command) }, label(command)));
-  }
+  box.replaceChildren(el("button", { type: "button", "data-key": "back", onclick: back }, "Back (Esc)"), ...target.commands.map(moveButton));
   $("prompt").textContent = `Moves on (${target.cell.x}, ${target.cell.y}):`;
   box.querySelector(".move").focus();
 }
@@ -287,14 +386,23 @@ window.RenatureGames.renature = {
     render = core.render;
     send = core.send;
     movesBox = core.movesBox;
+    patch = core.patch;
+    focusNext = core.focusNext;
+    table.armed = null; // a discard asked for once, waiting for its confirmation
+    table.jokerChoice = null;
+    $("moves-section").after(el("section", { id: "areas-section", "aria-labelledby": "areas-title", hidden: "" },
+      el("h2", { id: "areas-title" }, "Areas"), el("ul", { id: "areas", class: "log", tabindex: "0", "aria-label": "Areas: size and plant totals" })));
+    $("game-keys").textContent = ", 1–9 a domino of your hand, arrows between highlighted spaces, E end the turn, N plant nothing, J the joker, A the areas, Esc back";
     table.chosenDomino = null; // a domino being laid: its first half, then its second
     table.chosenCell = null;
   },
-  afterSend() { table.chosenDomino = null; table.chosenCell = null; },
+  afterSend() { table.chosenDomino = null; table.chosenCell = null; table.armed = null; },
+  shortcut,
+  nextTarget,
   describe,
   renderPlayers,
   renderMoves: renderMoveArea,
   // The board's help line says how to play on it; the generic table says nothing of spaces.
-  boardHelp: "Highlighted spaces are legal for the move you are making: point at them, or move to them with Tab and press Enter. Hover over an area to see its plant totals.",
+  boardHelp: "Highlighted spaces are legal for the move you are making: point at them, or move to them with Tab and press Enter. Hover over an area, or see the list of areas (A), for its plant totals. The numbers on the edges are the spaces' coordinates (x across, y down), as the moves and the log name them.",
 };
 })();
