@@ -15,6 +15,7 @@ from eventstore import DEFAULT_COMMAND_PARTITIONS, DEFAULT_PARTITIONS, DEFAULT_P
 from gameserver.gateway import sender as senders
 from gameserver.gateway.command_relay import seat_command
 from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.fast_moves import FastMoves
 from gameserver.gateway.frontends import install as install_frontends
 from gameserver.gateway.http_errors import install_error_handlers
 from gameserver.gateway.openapi import BODIES
@@ -77,6 +78,7 @@ def create_app(
     )
     app.state.gateway = gateway
     install_error_handlers(app)
+    app.add_middleware(FastMoves)  # first added, innermost: every other middleware before it
     for router in (service_routes.router, catalog_routes.router, games_routes.router):
         app.include_router(router)  # the catalog before /games/{game_id}: /games/catalog
     app.include_router(play_routes.router)
