@@ -81,9 +81,8 @@ def create_app(
     app.add_middleware(FastMoves)  # first added, innermost: every other middleware before it
     for router in (service_routes.router, catalog_routes.router, games_routes.router):
         app.include_router(router)  # the catalog before /games/{game_id}: /games/catalog
-    app.include_router(play_routes.router)
-    app.include_router(reads_routes.router)
-    app.include_router(reads_routes.models)
+    for router in (play_routes.router, reads_routes.router, reads_routes.models):
+        app.include_router(router)
     app.include_router(audit_routes.router)
     app.include_router(live_routes.router)
     install_frontends(app)  # lobby, SSE, boards; CORS, gzip, ETags, offline docs
