@@ -124,8 +124,12 @@ def browser() -> Iterator[Browser]:
             instance.close()
 
 
-def new_page(browser: Browser) -> Page:
-    context = browser.new_context(viewport={"width": 1400, "height": 950})
+def new_page(browser: Browser, *, bypass_csp: bool = True) -> Page:
+    """A page in a fresh browser context. The harness's own probes (``wait_for_function``,
+    axe-core) are scripts the pages' Content-Security-Policy forbids, so they run with the
+    policy bypassed; `test_the_pages_run_under_their_content_security_policy` runs the pages
+    under it."""
+    context = browser.new_context(viewport={"width": 1400, "height": 950}, bypass_csp=bypass_csp)
     page = context.new_page()
     PAGE_ERRORS[id(page)] = problems = []
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
@@ -360,6 +364,36 @@ def assert_accessible(page: Page) -> None:
         if v["impact"] in ("serious", "critical")
     ]
     assert serious == []
+
+
+CSP_WATCH = """
+window.__violations = [];
+document.addEventListener("securitypolicyviolation",
+  (event) => window.__violations.push(`${event.violatedDirective} ${event.blockedURI}`));
+"""
+
+
+@pytest.mark.parametrize("path", ["/", "/play/{game}", "/viewer/{game}"])
+def test_the_pages_run_under_their_content_security_policy(
+    path: str, finished_game: str, base_url: str, browser: Browser
+) -> None:
+    """Issue 23: every page is served with a policy that forbids inline scripts and framing;
+    the client still draws the lobby, the table and the viewer, and nothing is blocked."""
+    page = new_page(browser, bypass_csp=False)
+    page.add_init_script(CSP_WATCH)
+    response = page.goto(base_url + path.format(game=finished_game))
+    assert response is not None
+    policy = response.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy
+    assert "unsafe-inline" not in policy
+    assert response.headers["x-frame-options"] == "DENY"
+    page.wait_for_load_state("networkidle")
+    if path == "/":
+        page.locator("#games tr").first.wait_for(timeout=15000)
+    else:
+        page.locator("#board svg").wait_for(timeout=15000)
+    assert page.evaluate("window.__violations") == []
+    assert PAGE_ERRORS[id(page)] == []
 
 
 def _events(base_url: str, game_id: str) -> list[dict[str, object]]:

@@ -86,6 +86,8 @@ def requests(game_id: str, tokens: list[str], legal: list[Any]) -> list[tuple[st
         (path, move, {}),
         (path, move, {"authorization": "Basic abc"}),
         ("/games/no-such-game/commands", move, seat0),
+        ("/games/bad:id/commands", move, seat0),
+        (f"/games/{'g' * 65}/commands", move, seat0),
         (path, {"command_id": "bad id!", "command": legal[0]}, seat0),
         (path, {"command_id": "m7", "command": [1, 2]}, seat0),
         (path, {"command": legal[0]}, seat0),

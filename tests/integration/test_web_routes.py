@@ -103,13 +103,25 @@ async def test_an_exported_file_is_audited_explained_and_drawn_and_nothing_is_ke
     events = await stored(web, result.game_id)
     export = b"\n".join(e.encode(event) for event in events) + b"\n"
     keys_before = await web.redis.dbsize()
-    response = await web.http.post("/disputes", params={"at": 30}, content=export)
+    response = await web.http.post("/disputes", content=export)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["audit"]["ok"]
     assert body["audit"]["finished"]
     assert body["explanation"]["scores"] == result.scores
-    assert len(body["events"]) == len(events)
+    assert body["event_count"] == len(events)
+    assert "events" not in body  # the client has the file: its events are not sent back
+    padded = b"\n".join(
+        line[:-1] + b', "pad": "' + b"p" * 10_000 + b'"}' for line in export.splitlines()
+    )
+    assert 1024 * 1024 < len(padded) < 4 * 1024 * 1024
+    big = await web.http.post("/disputes", content=padded)  # fields no event has: ignored
+    assert big.status_code == 200, big.text[:300]
+    assert len(big.content) < 2 * len(response.content)  # the answer does not grow with it
+    stepped = await web.http.post("/disputes", params={"at": 30}, content=export)
+    assert stepped.status_code == 200, stepped.text
+    body = stepped.json()
+    assert (body["audit"], body["explanation"], body["version"]) == (None, None, 30)
     state = replay(events[:30])
     assert state is not None
     assert body["picture"] == board_svg(state, f"Renature game {state.game_id} after event 30")
@@ -276,7 +288,7 @@ async def test_an_uploaded_export_is_told_in_words_and_nothing_is_kept(web: Web,
     events = await stored_of(web, name, result.game_id)
     export = b"\n".join(game.encode_event(event) for event in events) + b"\n"
     keys_before = await web.redis.dbsize()
-    response = await web.http.post("/disputes", params={"at": 4}, content=export)
+    response = await web.http.post("/disputes", content=export)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["game"] == name
@@ -284,5 +296,9 @@ async def test_an_uploaded_export_is_told_in_words_and_nothing_is_kept(web: Web,
     final = game.replay(events)
     colours = list(game.table(final).colours)
     assert body["log"] == [in_words(game, event, colours) for event in events]
-    assert body["table"] == msgspec.to_builtins(game.table(game.replay(events[:4])))
+    # A step of the file: its table (and picture) only, the whole file's audit asked once.
+    step = (await web.http.post("/disputes", params={"at": 4}, content=export)).json()
+    assert step["audit"] is None
+    assert step["log"] == []
+    assert step["table"] == msgspec.to_builtins(game.table(game.replay(events[:4])))
     assert await web.redis.dbsize() == keys_before

@@ -73,7 +73,7 @@ def test_the_validator_really_refuses_a_wrong_manifest() -> None:
 
 def test_every_service_and_redis_are_deployed() -> None:
     deployed = {d["metadata"]["name"] for d in by_kind("Deployment")}
-    assert deployed == {f"renature-{service}" for service in SERVICES}
+    assert deployed == {f"renature-{service}" for service in (*SERVICES, "proxy")}
     assert {d["metadata"]["name"] for d in by_kind("StatefulSet")} == {"renature-redis"}
 
 
@@ -197,6 +197,7 @@ def test_network_policies_deny_by_default_and_open_redis_to_renature_pods_only()
         assert labels["labels"]["renature/redis-client"] == "true"
     (gateway,) = policies["renature-gateway-ingress"]["ingress"]
     assert gateway["ports"] == [{"protocol": "TCP", "port": 8000}]
+    assert gateway["from"] == [{"podSelector": {"matchLabels": {"app": "renature-proxy"}}}]
 
 
 def test_redis_runs_the_reviewed_configuration_with_the_acl_file() -> None:
@@ -263,7 +264,7 @@ def compose() -> dict[str, Any]:
 def test_the_compose_file_has_healthchecks_pinned_images_and_a_private_redis() -> None:
     spec = compose()
     services = spec["services"]
-    assert set(services) == {"redis", *SERVICES}
+    assert set(services) == {"redis", *SERVICES, "proxy"}
     for name, service in services.items():
         assert "healthcheck" in service, name
         test = service["healthcheck"]["test"]
@@ -286,8 +287,8 @@ def test_the_compose_file_has_healthchecks_pinned_images_and_a_private_redis() -
         assert re.fullmatch(r"\$\{RENATURE_[A-Z]+_PASSWORD:\?.+\}", env["RENATURE_REDIS_PASSWORD"])
         assert service["depends_on"]["redis"]["condition"] == "service_healthy"
         assert "@" not in env["REDIS_URL"]
-    assert services["gateway"]["ports"] == ["8000:8000"]
-    assert [n for n, s in services.items() if "ports" in s] == ["gateway"]
+    assert services["proxy"]["ports"] == ["8000:8080"]  # the front door, nothing else
+    assert [n for n, s in services.items() if "ports" in s] == ["proxy"]
 
 
 def test_the_dockerfile_pins_its_base_image_and_runs_unprivileged() -> None:
@@ -298,3 +299,43 @@ def test_the_dockerfile_pins_its_base_image_and_runs_unprivileged() -> None:
         assert re.search(r":\d+\.\d+\.\d+", base), base
     assert re.search(r"uv==\d+\.\d+\.\d+", text)
     assert re.search(r"^USER 10001$", text, flags=re.MULTILINE)
+
+
+def test_the_front_door_is_nginx_with_its_bounds_and_the_gateway_trusts_it_alone() -> None:
+    """Issue 23: slow and huge requests are turned away in front of the gateway, and the
+    gateway learns the real client's address from that proxy only."""
+    text = (INFRA / "nginx" / "nginx.conf").read_text()
+    for bound in (
+        "client_header_timeout 10s;",
+        "client_body_timeout 30s;",
+        "large_client_header_buffers 4 16k;",
+        "client_max_body_size 4m;",
+        "limit_conn per_address 64;",
+        "proxy_set_header X-Forwarded-For $remote_addr;",  # overwritten, never passed on
+        'proxy_set_header Forwarded "";',
+    ):
+        assert bound in text, bound
+    log_format = text[text.index("log_format") : text.index("access_log")]
+    assert "$request " not in log_format
+    assert "$args" not in log_format  # the live channel's ?token= never reaches a log
+    assert "$request_uri" not in log_format
+    # compose: the very file, the proxy's address trusted by the gateway
+    services = compose()["services"]
+    assert "./nginx/nginx.conf:/etc/nginx/nginx.conf:ro" in services["proxy"]["volumes"]
+    address = services["proxy"]["networks"]["frontend"]["ipv4_address"]
+    assert services["gateway"]["environment"]["RENATURE_TRUSTED_PROXIES"] == address
+    assert "renature-gateway" in services["gateway"]["networks"]["frontend"]["aliases"]
+    # Kubernetes: the same file in a ConfigMap, mounted by the proxy; the gateway trusts the
+    # pod network, which only the proxy may reach it from (network policies above)
+    assert named("ConfigMap", "renature-proxy-conf")["data"]["nginx.conf"] == text
+    (proxy,) = containers(named("Deployment", "renature-proxy"))
+    assert {
+        "name": "conf",
+        "mountPath": "/etc/nginx/nginx.conf",
+        "subPath": "nginx.conf",
+        "readOnly": True,
+    } in proxy["volumeMounts"]
+    assert named("ConfigMap", "renature-env")["data"]["RENATURE_TRUSTED_PROXIES"]
+    service = named("Service", "renature-proxy")["spec"]
+    assert service["externalTrafficPolicy"] == "Local"
+    assert named("Service", "renature-gateway")["spec"]["ports"][0]["port"] == 8000

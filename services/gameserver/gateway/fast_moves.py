@@ -10,7 +10,7 @@ refusals), and the answer is the route's own body, status and headers.
 
 Anything else falls through to FastAPI with its body replayed: another method or path, a body
 that is not a JSON object of ``command_id`` and ``command`` as the schema wants them, no
-``Bearer`` token. So every malformed request gets the route's answer (400, 401, 422 with
+``Bearer`` token, a game id ``GameId`` refuses. So every malformed request gets the route's answer (400, 401, 422 with
 pydantic's description), and the route stays in the OpenAPI document.
 """
 
@@ -33,7 +33,8 @@ from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
 
-MOVE_PATH = re.compile(r"/games/([^/]+)/commands")
+MOVE_PATH = re.compile(r"/games/([^/:{}\s]{1,64})/commands")
+"""The route's path, with a game id that fits ``GameId`` (another is the route's 422)."""
 COMMAND_ID = re.compile(r"[A-Za-z0-9._~-]{1,128}")
 """``CommandRequest.command_id``'s constraints, matched in full."""
 

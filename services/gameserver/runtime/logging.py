@@ -37,9 +37,10 @@ SECRET_KEYS = frozenset({"seed", "seeds", "hand", "hands", "reserve", "reserves"
 NOISE_KEYS = ("color_message",)  # uvicorn's ANSI-coloured duplicate of the message
 REDACTED = "[redacted]"
 _TOKEN_NAME = "".join(f"(?:{letter}|%{ord(letter):02x})" for letter in "token")
-TOKEN_IN_TEXT = re.compile(rf"([?&;]{_TOKEN_NAME}=|Bearer )[^&\s\"'#;]+", re.IGNORECASE)
+TOKEN_IN_TEXT = re.compile(rf"([?&;]{_TOKEN_NAME}=|Bearer )[^&\s#;]+", re.IGNORECASE)
 """A seat token in a request line (``?token=...``, also with its name percent-encoded, as in
-``?%74oken=``, which the server decodes to ``token``) or an ``Authorization`` header value."""
+``?%74oken=``, which the server decodes to ``token``) or an ``Authorization`` header value;
+the value runs to the next separator, quotes included (``?token='X`` is blanked whole)."""
 
 
 def redact_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Any:

@@ -42,7 +42,8 @@ async function openFile(text) {
   try {
     const inspection = await inspect(null);
     viewer.client = await clientFor(inspection.game);
-    viewer.events = inspection.events;
+    // The server does not send the events back: they are the file's own lines.
+    viewer.events = eventsOf(text).slice(0, inspection.event_count);
     viewer.texts = inspection.log;
     viewer.colours = inspection.table ? inspection.table.colours : [];
     showAll(inspection.audit, inspection.explanation);
@@ -54,6 +55,19 @@ async function openFile(text) {
 // The game's own module, unless the address asks for the generic pages (?table=generic).
 function clientFor(game) {
   return new URLSearchParams(location.search).get("table") === "generic" ? null : clientOf(game);
+}
+
+function eventsOf(text) {
+  const events = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      events.push(JSON.parse(line));
+    } catch (_) {
+      break; // the audit says which line is no event
+    }
+  }
+  return events;
 }
 
 function inspect(at) {
