@@ -8,10 +8,10 @@ msgspec and the seat found in the token cache; then the command goes through exa
 route's code (`command_relay.relay`: the same checks, the same command id namespace, the same
 refusals), and the answer is the route's own body, status and headers.
 
-Anything else falls through to FastAPI with its body replayed: another method or path, a body
-that is not a JSON object of ``command_id`` and ``command`` as the schema wants them, no
-``Bearer`` token, a game id ``GameId`` refuses. So every malformed request gets the route's answer (400, 401, 422 with
-pydantic's description), and the route stays in the OpenAPI document.
+Anything else falls through to FastAPI with its body replayed: another method or path, a game
+id ``GameId`` refuses, a body that is not a JSON object of ``command_id`` and ``command`` as the
+schema wants them, no ``Bearer`` token. So every malformed request gets the route's answer
+(400, 401, 422 with pydantic's description), and the route stays in the OpenAPI document.
 """
 
 from __future__ import annotations
