@@ -6,7 +6,8 @@ its worker processes), on a private Redis with durable acknowledgements (``appen
 always``, durability ``always``: a command is answered once its events are fsynced) or a
 private Redis Cluster (three masters with a replica each, durability ``replica``: answered once
 a replica has the events, ``WAIT 1``). The gateway's rate limits are off (one load address
-plays hundreds of games, as a bot or tournament server does: ``RENATURE_RATE_LIMITS=off``).
+plays hundreds of games, as a bot or tournament server does: ``RENATURE_RATE_LIMITS=off``,
+and ``RENATURE_CONNECTIONS_PER_ADDRESS`` lifted).
 The load runs in separate processes too (`bench.loadgen`), each playing its share of the games
 over one path:
 
@@ -409,6 +410,9 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
         "RENATURE_ALLOW_CHOSEN_SEEDS": "1",
         "RENATURE_GATEWAY_WORKERS": str(topology.gateway),
         "RENATURE_RATE_LIMITS": "off",
+        # One load address holds a keep-alive connection per seat of every game: the front
+        # door's per-address bound (gateway/front_door.py) is lifted for it, as the rate limits.
+        "RENATURE_CONNECTIONS_PER_ADDRESS": "1000000",
         "RENATURE_DURABILITY": "replica" if topology.redis == "cluster" else "always",
         "RENATURE_DURABILITY_REPLICAS": "1",
     }
@@ -579,7 +583,7 @@ def summary(
             f"| {ratio[0]} | {ratio[1]} |"
         )
     print("\ntargets (issue 24; boardgame.io in memory, this run):")
-    for target in targets.player_targets(results, peer, counts):
+    for target in targets.player_targets(results, peer):
         print(target)
 
 

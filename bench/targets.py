@@ -6,7 +6,7 @@ why: a run left out, no peer), from the results of one player's-path run (`bench
 - CPU per move, services and Redis together (not the load processes), over HTTP: at most
   1.0 ms at 256 games and 2.5 ms at one game;
 - gateway CPU per move: at most 0.25 ms over the WebSocket and 0.4 ms over HTTP (at the most
-  concurrent games measured);
+  concurrent games measured on that path);
 - the board and score projectors together: at most 0.3 ms per move at 256 games;
 - one game alone, WebSocket round trip p50: at most 1.5 ms;
 - moves per second through the gateway at 16 and 256 games: at least 1.5x boardgame.io's;
@@ -50,9 +50,7 @@ def breakdown(result: Result) -> str:
     return ", ".join(f"{name} {per_move(result, name):.2f}" for name in sorted(result.cpu))
 
 
-def player_targets(
-    results: dict[tuple[str, int], Result], peer: dict[int, Result], counts: tuple[int, ...]
-) -> list[str]:
+def player_targets(results: dict[tuple[str, int], Result], peer: dict[int, Result]) -> list[str]:
     """A ``--target`` line per figure the player's-path run can measure."""
     out = []
     for games, bound in SERVICES_CPU_MS.items():
@@ -67,10 +65,9 @@ def player_targets(
                 else f"{per_move(http):.2f} ms; {breakdown(http)}",
             )
         )
-    most = max(counts)
     for mode, bound in GATEWAY_CPU_MS.items():
-        result = results.get((mode, most))
-        figure = None if result is None else per_move(result, "gateway")
+        most = max((g for m, g in results if m == mode), default=None)
+        figure = None if most is None else per_move(results[(mode, most)], "gateway")
         out.append(
             line(
                 f"gateway-cpu-per-move-{mode}",
