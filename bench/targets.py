@@ -62,7 +62,7 @@ def player_targets(results: dict[tuple[str, int], Result], peer: dict[int, Resul
                 None if http is None else per_move(http) <= bound,
                 "no HTTP run at this count"
                 if http is None
-                else f"{per_move(http):.2f} ms; {breakdown(http)}",
+                else f"{per_move(http):.2f} ms; {breakdown(http)} (load not counted)",
             )
         )
     for mode, bound in GATEWAY_CPU_MS.items():
