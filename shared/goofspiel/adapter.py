@@ -9,7 +9,7 @@ import msgspec
 
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Table
+from gameplatform.interface import Award, Clock, Table
 from goofspiel import commands as c
 from goofspiel import corpus as recorded
 from goofspiel import events as e
@@ -19,7 +19,7 @@ from goofspiel.explain import Explanation, explain
 from goofspiel.game import outcome, play, setup_commands
 from goofspiel.picture import board_svg, board_text
 from goofspiel.rules import RULES, legal_actions, public_command
-from goofspiel.state import GameState
+from goofspiel.state import PHASES, GameState
 from goofspiel.view import COLOURS, GameView, perspective, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
@@ -46,6 +46,10 @@ class GoofspielGame(CoreAdapter):
     start_type: Any = c.StartGame
     options_type: Any = c.Options
     """The options a creation takes (validated; unknown fields refused)."""
+    phases: tuple[str, ...] = PHASES
+    resign_type: Any = c.Resign
+    """A resignation loses (rulings, 8). No time control yet: ``clock`` is None, so the
+    lobby offers none and the catalog says so."""
     event_type: Any = e.AnyEvent
     rules: Any = RULES
     hidden_information: bool = True
@@ -101,6 +105,18 @@ class GoofspielGame(CoreAdapter):
 
     def closes(self, event: e.Event) -> bool:
         return self.ends(event)  # no game is called off before its end
+
+    def is_closed(self, state: GameState) -> bool:
+        return state.is_over
+
+    def starts(self, event: e.Event) -> bool:
+        return isinstance(event, e.GameStarted)
+
+    def clock(self, state: GameState) -> Clock | None:
+        return None
+
+    def progress(self, state: GameState) -> str:
+        return f"{state.phase}, version {state.version}"
 
     def to_move(self, state: GameState) -> int | None:
         return state.to_move

@@ -8,8 +8,9 @@ from typing import Annotated, Any, Literal, get_args
 import msgspec
 
 from gameplatform.audit import AuditReport
+from gameplatform.clock import TimeControl
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Table
+from gameplatform.interface import Award, Clock, Table, platform_clock
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
@@ -29,8 +30,10 @@ _state_decoder = msgspec.json.Decoder(GameState)
 
 
 class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A Renaissance game's creation options: the sets and competition rule, and the variant
-    the players agree on (``docs/rules-renaissance.md``, rulings 12 to 16)."""
+    """A Renaissance game's creation options: how many ``sets`` are played, the
+    ``competition`` rule that names the winner (by total ``points`` or by ``sets`` won), the
+    variant the players agree on (``docs/rules-renaissance.md``, rulings 12 to 16) and a turn
+    clock (ruling 18)."""
 
     sets: Annotated[int, msgspec.Meta(ge=1, le=16)] = 1
     competition: Literal["points", "sets"] = "points"
@@ -38,11 +41,21 @@ class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     extra_hands: list[c.ExtraHand] = []
     distribution: c.Distribution | None = None
     phase2_agreement: bool = False
+    time_control: TimeControl | None = None
+    """A turn clock (ruling 18): a seat whose time runs out loses (``on_timeout``: remove)."""
 
     def __post_init__(self) -> None:
         variant = self.variant()
         if variant is not None and (problem := variant_problem(variant)):
             raise ValueError(problem)  # msgspec reports it as a ValidationError
+
+    def problem(self) -> str | None:
+        control = self.time_control
+        if control is None:
+            return None
+        if control.on_timeout != "remove":
+            return "a seat whose time runs out loses a Renaissance game: on_timeout is remove."
+        return control.problem()
 
     def variant(self) -> c.Variant | None:
         """The variant (None: the standard rules, recorded as before)."""
@@ -56,10 +69,26 @@ def options_of(options: dict[str, Any] | None) -> Options:
     return msgspec.convert(options or {}, Options)
 
 
+def create_command(game_id: str, players: int, read: Options) -> c.CreateGame:
+    """The creation of a game with ``read`` options (the seed is the service's to draw)."""
+    variant = read.variant()
+    control = read.time_control
+    return c.CreateGame(
+        game_id=game_id,
+        seed="",
+        players=players,
+        sets=read.sets,
+        competition=read.competition,
+        clock=msgspec.UNSET if control is None else control,
+        variant=msgspec.UNSET if variant is None else variant,
+    )
+
+
 class RenaissanceGame(CoreAdapter):
     name: str = "renaissance"
     title: str = "Renaissance (Masahiro Nakajima, 2012)"
     player_counts: tuple[int, ...] = (2,)
+    phases: tuple[str, ...] = get_args(Phase)
     boards: tuple[str, ...] = ("standard",)
     bot_names: tuple[str, ...] = BOT_NAMES
     command_type: Any = c.AnyCommand
@@ -67,10 +96,14 @@ class RenaissanceGame(CoreAdapter):
     create_type: Any = c.CreateGame
     join_type: Any = c.JoinGame
     start_type: Any = c.StartGame
+    cancel_type: Any = c.CancelGame
+    leave_type: Any = c.LeaveGame
+    remove_type: Any = c.RemovePlayer
+    resign_type: Any = c.Resign
+    timeout_type: Any = c.ClaimTimeout
     event_type: Any = e.AnyEvent
     rules: Any = RULES
     hidden_information: bool = True  # a Janken's sealed hand, until both are shown
-    phases: tuple[str, ...] = get_args(Phase)
     options_type: Any = Options
     seed_secret: bool = False
     state_type: Any = GameState
@@ -97,16 +130,7 @@ class RenaissanceGame(CoreAdapter):
         board: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> c.Command:
-        read = options_of(options)
-        variant = read.variant()
-        return c.CreateGame(
-            game_id=game_id,
-            seed="",
-            players=players,
-            sets=read.sets,
-            competition=read.competition,
-            variant=msgspec.UNSET if variant is None else variant,
-        )
+        return create_command(game_id, players, options_of(options))
 
     def with_seed(
         self, command: c.Command, seed: str, salt: str = "", chosen: bool = False
@@ -135,14 +159,20 @@ class RenaissanceGame(CoreAdapter):
     def legal_actions(self, state: GameState, seat: int) -> list[c.Command]:
         return legal_actions(state, seat)
 
+    def is_closed(self, state: GameState) -> bool:
+        return state.phase in ("finished", "cancelled")
+
+    def starts(self, event: e.Event) -> bool:
+        return isinstance(event, e.SetStarted) and event.set_number == 1
+
     def ends(self, event: e.Event) -> bool:
         return isinstance(event, e.GameEnded)
 
     def closes(self, event: e.Event) -> bool:
-        return self.ends(event)  # a Renaissance game is never called off
+        return isinstance(event, e.GameEnded | e.GameCancelled)
 
     def to_move(self, state: GameState) -> int | None:
-        return None if state.phase in ("lobby", "finished") else state.current
+        return None if state.phase in ("lobby", "finished", "cancelled") else state.current
 
     def finishing_command(self, state: GameState, seed: str, salt: str = "") -> c.Command | None:
         return None  # nothing is secret: the game ends with the last player's command
@@ -159,7 +189,10 @@ class RenaissanceGame(CoreAdapter):
             seed="public",
             names=list(state.names),
             colours=[COLOURS[state.colour_of(seat)] for seat in range(len(state.names))],
-            statuses=["playing"] * len(state.names),
+            statuses=[
+                state.out_status if seat == state.resigned else "playing"
+                for seat in range(len(state.names))
+            ],
             scores=list(state.scores),
             ranking=list(state.ranking),
             winners=list(state.winners),
@@ -222,6 +255,12 @@ class RenaissanceGame(CoreAdapter):
 
     def picture_svg(self, state: GameState, title: str = "") -> str:
         return board_svg(state, title)
+
+    def clock(self, state: GameState) -> Clock | None:
+        return platform_clock(state.clock)
+
+    def progress(self, state: GameState) -> str:
+        return f"set {state.set_number}, {state.phase}"
 
     def picture_text(self, state: GameState) -> str:
         return board_text(state)

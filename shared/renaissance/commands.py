@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from gameplatform.clock import TimeControl
 from renaissance.components import Colour, Direction
 
 Coordinate = Annotated[int, msgspec.Meta(ge=0, le=255)]
@@ -57,6 +58,8 @@ class CreateGame(Command, frozen=True):
     players: int = 2
     sets: Annotated[int, msgspec.Meta(ge=1, le=16)] = 1
     competition: Literal["points", "sets"] = "points"
+    clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
+    """A turn clock (the platform's time controls; ruling 18); none by default."""
     variant: Variant | msgspec.UnsetType = msgspec.UNSET
 
 
@@ -137,6 +140,34 @@ class MoveMarker(Command, frozen=True):
     target: Square
 
 
+class Resign(Command, frozen=True):
+    """Give up the game in play: the other seat wins it (ruling 17)."""
+
+    seat: SeatNumber
+
+
+class LeaveGame(Command, frozen=True):
+    """Leave the lobby before the start; the seat is open again (ruling 17)."""
+
+    seat: SeatNumber
+
+
+class RemovePlayer(Command, frozen=True):
+    """The host's: open a taken seat of the lobby (ruling 17)."""
+
+    seat: SeatNumber
+
+
+class ClaimTimeout(Command, frozen=True):
+    """The clock service's: ``seat``'s time ran out (refused before its deadline; ruling 18)."""
+
+    seat: SeatNumber
+
+
+class CancelGame(Command, frozen=True):
+    """The host's: call the game off before the start (ruling 17)."""
+
+
 class ShowHand(Command, frozen=True):
     """Janken (Play only Phase 2): your hand, sealed until both seats have shown (ruling 15).
     Send it without ``salt``: the service seals it with a random salt of its own."""
@@ -183,6 +214,11 @@ AnyCommand = (
     | DeclineProposal
     | PlaceMonomino
     | MoveMarker
+    | LeaveGame
+    | RemovePlayer
+    | CancelGame
+    | Resign
+    | ClaimTimeout
     | ShowHand
     | ChoosePiece
 )

@@ -15,6 +15,7 @@ from gameplatform.chain import canonical_bytes as canonical_bytes  # re-exported
 from gameplatform.chain import chain_hash as chain_hash
 from gameplatform.chain import encode as encode
 from gameplatform.chain import seal as seal
+from gameplatform.clock import TimeControl
 from renaissance.commands import AnyCommand, Variant
 
 
@@ -57,6 +58,8 @@ class GameCreated(Event, frozen=True):
     competition: str
     pieces: list[PieceInfo]
     """The pieces as the data file gives them, so a reader can check the stream alone."""
+    clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
+    """The turn clock, where the game has one (left out otherwise)."""
     variant: Variant | msgspec.UnsetType = msgspec.UNSET
     """The variant agreed at creation; absent for the standard rules."""
 
@@ -258,6 +261,31 @@ class GameEnded(Event, frozen=True):
     winners: list[int]
 
 
+class PlayerLeft(Event, frozen=True):
+    """A player left the lobby (``left``) or the host removed them (``removed``)."""
+
+    reason: str
+
+
+class GameCancelled(Event, frozen=True):
+    """The host cancelled the game before its start (nothing follows)."""
+
+
+class SeatTimedOut(Event, frozen=True):
+    """``seat``'s time ran out at ``deadline``; it loses (``on_timeout``: ``remove``): a
+    ``SeatResigned`` (``timeout``) and the ``GameEnded`` follow."""
+
+    deadline: str
+    on_timeout: str
+
+
+class SeatResigned(Event, frozen=True):
+    """``seat`` gave up (``reason``: ``resigned``); a ``GameEnded`` with the other seat as the
+    winner follows."""
+
+    reason: str
+
+
 AnyEvent = (
     GameCreated
     | PlayerJoined
@@ -282,6 +310,10 @@ AnyEvent = (
     | Phase2Ended
     | SetEnded
     | GameEnded
+    | PlayerLeft
+    | GameCancelled
+    | SeatResigned
+    | SeatTimedOut
     | JankenStarted
     | HandShown
     | JankenPlayed

@@ -17,6 +17,7 @@ from gameplatform import execution
 from gameplatform.sealed import Sealed, SealedChoice, salt_problem
 from renaissance import commands as c
 from renaissance import events as e
+from renaissance import timing
 from renaissance.components import (
     CENTRE,
     COLOURS,
@@ -106,7 +107,13 @@ def _board_square(cell: c.Square, broken: type[RuleError], what: str) -> int:
 
 
 def _created(_: GameState | None, ev: e.GameCreated) -> GameState:
-    state = GameState(game_id=ev.game_id, seed=ev.seed, sets=ev.sets, competition=ev.competition)
+    state = GameState(
+        game_id=ev.game_id,
+        seed=ev.seed,
+        sets=ev.sets,
+        competition=ev.competition,
+        clock=timing.started(ev.clock),
+    )
     if isinstance(ev.variant, c.Variant):
         state = replace(
             state,
@@ -383,7 +390,30 @@ def _game_ended(s: GameState, ev: e.GameEnded) -> GameState:
     )
 
 
+def _left(s: GameState, ev: e.PlayerLeft) -> GameState:
+    assert ev.seat is not None
+    return replace(s, names=_set(s.names, ev.seat, None))
+
+
+def _cancelled(s: GameState, _: e.GameCancelled) -> GameState:
+    return replace(s, phase="cancelled", current=-1)
+
+
+def _timed_out(s: GameState, _: e.SeatTimedOut) -> GameState:
+    return s  # the SeatResigned that follows puts the seat out
+
+
+def _resigned(s: GameState, ev: e.SeatResigned) -> GameState:
+    assert ev.seat is not None
+    status = "resigned" if ev.reason == "resigned" else "removed"
+    return replace(s, resigned=ev.seat, out_status=status)
+
+
 _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
+    e.PlayerLeft: _left,
+    e.GameCancelled: _cancelled,
+    e.SeatResigned: _resigned,
+    e.SeatTimedOut: _timed_out,
     e.GameCreated: _created,
     e.PlayerJoined: _joined,
     e.SetStarted: _set_started,
@@ -418,6 +448,8 @@ _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
 def evolve(state: GameState | None, event: e.Event) -> GameState:
     """Apply one event, without checks (the event was decided already)."""
     new = _EVOLVERS[type(event)](state, event)
+    if new.clock is not None:
+        new = timing.after_event(new, event)
     return replace(new, version=event.version, last_hash=event.hash)
 
 
@@ -615,6 +647,7 @@ def _create(cmd: c.CreateGame) -> e.GameCreated:
             e.PieceInfo(p.id, [e.At(x, y) for x, y in p.shape], list(p.tags))
             for p in components().pieces
         ],
+        clock=timing.checked_control(cmd.clock),
         variant=cmd.variant,
     )
 
@@ -641,6 +674,71 @@ def _join(b: _Batch, cmd: c.JoinGame) -> None:
     if not cmd.name or len(cmd.name) > 64:
         raise InvalidCommand("A player's name must have 1 to 64 characters.")
     b.emit(e.PlayerJoined, seat=cmd.seat, name=cmd.name)
+
+
+def _lobby_seat(s: GameState, seat: int) -> None:
+    if s.phase != "lobby":
+        raise WrongPhase("The game has started: resign instead of leaving.")
+    if s.names[seat] is None:
+        raise InvalidCommand(f"Nobody sits on seat {seat}.")
+
+
+def _leave(b: _Batch, cmd: c.LeaveGame) -> None:
+    _lobby_seat(b.state, cmd.seat)
+    b.emit(e.PlayerLeft, seat=cmd.seat, reason="left")
+
+
+def _remove_player(b: _Batch, cmd: c.RemovePlayer) -> None:
+    _lobby_seat(b.state, cmd.seat)
+    b.emit(e.PlayerLeft, seat=cmd.seat, reason="removed")
+
+
+def _cancel(b: _Batch, _: c.CancelGame) -> None:
+    s = b.state
+    if s.phase in ("cancelled", "finished"):
+        raise GameOver("The game is over.")
+    if s.phase != "lobby":
+        raise WrongPhase("Only a game that has not started can be cancelled.")
+    b.emit(e.GameCancelled)
+
+
+def _resign(b: _Batch, cmd: c.Resign) -> None:
+    """The seat gives up: the other seat wins the game, whatever the scores (rulings,
+    "Resigning"); the scores stand as they are."""
+    s = b.state
+    if s.phase == "lobby":
+        raise WrongPhase("The game has not started: leave the lobby instead.")
+    if s.phase in ("cancelled", "finished"):
+        raise GameOver("The game is over.")
+    _concede(b, cmd.seat, "resigned")
+
+
+def _claim_timeout(b: _Batch, cmd: c.ClaimTimeout) -> None:
+    """The seat whose time ran out loses, as if it resigned (ruling 18); refused before the
+    deadline by the batch's recorded time."""
+    s = b.state
+    if s.phase == "lobby":
+        raise WrongPhase("The game has not started: no clock runs.")
+    if s.phase in ("cancelled", "finished"):
+        raise GameOver("The game is over.")
+    deadline = timing.deadline_passed(s, cmd.seat, b.cause.time if b.cause else None)
+    b.emit(e.SeatTimedOut, seat=cmd.seat, deadline=deadline, on_timeout="remove")
+    _concede(b, cmd.seat, "timeout")
+
+
+def _concede(b: _Batch, seat: int, reason: str) -> None:
+    """``seat`` is out: the other seat wins, the scores stand as they are."""
+    s = b.state
+    other = 1 - seat
+    b.emit(e.SeatResigned, seat=seat, reason=reason)
+    b.emit(
+        e.GameEnded,
+        scores=list(s.scores),
+        sets_won=list(s.sets_won),
+        competition=s.competition,
+        ranking=[other, seat],
+        winners=[other],
+    )
 
 
 def _start(b: _Batch, _: c.StartGame) -> None:
@@ -1240,6 +1338,11 @@ def _choose_piece(b: _Batch, cmd: c.ChoosePiece) -> None:
 
 _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
     c.JoinGame: _join,
+    c.LeaveGame: _leave,
+    c.RemovePlayer: _remove_player,
+    c.CancelGame: _cancel,
+    c.Resign: _resign,
+    c.ClaimTimeout: _claim_timeout,
     c.StartGame: _start,
     c.PlacePiece: _place_piece,
     c.LiftPiece: _lift,
@@ -1280,7 +1383,7 @@ def legal_actions(s: GameState, seat: int) -> list[c.Command]:
     is listed without a salt (the service seals it; ruling 15), for either seat not yet in."""
     if s.phase == "janken" and s.janken is not None and not s.janken.has_chosen(seat):
         return [c.ShowHand(seat, hand) for hand in JANKEN_HANDS]
-    if s.phase in ("lobby", "finished") or seat != s.current:
+    if s.phase in ("lobby", "finished", "cancelled") or seat != s.current:
         return []
     colour = s.colour_of(seat)
     out: list[c.Command] = []

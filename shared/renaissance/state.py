@@ -12,6 +12,7 @@ from typing import Literal
 
 import msgspec
 
+from gameplatform.clock import ClockState
 from gameplatform.sealed import Sealed
 
 Phase = Literal[
@@ -27,6 +28,7 @@ Phase = Literal[
     "phase2_move",  # moving a marker (second action of the turn)
     "phase2_answer",  # a proposal to end Phase 2 waits for the other seat's answer
     "finished",
+    "cancelled",  # the host cancelled it before the start
 ]
 
 
@@ -70,6 +72,10 @@ class GameState(msgspec.Struct, frozen=True):
     sets_won: tuple[int, int] = (0, 0)
     ranking: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()
+    resigned: int = -1  # the seat that gave up (-1: none)
+    out_status: str = ""  # how it stopped: resigned, or removed (its time ran out)
+    clock: ClockState | None = None  # the turn clock (ruling 18), where the game has one
+    turns: int = 0  # turns begun (a clock's turn changes with it)
     # the variant (rulings 13 to 16); the standard rules by default
     play: str = "both"
     extra_hands: tuple[str, ...] = ()

@@ -31,6 +31,7 @@ from eventstore import KeyLayout
 from eventstore.retention_policy import Retention, RetentionPolicy
 from gameserver.gateway.app import create_app
 from gameserver.projectors import PROJECTIONS, create_projector
+from gameserver.retention.retention_service import stage_of
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime import bus, signing
 from gameserver.runtime.bus import COMMAND_PARTITIONS, CommandEnvelope
@@ -184,6 +185,7 @@ async def test_every_service_works_as_its_own_user(
                 KeyLayout(),
                 RetentionPolicy().with_(finished_grace_s=0),
                 consumer="retention-1",
+                stage_of=stage_of,
             )
             report = await janitor.run_once()
             await janitor_redis.aclose()

@@ -65,8 +65,8 @@ async def clock_service(redis: aioredis.Redis, consumer: str) -> AsyncIterator[C
         await client.aclose()
 
 
-async def started(stack: Stack, time_control: dict[str, Any]) -> tuple[str, list[str]]:
-    body = {"players": 2, "time_control": time_control}
+async def started(stack: Stack, time_control: dict[str, Any], **body: Any) -> tuple[str, list[str]]:
+    body = {"players": 2, "time_control": time_control, **body}
     created = (await stack.http.post("/games", json=body)).json()
     game_id = created["game_id"]
     tokens = []
@@ -154,3 +154,28 @@ async def test_deadlines_survive_a_restart_of_the_clock_service(stack: Stack) ->
     assert summary["current_seat"] == 1  # the bot played seat 0's turn at once
     assert summary["clock"]["running_for"] == 1
     assert await stack.redis.zscore(key, game_id) != stored  # seat 1's deadline now
+
+
+async def test_a_renaissance_seat_whose_time_is_up_loses(stack: Stack) -> None:
+    # The platform's clocks serve every game: the real clock service claims the timeout of a
+    # Renaissance game, its core decides it (the seat loses) and its audit re-decides it.
+    control = {"per_turn": 2, "on_timeout": "remove"}
+    game_id, _ = await started(stack, control, game="renaissance")
+    summary = (await stack.http.get(f"/games/{game_id}")).json()
+    assert (summary["clock"]["per_turn"], summary["clock"]["running_for"]) == (2, 0)
+    began = time.monotonic()
+    async with clock_service(stack.redis, "clock-rn") as service:
+        summary = await until(stack, game_id, lambda s: s["phase"] == "finished", 10)
+    assert time.monotonic() - began >= 1.5  # not before the deadline
+    assert service.claims >= 1
+    assert [s["status"] for s in summary["seats"]] == ["removed", "playing"]
+    events = (await stack.http.get(f"/games/{game_id}/events")).json()
+    assert [ev["type"] for ev in events[-3:]] == ["SeatTimedOut", "SeatResigned", "GameEnded"]
+    assert events[-1]["winners"] == [1]
+    report = (await stack.http.get(f"/games/{game_id}/audit")).json()
+    assert report["ok"], report["first_bad"]
+    assert await stack.redis.zscore(service.deadlines_key, game_id) is None
+    refused = await stack.http.post(
+        "/games", json={"game": "renaissance", "time_control": {"per_turn": 2}}
+    )
+    assert refused.status_code == 422, refused.text  # no bot plays on: a timeout loses

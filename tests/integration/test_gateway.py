@@ -28,7 +28,6 @@ from eventstore import MAX_VERSION, RedisEventStore
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.gateway.perspective import HIDDEN
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.settings import Settings
@@ -39,6 +38,7 @@ from renature.board import load_board
 from renature.deal import deal
 from renature.explain import Explanation
 from renature.game import outcome, play
+from renature.perspective import HIDDEN
 from renature.rules import legal_actions
 
 pytestmark = pytest.mark.redis

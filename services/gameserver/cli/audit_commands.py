@@ -18,15 +18,9 @@ import msgspec
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from gameserver.cli import game_commands
 from gameserver.cli.event_source import clipped
-from gameserver.cli.local_commands import render_board
-from renature.components import COLOURS
-from renature.explain import explain as run_explain
-from renature.game import replay as fold
-from renature.picture import board_svg
 
 GameArg = Annotated[str | None, typer.Argument(help="game id in Redis (or use --events)")]
 if TYPE_CHECKING:
@@ -56,11 +50,17 @@ def complain(message: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
+GameCheck = Annotated[
+    str | None,
+    typer.Option("--game", help="refuse a game of any other game (read from its first event)"),
+]
+
+
 def _events(
-    game_id: str | None, events_file: Path | None, redis_url: str | None, game: str = "renature"
+    game_id: str | None, events_file: Path | None, redis_url: str | None, game: str | None = None
 ) -> Loaded:
-    """The game's events and its game: a stored game's own (its stream names it), a file's as
-    ``--game`` says."""
+    """The game's events and its game: a stored game's or a file's own (its first event names
+    it); ``--game``, where given, must be that game."""
     # Imported here: redis takes a third of a second to import, and most commands never need it.
     from eventstore import StoreError
     from gameserver.cli.event_source import NoSuchGame, UnreadableFile, load
@@ -92,7 +92,7 @@ def audit(
     events_file: EventsOpt = None,
     redis_url: RedisOpt = None,
     as_json: JsonOpt = False,
-    game_name: game_commands.GameOpt = "renature",
+    game_name: GameCheck = None,
     key: KeyOpt = None,
 ) -> None:
     """Verify a game from its events alone: hash chain, every move re-decided, seed and deal,
@@ -170,43 +170,12 @@ def explain(
     seat: Annotated[str | None, typer.Option(help="only this colour's points")] = None,
     redis_url: RedisOpt = None,
     as_json: JsonOpt = False,
-    game_name: game_commands.GameOpt = "renature",
+    game_name: GameCheck = None,
 ) -> None:
     """Every point each seat got, in order, with the rule and the running total; then the
     final ranking."""
     game, events = _events(game_id, events_file, redis_url, game_name)
-    if game != "renature":
-        game_commands.explain(game, events, as_json)
-        return
-    state = fold(events)
-    seat_no = None
-    if seat is not None and state is not None:
-        colours = [COLOURS[s.colour] for s in state.seats]
-        if seat not in colours:
-            raise typer.BadParameter(f"no seat plays {seat!r}; colours: {', '.join(colours)}")
-        seat_no = colours.index(seat)
-    report = run_explain(events, seat_no)
-    if as_json:
-        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
-        return
-    table = Table(title=f"Where the points of game {escape(clipped(report.game_id))} came from")
-    for column in ("event", "turn", "colour", "points", "total", "why"):
-        table.add_column(column)
-    for line in report.lines:
-        sign = f"{line.points:+d}"
-        table.add_row(
-            str(line.version),
-            str(line.turn),
-            escape(line.colour),
-            sign,
-            str(line.total),
-            escape(line.text),
-        )
-    out = console()
-    out.print(table)
-    for rank, who in enumerate(report.ranking, start=1):
-        mark = " (winner)" if who in report.winners else ""
-        out.print(f"{rank}. {report.colours[who]}: {report.scores[who]} points{mark}")
+    game_commands.explain(game_commands.the_game(game), events, seat, as_json)
 
 
 def replay(
@@ -217,27 +186,11 @@ def replay(
     ] = None,
     svg: Annotated[Path | None, typer.Option(help="also write the board as an SVG picture")] = None,
     redis_url: RedisOpt = None,
-    game_name: game_commands.GameOpt = "renature",
+    game_name: GameCheck = None,
 ) -> None:
     """The board and scores after event number N, drawn in the terminal (and as SVG)."""
     game, events = _events(game_id, events_file, redis_url, game_name)
-    if game != "renature":
-        game_commands.replay(game, events, to, svg)
-        return
-    if to is not None:
-        events = [ev for ev in events if ev.version <= to]
-    state = fold(events)
-    if state is None:
-        raise typer.BadParameter("no events up to that number")
-    out = console()
-    out.print(render_board(state.board, state))
-    scores = ", ".join(f"{COLOURS[s.colour]} {s.score}" for s in state.seats)
-    out.print(f"After event {state.version} (turn {state.turn}, {state.phase}): {scores}")
-    if svg is not None:
-        svg.write_text(
-            board_svg(state, f"Renature game {state.game_id} after event {state.version}")
-        )
-        out.print(f"SVG written to {svg}")
+    game_commands.replay(game_commands.the_game(game), events, to, svg)
 
 
 def export(

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 import typer
 
-from gameserver.cli.game_commands import GameOpt
+from gameplatform.registry import DEFAULT_GAME
+from gameserver.cli.game_commands import GameOpt, bot_names, the_game
 
 if TYPE_CHECKING:  # httpx is imported when a game is played, not at every start of the CLI
     from gameserver.cli.gateway_client import GatewayClient
@@ -82,28 +83,21 @@ async def _wait_finished(client: GatewayClient, game_id: str, token: str, timeou
         await asyncio.sleep(0.05)
 
 
-def parse_bot_names(spec: str, players: int) -> list[str]:
-    """``greedy,random`` -> one bot name per seat; a single name is used for every seat."""
-    from gameserver.cli.local_commands import parse_bots
-
-    return parse_bots(spec, players)
-
-
 @app.command("play")
 def play(
     gateway: Annotated[str, typer.Option(help="the gateway's base URL")] = "http://127.0.0.1:8000",
     players: Annotated[
-        int | None, typer.Option(min=2, max=4, help="2, 3 or 4 players (default: 4; 2)")
+        int | None, typer.Option(help="how many players (default: the game's most)")
     ] = None,
     seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
     bots: Annotated[str, typer.Option(help="bots by seat, comma-separated: random, greedy")] = (
         "greedy"
     ),
     board: Annotated[
-        str | None, typer.Option(help="Renature: base (default), valley or valley-back")
+        str | None, typer.Option(help="one of the game's boards (default: its first)")
     ] = None,
     timeout: Annotated[float, typer.Option(help="seconds to wait for each HTTP answer")] = 30.0,
-    game_name: GameOpt = "renature",
+    game_name: GameOpt = DEFAULT_GAME,
 ) -> None:
     """Play a whole game through the gateway and print its outcome as JSON.
 
@@ -111,8 +105,14 @@ def play(
     """
     from gameserver.cli.gateway_client import GatewayClient
 
-    count = players if players is not None else (4 if game_name == "renature" else 2)
-    names = parse_bot_names(bots, count)
+    game = the_game(game_name)
+    count = players if players is not None else max(game.player_counts)
+    if count not in game.player_counts or (board is not None and board not in game.boards):
+        raise typer.BadParameter(
+            f"A {game.name} game has {', '.join(map(str, game.player_counts))} players and the "
+            f"boards {', '.join(game.boards)}."
+        )
+    names = bot_names(game, bots, count)
 
     async def run() -> Any:
         async with GatewayClient(gateway, timeout=timeout, game=game_name) as client:

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from gameplatform import get_game
+from gameplatform import game_names, get_game
 from gameserver.runtime.redis_auth import without_credentials
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.signing import SEAL_LINE, Seal, SealLine
@@ -48,17 +48,52 @@ def clipped(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more)"
 
 
-def read_file(path: Path, game: str = "renature") -> list[Any]:
-    """Events of a ``game`` game from a JSON-lines file, one event per line (blank lines and
-    the seal line of a signed export are skipped); `UnreadableFile` for a file that is not
-    one, in time linear in its size: lines are read at most `MAX_LINE_BYTES` at a time and
-    decoded by msgspec, whose nesting limit ends a line nested thousands deep at once."""
-    decode = get_game(game).decode_event
-    return [
-        _decoded(decode, line, f"{path}: line {number}")
-        for number, line in _lines(path)
-        if not line.startswith(SEAL_LINE)
-    ]
+def read_file(path: Path, game: str | None = None) -> Loaded:
+    """A JSON-lines file of events, one event per line (blank lines and the seal line of a
+    signed export are skipped), and its game, read from its first event (a creation names its
+    game in its provenance). `NoSuchGame` for a file without events, of no hosted game, or of
+    another game than ``game`` where one is named; `UnreadableFile` for a file that is not an
+    event log, in time linear in its size: lines are read at most `MAX_LINE_BYTES` at a time
+    and decoded by msgspec, whose nesting limit ends a line nested thousands deep at once."""
+    from gameserver.runtime.state_cache import game_reading
+
+    lines = [(n, line) for n, line in _lines(path) if not line.startswith(SEAL_LINE)]
+    if not lines:
+        raise NoSuchGame(f"The file {path} holds no events.")
+    number, first = lines[0]
+    found = game_reading(first)
+    if found is None:
+        where = f"{path}: line {number}"
+        tag = _decoded(_tagged.decode, first, where).type
+        if tag not in _event_tags():
+            raise UnreadableFile(f"{where} is not an event: {clipped(repr(tag))} is no event type.")
+        raise NoSuchGame(
+            f"The file {path} is no game hosted here: its first event is no creation of "
+            f"{' or '.join(game_names())}."
+        )
+    if game is not None and game != found.name:
+        raise NoSuchGame(f"The file {path} holds a {found.name} game, not a {game} game.")
+    decode = found.decode_event
+    return Loaded(found.name, [_decoded(decode, line, f"{path}: line {n}") for n, line in lines])
+
+
+class _Tagged(msgspec.Struct):
+    """Any event's tag (the rest of the line is left unread)."""
+
+    type: Any = None
+
+
+_tagged = msgspec.json.Decoder(_Tagged)
+
+
+def _event_tags() -> set[Any]:
+    """The tags of every hosted game's events."""
+    tags: set[Any] = set()
+    for name in game_names():
+        info = msgspec.inspect.type_info(get_game(name).event_type)
+        kinds = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
+        tags.update(kind.tag for kind in kinds if isinstance(kind, msgspec.inspect.StructType))
+    return tags
 
 
 def read_signed(path: Path) -> tuple[list[bytes], Seal | None]:
@@ -128,15 +163,12 @@ async def read_store(game_id: str, settings: Settings) -> Loaded:
 
 
 def load(
-    game_id: str | None, events_file: Path | None, redis_url: str | None, game: str = "renature"
+    game_id: str | None, events_file: Path | None, redis_url: str | None, game: str | None = None
 ) -> Loaded:
-    """The game's events (a file's are read as ``game``'s); `NoSuchGame` when there are none
-    to read."""
+    """The game's events and its game (a file's or a stream's own: its first event names it;
+    ``game``, where given, must be that game); `NoSuchGame` when there are none to read."""
     if events_file is not None:
-        events = read_file(events_file, game)
-        if not events:
-            raise NoSuchGame(f"The file {events_file} holds no events.")
-        return Loaded(game, events)
+        return read_file(events_file, game)
     if game_id is None:
         raise NoSuchGame("Name a game id (read from Redis) or an --events file.")
     return asyncio.run(read_store(game_id, Settings.from_env(redis_url=redis_url)))

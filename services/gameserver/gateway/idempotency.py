@@ -130,11 +130,12 @@ def game_id_for(key: str) -> str:
     return hashlib.sha256(b"renature/create-game\0" + check_key(key).encode()).hexdigest()[:32]
 
 
-def fingerprint(key: str, body: BaseModel) -> str:
+def fingerprint(key: str, body: BaseModel | bytes) -> str:
     """The request's fingerprint: an HMAC of its body (as validated, defaults filled in) under
     the key, so that the same body always gives the same one and a stored one tells nothing
     of the body (a chosen seed, an invitation code) to whoever lacks the key."""
-    return hmac.new(key.encode(), body.model_dump_json().encode(), hashlib.sha256).hexdigest()[:32]
+    text = body if isinstance(body, bytes) else body.model_dump_json().encode()
+    return hmac.new(key.encode(), text, hashlib.sha256).hexdigest()[:32]
 
 
 def key_reused() -> ApiError:

@@ -41,7 +41,6 @@ from gameserver.runtime.logging import configure_logging, get_logger, stdlib_log
 from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.signing import Sealer
-from renature.events import public_command as redacted  # the one redaction, as tests name it
 
 __all__ = [
     "BatchMeta",
@@ -49,7 +48,6 @@ __all__ = [
     "RedisSeedVault",
     "RulesService",
     "create_service",
-    "redacted",
     "run",
 ]
 
