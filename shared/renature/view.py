@@ -7,6 +7,11 @@ seat that holds it, until the final scoring reveals it; spare tokens and the box
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, TypeVar
+
 import msgspec
 from msgspec.structs import replace
 
@@ -174,7 +179,58 @@ def _seat_view(state: GameState, seat: int, viewer: int | None) -> SeatView:
     )
 
 
+_T = TypeVar("_T")
+_MEMO_SIZE = 8192
+_memo: OrderedDict[tuple[str, str], tuple[tuple[Any, ...], Any]] = OrderedDict()
+"""The last rendering of each view part per game: (game id, part) -> (inputs, rendering).
+
+A spectator view is rendered after every event, while most events leave the areas, plants,
+clouds and mushrooms as they were (a turn ends, a domino is drawn): a part is rendered again only
+when one of its inputs changed. The inputs are compared by value, so the result is exactly what
+rendering afresh gives; the memo holds the most recent ``_MEMO_SIZE`` parts."""
+
+
+def _memoised(state: GameState, part: str, inputs: tuple[Any, ...], render: Callable[[], _T]) -> _T:
+    key = (state.game_id, part)
+    held = _memo.get(key)
+    if held is not None and held[0] == inputs:
+        _memo.move_to_end(key)
+        rendering: _T = held[1]
+        return rendering
+    rendering = render()
+    _memo[key] = (inputs, rendering)
+    if len(_memo) > _MEMO_SIZE:
+        _memo.popitem(last=False)
+    return rendering
+
+
 def area_views(state: GameState) -> list[AreaView]:
+    """Every live area's view (memoised per game: see `_memoised`): what each scores depends on
+    the plants, whether it is closed on the brook, so each is rendered again only when its own
+    inputs changed."""
+    inputs = (
+        state.board_id,
+        state.plants,
+        state.area_of,
+        state.area_sizes,
+        state.area_tokens,
+        tuple(seat.colour for seat in state.seats),
+    )
+    views = _memoised(state, "areas", inputs, lambda: tuple(_area_views(state)))
+    if state.board.scoring != "on_closing":
+        return [view for _, view in views]
+    brook = (state.board_id, state.cover, state.area_of, state.area_tokens)
+    closed = _memoised(
+        state,
+        "closed",
+        brook,
+        lambda: frozenset(a for a, view in views if not view.scored and is_closed(state, a)),
+    )
+    return [replace(view, closed=True) if a in closed else view for a, view in views]
+
+
+def _area_views(state: GameState) -> list[tuple[int, AreaView]]:
+    """(area, view) of every live area; an area not yet scored is marked open here."""
     board = state.board
     out = []
     on_closing = board.scoring == "on_closing"
@@ -192,19 +248,31 @@ def area_views(state: GameState) -> list[AreaView]:
             main, minor = (size, size // 2) if not on_closing else (0, 0)
         totals, cancelled, awards = area_awards(state, area, main, minor)
         scored = on_closing and token_id is None
-        out.append(
-            AreaView(
-                id=area_id,
-                size=size,
-                token=front,
-                scored=scored,
-                closed=on_closing and (scored or is_closed(state, area)),
-                totals=totals,
-                cancelled=cancelled,
-                would_score=[] if scored else awards,
-            )
+        view = AreaView(
+            id=area_id,
+            size=size,
+            token=front,
+            scored=scored,
+            closed=scored,
+            totals=totals,
+            cancelled=cancelled,
+            would_score=[] if scored else awards,
         )
+        out.append((area, view))
     return out
+
+
+@lru_cache(maxsize=65536)
+def _placed_domino(
+    width: int, domino: int, first: int, second: int, animals: tuple[int, int]
+) -> PlacedDomino:
+    """A placed domino's view (the same for every game on a board as wide: cached)."""
+    names = components().animals
+    return PlacedDomino(
+        domino,
+        HalfView(first % width, first // width, names[animals[0]]),
+        HalfView(second % width, second // width, names[animals[1]]),
+    )
 
 
 def view(state: GameState, viewer: int | None) -> GameView:
@@ -216,16 +284,8 @@ def view(state: GameState, viewer: int | None) -> GameView:
         x, y = board.xy(cell)
         return HalfView(x, y, comps.animals[state.cover[cell]])
 
-    plants = [
-        PlantView(
-            *board.xy(cell),
-            area=board.area_ids[state.area_of[cell]],
-            colour=COLOURS[plant_colour(code)],
-            plant=PLANT_TYPES[plant_type(code)],
-        )
-        for cell, code in enumerate(state.plants)
-        if code >= 0
-    ]
+    cells = (state.board_id, state.plants, state.area_of, state.clouds)
+    plants, clouds, mushrooms = _memoised(state, "cells", cells, lambda: _cell_views(state))
     return GameView(
         game_id=state.game_id,
         version=state.version,
@@ -237,21 +297,16 @@ def view(state: GameState, viewer: int | None) -> GameView:
         turn=state.turn,
         joker=comps.animals[state.joker],
         seats=[_seat_view(state, seat, viewer) for seat in range(state.players)],
-        dominoes=[PlacedDomino(d, half(p), half(q)) for d, p, q in state.dominoes],
-        plants=plants,
-        clouds=[
-            CloudView(*board.xy(cell), count)
-            for cell, count in enumerate(state.clouds)
-            if count and (state.area_of[cell] >= 0 or board.kinds[cell] == PATH)
+        dominoes=[
+            _placed_domino(board.width, d, p, q, (state.cover[p], state.cover[q]))
+            for d, p, q in state.dominoes
         ],
+        plants=list(plants),
+        clouds=list(clouds),
         areas=area_views(state),
         placed=[half(cell) for cell in state.placed],
         # A mushroom is the only meadow space that belongs to an area.
-        mushrooms=[
-            MushroomView(*board.xy(cell), area=board.area_ids[area])
-            for cell, area in enumerate(state.area_of)
-            if area >= 0 and board.kinds[cell] == PATH
-        ],
+        mushrooms=list(mushrooms),
         mushrooms_left=state.mushrooms_left,
         winners=list(state.winners),
         ranking=list(state.result),
@@ -259,6 +314,35 @@ def view(state: GameState, viewer: int | None) -> GameView:
         clock=clock_view(state),
         chosen_seed=state.chosen_deal,
     )
+
+
+def _cell_views(
+    state: GameState,
+) -> tuple[tuple[PlantView, ...], tuple[CloudView, ...], tuple[MushroomView, ...]]:
+    """The plants, the clouds on the board and the mushrooms (a mushroom is the only meadow
+    space that belongs to an area)."""
+    board = state.board
+    plants = tuple(
+        PlantView(
+            *board.xy(cell),
+            area=board.area_ids[state.area_of[cell]],
+            colour=COLOURS[plant_colour(code)],
+            plant=PLANT_TYPES[plant_type(code)],
+        )
+        for cell, code in enumerate(state.plants)
+        if code >= 0
+    )
+    clouds = tuple(
+        CloudView(*board.xy(cell), count)
+        for cell, count in enumerate(state.clouds)
+        if count and (state.area_of[cell] >= 0 or board.kinds[cell] == PATH)
+    )
+    mushrooms = tuple(
+        MushroomView(*board.xy(cell), area=board.area_ids[area])
+        for cell, area in enumerate(state.area_of)
+        if area >= 0 and board.kinds[cell] == PATH
+    )
+    return plants, clouds, mushrooms
 
 
 def visible_event(event: e.Event, viewer: int | None) -> e.Event:

@@ -189,3 +189,29 @@ def test_a_redacted_area_scoring_does_not_let_others_recover_the_token_from_its_
     candidates = [t.id for t in new_game().board.tokens]
     recovered = [t for t in candidates if e.chain_hash(replace(seen, token=t)) == seen.hash]
     assert recovered == [], f"Mary can tell Frank took token {recovered}"
+
+
+def test_memoised_spectator_view_equals_a_fresh_render_after_every_event():
+    """The view renders areas, plants and dominoes again only when their inputs changed (a memo
+    per game): after every event of whole games on every board, and with games interleaved as a
+    projector sees them, it is byte for byte what rendering with an empty memo gives."""
+    from renature import view as view_module
+    from renature.game import play
+    from renature.rules import evolve
+
+    logs = [
+        play(players, f"memo-{board}-{players}", ["greedy"] * players, board=board)[0]
+        for board in ("base", "valley", "valley-back")
+        for players in (2, 4)
+    ]
+    states: list = [None] * len(logs)
+    for step in range(max(len(log) for log in logs)):
+        for index, log in enumerate(logs):
+            if step >= len(log):
+                continue
+            states[index] = evolve(states[index], log[step])
+            memoised = msgspec.json.encode(view(states[index], SPECTATOR))
+            view_module._memo.clear()
+            view_module._placed_domino.cache_clear()
+            assert memoised == msgspec.json.encode(view(states[index], SPECTATOR))
+            assert memoised == msgspec.json.encode(view(states[index], SPECTATOR))

@@ -16,6 +16,7 @@ from gameserver.gateway import sender as senders
 from gameserver.gateway.client_address import TrustedNetworks, TrustedProxies
 from gameserver.gateway.command_relay import seat_command
 from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.fast_moves import FastMoves
 from gameserver.gateway.frontends import SecurityHeaders
 from gameserver.gateway.frontends import install as install_frontends
 from gameserver.gateway.http_errors import install_error_handlers
@@ -87,14 +88,12 @@ def create_app(
     app.state.gateway = gateway
     gateway.identity = identity
     install_error_handlers(app)
+    app.add_middleware(FastMoves)  # first added, innermost: every other middleware before it
     for router in (service_routes.router, catalog_routes.router, games_routes.router):
         app.include_router(router)  # the catalog before /games/{game_id}: /games/catalog
-    app.include_router(play_routes.router)
-    app.include_router(reclaim_routes.router)
-    app.include_router(reads_routes.router)
-    app.include_router(reads_routes.models)
-    app.include_router(audit_routes.router)
-    app.include_router(live_routes.router)
+    routers = (play_routes.router, reclaim_routes.router, reads_routes.router, reads_routes.models)
+    for router in (*routers, audit_routes.router, live_routes.router):
+        app.include_router(router)
     install_frontends(app)  # lobby, SSE, boards; CORS, gzip, ETags, offline docs
     web_routes.install(app)  # the reference web client, the dispute viewer and the board picture
     # /state sends a GameState without its static board (it is loaded by board_id).

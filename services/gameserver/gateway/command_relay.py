@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from gameplatform import game_names, get_game
 from gameserver.gateway.http_errors import ApiError, rule_error_status
 from gameserver.gateway.schemas import Accepted
-from gameserver.runtime.bus import Reply
+from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.state_cache import AnyGame
+
+if TYPE_CHECKING:
+    from gameserver.gateway.dependencies import Gateway
 
 
 def _kinds(union: Any) -> set[str]:
@@ -45,6 +48,18 @@ def accepted_or_raise(reply: Reply, client_command_id: str) -> Accepted:
         )
     code = reply.code or "rule_broken"
     raise ApiError(rule_error_status(code), code, reply.message or "The command was refused.")
+
+
+async def relay(
+    gateway: Gateway, game_id: str, seat: int, command_id: str, payload: dict[str, Any]
+) -> tuple[Accepted, AnyGame]:
+    """Hand a seat's command to the rules service: the reply as a 200 body (and the game),
+    or the refusal as an `ApiError`. Command ids are namespaced per seat, so one seat can
+    never pre-empt (or read the outcome of) another seat's command by guessing its id."""
+    game = await gateway.games.game_of(game_id)
+    command = seat_command(payload, seat, game)
+    envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat, game.name)
+    return accepted_or_raise(await gateway.send(envelope), command_id), game
 
 
 def seat_command(payload: dict[str, Any], seat: int, game: AnyGame) -> Any:

@@ -34,11 +34,10 @@ from typing import Any
 import msgspec
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from gameserver.gateway.command_relay import accepted_or_raise, seat_command
+from gameserver.gateway.command_relay import relay
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.request_limits import bounded
-from gameserver.runtime.bus import CommandEnvelope
 
 COMMAND_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 MAX_MESSAGE_BYTES = 65_536
@@ -86,10 +85,7 @@ async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | b
             )
         if seat is None:
             raise ApiError(403, "not_seated", "Open the live channel with your seat's token.")
-        game = await gateway.games.game_of(game_id)
-        command = seat_command(message.command, seat, game)
-        envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat, game.name)
-        accepted = accepted_or_raise(await gateway.send(envelope), command_id)
+        accepted, game = await relay(gateway, game_id, seat, command_id, message.command)
         out: dict[str, Any] = {
             "answer": {
                 "command_id": command_id,

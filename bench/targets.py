@@ -1,0 +1,158 @@
+"""The targets of issue 24 ("a move for a millisecond of CPU"), one ``--target`` line each.
+
+Every figure of the issue's Targets section is printed as met, MISSED, or not measured (with
+why: a run left out, no peer), from the results of one player's-path run (`bench.player`):
+
+- CPU per move, services and Redis together (not the load processes), over HTTP: at most
+  1.0 ms at 256 games and 2.5 ms at one game;
+- gateway CPU per move: at most 0.25 ms over the WebSocket and 0.4 ms over HTTP (at the most
+  concurrent games measured on that path);
+- the board and score projectors together: at most 0.3 ms per move at 256 games;
+- one game alone, WebSocket round trip p50: at most 1.5 ms;
+- moves per second through the gateway at 16 and 256 games: at least 1.5x boardgame.io's;
+- 8 instances of each service: at least 15,000 moves/s with scaling efficiency at least 0.8
+  (`scaling_targets`, from ``--topology all=8``; the cluster at least 0.8 of one Redis).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bench.service import percentile
+
+if TYPE_CHECKING:
+    from bench.player import Result
+
+SERVICES_CPU_MS = {256: 1.0, 1: 2.5}
+GATEWAY_CPU_MS = {"ws": 0.25, "http": 0.4}
+PROJECTORS_CPU_MS = 0.3
+SOLO_WS_P50_MS = 1.5
+PEER_SPEEDUP = 1.5
+SCALED_INSTANCES = 8
+SCALED_RATE = 15_000
+SCALED_EFFICIENCY = 0.8
+CLUSTER_SHARE = 0.8
+
+
+def line(name: str, bound: str, met: bool | None, figure: str) -> str:
+    """``--target <name> <bound>: met|MISSED|not measured (<figure>)``."""
+    word = "not measured" if met is None else ("met" if met else "MISSED")
+    return f"--target {name} {bound}: {word} ({figure})"
+
+
+def per_move(result: Result, *groups: str) -> float:
+    """CPU ms per move of these process groups (all but the load processes when none named)."""
+    names = groups or tuple(name for name in result.cpu if name != "load")
+    return sum(result.cpu.get(name, 0.0) for name in names) / max(1, result.moves) * 1e3
+
+
+def breakdown(result: Result) -> str:
+    return ", ".join(f"{name} {per_move(result, name):.2f}" for name in sorted(result.cpu))
+
+
+def player_targets(results: dict[tuple[str, int], Result], peer: dict[int, Result]) -> list[str]:
+    """A ``--target`` line per figure the player's-path run can measure."""
+    out = []
+    for games, bound in SERVICES_CPU_MS.items():
+        http = results.get(("http", games))
+        out.append(
+            line(
+                f"services-cpu-per-move-http-{games}-games",
+                f"<= {bound:.1f} ms",
+                None if http is None else per_move(http) <= bound,
+                "no HTTP run at this count"
+                if http is None
+                else f"{per_move(http):.2f} ms; {breakdown(http)} (load not counted)",
+            )
+        )
+    for mode, bound in GATEWAY_CPU_MS.items():
+        most = max((g for m, g in results if m == mode), default=None)
+        figure = None if most is None else per_move(results[(mode, most)], "gateway")
+        out.append(
+            line(
+                f"gateway-cpu-per-move-{mode}",
+                f"<= {bound:.2f} ms",
+                None if figure is None else figure <= bound,
+                f"no {mode} run" if figure is None else f"{figure:.2f} ms at {most} games",
+            )
+        )
+    out.append(projector_target(results))
+    solo = results.get(("ws", 1))
+    p50 = None if solo is None else percentile(solo.round_trips, 50) * 1e3
+    out.append(
+        line(
+            "solo-ws-round-trip-p50",
+            f"<= {SOLO_WS_P50_MS:.1f} ms",
+            None if p50 is None else p50 <= SOLO_WS_P50_MS,
+            "no WebSocket run at one game" if p50 is None else f"{p50:.2f} ms",
+        )
+    )
+    out.extend(peer_target(results, peer, games) for games in (16, 256))
+    out.append(
+        line(
+            f"scaled-{SCALED_INSTANCES}-instances",
+            f">= {SCALED_RATE:,} moves/s, efficiency >= {SCALED_EFFICIENCY}",
+            None,
+            f"run --topology all={SCALED_INSTANCES},load=16 --games 1024",
+        )
+    )
+    out.append(cluster_target(None, None))
+    return out
+
+
+def projector_target(results: dict[tuple[str, int], Result]) -> str:
+    found = [results[(m, 256)] for m in ("http", "ws", "bus") if (m, 256) in results]
+    figure = min((per_move(r, "board", "score") for r in found), default=None)
+    return line(
+        "projectors-cpu-per-move-256-games",
+        f"<= {PROJECTORS_CPU_MS:.1f} ms",
+        None if figure is None else figure <= PROJECTORS_CPU_MS,
+        "no run at 256 games" if figure is None else f"{figure:.2f} ms, board and score",
+    )
+
+
+def peer_target(results: dict[tuple[str, int], Result], peer: dict[int, Result], games: int) -> str:
+    found = [results[(m, games)] for m in ("http", "ws") if (m, games) in results]
+    best = max(found, key=lambda r: r.rate) if found else None
+    name, bound = f"gateway-vs-boardgame.io-{games}-games", f">= {PEER_SPEEDUP}x"
+    if best is None or games not in peer or not peer[games].rate:
+        why = "no gateway run" if best is None else "no boardgame.io figure (--no-peer, no node)"
+        return line(name, bound, None, why)
+    speedup = best.rate / peer[games].rate
+    return line(
+        name,
+        bound,
+        speedup >= PEER_SPEEDUP,
+        f"{speedup:.2f}x: {best.rate:,.0f}/s {best.label} vs {peer[games].rate:,.0f}/s",
+    )
+
+
+def scaling_target(instances: int, cluster: bool, rate: float, efficiency: float) -> str:
+    """The scale-out target of one scaled measurement (``--topology all=N``): met or missed
+    only with 8 instances on one Redis; any other topology's figure is shown, not judged."""
+    judged = instances == SCALED_INSTANCES and not cluster
+    return line(
+        f"scaled-{SCALED_INSTANCES}-instances",
+        f">= {SCALED_RATE:,} moves/s, efficiency >= {SCALED_EFFICIENCY}",
+        (rate >= SCALED_RATE and efficiency >= SCALED_EFFICIENCY) if judged else None,
+        f"{rate:,.0f}/s, efficiency {efficiency:.2f} with {instances} instances"
+        + (" on the cluster" if cluster else ""),
+    )
+
+
+def cluster_target(cluster_rate: float | None, single_rate: float | None) -> str:
+    """The cluster against one Redis, same topology otherwise."""
+    if not cluster_rate or not single_rate:
+        return line(
+            "cluster-vs-single-redis",
+            f">= {CLUSTER_SHARE}x",
+            None,
+            "run --topology all=8,load=16,redis=cluster beside the same without redis=cluster",
+        )
+    share = cluster_rate / single_rate
+    return line(
+        "cluster-vs-single-redis",
+        f">= {CLUSTER_SHARE}x",
+        share >= CLUSTER_SHARE,
+        f"{share:.2f}x: {cluster_rate:,.0f}/s vs {single_rate:,.0f}/s",
+    )

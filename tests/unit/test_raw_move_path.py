@@ -1,0 +1,125 @@
+"""Which requests the raw move path serves itself and which it hands to FastAPI (the route),
+with a stand-in gateway and a recording inner app (tests/integration/test_fast_moves.py
+compares its answers with the route's on real services)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+from gameplatform import get_game
+from gameserver.gateway.fast_moves import FastMoves
+from gameserver.gateway.http_errors import ApiError
+from gameserver.runtime.bus import Reply
+
+TOKEN = "tok-0"
+
+
+class StandInGateway:
+    """Seat 0 of game ``g1`` holds ``TOKEN``; every command is accepted at version 7."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+        self.games = SimpleNamespace(game_of=self._game_of)
+
+    async def _game_of(self, game_id: str) -> Any:
+        return get_game("renature")
+
+    async def seated(self, game_id: str, credentials: Any) -> int:
+        if game_id != "g1":
+            raise ApiError(404, "game_not_found", "No such game.")
+        if credentials.credentials != TOKEN:
+            raise ApiError(403, "invalid_token", "This token holds no seat in this game.")
+        return 0
+
+    async def send(self, envelope: Any) -> Reply:
+        self.sent.append(envelope)
+        return Reply(
+            game_id=envelope.game_id,
+            command_id=envelope.command_id,
+            status="accepted",
+            version=7,
+            first_version=7,
+            last_version=7,
+        )
+
+
+async def call(body: bytes, headers: list[tuple[bytes, bytes]], path: str = "/games/g1/commands"):
+    gateway = StandInGateway()
+    inner: list[bytes] = []
+
+    async def route(scope: Any, receive: Any, send: Any) -> None:
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message["body"], message["more_body"]
+        inner.append(body)
+
+    app = SimpleNamespace(state=SimpleNamespace(gateway=gateway))
+    scope = {"type": "http", "method": "POST", "path": path, "headers": headers, "app": app}
+    sent: list[dict[str, Any]] = []
+    chunks = [{"type": "http.request", "body": body[:5], "more_body": True}]
+    chunks.append({"type": "http.request", "body": body[5:], "more_body": False})
+
+    async def receive() -> dict[str, Any]:
+        return chunks.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await FastMoves(route)(scope, receive, send)
+    return sent, inner, gateway
+
+
+JSON = (b"content-type", b"application/json")
+BEARER = (b"authorization", f"Bearer {TOKEN}".encode())
+MOVE = json.dumps({"command_id": "m1", "command": {"type": "EndTurn"}}).encode()
+
+
+async def test_a_well_formed_move_is_served_without_the_route() -> None:
+    sent, inner, gateway = await call(MOVE, [JSON, BEARER])
+    assert inner == []
+    assert sent[0]["status"] == 200
+    assert json.loads(sent[1]["body"]) == {
+        "game_id": "g1",
+        "command_id": "m1",
+        "version": 7,
+        "first_version": 7,
+        "last_version": 7,
+    }
+    (envelope,) = gateway.sent
+    assert envelope.command_id == "seat0:m1"
+    assert envelope.seat == 0
+
+
+async def test_refusals_are_the_error_shape_and_send_nothing() -> None:
+    start = json.dumps({"command_id": "m2", "command": {"type": "StartGame"}}).encode()
+    for body, headers, status, code in (
+        (MOVE, [JSON, (b"authorization", b"Bearer wrong")], 403, "invalid_token"),
+        (start, [JSON, BEARER], 403, "not_a_seat_command"),
+    ):
+        sent, inner, gateway = await call(body, headers)
+        assert inner == []
+        assert gateway.sent == []
+        assert sent[0]["status"] == status
+        assert json.loads(sent[1]["body"])["error"]["code"] == code
+
+
+async def test_anything_else_reaches_the_route_with_its_whole_body() -> None:
+    cases = [
+        (MOVE, [JSON]),  # no token: the route answers 401
+        (MOVE, [JSON, (b"authorization", b"Basic abc")]),
+        (MOVE, [BEARER]),  # no content type
+        (b'{"command_id": "bad id", "command": {}}', [JSON, BEARER]),
+        (b'{"command_id": "m1", "command": []}', [JSON, BEARER]),
+        (b"{not json at all", [JSON, BEARER]),
+    ]
+    for body, headers in cases:
+        sent, inner, gateway = await call(body, headers)
+        assert inner == [body]
+        assert sent == []
+        assert gateway.sent == []
+    sent, inner, _ = await call(MOVE, [JSON, BEARER], path="/games/g1/commandsX")
+    assert sent == []
+    assert inner == [MOVE]
