@@ -527,8 +527,12 @@ def generic_game(request: pytest.FixtureRequest, base_url: str, browser: Browser
     catalog = {game["name"]: game for game in httpx.get(f"{base_url}/games/catalog").json()}
     for option in catalog[name]["options"]:  # the form offers each option at its default
         field = alice.locator(f"#create [name='option:{option['name']}']")
-        if option["kind"] != "boolean":
-            assert field.input_value() == str(option["default"])
+        if option["kind"] == "several":
+            chosen = field.evaluate("e => [...e.selectedOptions].map((o) => o.value)")
+            assert chosen == option["default"]
+        elif option["kind"] != "boolean":
+            shown = "" if option["default"] is None else str(option["default"])
+            assert field.input_value() == shown
     shot(alice, f"lobby-{name}")
     alice.fill("#create [name=name]", "Alice")
     alice.select_option("#create [name=seating]", "invite")

@@ -35,8 +35,8 @@ class Option(msgspec.Struct, frozen=True):
 
     name: str
     kind: str
-    """``choice`` (one of ``choices``), ``integer`` (``minimum`` to ``maximum``), ``boolean``
-    or ``text``."""
+    """``choice`` (one of ``choices``; a null choice is "none"), ``several`` (a list of any of
+    ``choices``), ``integer`` (``minimum`` to ``maximum``), ``boolean`` or ``text``."""
     default: Any
     description: str
     choices: list[Any] | None = None
@@ -213,12 +213,18 @@ def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 def _option(name: str, schema: dict[str, Any]) -> Option:
     kinds = {"integer": "integer", "boolean": "boolean"}
     kind = "choice" if "enum" in schema else kinds.get(schema.get("type", ""), "text")
+    choices = schema.get("enum")
+    nullable = [part for part in schema.get("anyOf", []) if "enum" in part]
+    if nullable:  # one of the choices, or none (null)
+        kind, choices = "choice", [*nullable[0]["enum"], None]
+    elif schema.get("type") == "array" and "enum" in schema.get("items", {}):
+        kind, choices = "several", schema["items"]["enum"]  # any of the choices, as a list
     return Option(
         name=name,
         kind=kind,
         default=schema.get("default"),
         description=schema.get("description", schema.get("title", name)),
-        choices=schema.get("enum"),
+        choices=choices,
         minimum=schema.get("minimum"),
         maximum=schema.get("maximum"),
     )

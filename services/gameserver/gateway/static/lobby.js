@@ -33,7 +33,9 @@ function optionField(option) {
   const title = option.name.replace(/_/g, " ");
   let input;
   if (option.kind === "choice") {
-    input = el("select", { name }, option.choices.map((choice) => el("option", { value: String(choice), selected: choice === option.default }, String(choice))));
+    input = el("select", { name }, option.choices.map((choice) => el("option", { value: choice === null ? "" : String(choice), selected: choice === option.default }, choice === null ? "none" : String(choice))));
+  } else if (option.kind === "several") {
+    input = el("select", { name, multiple: "" }, option.choices.map((choice) => el("option", { value: String(choice), selected: (option.default || []).includes(choice) }, String(choice))));
   } else if (option.kind === "boolean") {
     input = el("input", { type: "checkbox", name, checked: option.default ? "" : null });
   } else if (option.kind === "integer") {
@@ -50,7 +52,8 @@ function optionValues(form, game) {
     const raw = form.get(`option:${option.name}`);
     if (option.kind === "boolean") values[option.name] = raw !== null;
     else if (option.kind === "integer") values[option.name] = Number(raw);
-    else if (option.kind === "choice") values[option.name] = option.choices.find((choice) => String(choice) === raw);
+    else if (option.kind === "choice") values[option.name] = option.choices.find((choice) => (choice === null ? "" : String(choice)) === raw);
+    else if (option.kind === "several") values[option.name] = form.getAll(`option:${option.name}`);
     else values[option.name] = raw;
   }
   return values;
