@@ -15,6 +15,7 @@ from pydantic import TypeAdapter
 
 from eventstore import MAX_VERSION
 from gameplatform import game_names, get_game
+from gameplatform.creation import CreationError, read_creation
 from gameplatform.interface import Table
 from gameplatform.words import words
 from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
@@ -66,6 +67,9 @@ class CatalogGame(msgspec.Struct, frozen=True):
     """Every phase its games pass through (the lobby's ``phase`` filter)."""
     clock: bool
     """Whether a creation may ask for a turn clock (``time_control``)."""
+    timeouts: list[str]
+    """What may happen to a seat whose time runs out, as the game takes it (``on_timeout``:
+    ``bot`` plays on for it, or the seat is ``remove``d)."""
     hidden_information: bool
     client: str | None
     """The web client's own module for the game (richer drawing), None: the generic table."""
@@ -182,9 +186,24 @@ def _entry(game: AnyGame, creation: dict[str, Any]) -> CatalogGame:
         seats=[Seating(n, _colours(game, n)) for n in game.player_counts],
         phases=_phases(game),
         clock="time_control" in properties,
+        timeouts=_timeouts(game) if "time_control" in properties else [],
         hidden_information=game.hidden_information,
         client=plugin_of(game.name),
     )
+
+
+def _timeouts(game: AnyGame) -> list[str]:
+    """The ``on_timeout`` values the game's own check of a creation takes."""
+    taken = []
+    for on_timeout in ("bot", "remove"):
+        clock = {"per_turn": 300, "on_timeout": on_timeout}
+        body = {"game": game.name, "players": game.player_counts[0], "time_control": clock}
+        try:
+            read_creation(body)
+        except CreationError:
+            continue
+        taken.append(on_timeout)
+    return taken
 
 
 def _creation_bodies() -> dict[str, dict[str, Any]]:

@@ -26,6 +26,8 @@ function showGame() {
     el("option", { value: String(seating.players) }, `${seating.players} (${seating.colours.join(", ")})`)));
   $("options").replaceChildren(...game.options.map(optionField));
   $("clock-choice").hidden = $("timeout-choice").hidden = !game.clock;
+  const words = { bot: "a bot plays on", remove: "the seat is out" };
+  $("create").elements.on_timeout.replaceChildren(...(game.timeouts || []).map((timeout) => el("option", { value: timeout }, words[timeout] || timeout)));
 }
 
 function optionField(option) {

@@ -139,6 +139,7 @@ export type CatalogGame = {
   seats: Array<Seating>;
   phases: Array<string>;
   clock: boolean;
+  timeouts: Array<string>;
   hidden_information: boolean;
   client: string | null;
 };
