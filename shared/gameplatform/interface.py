@@ -8,6 +8,7 @@ moves them as values and as JSON (``command_type``/``event_type`` decode them).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -226,7 +227,24 @@ class Game(Protocol[State, Command, Event]):
     def decode_state(self, data: bytes | str) -> State: ...
 
     # --- bots, simulation --------------------------------------------------------------------
-    def make_bot(self, name: str, seed: str) -> Bot[State, Command]: ...
+    def make_bot(self, name: str, seed: str) -> Bot[State, Command]:
+        """The bot ``name`` (one of ``bot_names``; every game offers the platform's search
+        bot, ``mcts``) seeded with ``seed``."""
+        ...
+
+    def determinize(self, state: State, seat: int, rng: random.Random, seed: str) -> State:
+        """A whole state that ``seat`` cannot tell from ``state``: what it sees kept, the hidden
+        rest (other hands, face-down piles, secret orders) drawn from ``rng``, committed to
+        ``seed`` so that ``finishing_command(state, seed)`` is accepted. It reads nothing of
+        ``state`` that ``seat`` may not see. A game without hidden information returns
+        ``state`` (`CoreAdapter`'s default)."""
+        ...
+
+    def evaluate(self, state: State) -> list[float]:
+        """Each seat's prospects in [0, 1] in an unfinished game (0.5: level), from its scores
+        and what is already decided: how the search values a position it stops short of the
+        end (`CoreAdapter`'s default: the table's scores, `search.margin_values`)."""
+        ...
 
     def bot_seed(self, seed: str, seat: int) -> str:
         """The seed of ``seat``'s bot in a game dealt from ``seed`` (as ``simulate`` seeds it)."""

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
 from gameplatform.interface import Award, Table
@@ -14,7 +15,7 @@ from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
 from renaissance.audit import audit
-from renaissance.bots import BOT_NAMES, Bot, make_bot
+from renaissance.bots import BOT_NAMES, EVALUATION_SCALE, Bot, make_bot, prospects
 from renaissance.components import COLOURS, components
 from renaissance.explain import Explanation, explain
 from renaissance.game import outcome, play, setup_commands
@@ -37,7 +38,7 @@ class RenaissanceGame(CoreAdapter):
     title: str = "Renaissance (Masahiro Nakajima, 2012)"
     player_counts: tuple[int, ...] = (2,)
     boards: tuple[str, ...] = ("standard",)
-    bot_names: tuple[str, ...] = BOT_NAMES
+    bot_names: tuple[str, ...] = (*BOT_NAMES, search.NAME)
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
     create_type: Any = c.CreateGame
@@ -149,7 +150,10 @@ class RenaissanceGame(CoreAdapter):
         return _state_decoder.decode(data)
 
     def make_bot(self, name: str, seed: str) -> Bot:
-        return make_bot(name, seed)
+        return search.SearchBot(self, seed) if name == search.NAME else make_bot(name, seed)
+
+    def evaluate(self, state: GameState) -> list[float]:
+        return search.margin_values(prospects(state), EVALUATION_SCALE)
 
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)
@@ -162,7 +166,7 @@ class RenaissanceGame(CoreAdapter):
         options: dict[str, Any] | None = None,
     ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
         sets, competition = _options(options)
-        log, state = play(seed, bots, sets=sets, competition=competition)
+        log, state = play(seed, bots, sets=sets, competition=competition, make=self.make_bot)
         return log, state, outcome(state, bots, len(log))
 
     def components(self) -> dict[str, Any]:

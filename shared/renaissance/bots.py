@@ -17,6 +17,7 @@ from renaissance import commands as c
 from renaissance.rules import (
     execute,
     legal_actions,
+    penalty,
     phase1_points,
 )
 from renaissance.state import GameState
@@ -97,6 +98,26 @@ class GreedyBot:
             rated.append((gain, action))
         top = max(gain for gain, _ in rated)
         return self.rng.choice([a for gain, a in rated if gain == top])
+
+
+PHASE1 = ("lobby", "setup", "setup_lift", "phase1", "phase1_answer")
+EVALUATION_SCALE = 4.0
+"""Points ahead that count as clearly ahead (a hand of two triominoes is worth 2)."""
+
+
+def prospects(state: GameState) -> list[float]:
+    """Each seat's points as the set would count them if it stopped now: its score, plus in
+    Phase 1 what its pieces acquired so far would score, less in Phase 2 the penalty of the
+    pieces still in its hand (the search bot's heuristic)."""
+    points = []
+    for seat in (0, 1):
+        colour = state.colour_of(seat)
+        if state.phase in PHASE1:
+            pending = phase1_points(state.acquired[colour])
+        else:
+            pending = -penalty(state.hands[colour])
+        points.append(float(state.scores[seat] + pending))
+    return points
 
 
 def make_bot(name: str, seed: str) -> Bot:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gameplatform import simulation
 from gameplatform.simulation import bot_seed as bot_seed  # the platform's, re-exported
 from renaissance import commands as c
 from renaissance import events as e
-from renaissance.bots import make_bot
+from renaissance.bots import Bot, make_bot
 from renaissance.components import COLOURS
 from renaissance.rules import RULES
 from renaissance.state import GameState
@@ -59,12 +59,14 @@ def play(
     competition: str = "points",
     game_id: str | None = None,
     max_commands: int = 100_000,
+    make: Callable[[str, str], Bot] = make_bot,
 ) -> tuple[list[e.Event], GameState]:
-    """Play a whole game in process: both seats are bots."""
+    """Play a whole game in process: both seats are bots (``make(name, seed)`` makes each;
+    the adapter's also makes the platform's search bot)."""
     if len(bots) != 2:
         raise ValueError(f"Renaissance needs 2 bots, got {len(bots)}")
     game_id = game_id or simulation_id(seed)
-    agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
+    agents = [make(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
     setup = setup_commands(game_id, seed, bots, sets, competition)
     return simulation.play_out(RULES, setup, agents, max_commands=max_commands)
 
