@@ -83,7 +83,7 @@ class Budget:
     iterations: int = 60
     rollout_depth: int = 4
     rollout_policy: str = "greedy"
-    exploration: float = 0.7
+    exploration: float = 0.3
     widening: float = 1.0
 
 

@@ -15,7 +15,6 @@ from rich.text import Text
 from gameserver.cli import game_commands
 from renature import board as boards
 from renature import commands, events
-from renature.bots import BOT_NAMES
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.game import outcome, play
 from renature.state import GameState
@@ -25,16 +24,9 @@ board_app = typer.Typer(help="Boards: draw them or print them as JSON.", no_args
 AREA_STYLES = ("on dark_orange3", "on orange4", "on dark_goldenrod", "on tan", "on wheat4")
 
 
-def parse_bots(spec: str, players: int) -> list[str]:
-    names = [b.strip() for b in spec.split(",") if b.strip()]
-    if len(names) == 1:
-        names *= players
-    unknown = [n for n in names if n not in BOT_NAMES]
-    if unknown:
-        raise typer.BadParameter(f"unknown bots {unknown}; bots: {', '.join(BOT_NAMES)}")
-    if len(names) != players:
-        raise typer.BadParameter(f"{players} players need {players} bots (or one for all)")
-    return names
+def parse_bots(spec: str, players: int, game: str = "renature") -> list[str]:
+    """``greedy,mcts`` -> one bot name per seat of ``game``; one name is used for every seat."""
+    return game_commands.bot_names(game_commands.the_game(game), spec, players)
 
 
 def simulate(
@@ -43,9 +35,9 @@ def simulate(
         typer.Option(min=2, max=4, help="2, 3 or 4 players (Renature, default 4; Renaissance: 2)"),
     ] = None,
     seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
-    bots: Annotated[str, typer.Option(help="bots by seat, comma-separated: random, greedy")] = (
-        "greedy"
-    ),
+    bots: Annotated[
+        str, typer.Option(help="bots by seat, comma-separated: random, greedy, mcts")
+    ] = ("greedy"),
     board: Annotated[str, typer.Option(help="base, valley or valley-back")] = "base",
     events_file: Annotated[
         Path | None, typer.Option("--events", help="write every event as JSON lines here")
@@ -66,7 +58,9 @@ def simulate(
     names = parse_bots(bots, players)
     if board not in boards.available_boards():
         raise typer.BadParameter(f"unknown board {board!r}; boards: {boards.available_boards()}")
-    log, state = play(players, seed, names, board=board)
+    log, state = play(
+        players, seed, names, board=board, make=game_commands.the_game(game_name).make_bot
+    )
     if events_file is not None:
         with events_file.open("wb") as out:
             for event in log:
