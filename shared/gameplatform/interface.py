@@ -81,6 +81,7 @@ class Award(msgspec.Struct, frozen=True):
     reason: str
 
 
+# long: the whole interface a game hands the platform, one documented member each
 class Game(Protocol[State, Command, Event]):
     """Everything the platform needs of a game, and nothing more."""
 
@@ -227,23 +228,15 @@ class Game(Protocol[State, Command, Event]):
     def decode_state(self, data: bytes | str) -> State: ...
 
     # --- bots, simulation --------------------------------------------------------------------
-    def make_bot(self, name: str, seed: str) -> Bot[State, Command]:
-        """The bot ``name`` (one of ``bot_names``; every game offers the platform's search
-        bot, ``mcts``) seeded with ``seed``."""
-        ...
+    def make_bot(self, name: str, seed: str) -> Bot[State, Command]: ...
 
     def determinize(self, state: State, seat: int, rng: random.Random, seed: str) -> State:
-        """A whole state that ``seat`` cannot tell from ``state``: what it sees kept, the hidden
-        rest (other hands, face-down piles, secret orders) drawn from ``rng``, committed to
-        ``seed`` so that ``finishing_command(state, seed)`` is accepted. It reads nothing of
-        ``state`` that ``seat`` may not see. A game without hidden information returns
-        ``state`` (`CoreAdapter`'s default)."""
+        """A state ``seat`` cannot tell from ``state``, the hidden rest drawn from ``rng`` and
+        committed to ``seed`` (for ``finishing_command``): the search bot's sample."""
         ...
 
     def evaluate(self, state: State) -> list[float]:
-        """Each seat's prospects in [0, 1] in an unfinished game (0.5: level), from its scores
-        and what is already decided: how the search values a position it stops short of the
-        end (`CoreAdapter`'s default: the table's scores, `search.margin_values`)."""
+        """Each seat's prospects in [0, 1] in an unfinished game: the search bot's heuristic."""
         ...
 
     def bot_seed(self, seed: str, seat: int) -> str:
