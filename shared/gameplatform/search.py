@@ -29,46 +29,17 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
-from gameplatform.interface import Table
+from gameplatform.interface import Game, Table
 
 NAME = "mcts"
 """The bot's name in every game's ``bot_names``."""
 
 FINISH_SEED = "search-rollout"
 """The seed every determinization is committed to, revealed by a rollout's finishing command."""
-
-
-class Searchable(Protocol):
-    """What the search asks of a game: a part of the `Game` protocol."""
-
-    def legal_actions(self, state: Any, seat: int) -> list[Any]: ...
-
-    def execute(
-        self,
-        state: Any | None,
-        command: Any,
-        *,
-        command_id: str | None = None,
-        time: str | None = None,
-    ) -> tuple[list[Any], Any]: ...
-
-    def to_move(self, state: Any) -> int | None: ...
-
-    def is_over(self, state: Any) -> bool: ...
-
-    def finishing_command(self, state: Any, seed: str, salt: str = "") -> Any | None: ...
-
-    def table(self, state: Any) -> Table: ...
-
-    def determinize(self, state: Any, seat: int, rng: random.Random, seed: str) -> Any: ...
-
-    def make_bot(self, name: str, seed: str) -> Any: ...
-
-    def evaluate(self, state: Any) -> list[float]: ...
 
 
 @dataclass(frozen=True)
@@ -127,7 +98,7 @@ class _Node:
 class SearchBot:
     """The ISMCTS bot of one seat of ``game`` (see the module docstring)."""
 
-    def __init__(self, game: Searchable, seed: str, budget: Budget | None = None) -> None:
+    def __init__(self, game: Game[Any, Any, Any], seed: str, budget: Budget | None = None) -> None:
         self.game = game
         self.budget = budget or Budget()
         self.rng = random.Random(seed)
