@@ -91,14 +91,16 @@ def summary(duels: list[Duel]) -> str:
 
 
 def run(games: int = DEFAULT_GAMES, jobs: int | None = None) -> None:
-    budget = search.Budget()
-    print(
-        f"== search bot against greedy ({games} games per game, seats alternated; "
-        f"{budget.iterations} iterations, rollouts of {budget.rollout_depth} "
-        f"{budget.rollout_policy} moves) =="
-    )
+    print(f"== search bot against greedy ({games} games per game, seats alternated) ==")
     workers = jobs or os.cpu_count() or 1
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for name in game_names():
+            bot = get_game(name).make_bot(search.NAME, "")
+            assert isinstance(bot, search.SearchBot)
+            budget = bot.budget
             duels: list[Any] = list(pool.map(duel, [name] * games, range(games)))
-            print(summary(duels), flush=True)
+            print(
+                f"{summary(duels)}; {budget.iterations} iterations, rollouts of "
+                f"{budget.rollout_depth} {budget.rollout_policy} moves",
+                flush=True,
+            )

@@ -27,6 +27,8 @@ class CoreAdapter(CommandForms):
     table: Callable[[Any], Table]
     evaluation_scale: float = 10.0
     """How many points ahead count as clearly ahead in `evaluate`'s default."""
+    search_budget: search.Budget = search.DEFAULT_BUDGET
+    """The budget of the game's ``mcts`` bot (what a move may cost in this game)."""
 
     def execute(
         self,

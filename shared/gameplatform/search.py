@@ -58,6 +58,10 @@ class Budget:
     widening: float = 1.0
 
 
+DEFAULT_BUDGET = Budget()
+"""The budget of a game's ``mcts`` bot unless the game names its own (``search_budget``)."""
+
+
 def margin_values(points: Sequence[float], scale: float) -> list[float]:
     """Each seat's value in [0, 1] from points: 0.5 at par with the best other seat, nearer 1
     the further ahead (``scale`` points ahead is about 0.88)."""
@@ -100,7 +104,7 @@ class SearchBot:
 
     def __init__(self, game: Game[Any, Any, Any], seed: str, budget: Budget | None = None) -> None:
         self.game = game
-        self.budget = budget or Budget()
+        self.budget = budget or DEFAULT_BUDGET
         self.rng = random.Random(seed)
         self.policy = (
             None

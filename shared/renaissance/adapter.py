@@ -150,7 +150,9 @@ class RenaissanceGame(CoreAdapter):
         return _state_decoder.decode(data)
 
     def make_bot(self, name: str, seed: str) -> Bot:
-        return search.SearchBot(self, seed) if name == search.NAME else make_bot(name, seed)
+        if name == search.NAME:
+            return search.SearchBot(self, seed, self.search_budget)
+        return make_bot(name, seed)
 
     def evaluate(self, state: GameState) -> list[float]:
         return search.margin_values(prospects(state), EVALUATION_SCALE)

@@ -161,7 +161,9 @@ class RenatureGame(CoreAdapter):
         return decode_state(data)
 
     def make_bot(self, name: str, seed: str) -> Bot:
-        return search.SearchBot(self, seed) if name == search.NAME else make_bot(name, seed)
+        if name == search.NAME:
+            return search.SearchBot(self, seed, self.search_budget)
+        return make_bot(name, seed)
 
     def determinize(self, state: GameState, seat: int, rng: random.Random, seed: str) -> GameState:
         return sampling.determinize(state, seat, rng, seed)

@@ -204,3 +204,35 @@ def test_every_game_evaluates_an_unfinished_game_per_seat_within_zero_and_one(na
     values = game.evaluate(advanced(game, f"eval-{name}", 20))
     assert len(values) == 2
     assert all(0.0 <= v <= 1.0 for v in values)
+
+
+# --- the command line ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", game_names())
+def test_simulate_takes_the_search_bot_for_every_game(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from gameserver.cli import app
+
+    monkeypatch.setattr(get_game(name), "search_budget", QUICK)  # a quick game, the same path
+    args = ["simulate", "--game", name, "--players", "2", "--bots", "mcts,random", "--json"]
+    result = CliRunner().invoke(app, [*args, "--seed", "cli"])
+    assert result.exit_code == 0, result.output
+    outcome = msgspec.json.decode(result.output)
+    assert outcome["bots"] == ["mcts", "random"]
+    assert len(outcome["scores"]) == 2
+
+
+def test_a_time_budget_is_the_callers_and_still_plays_a_legal_move() -> None:
+    from gameserver.cli.bot_commands import timed
+
+    game = get_game("renature")
+    state = advanced(game, "timed", 3)
+    seat = game.to_move(state)
+    choose = timed(game.make_bot(search.NAME, "t"), 0.05)
+    assert choose(state, seat) in game.legal_actions(state, seat)
+    greedy = game.make_bot("greedy", "g")
+    assert timed(greedy, 0.05) == greedy.choose
