@@ -39,6 +39,12 @@ class RenaissanceGame(CoreAdapter):
     player_counts: tuple[int, ...] = (2,)
     boards: tuple[str, ...] = ("standard",)
     bot_names: tuple[str, ...] = (*BOT_NAMES, search.NAME)
+    search_budget: search.Budget = search.Budget(
+        iterations=200, rollout_depth=0, rollout_policy="random", widening=100.0
+    )
+    """A move of the greedy bot costs milliseconds here (it plays every action out), too much
+    for rollouts: the search values each new node by the heuristic alone and looks wider and
+    deeper instead."""
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
     create_type: Any = c.CreateGame
