@@ -7,8 +7,10 @@ sees, the hidden rest sampled by the game (``Game.determinize``, the state itsel
 without hidden information). It then walks one tree of the seat's information set: at every
 node only the children whose action is legal in this determinization are candidates, chosen by
 UCB1 with availability counts (a child's exploration term counts the visits of its parent in
-which it was available). A new node is expanded, a short random rollout is played from it and
-the position it reaches is valued: a finished game by its winners, an unfinished one by the
+which it was available), and progressive widening limits how many children a node tries. A new
+node is expanded (the rollout policy's choice first), a short rollout is played from it (the
+game's own bot, e.g. ``greedy``, or uniformly random moves) and the position it reaches is
+valued: a finished game by its winners, an unfinished one by the
 game's heuristic (``Game.evaluate``: current scores plus what is already decided), so a rollout
 never has to play a long game out. Every node on the path adds the value of the seat that moved
 into it. The bot plays the root's most visited action.
