@@ -49,7 +49,7 @@ test-e2e: $(STAMP)
 lint: $(STAMP)
 	$(RUN) ruff check .
 	$(RUN) ruff format --check shared services tests bench
-	$(RUN) mypy shared/renature shared/renaissance shared/gameplatform shared/eventstore shared/devkit services/gameserver bench
+	$(RUN) mypy shared/renature shared/renaissance shared/goofspiel shared/gameplatform shared/eventstore shared/devkit services/gameserver bench
 
 fmt: $(STAMP)
 	$(RUN) ruff format shared services tests bench
@@ -57,7 +57,9 @@ fmt: $(STAMP)
 
 ## The long chaos run: games played through faults (SIGKILL/SIGSTOP of every service,
 ## Redis killed, a power cut), then a checker; prints games, acknowledged, lost, forked, model
-## mismatches, audit failures and recovery times, under the durable mode and under everysec.
+## mismatches, audit failures, recovery times, the 5xx answers by code with the latest one after
+## each Redis restart (none may come later than 1 s after Redis is back) and the keys sent again
+## with another body (each refused 422), under the durable mode and under everysec.
 ## A short run is part of `make test` (tests/chaos/test_chaos.py).
 CHAOS_GAMES ?= 6
 CHAOS_ROUNDS ?= 3

@@ -1,21 +1,27 @@
 """The gateway under a flood: do normal players keep their latency while others hammer it?
 
 A private ``redis-server``, one rules service and one gateway (separate processes, the gateway
-on a free port with its rate limits on, as in production). Normal players play 2-player games
-(read whose turn it is, ask the legal actions, send one: three requests per move)
-and every request's latency is kept; each game is played from an address of its own
-(127.0.1.N), as players are, and the seat bucket is raised for these bots, which move far
-faster than people (``RENATURE_LIMIT_SEAT``). The flood runs in another process from two other
-loopback addresses (127.0.0.2 and .3: on Linux the whole 127/8 is local): anonymous audits and
-explanations of a finished game, spectator views, game creations, and a seat token sending
-refused commands in a loop. Printed: the normal players' p50/p99 alone (limits off and on:
-what the limits cost), then beside the flood with the limits on and with them off (two
-gateways, one with the limits and one without, on the same Redis and rules service; the four
-take turns for a few rounds, so that a change of the machine's load falls on all of them
-alike); and what the flood got.
+on a free port with its rate limits and front door on, as in production). Normal players play
+2-player games (read whose turn it is, ask the legal actions, send one: three requests per
+move) and every request's latency is kept; each game is created from an address of its own
+(127.0.1.N), and the seat bucket is raised for these bots, which move far faster than people
+(``RENATURE_LIMIT_SEAT``). Each flood of issue 23 runs in another process beside them, one at a
+time, from other loopback addresses (on Linux the whole 127/8 is local):
 
-``python -m bench --only flood``; ``python -m bench.flood --flood URL GAME SECONDS`` is the
-flood process itself.
+- ``proxy``: everyone behind one address (127.0.0.2, an ingress the gateway does not trust): the
+  players' moves and reads go through it too, while the flood sends made-up tokens from it;
+- ``bearers``: random ``Authorization: Bearer`` on the routes that ignore tokens (audit,
+  explanation, spectator view, summary);
+- ``disputes``: uploads of a 1 MB events file to ``POST /disputes``;
+- ``half-open``: connections that send a head and never finish it, re-opened as they are closed;
+- ``spectators``: live WebSockets to a game opened and held from many addresses.
+
+Printed for each: the normal players' p50/p99 beside it, their p99 against the same players
+alone (target: within 3x), and what the flood got. The scenarios take turns for a few rounds, so
+that a change of the machine's load falls on all of them alike.
+
+``python -m bench --only flood``; ``python -m bench.flood --flood URL GAME SECONDS PATTERN`` is
+the flood process itself.
 """
 
 from __future__ import annotations
@@ -29,19 +35,26 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+from websockets.asyncio.client import connect
 
 from devkit.redis_server import RedisServer, free_port
 
 WINDOW_S = 4.0
-ROUNDS = 3
+ROUNDS = 2
 NORMAL_GAMES = 4
-FLOOD_ADDRESSES = ["127.0.0.2", "127.0.0.3"]
-FLOODERS_PER_ADDRESS = 16
+SHARED = "127.0.0.2"
+FLOOD_ADDRESSES = [f"127.0.3.{n}" for n in range(1, 9)]
+FLOODERS = 24
+HALF_OPEN = 400
+SPECTATORS = 300
+TARGET_RATIO = 3.0
+PATTERNS = ("proxy", "bearers", "disputes", "half-open", "spectators")
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -53,46 +66,42 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 @contextlib.contextmanager
-def services(redis_url: str, workdir: Path) -> Iterator[dict[bool, str]]:
-    """A rules service and two gateways on one Redis, one with the rate limits on and one
-    with them off; yields their URLs by ``limits``."""
+def services(redis_url: str, workdir: Path) -> Iterator[str]:
+    """A rules service and a gateway (limits on) on one Redis; yields the gateway's URL."""
     env = {
         **os.environ,
         "REDIS_URL": redis_url,
         "RENATURE_LOG_LEVEL": "WARNING",
         "RENATURE_LIMIT_SEAT": "500/second",
+        "RENATURE_RATE_LIMITS": "on",
     }
     env.pop("RENATURE_CONSUMER", None)
-    ports = {True: free_port(), False: free_port()}
-    commands: list[tuple[str, list[str], dict[str, str]]] = [("rules", [], env)]
-    for limits, port in ports.items():
-        switch = {"RENATURE_RATE_LIMITS": "on" if limits else "off"}
-        commands.append(("gateway", ["--port", str(port)], {**env, **switch}))
+    env.pop("RENATURE_TRUSTED_PROXIES", None)  # the shared address is no trusted proxy
+    port = free_port()
     started = []
-    for number, (name, extra, environment) in enumerate(commands):
-        log = (workdir / f"{name}-{number}.log").open("wb")
+    for name, extra in (("rules", []), ("gateway", ["--port", str(port)])):
+        log = (workdir / f"{name}.log").open("wb")
         started.append(
             subprocess.Popen(
                 [sys.executable, "-m", "gameserver.runtime.supervisor", name, *extra],
-                env=environment,
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         )
-    urls = {limits: f"http://127.0.0.1:{port}" for limits, port in ports.items()}
+    url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
-        for url in urls.values():
-            while True:
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                        break
-                if time.monotonic() > deadline or any(p.poll() is not None for p in started):
-                    raise RuntimeError(f"the gateway did not start (logs in {workdir})")
-                time.sleep(0.1)
-        yield urls
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            if time.monotonic() > deadline or any(p.poll() is not None for p in started):
+                raise RuntimeError(f"the gateway did not start (logs in {workdir})")
+            time.sleep(0.1)
+        yield url
     finally:
         for process in started:
             with contextlib.suppress(ProcessLookupError):
@@ -148,25 +157,27 @@ def auth(token: str) -> dict[str, str]:
 _ADDRESSES = (f"127.0.{1 + n // 250}.{1 + n % 250}" for n in range(60_000))
 
 
-async def play(url: str, latencies: list[float], until: float) -> str | None:
-    """Play games until ``until``, each from a new address; the id of the last game
-    finished, if any."""
+async def play(url: str, latencies: list[float], until: float, via: str | None) -> str | None:
+    """Play games until ``until``, each created from a new address and played from it (or
+    from ``via``, a shared address); the id of the last game finished, if any."""
     finished = None
     while time.monotonic() < until:
-        client = Timed(url, next(_ADDRESSES))
+        setup = Timed(url, next(_ADDRESSES))
+        client = Timed(url, via) if via else setup
         client.latencies = latencies
         try:
-            finished = await play_one(client, until) or finished
+            finished = await play_one(setup, client, until) or finished
         finally:
+            await setup.http.aclose()
             await client.http.aclose()
     return finished
 
 
-async def play_one(client: Timed, until: float) -> str | None:
+async def play_one(setup: Timed, client: Timed, until: float) -> str | None:
     """One game, until its end or ``until``; its id if it ended."""
-    game_id, tokens = await new_game(client)
+    game_id, tokens = await new_game(setup)
     for number in range(5_000):
-        summary = await client.request("GET", f"/games/{game_id}", headers=auth(tokens[0]))
+        summary = await client.request("GET", f"/games/{game_id}/view", headers=auth(tokens[0]))
         if summary.json()["phase"] in ("final_scoring", "finished"):
             return game_id
         token = tokens[summary.json()["current_seat"]]
@@ -178,72 +189,128 @@ async def play_one(client: Timed, until: float) -> str | None:
     return None
 
 
-async def normal_players(url: str, window_s: float) -> list[float]:
+async def normal_players(url: str, window_s: float, via: str | None) -> list[float]:
     latencies: list[float] = []
     until = time.monotonic() + window_s
-    await asyncio.gather(*(play(url, latencies, until) for _ in range(NORMAL_GAMES)))
+    await asyncio.gather(*(play(url, latencies, until, via) for _ in range(NORMAL_GAMES)))
     return latencies
 
 
 async def a_finished_game(url: str) -> str:
     finished = None
     while finished is None:
-        finished = await play(url, [], time.monotonic() + 60)
-    while (await httpx.AsyncClient(base_url=url).get(f"/games/{finished}")).json()[
-        "phase"
-    ] != "finished":
-        await asyncio.sleep(0.05)
+        finished = await play(url, [], time.monotonic() + 60, None)
+    async with httpx.AsyncClient(base_url=url) as http:
+        while (await http.get(f"/games/{finished}")).json()["phase"] != "finished":
+            await asyncio.sleep(0.05)
     return finished
 
 
-# -- the flood (its own process) -------------------------------------------------------------
+# -- the floods (their own process) ----------------------------------------------------------
 
 
-async def flood(url: str, finished: str, seconds: float) -> dict[str, object]:
-    clients = [Timed(url, address) for address in FLOOD_ADDRESSES]
+async def flood(url: str, finished: str, seconds: float, pattern: str) -> dict[str, object]:
     until = time.monotonic() + seconds
-    # The game whose waiting seat sends refused commands is set up from an address of its
-    # own (the flooding ones are over their creation quota after the first round).
-    setup = Timed(url, f"127.0.2.{os.getpid() % 250 + 1}")
-    game_id, tokens = await new_game(setup)
-    await setup.http.aclose()
-
-    async def hammer(client: Timed, kind: int) -> None:
-        number = 0
-        while time.monotonic() < until:
-            number += 1
-            with contextlib.suppress(httpx.HTTPError):
-                if kind == 0:
-                    await client.request("GET", f"/games/{finished}/audit")
-                elif kind == 1:
-                    await client.request("GET", f"/games/{finished}/explanation")
-                elif kind == 2:
-                    await client.request("POST", "/games", json={"players": 4})
-                elif kind == 3:
-                    await client.request("GET", f"/games/{game_id}/spectator")
-                else:  # the seat whose turn it is not: every EndTurn is refused
-                    body = {"command_id": f"r{number}", "command": {"type": "EndTurn"}}
-                    await client.request(
-                        "POST", f"/games/{game_id}/commands", json=body, headers=auth(tokens[1])
-                    )
-
-    await asyncio.gather(
-        *(
-            hammer(client, (index + offset) % 5)
-            for index, client in enumerate(clients)
-            for offset in range(FLOODERS_PER_ADDRESS)
-        )
-    )
-    statuses: Counter[int] = Counter()
-    for client in clients:
-        statuses.update(client.statuses)
-        await client.http.aclose()
+    statuses: Counter[str] = Counter()
+    if pattern == "half-open":
+        await half_open(url, until, statuses)
+    elif pattern == "spectators":
+        await spectators(url, finished, until, statuses)
+    else:
+        await requests(url, finished, until, pattern, statuses)
     return {"requests": sum(statuses.values()), "statuses": dict(statuses)}
 
 
-def start_flood(url: str, finished: str, seconds: float) -> subprocess.Popen[bytes]:
+async def requests(
+    url: str, finished: str, until: float, pattern: str, statuses: Counter[str]
+) -> None:
+    """HTTP floods: made-up tokens from the shared address, random bearers on free routes,
+    or uploads to /disputes."""
+    addresses = [SHARED] if pattern == "proxy" else FLOOD_ADDRESSES
+    clients = [Timed(url, address) for address in addresses]
+    upload = b""
+    if pattern == "disputes":
+        async with httpx.AsyncClient(base_url=url) as http:
+            events = (await http.get(f"/games/{finished}/events")).json()
+        lines = [json.dumps({**event, "pad": "p" * 3_000}) for event in events]
+        upload = "\n".join(lines).encode()[: 1024 * 1024]
+
+    async def hammer(client: Timed, number: int) -> None:
+        paths = [f"/games/{finished}/{p}" for p in ("audit", "explanation", "spectator", "")]
+        while time.monotonic() < until:
+            number += 1
+            with contextlib.suppress(httpx.HTTPError):
+                bearer = auth(uuid.uuid4().hex)
+                if pattern == "disputes":
+                    answer = await client.request("POST", "/disputes", content=upload)
+                else:
+                    path = f"/games/{finished}/view" if pattern == "proxy" else paths[number % 4]
+                    answer = await client.request("GET", path.rstrip("/"), headers=bearer)
+                if answer.status_code == 429:  # a client that waits out what it is told
+                    await asyncio.sleep(min(1.0, float(answer.headers.get("Retry-After", 1))))
+
+    await asyncio.gather(
+        *(hammer(clients[n % len(clients)], n) for n in range(FLOODERS)), return_exceptions=True
+    )
+    for client in clients:
+        statuses.update(str(status) for status in client.statuses.elements())
+        await client.http.aclose()
+
+
+async def half_open(url: str, until: float, statuses: Counter[str]) -> None:
+    """Connections that send a head and never end it, re-opened as the gateway closes them."""
+    host, port = url.removeprefix("http://").split(":")
+
+    async def hold(number: int) -> None:
+        address = FLOOD_ADDRESSES[number % 4]  # 100 per address: past the gateway's 64
+        while time.monotonic() < until:
+            try:
+                reader, writer = await asyncio.open_connection(
+                    host, int(port), local_addr=(address, 0)
+                )
+            except OSError:
+                statuses["refused"] += 1
+                await asyncio.sleep(0.2)
+                continue
+            writer.write(b"GET /games HTTP/1.1\r\nHost: gateway\r\nX-Slow: ")
+            try:
+                answer = await asyncio.wait_for(reader.read(64), max(0.1, until - time.monotonic()))
+                statuses[answer[9:12].decode() or "closed"] += 1
+            except TimeoutError:
+                statuses["held"] += 1
+            except OSError:
+                statuses["reset"] += 1
+            writer.close()
+
+    await asyncio.gather(*(hold(n) for n in range(HALF_OPEN)), return_exceptions=True)
+
+
+async def spectators(url: str, game: str, until: float, statuses: Counter[str]) -> None:
+    """Live WebSockets to one game, opened and held from many addresses."""
+    ws_url = url.replace("http://", "ws://") + f"/games/{game}/live"
+
+    async def watch(number: int) -> None:
+        address = f"127.0.4.{1 + number % 200}"
+        while time.monotonic() < until:
+            try:
+                async with connect(ws_url, local_addr=(address, 0), open_timeout=5) as ws:
+                    statuses["opened"] += 1
+                    with contextlib.suppress(Exception):
+                        while time.monotonic() < until:
+                            await asyncio.wait_for(ws.recv(), max(0.1, until - time.monotonic()))
+                    if ws.close_code == 4429:
+                        statuses["4429"] += 1
+                        await asyncio.sleep(0.5)
+            except Exception:
+                statuses["failed"] += 1
+                await asyncio.sleep(0.2)
+
+    await asyncio.gather(*(watch(n) for n in range(SPECTATORS)), return_exceptions=True)
+
+
+def start_flood(url: str, finished: str, seconds: float, pattern: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "bench.flood", "--flood", url, finished, str(seconds)],
+        [sys.executable, "-m", "bench.flood", "--flood", url, finished, str(seconds), pattern],
         cwd=Path(__file__).resolve().parents[1],
         stdout=subprocess.PIPE,
         stderr=None,  # a failing flood says why
@@ -253,64 +320,60 @@ def start_flood(url: str, finished: str, seconds: float) -> subprocess.Popen[byt
 # -- the figures -----------------------------------------------------------------------------
 
 
-SCENARIOS = (
-    ("alone, limits off", False, False),
-    ("alone, limits on", True, False),
-    ("beside a flood, limits on", True, True),
-    ("beside a flood, limits off", False, True),
-)
-
-
-def line(label: str, latencies: list[float]) -> str:
+def line(label: str, latencies: list[float], alone_p99: float | None) -> str:
     ms = [x * 1000 for x in latencies]
-    seconds = WINDOW_S * ROUNDS
+    p99 = percentile(ms, 0.99)
+    versus = ""
+    if alone_p99:
+        ratio = p99 / alone_p99
+        verdict = "within" if ratio <= TARGET_RATIO else "OVER"
+        versus = f"  {ratio:4.1f}x alone ({verdict} {TARGET_RATIO:.0f}x)"
     return (
-        f"  {label:<30} p50 {percentile(ms, 0.5):6.1f} ms  p99 {percentile(ms, 0.99):7.1f} ms"
-        f"  ({len(ms)} requests, {len(ms) / seconds:.0f}/s)"
+        f"  {label:<12} p50 {percentile(ms, 0.5):6.1f} ms  p99 {p99:7.1f} ms"
+        f"  ({len(ms) / (WINDOW_S * ROUNDS):.0f} requests/s){versus}"
     )
 
 
 def flood_line(results: list[dict[str, object]]) -> str:
-    total = sum(int(str(result["requests"])) for result in results)
-    limited = 0
+    statuses: Counter[str] = Counter()
     for result in results:
-        statuses = result["statuses"]
-        assert isinstance(statuses, dict)
-        limited += int(statuses.get("429", 0))
-    return (
-        f"  {'':<30} the flood: {total / (WINDOW_S * ROUNDS):.0f} requests/s, "
-        f"{100 * limited / max(1, total):.0f}% answered 429"
-    )
+        found = result["statuses"]
+        assert isinstance(found, dict)
+        statuses.update({str(k): int(v) for k, v in found.items()})
+    total = sum(statuses.values())
+    shown = ", ".join(f"{k}: {v}" for k, v in statuses.most_common(4))
+    return f"  {'':<12} the flood: {total / (WINDOW_S * ROUNDS):.0f}/s ({shown})"
 
 
 def measure(redis_url: str, workdir: Path) -> list[str]:
-    """Every scenario for ``WINDOW_S`` per round, the scenarios taking turns for ``ROUNDS``
-    rounds, so that a change of the machine's load falls on all of them alike."""
-    latencies: dict[str, list[float]] = {label: [] for label, _, _ in SCENARIOS}
-    floods: dict[str, list[dict[str, object]]] = {label: [] for label, _, _ in SCENARIOS}
-    with services(redis_url, workdir) as urls:
-        finished = {limits: asyncio.run(a_finished_game(url)) for limits, url in urls.items()}
+    """Every scenario for ``WINDOW_S`` per round, taking turns for ``ROUNDS`` rounds."""
+    scenarios = ("alone", *PATTERNS)
+    latencies: dict[str, list[float]] = {label: [] for label in scenarios}
+    floods: dict[str, list[dict[str, object]]] = {label: [] for label in scenarios}
+    with services(redis_url, workdir) as url:
+        finished = asyncio.run(a_finished_game(url))
         for _ in range(ROUNDS):
-            for label, limits, flooding in SCENARIOS:
-                url = urls[limits]
-                process = start_flood(url, finished[limits], WINDOW_S) if flooding else None
-                latencies[label] += asyncio.run(normal_players(url, WINDOW_S))
+            for label in scenarios:
+                flooding = label != "alone"
+                process = start_flood(url, finished, WINDOW_S, label) if flooding else None
+                via = SHARED if label == "proxy" else None
+                latencies[label] += asyncio.run(normal_players(url, WINDOW_S, via))
                 if process is not None:
                     stdout, _ = process.communicate(timeout=WINDOW_S + 60)
                     floods[label].append(json.loads(stdout.decode().strip().splitlines()[-1]))
-    out = []
-    for label, _, flooding in SCENARIOS:
-        out.append(line(label, latencies[label]))
-        if flooding:
-            out.append(flood_line(floods[label]))
+    alone = percentile([x * 1000 for x in latencies["alone"]], 0.99)
+    out = [line("alone", latencies["alone"], None)]
+    for label in PATTERNS:
+        out.append(line(label, latencies[label], alone))
+        out.append(flood_line(floods[label]))
     return out
 
 
 def run() -> None:
     print(
-        f"\n== Gateway under a flood: {NORMAL_GAMES} normal 2-player games at a time, "
-        f"{len(FLOOD_ADDRESSES) * FLOODERS_PER_ADDRESS} flooding clients from "
-        f"{len(FLOOD_ADDRESSES)} other addresses; {ROUNDS} rounds of {WINDOW_S:.0f} s each =="
+        f"\n== Gateway under a flood: {NORMAL_GAMES} normal 2-player games at a time beside "
+        f"each flood of issue 23 ({', '.join(PATTERNS)}); {ROUNDS} rounds of "
+        f"{WINDOW_S:.0f} s each; a normal player's p99 against the same players alone =="
     )
     try:
         server = RedisServer().start()
@@ -325,8 +388,8 @@ def run() -> None:
         server.cleanup()
 
 
-if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--flood":
-    result = asyncio.run(flood(sys.argv[2], sys.argv[3], float(sys.argv[4])))
+if __name__ == "__main__" and len(sys.argv) == 6 and sys.argv[1] == "--flood":
+    result = asyncio.run(flood(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]))
     print(json.dumps(result))
 elif __name__ == "__main__":
     run()

@@ -31,6 +31,7 @@ from eventstore import KeyLayout
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.projectors import PROJECTIONS, create_projector
+from gameserver.retention.retention_service import stage_of
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.logging import configure_logging
 from gameserver.runtime.settings import Settings
@@ -199,7 +200,8 @@ async def retained(
     from eventstore.retention_policy import Retention, RetentionPolicy
 
     policy = RetentionPolicy.from_env().with_(finished_grace_s=0, consumer_idle_s=0)
-    janitor = Retention(redis, KeyLayout(settings.prefix, settings.partitions), policy)
+    layout = KeyLayout(settings.prefix, settings.partitions)
+    janitor = Retention(redis, layout, policy, stage_of=stage_of)
     await janitor.run_once()
     return await weigh(redis, finished, active)
 

@@ -27,6 +27,10 @@ answered as many commands with 4 as with 1 and about a third fewer with 16 (its 
 16 ways); 4 slots still reach every master of a 3-master cluster. Deployments on more shards
 choose 16, where each command stream lives in its games' slot (docs/services.md)."""
 
+COMMAND_SENDERS = ("", "clock")
+"""The senders with command streams of their own: the gateway (the plain streams) and the
+clock service (`KeyLayout.command_stream`)."""
+
 
 def partition_of(game_id: str, partitions: int) -> int:
     """The partition of a game: CRC-32 of its UTF-8 id modulo the partition count.
@@ -83,6 +87,14 @@ class KeyLayout:
         """The seed vault's secret of a game (read by the rules service only)."""
         return self.game_scoped_key("seed", game_id)
 
+    def seal_key(self, game_id: str) -> str:
+        """The latest signed seal of a game (written by the rules service)."""
+        return self.game_scoped_key("seal", game_id)
+
+    def signing_keys_key(self) -> str:
+        """The hash ``key id -> public key`` of every key the rules service signed with."""
+        return f"{self.prefix}:signing-keys"
+
     def seats_key(self, game_id: str) -> str:
         """The hash ``seat number -> token digest`` of a game (the gateway's seat tokens)."""
         return self.game_scoped_key("seats", game_id)
@@ -99,10 +111,18 @@ class KeyLayout:
         """A ``SCAN`` pattern matching the read model ``name`` of every game."""
         return f"{self.prefix}:{{p*}}:{name}:*"
 
-    def command_stream(self, partition: int) -> str:
+    def command_stream(self, partition: int, sender: str = "") -> str:
         """The command stream of command partition ``partition``, e.g. ``rn:{p07}:commands``:
-        tagged like the game partition of the same number (see `CommandPartitions`)."""
-        return f"{self.base(partition)}:commands"
+        tagged like the game partition of the same number (see `CommandPartitions`). A
+        service other than the gateway sends on a stream of its own, ``rn:{p07}:commands:clock``
+        (``sender``): the ACL lets each user write only its own streams, so the stream an
+        envelope came from tells the rules service who sent it."""
+        return f"{self.base(partition)}:commands" + (f":{sender}" if sender else "")
+
+    def chosen_seed_key(self, game_id: str) -> str:
+        """A chosen seed staged by the gateway for a game not yet created (write only for it;
+        the rules service reads it once, at the creation, into the seed vault)."""
+        return self.game_scoped_key("chosen", game_id)
 
     def feed_key(self, partition: int) -> str:
         """The partition feed: one entry per event of every game of the partition."""
@@ -128,6 +148,8 @@ class CommandPartitions:
 
     layout: KeyLayout = KeyLayout()
     count: int = DEFAULT_COMMAND_PARTITIONS
+    sender: str = ""
+    """Whose streams: the gateway's (``""``) or another sender's (``clock``)."""
 
     def __post_init__(self) -> None:
         partitions = self.layout.partitions
@@ -143,12 +165,16 @@ class CommandPartitions:
 
     def stream_of(self, game_id: str) -> str:
         """The command stream that carries the commands of ``game_id``."""
-        return self.layout.command_stream(self.partition_of(game_id))
+        return self.layout.command_stream(self.partition_of(game_id), self.sender)
+
+    def sent_by(self, sender: str) -> CommandPartitions:
+        """The same partitions, on the streams of ``sender`` (`KeyLayout.command_stream`)."""
+        return CommandPartitions(self.layout, self.count, sender)
 
     def streams(self, partitions: Iterable[int] | None = None) -> list[str]:
         """The streams of ``partitions`` (default: every command partition), in order."""
         chosen = range(self.count) if partitions is None else sorted(set(partitions))
-        return [self.layout.command_stream(self.check(p)) for p in chosen]
+        return [self.layout.command_stream(self.check(p), self.sender) for p in chosen]
 
     def check(self, partition: int) -> int:
         if not 0 <= partition < self.count:

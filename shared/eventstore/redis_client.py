@@ -7,7 +7,21 @@ key's hash slot. Every key of a game carries the game's partition as a hash tag 
 
 ```python
 redis = redis_client(settings.redis_url)      # Redis or RedisCluster, bytes replies
+pool = blocking_pool(settings.redis_url, max_connections=200, timeout=10.0)
 ```
+
+Every client made here heals (`healing_options`): a connection the server closed (Redis
+restarted, a timeout, ``CLIENT KILL``) is replaced on its next use instead of failing that use
+with "Connection closed by server.". redis-py 8 turns on maintenance notifications (``"auto"``)
+for RESP3 connections, and a pool with them on skips its check of a connection taken from the
+pool (``ensure_connection``: a socket at EOF is reconnected), and connections made by a pool
+built from a URL have no retries: each stale connection of the pool then failed one command,
+long after Redis was back (issue 26). Here maintenance notifications are off (they are a Redis
+Enterprise feature), a command whose connection fails (``ConnectionError``: closed, refused,
+reset) is retried on a fresh connection for about a second, and a connection idle for
+`HEALTH_CHECK_INTERVAL_S` is pinged before it is used (a server that vanished without closing
+the connection). A ``TimeoutError`` is not retried: the command may have run (a rate limit
+would count twice), and a frozen server must give an error, not several timeouts in a row.
 """
 
 from __future__ import annotations
@@ -15,10 +29,38 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.maint_notifications import MaintNotificationsConfig
 
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
+RETRIES = 5
+"""Retries of a command whose connection failed: 0.05, 0.1, 0.2, 0.4, 0.4 s apart, so a command
+sent while Redis restarts goes through if Redis answers within about a second."""
+HEALTH_CHECK_INTERVAL_S = 15.0
+"""A connection idle this long is pinged (and replaced when dead) before its next command."""
+
+
+def healing_options(*, cluster: bool = False, retries: int = RETRIES) -> dict[str, Any]:
+    """Connection options that make a client reconnect after the server closed a connection
+    (see the module docstring); fresh objects on every call (a `Retry` is per client).
+    ``retries=0`` for a client whose writes must not be sent again to a restarted server: the
+    rules service's replies (a reply sent again after a restart could acknowledge a write that
+    the restarted server lost; lost, it is asked for again)."""
+    options: dict[str, Any] = {
+        "retry": Retry(
+            ExponentialBackoff(cap=0.4, base=0.05),
+            retries,
+            supported_errors=(RedisConnectionError,),
+        ),
+        "health_check_interval": HEALTH_CHECK_INTERVAL_S,
+    }
+    if not cluster:  # a cluster's nodes keep their own connection lists, with no such check
+        options["maint_notifications_config"] = MaintNotificationsConfig(enabled=False)
+    return options
 
 
 def is_cluster_url(url: str) -> bool:
@@ -40,9 +82,20 @@ def redis_client(url: str, **kwargs: Any) -> Any:
     if is_cluster_url(url):
         # A cluster has one database: a path (/0) is accepted and dropped.
         return RedisCluster.from_url(
-            urlunsplit(urlsplit(plain_url(url))._replace(path="")), **kwargs
+            urlunsplit(urlsplit(plain_url(url))._replace(path="")),
+            **{**healing_options(cluster=True), **kwargs},
         )
-    return Redis.from_url(url, **kwargs)
+    return Redis.from_url(url, **{**healing_options(), **kwargs})
+
+
+def blocking_pool(
+    url: str, *, max_connections: int, timeout: float | None
+) -> BlockingConnectionPool:
+    """A healing `BlockingConnectionPool` for a plain (not cluster) ``url``: a request beyond
+    ``max_connections`` waits up to ``timeout`` seconds for a free connection."""
+    return BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=timeout, **healing_options()
+    )
 
 
 def is_cluster(client: Any) -> bool:

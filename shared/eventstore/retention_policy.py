@@ -7,9 +7,10 @@ everything it ever had. `Retention.run_once` (run every ``interval_s`` by ``rena
 retention``) applies `RetentionPolicy`:
 
 1. **It follows the partition feeds** with its own consumer group (``retention``) and keeps, per
-   partition, a sorted set of lobbies (``GameCreated`` not yet ``GameStarted``) and one of
-   finished games (``GameEnded``, ``GameCancelled``), scored by the time of the event (the
-   feed entry's id is its append time, so no clock is trusted but Redis').
+   partition, a sorted set of lobbies (created, not yet started) and one of closed games
+   (ended, or called off), scored by the time of the event (the feed entry's id is its append
+   time, so no clock is trusted but Redis'). Which event creates, starts or closes a game is
+   not the store's to know: the service passes a `StageOf` (the games' own ``closes``).
 2. **Lobbies that never start expire** ``lobby_ttl_s`` after their creation: every key of the
    game is deleted (its stream, seed, seats, outcomes, models...), atomically and only if the
    game did not move meanwhile.
@@ -37,14 +38,15 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from eventstore import archive
-from eventstore.keys import KeyLayout
+from eventstore.keys import COMMAND_SENDERS, KeyLayout
+from eventstore.redis_client import redis_client
 from eventstore.redis_values import text as _text
 from eventstore.types import StoredEvent
 
@@ -116,10 +118,6 @@ class RetentionReport:
     consumers_removed: int = 0
 
 
-class _Kind(msgspec.Struct):
-    type: str = ""
-
-
 class _Cause(msgspec.Struct):
     command_id: str | None = None
 
@@ -128,7 +126,10 @@ class _Caused(msgspec.Struct):
     cause: _Cause | None = None
 
 
-_kind = msgspec.json.Decoder(_Kind)
+Stage = Literal["created", "started", "closed"]
+StageOf = Callable[[bytes], "Stage | None"]
+"""What an event (its stored bytes) does to its game's life: creates it (a lobby), starts it,
+closes it (nothing is appended after it), or none of these (None)."""
 _caused = msgspec.json.Decoder(_Caused)
 
 # Compacts or removes one game atomically, and only if its stream did not move meanwhile.
@@ -169,9 +170,12 @@ class Retention:
     consumer: str = "retention"
     streams: Sequence[str] | None = None
     """Streams to trim besides the partition feeds (default: every command stream the layout
-    can have, ``<prefix>:{pNN}:commands``, so it needs no command partition count; a stream
-    that does not exist costs one ``XINFO GROUPS``)."""
+    can have, ``<prefix>:{pNN}:commands`` and the clock's ``<prefix>:{pNN}:commands:clock``, so
+    it needs no command partition count; a stream that does not exist costs one ``XINFO
+    GROUPS``)."""
     clock: Callable[[], float] = time.time
+    stage_of: StageOf = field(kw_only=True)
+    """Which events create, start and close a game (the service's, from the hosted games)."""
 
     def __post_init__(self) -> None:
         self._compact = self.redis.register_script(_COMPACT_LUA)
@@ -234,7 +238,11 @@ class Retention:
 
     def _streams(self) -> list[str]:
         feeds = [self.layout.feed_key(p) for p in range(self.layout.partitions)]
-        every = [self.layout.command_stream(p) for p in range(self.layout.partitions)]
+        every = [
+            self.layout.command_stream(p, sender)
+            for p in range(self.layout.partitions)
+            for sender in COMMAND_SENDERS
+        ]
         extra = self.streams if self.streams is not None else every
         return [*feeds, *extra]
 
@@ -286,16 +294,13 @@ class Retention:
         event = fields.get(b"event")
         if game is None or event is None:
             return
-        try:
-            kind = _kind.decode(event).type
-        except msgspec.DecodeError:
-            return
+        stage = self.stage_of(event)
         at = int(entry_id.split("-")[0])
-        if kind == "GameCreated":
+        if stage == "created":
             pipe.zadd(self.lobbies_key(partition), {game: at}, nx=True)
-        elif kind == "GameStarted":
+        elif stage == "started":
             pipe.zrem(self.lobbies_key(partition), game)
-        elif kind in ("GameEnded", "GameCancelled"):
+        elif stage == "closed":
             pipe.zrem(self.lobbies_key(partition), game)
             pipe.zadd(self.finished_key(partition), {game: at}, nx=True)
 
@@ -463,14 +468,16 @@ def _next_id(entry_id: str) -> tuple[int, int]:
     return ms, seq + 1
 
 
-async def serve(redis_url: str, layout: KeyLayout, policy: RetentionPolicy, consumer: str) -> None:
+async def serve(
+    redis_url: str, layout: KeyLayout, policy: RetentionPolicy, consumer: str, stage_of: StageOf
+) -> None:
     """Apply the policy every ``interval_s`` until cancelled (``renature serve retention``)."""
     import asyncio
     import logging
 
     log = logging.getLogger("renature.retention")
-    redis = Redis.from_url(redis_url)
-    janitor = Retention(redis, layout, policy, consumer=consumer)
+    redis = redis_client(redis_url)
+    janitor = Retention(redis, layout, policy, consumer=consumer, stage_of=stage_of)
     try:
         while True:
             try:

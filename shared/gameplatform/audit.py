@@ -34,6 +34,7 @@ CHECK_ORDER = (
     "deal",
     "legality",
     "rules",
+    "sealed",
     "scores",
 )
 """The order of findings at the same event."""

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
 from gameplatform.audit import AuditReport
+from gameplatform.clock import ClockState, deadline_ms
 from gameplatform.explanation import Explanation
 
 State = TypeVar("State")
@@ -26,6 +27,18 @@ Chosen = TypeVar("Chosen", covariant=True)
 
 class Bot(Protocol[Seen, Chosen]):
     def choose(self, state: Seen, seat: int) -> Chosen: ...
+
+
+@runtime_checkable
+class Describes(Protocol):
+    """What a game may add to say its commands and events in its players' words (the web
+    client lists the moves and the log with them); a game without it is described in plain
+    words read from its structs (``gameplatform.words``)."""
+
+    def describe(self, item: Any, seats: Sequence[str]) -> str:
+        """A command or an event (as the reader may see it) in words; ``seats`` names each
+        seat, e.g. by its colour."""
+        ...
 
 
 class Outcome(Protocol):
@@ -71,6 +84,37 @@ class Table(msgspec.Struct, frozen=True):
     """Whether the game left its lobby (seats can no longer be taken)."""
 
 
+class Clock(msgspec.Struct, frozen=True):
+    """A game's turn clock as the platform reads it (the clock service, the lobby): its time
+    control (``per_turn`` seconds, or a ``total`` per seat plus an ``increment`` per turn;
+    ``on_timeout``: ``bot`` or ``remove``), the seat whose time runs (``running_for``, None when
+    none does) since ``turn_started_ms``, when it runs out (``deadline_ms``), and each seat's
+    bank as of the start of the running turn (``remaining_ms``, total mode). Times are ms since
+    the epoch, folded from the times the service recorded (the core reads no clock)."""
+
+    per_turn: int | None
+    total: int | None
+    increment: int
+    on_timeout: str
+    running_for: int | None
+    turn_started_ms: int | None
+    deadline_ms: int | None
+    remaining_ms: list[int]
+
+
+def platform_clock(clock: ClockState | None) -> Clock | None:
+    """A game's folded `ClockState` as the platform reads it (None: no clock)."""
+    if clock is None:
+        return None
+    return Clock(
+        **msgspec.structs.asdict(clock.control),  # per_turn, total, increment, on_timeout
+        running_for=clock.owner if clock.owner >= 0 else None,
+        turn_started_ms=clock.turn_started_ms,
+        deadline_ms=deadline_ms(clock),
+        remaining_ms=list(clock.remaining_ms),
+    )
+
+
 class Award(msgspec.Struct, frozen=True):
     """Points an event gives one seat: ``source`` groups them (a breakdown), ``reason`` says why
     in a player's words. The scores of a game are the sums of its awards."""
@@ -81,7 +125,7 @@ class Award(msgspec.Struct, frozen=True):
     reason: str
 
 
-# long: the whole interface a game hands the platform, one documented member each
+# long: the protocol lists, documented, every member a game hands the platform
 class Game(Protocol[State, Command, Event]):
     """Everything the platform needs of a game, and nothing more."""
 
@@ -89,6 +133,8 @@ class Game(Protocol[State, Command, Event]):
     """The registry key and the ``--game`` value: ``renature``, ``renaissance``."""
     title: str
     player_counts: tuple[int, ...]
+    phases: tuple[str, ...]
+    """Every phase ``Table.phase`` may name (a lobby listing filters by them)."""
     boards: tuple[str, ...]
     """Board (or set-up) names a game can be created on; the first is the default."""
     bot_names: tuple[str, ...]
@@ -110,6 +156,12 @@ class Game(Protocol[State, Command, Event]):
     API's document says a game's answers are."""
     audit_type: Any
     explanation_type: Any
+    options_type: Any
+    """What a creation takes beyond players and board (Renature: a time control; Renaissance:
+    sets and the competition rule): a msgspec struct with ``forbid_unknown_fields`` whose fields
+    all have defaults, and which may have a ``problem() -> str | None`` method for what its
+    types cannot say. `gameplatform.creation` reads and checks it; ``options`` arguments below
+    are its fields as a dict (`creation.options_dict`)."""
 
     # --- create and deal from a seed ---------------------------------------------------------
     def setup_commands(
@@ -138,6 +190,27 @@ class Game(Protocol[State, Command, Event]):
 
     def start_command(self) -> Command: ...
 
+    # --- seats: the commands the platform sends for every game (None: not offered) ---------
+    def cancel_command(self) -> Command | None:
+        """The host calls the game off before the start."""
+        ...
+
+    def leave_command(self, seat: int) -> Command | None:
+        """The seat's player leaves the lobby (before the start)."""
+        ...
+
+    def remove_command(self, seat: int) -> Command | None:
+        """The host frees a seat of the lobby (before the start)."""
+        ...
+
+    def resign_command(self, seat: int) -> Command | None:
+        """The seat's player gives up a started game (what that does is the game's rule)."""
+        ...
+
+    def timeout_command(self, seat: int) -> Command | None:
+        """The clock service's claim that ``seat`` ran out of time (the core checks it)."""
+        ...
+
     def with_seed(
         self, command: Command, seed: str, salt: str = "", chosen: bool = False
     ) -> Command:
@@ -151,6 +224,11 @@ class Game(Protocol[State, Command, Event]):
         """Whether only a seated player may send it (a move, not a set-up command)."""
         ...
 
+    def sender_of(self, command: Command) -> str:
+        """The service that alone may send it: ``clock`` (a claim that a seat's time ran out)
+        or ``gateway`` (everything else); the rules service refuses it from any other."""
+        ...
+
     def needs_seed(self, command: Command) -> bool:
         """Whether the service must put the game's seed into it (creation, a finish)."""
         ...
@@ -160,6 +238,12 @@ class Game(Protocol[State, Command, Event]):
         ...
 
     def decode_command(self, data: bytes | str) -> Command: ...
+
+    def seat_command_schema(self) -> dict[str, Any]:
+        """The JSON schema of a seated player's command as a client sends it (``anyOf`` its
+        variants, inlined; ``seat`` optional), with what the rules would otherwise refuse as
+        naming nothing spelled out (`gameplatform.forms.CommandForms` gives the plain one)."""
+        ...
 
     def seat_command(self, payload: dict[str, Any]) -> Command:
         """A player's command from JSON-like data (raises ``msgspec.ValidationError``)."""
@@ -191,6 +275,16 @@ class Game(Protocol[State, Command, Event]):
 
     def is_over(self, state: State) -> bool: ...
 
+    def is_closed(self, state: State) -> bool:
+        """Whether nothing more is appended to the game: over, or called off (what `closes`
+        says of the last event)."""
+        ...
+
+    def starts(self, event: Event) -> bool:
+        """Whether ``event`` starts the game (it leaves its lobby: seats can no longer be
+        taken)."""
+        ...
+
     def ends(self, event: Event) -> bool:
         """Whether ``event`` ends the game with its result (after it nothing is appended)."""
         ...
@@ -202,6 +296,11 @@ class Game(Protocol[State, Command, Event]):
 
     def to_move(self, state: State) -> int | None:
         """The seat whose command the game waits for (None: nobody's, e.g. the service's)."""
+        ...
+
+    def clock(self, state: State) -> Clock | None:
+        """The game's clock (None: created without a time control, or a game without clocks);
+        when its deadline has passed, the service sends ``timeout_command(running_for)``."""
         ...
 
     def finishing_command(self, state: State, seed: str, salt: str = "") -> Command | None:
@@ -265,6 +364,10 @@ class Game(Protocol[State, Command, Event]):
     def picture_svg(self, state: State, title: str = "") -> str: ...
 
     def picture_text(self, state: State) -> str: ...
+
+    def progress(self, state: State) -> str:
+        """Where the game stands in its own words (``turn 12, place_domino``), for a replay."""
+        ...
 
     def explain(self, events: Sequence[Event], seat: int | None = None) -> Explanation:
         """The platform's explanation (`gameplatform.explanation`), the game's own subclass."""

@@ -60,10 +60,12 @@ def play_out(
     agents: Sequence[Agent],
     *,
     finishing: Callable[[S], Any | None] = lambda _: None,
+    prepare: Callable[[S, Any], Any] = lambda _, command: command,
     max_commands: int = 100_000,
 ) -> tuple[list[E], S]:
     """Play a whole game in process, every seat a bot; ``finishing`` gives the system's
-    command that ends a game whose last move is made (Renature reveals its seed), if any."""
+    command that ends a game whose last move is made (Renature reveals its seed), if any;
+    ``prepare`` adds the system's part to a seat's command (a salt the service draws)."""
     log, state = set_up(rules, setup)
     for _ in range(max_commands):
         finish = finishing(state)
@@ -73,7 +75,7 @@ def play_out(
         if state.is_over:
             return log, state
         seat = state.current
-        events, state = rules.execute(state, agents[seat].choose(state, seat))
+        events, state = rules.execute(state, prepare(state, agents[seat].choose(state, seat)))
         log += events
     raise RuntimeError(f"the game did not end within {max_commands} commands")
 

@@ -11,12 +11,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from gameplatform.audit import Auditor, AuditReport, Finding, points_add_up
+from gameplatform.sealed import reveal_problem
 from renaissance import events as e
+from renaissance.figures import extra_points
 from renaissance.rules import RULES, penalty, phase1_points, piece_index
 from renaissance.state import GameState
 
 __all__ = ["AuditReport", "Finding", "audit", "recount"]
+
+
+def check_reveals(events: Sequence[e.Event]) -> list[Finding]:
+    """Every Janken's revealed hands open the commitments shown before (ruling 15)."""
+    findings = []
+    shown: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, e.JankenStarted):
+            shown = {}
+        elif isinstance(event, e.HandShown) and event.seat is not None:
+            shown[event.seat] = event.commitment
+        elif isinstance(event, e.JankenPlayed):
+            for seat, (hand, salt) in enumerate(zip(event.hands, event.salts, strict=False)):
+                problem = reveal_problem(shown.get(seat, ""), hand, salt)
+                if problem:
+                    findings.append(Finding(event.version, "sealed", f"seat {seat}: {problem}"))
+    return findings
 
 
 def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
@@ -27,7 +48,10 @@ def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
     unplaced: dict[str, list[int]] = {"silver": [], "gold": []}
     silver_seat = 0
     set_points = [0, 0]
+    extra: list[str] = []  # the extra hands of a game of Phase 1 only (ruling 13)
     for event in events:
+        if isinstance(event, e.GameCreated) and not isinstance(event.variant, msgspec.UnsetType):
+            extra = list(event.variant.extra_hands)
         if isinstance(event, e.SetStarted):
             acquired = {"silver": [], "gold": []}
             silver_seat = event.silver_seat
@@ -43,7 +67,9 @@ def recount(events: Sequence[e.Event], state: GameState) -> list[str]:
             }
         elif isinstance(event, e.SetEnded):
             for colour, seat in (("silver", silver_seat), ("gold", 1 - silver_seat)):
-                expected = phase1_points(acquired[colour]) - penalty(unplaced[colour])
+                pieces = acquired[colour]
+                expected = phase1_points(pieces) + extra_points(pieces, extra)
+                expected -= penalty(unplaced[colour])
                 if not expected == set_points[seat] == event.scores[seat]:
                     problems.append(
                         f"set {event.set_number}: {colour} (seat {seat}) should score {expected} "
@@ -65,11 +91,18 @@ class _Audit(Auditor[GameState, e.Event]):
             points_awarded=e.points_awarded,
         )
 
+    def check_start(self, findings: list[Finding]) -> None:
+        findings += check_reveals(self.events)
+
     def recount(self, state: GameState) -> list[str]:
         return recount(self.events, state)
 
     def checks(self, finished: bool) -> list[str]:
-        return ["scores recounted from the pieces"] if finished else []
+        sealed = any(isinstance(event, e.JankenPlayed) for event in self.events)
+        return [
+            *(["Janken hands open their commitments"] if sealed else []),
+            *(["scores recounted from the pieces"] if finished else []),
+        ]
 
 
 def audit(events: Sequence[e.Event]) -> AuditReport:

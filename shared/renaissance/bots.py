@@ -14,11 +14,13 @@ from typing import Protocol
 
 from gameplatform import simulation
 from renaissance import commands as c
+from renaissance.components import components
 from renaissance.rules import (
     execute,
     legal_actions,
     penalty,
     phase1_points,
+    piece_index,
 )
 from renaissance.state import GameState
 
@@ -50,7 +52,8 @@ class GreedyBot:
     """Set-up: any placement, and a lift that makes everything fit where one does. Phase 1:
     the marker that gains it the most Phase 1 points against the other player's; it never
     proposes, accepts only awards to itself. Phase 2: the biggest piece (the heaviest penalty
-    avoided); markers moved at random."""
+    avoided); markers moved at random; it accepts an end of Phase 2 when the set would not be
+    lost by it. Distribution: it takes the smallest piece, or gives the biggest."""
 
     def __init__(self, seed: str) -> None:
         self.rng = random.Random(seed)
@@ -65,6 +68,15 @@ class GreedyBot:
             proposal = state.proposal
             mine = proposal is not None and proposal.to == state.colour_of(seat)
             return c.AcceptProposal(seat) if mine else c.DeclineProposal(seat)
+        if state.phase == "phase2_answer":
+            ahead = [state.set_points[t] - penalty(state.hands[state.colour_of(t)]) for t in (0, 1)]
+            fine = ahead[seat] >= ahead[1 - seat]
+            return c.AcceptProposal(seat) if fine else c.DeclineProposal(seat)
+        if state.phase == "distribution":
+            picks = [a for a in actions if isinstance(a, c.ChoosePiece)]
+            size = {a.piece: components().pieces[piece_index(a.piece)].size for a in picks}
+            best = (min if state.distribution == "take" else max)(size.values())
+            return self.rng.choice([a for a in picks if size[a.piece] == best])
         if state.phase == "phase2":
             sizes = [len(a.squares) for a in actions if isinstance(a, c.PlacePiece)]
             biggest = [

@@ -22,6 +22,12 @@ __all__ = [  # the platform's errors that Renaissance's rules raise, and its own
 ]
 
 
+class ClockRunning(RuleError):
+    """A timeout claimed before the seat's time ran out (or of a seat whose time does not run)."""
+
+    code = "clock_running"
+
+
 class PieceDoesNotFit(RuleError):
     """A polyomino placement breaks the placement rules of its step (set-up or Phase 2)."""
 
@@ -64,3 +70,9 @@ class IllegalMove(RuleError):
     """A Phase 2 marker move breaks "Relocation of Markers" (the no-undo rule among them)."""
 
     code = "illegal_move"
+
+
+class IllegalChoice(RuleError):
+    """Play only Phase 2: a Janken hand shown twice, or a piece that is not left to distribute."""
+
+    code = "illegal_choice"

@@ -15,7 +15,8 @@ from gameplatform.chain import canonical_bytes as canonical_bytes  # re-exported
 from gameplatform.chain import chain_hash as chain_hash
 from gameplatform.chain import encode as encode
 from gameplatform.chain import seal as seal
-from renaissance.commands import AnyCommand
+from gameplatform.clock import TimeControl
+from renaissance.commands import AnyCommand, Variant
 
 
 class Cause(msgspec.Struct, frozen=True):
@@ -57,6 +58,10 @@ class GameCreated(Event, frozen=True):
     competition: str
     pieces: list[PieceInfo]
     """The pieces as the data file gives them, so a reader can check the stream alone."""
+    clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
+    """The turn clock, where the game has one (left out otherwise)."""
+    variant: Variant | msgspec.UnsetType = msgspec.UNSET
+    """The variant agreed at creation; absent for the standard rules."""
 
 
 class PlayerJoined(Event, frozen=True):
@@ -198,6 +203,47 @@ class MarkerMoveSkipped(Event, frozen=True):
 
 class Phase2Ended(Event, frozen=True):
     unplaced: dict[str, list[str]]
+    by: str | msgspec.UnsetType = msgspec.UNSET
+    """``agreement`` when the players agreed to end it (ruling 16); absent otherwise."""
+
+
+class JankenStarted(Event, frozen=True):
+    """Play only Phase 2: a Janken decides who picks the next pieces (ruling 14)."""
+
+    round: int
+    pieces_left: list[str]
+
+
+class HandShown(Event, frozen=True):
+    """A seat's Janken hand, sealed: ``commitment`` is public, ``hand`` and ``salt`` are shown
+    to that seat alone until both have shown (``visible_event`` blanks them; ruling 15)."""
+
+    commitment: str
+    hand: str
+    salt: str
+
+
+class JankenPlayed(Event, frozen=True):
+    """Both hands revealed (by seat) with their salts; ``winner`` is None for a draw."""
+
+    hands: list[str]
+    salts: list[str]
+    winner: int | None
+
+
+class PieceDistributed(Event, frozen=True):
+    """Play only Phase 2: ``piece`` goes into ``colour``'s hand, taken or given (``by``)."""
+
+    piece: str
+    colour: str
+    by: str
+
+
+class DistributionCompleted(Event, frozen=True):
+    """Every piece is distributed: the Phase 2 preparation begins, Gold first."""
+
+    hands: dict[str, list[str]]
+    first_seat: int
 
 
 class SetEnded(Event, frozen=True):
@@ -213,6 +259,31 @@ class GameEnded(Event, frozen=True):
     competition: str
     ranking: list[int]
     winners: list[int]
+
+
+class PlayerLeft(Event, frozen=True):
+    """A player left the lobby (``left``) or the host removed them (``removed``)."""
+
+    reason: str
+
+
+class GameCancelled(Event, frozen=True):
+    """The host cancelled the game before its start (nothing follows)."""
+
+
+class SeatTimedOut(Event, frozen=True):
+    """``seat``'s time ran out at ``deadline``; it loses (``on_timeout``: ``remove``): a
+    ``SeatResigned`` (``timeout``) and the ``GameEnded`` follow."""
+
+    deadline: str
+    on_timeout: str
+
+
+class SeatResigned(Event, frozen=True):
+    """``seat`` gave up (``reason``: ``resigned``); a ``GameEnded`` with the other seat as the
+    winner follows."""
+
+    reason: str
 
 
 AnyEvent = (
@@ -239,6 +310,15 @@ AnyEvent = (
     | Phase2Ended
     | SetEnded
     | GameEnded
+    | PlayerLeft
+    | GameCancelled
+    | SeatResigned
+    | SeatTimedOut
+    | JankenStarted
+    | HandShown
+    | JankenPlayed
+    | PieceDistributed
+    | DistributionCompleted
 )
 
 event_decoder = msgspec.json.Decoder(AnyEvent)

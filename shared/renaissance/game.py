@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
+
+import msgspec
 
 from gameplatform import simulation
 from gameplatform.simulation import bot_seed as bot_seed  # the platform's, re-exported
@@ -22,7 +25,12 @@ def simulation_id(seed: str) -> str:
 
 
 def setup_commands(
-    game_id: str, seed: str, names: Sequence[str], sets: int = 1, competition: str = "points"
+    game_id: str,
+    seed: str,
+    names: Sequence[str],
+    sets: int = 1,
+    competition: str = "points",
+    variant: c.Variant | None = None,
 ) -> list[c.Command]:
     return [
         c.CreateGame(
@@ -30,6 +38,7 @@ def setup_commands(
             seed=seed,
             sets=sets,
             competition=competition,  # type: ignore[arg-type]
+            variant=msgspec.UNSET if variant is None else variant,
         ),
         *(c.JoinGame(seat, name) for seat, name in enumerate(names)),
         c.StartGame(),
@@ -57,18 +66,37 @@ def play(
     *,
     sets: int = 1,
     competition: str = "points",
+    variant: c.Variant | None = None,
     game_id: str | None = None,
     max_commands: int = 100_000,
     make: Callable[[str, str], Bot] = make_bot,
 ) -> tuple[list[e.Event], GameState]:
     """Play a whole game in process: both seats are bots (``make(name, seed)`` makes each;
-    the adapter's also makes the platform's search bot)."""
+    the adapter's also makes the platform's search bot). A Janken hand is sealed with a salt
+    derived from the seed, where the service would draw a random one (`with_salt`)."""
     if len(bots) != 2:
         raise ValueError(f"Renaissance needs 2 bots, got {len(bots)}")
     game_id = game_id or simulation_id(seed)
     agents = [make(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
-    setup = setup_commands(game_id, seed, bots, sets, competition)
-    return simulation.play_out(RULES, setup, agents, max_commands=max_commands)
+    setup = setup_commands(game_id, seed, bots, sets, competition, variant)
+
+    def salted(state: GameState, command: c.Command) -> c.Command:
+        return with_salt(command, simulated_salt(seed, state))
+
+    return simulation.play_out(RULES, setup, agents, prepare=salted, max_commands=max_commands)
+
+
+def with_salt(command: c.Command, salt: str) -> c.Command:
+    """A Janken hand sealed with ``salt`` (the service's random one); other commands as sent."""
+    if isinstance(command, c.ShowHand):
+        return msgspec.structs.replace(command, salt=salt)
+    return command
+
+
+def simulated_salt(seed: str, state: GameState) -> str:
+    """The salt of a simulated game's next hand: derived from its (public) seed, so that
+    ``simulate`` stays reproducible; it hides nothing from anyone who knows the seed."""
+    return hashlib.sha256(f"{seed}|salt|{state.version}".encode()).hexdigest()[:32]
 
 
 def outcome(state: GameState, bots: Sequence[str], events: int) -> Outcome:

@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from gameplatform import execution
+from gameplatform.sealed import Sealed, SealedChoice, salt_problem
 from renaissance import commands as c
 from renaissance import events as e
+from renaissance import timing
 from renaissance.components import (
     CENTRE,
     COLOURS,
@@ -35,6 +38,7 @@ from renaissance.components import (
 )
 from renaissance.errors import (
     GameOver,
+    IllegalChoice,
     IllegalMarker,
     IllegalMove,
     IllegalPreparation,
@@ -47,6 +51,7 @@ from renaissance.errors import (
     RuleError,
     WrongPhase,
 )
+from renaissance.figures import extra_hands_made
 from renaissance.packing import can_pack, shape_counts
 from renaissance.state import GameState, Proposal
 
@@ -102,7 +107,22 @@ def _board_square(cell: c.Square, broken: type[RuleError], what: str) -> int:
 
 
 def _created(_: GameState | None, ev: e.GameCreated) -> GameState:
-    return GameState(game_id=ev.game_id, seed=ev.seed, sets=ev.sets, competition=ev.competition)
+    state = GameState(
+        game_id=ev.game_id,
+        seed=ev.seed,
+        sets=ev.sets,
+        competition=ev.competition,
+        clock=timing.started(ev.clock),
+    )
+    if isinstance(ev.variant, c.Variant):
+        state = replace(
+            state,
+            play=ev.variant.play,
+            extra_hands=tuple(ev.variant.extra_hands),
+            distribution=ev.variant.distribution or "",
+            phase2_agreement=ev.variant.phase2_agreement,
+        )
+    return state
 
 
 def _joined(s: GameState, ev: e.PlayerJoined) -> GameState:
@@ -244,12 +264,14 @@ def _proposed(s: GameState, ev: e.ProposalMade) -> GameState:
         piece=piece_index(ev.piece) if ev.piece else -1,
         to=COLOURS.index(ev.to) if ev.to else -1,
     )
-    return replace(s, proposal=proposal, phase="phase1_answer", current=1 - ev.seat)
+    phase = "phase2_answer" if s.phase == "phase2" else "phase1_answer"
+    return replace(s, proposal=proposal, phase=phase, current=1 - ev.seat)
 
 
 def _answered(s: GameState, _: e.ProposalAccepted | e.ProposalDeclined) -> GameState:
     assert s.proposal is not None
-    return replace(s, proposal=None, phase="phase1", current=s.proposal.seat, proposed=True)
+    phase = "phase2" if s.phase == "phase2_answer" else "phase1"
+    return replace(s, proposal=None, phase=phase, current=s.proposal.seat, proposed=True)
 
 
 def _turn_ended(s: GameState, ev: e.TurnEnded) -> GameState:
@@ -269,7 +291,8 @@ def _turn_ended(s: GameState, ev: e.TurnEnded) -> GameState:
     )
 
 
-def _phase1_ended(s: GameState, ev: e.Phase1Ended) -> GameState:
+def _phase2_board(s: GameState, hands: tuple[tuple[int, ...], tuple[int, ...]]) -> GameState:
+    """The Phase 2 "Cleanup": an empty board, ``hands`` in front of the players, Gold first."""
     comps = components()
     cover = tuple(CENTRE if sq in comps.blocked else EMPTY for sq in range(comps.squares))
     prepare = (comps.phase2_monominoes, comps.phase2_markers)
@@ -279,13 +302,52 @@ def _phase1_ended(s: GameState, ev: e.Phase1Ended) -> GameState:
         current=s.gold_seat,
         cover=cover,
         markers=(-1,) * comps.squares,
-        removed=tuple(piece_index(p) for p in ev.removed),
-        hands=s.acquired,
+        hands=hands,
         to_prepare=(prepare, prepare),
         supply=(0, 0),
         proposal=None,
         proposed=False,
     )
+
+
+def _phase1_ended(s: GameState, ev: e.Phase1Ended) -> GameState:
+    removed = tuple(piece_index(p) for p in ev.removed)
+    hands = ((), ()) if s.play == "phase1" else s.acquired  # no Phase 2 to place them in
+    return replace(_phase2_board(s, hands), removed=removed)
+
+
+def _janken_started(s: GameState, ev: e.JankenStarted) -> GameState:
+    return replace(
+        s, phase="janken", current=s.gold_seat, janken=Sealed.open(2), janken_round=ev.round
+    )
+
+
+def _hand_shown(s: GameState, ev: e.HandShown) -> GameState:
+    assert ev.seat is not None
+    assert s.janken is not None
+    janken = s.janken.put(ev.seat, SealedChoice(ev.commitment, ev.hand, ev.salt))
+    waiting = janken.waiting_for()
+    return replace(s, janken=janken, current=waiting[0] if waiting else s.current)
+
+
+def _janken_played(s: GameState, ev: e.JankenPlayed) -> GameState:
+    if ev.winner is None:
+        return s
+    return replace(s, phase="distribution", current=ev.winner, picks=0)
+
+
+def _distributed(s: GameState, ev: e.PieceDistributed) -> GameState:
+    piece, colour = piece_index(ev.piece), COLOURS.index(ev.colour)
+    return replace(
+        s,
+        pool=tuple(p for p in s.pool if p != piece),
+        hands=_set(s.hands, colour, (*s.hands[colour], piece)),
+        picks=s.picks + 1,
+    )
+
+
+def _distribution_completed(s: GameState, _: e.DistributionCompleted) -> GameState:
+    return replace(_phase2_board(s, s.hands), janken=None)
 
 
 def _points(s: GameState, ev: e.PointsScored) -> GameState:
@@ -328,7 +390,30 @@ def _game_ended(s: GameState, ev: e.GameEnded) -> GameState:
     )
 
 
+def _left(s: GameState, ev: e.PlayerLeft) -> GameState:
+    assert ev.seat is not None
+    return replace(s, names=_set(s.names, ev.seat, None))
+
+
+def _cancelled(s: GameState, _: e.GameCancelled) -> GameState:
+    return replace(s, phase="cancelled", current=-1)
+
+
+def _timed_out(s: GameState, _: e.SeatTimedOut) -> GameState:
+    return s  # the SeatResigned that follows puts the seat out
+
+
+def _resigned(s: GameState, ev: e.SeatResigned) -> GameState:
+    assert ev.seat is not None
+    status = "resigned" if ev.reason == "resigned" else "removed"
+    return replace(s, resigned=ev.seat, out_status=status)
+
+
 _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
+    e.PlayerLeft: _left,
+    e.GameCancelled: _cancelled,
+    e.SeatResigned: _resigned,
+    e.SeatTimedOut: _timed_out,
     e.GameCreated: _created,
     e.PlayerJoined: _joined,
     e.SetStarted: _set_started,
@@ -352,12 +437,19 @@ _EVOLVERS: dict[type[e.Event], Callable[[Any, Any], GameState]] = {
     e.Phase2Ended: _phase2_ended,
     e.SetEnded: _set_ended,
     e.GameEnded: _game_ended,
+    e.JankenStarted: _janken_started,
+    e.HandShown: _hand_shown,
+    e.JankenPlayed: _janken_played,
+    e.PieceDistributed: _distributed,
+    e.DistributionCompleted: _distribution_completed,
 }
 
 
 def evolve(state: GameState | None, event: e.Event) -> GameState:
     """Apply one event, without checks (the event was decided already)."""
     new = _EVOLVERS[type(event)](state, event)
+    if new.clock is not None:
+        new = timing.after_event(new, event)
     return replace(new, version=event.version, last_hash=event.hash)
 
 
@@ -542,6 +634,8 @@ def _create(cmd: c.CreateGame) -> e.GameCreated:
         raise InvalidCommand("A game id must have 1 to 64 characters.")
     if not cmd.seed:
         raise InvalidCommand("A game needs a seed (it seeds the bots).")
+    if isinstance(cmd.variant, c.Variant) and (problem := variant_problem(cmd.variant)):
+        raise InvalidCommand(problem)
     return e.GameCreated(
         game_id=cmd.game_id,
         version=1,
@@ -553,7 +647,22 @@ def _create(cmd: c.CreateGame) -> e.GameCreated:
             e.PieceInfo(p.id, [e.At(x, y) for x, y in p.shape], list(p.tags))
             for p in components().pieces
         ],
+        clock=timing.checked_control(cmd.clock),
+        variant=cmd.variant,
     )
+
+
+def variant_problem(variant: c.Variant) -> str | None:
+    """Why a variant cannot be played (None when it can): each option belongs to its variant."""
+    if variant.extra_hands and variant.play != "phase1":
+        return "Extra hands are for a game of Phase 1 only (play: phase1)."
+    if len(set(variant.extra_hands)) != len(variant.extra_hands):
+        return "Name each extra hand once."
+    if variant.distribution is not None and variant.play != "phase2":
+        return "A distribution of the pieces is for a game of Phase 2 only (play: phase2)."
+    if variant.phase2_agreement and variant.play == "phase1":
+        return "A game of Phase 1 only has no Phase 2 to end by agreement."
+    return None
 
 
 def _join(b: _Batch, cmd: c.JoinGame) -> None:
@@ -567,13 +676,91 @@ def _join(b: _Batch, cmd: c.JoinGame) -> None:
     b.emit(e.PlayerJoined, seat=cmd.seat, name=cmd.name)
 
 
+def _lobby_seat(s: GameState, seat: int) -> None:
+    if s.phase != "lobby":
+        raise WrongPhase("The game has started: resign instead of leaving.")
+    if s.names[seat] is None:
+        raise InvalidCommand(f"Nobody sits on seat {seat}.")
+
+
+def _leave(b: _Batch, cmd: c.LeaveGame) -> None:
+    _lobby_seat(b.state, cmd.seat)
+    b.emit(e.PlayerLeft, seat=cmd.seat, reason="left")
+
+
+def _remove_player(b: _Batch, cmd: c.RemovePlayer) -> None:
+    _lobby_seat(b.state, cmd.seat)
+    b.emit(e.PlayerLeft, seat=cmd.seat, reason="removed")
+
+
+def _cancel(b: _Batch, _: c.CancelGame) -> None:
+    s = b.state
+    if s.phase in ("cancelled", "finished"):
+        raise GameOver("The game is over.")
+    if s.phase != "lobby":
+        raise WrongPhase("Only a game that has not started can be cancelled.")
+    b.emit(e.GameCancelled)
+
+
+def _resign(b: _Batch, cmd: c.Resign) -> None:
+    """The seat gives up: the other seat wins the game, whatever the scores (rulings,
+    "Resigning"); the scores stand as they are."""
+    s = b.state
+    if s.phase == "lobby":
+        raise WrongPhase("The game has not started: leave the lobby instead.")
+    if s.phase in ("cancelled", "finished"):
+        raise GameOver("The game is over.")
+    _concede(b, cmd.seat, "resigned")
+
+
+def _claim_timeout(b: _Batch, cmd: c.ClaimTimeout) -> None:
+    """The seat whose time ran out loses, as if it resigned (ruling 18); refused before the
+    deadline by the batch's recorded time."""
+    s = b.state
+    if s.phase == "lobby":
+        raise WrongPhase("The game has not started: no clock runs.")
+    if s.phase in ("cancelled", "finished"):
+        raise GameOver("The game is over.")
+    deadline = timing.deadline_passed(s, cmd.seat, b.cause.time if b.cause else None)
+    b.emit(e.SeatTimedOut, seat=cmd.seat, deadline=deadline, on_timeout="remove")
+    _concede(b, cmd.seat, "timeout")
+
+
+def _concede(b: _Batch, seat: int, reason: str) -> None:
+    """``seat`` is out: the other seat wins, the scores stand as they are."""
+    s = b.state
+    other = 1 - seat
+    b.emit(e.SeatResigned, seat=seat, reason=reason)
+    b.emit(
+        e.GameEnded,
+        scores=list(s.scores),
+        sets_won=list(s.sets_won),
+        competition=s.competition,
+        ranking=[other, seat],
+        winners=[other],
+    )
+
+
 def _start(b: _Batch, _: c.StartGame) -> None:
     s = b.state
     if s.phase != "lobby":
         raise WrongPhase("The game has started already.")
     if None in s.names:
         raise WrongPhase("Renaissance needs both seats taken before it starts.")
-    b.emit(e.SetStarted, set_number=1, silver_seat=0, gold_seat=1)
+    _begin_set(b, 1, 0)
+
+
+def _begin_set(b: _Batch, number: int, silver: int) -> None:
+    """A new set: the set-up, or in a game of Phase 2 only the first Janken (ruling 14)."""
+    b.emit(e.SetStarted, set_number=number, silver_seat=silver, gold_seat=1 - silver)
+    if b.state.play == "phase2":
+        _call_janken(b)
+
+
+def _call_janken(b: _Batch) -> None:
+    s = b.state
+    pieces = [piece_name(p) for p in s.pool]
+    b.emit(e.JankenStarted, round=s.janken_round + 1, pieces_left=pieces)
 
 
 def _check_turn(s: GameState, seat: int, *phases: str) -> None:
@@ -592,6 +779,9 @@ def _step_name(s: GameState) -> str:
         "setup_lift": "the relocation: a polyomino must be taken off the board",
         "phase1": "Phase 1: placing markers",
         "phase1_answer": "Phase 1: a proposal waits for an answer",
+        "janken": "Janken: both players show a hand",
+        "distribution": "distributing the polyominoes",
+        "phase2_answer": "Phase 2: a proposal to end it waits for an answer",
         "phase2_prep": "Phase 2 preparation: placing the monomino and 3 markers",
         "phase2": "Phase 2: placing a polyomino",
         "phase2_move": "Phase 2: moving a marker",
@@ -856,9 +1046,17 @@ def _next_phase1_turn(b: _Batch, seat: int) -> None:
 
 def _propose(b: _Batch, cmd: c.ProposeEnd | c.ProposeAward) -> None:
     s = b.state
-    _check_turn(s, cmd.seat, "phase1")
+    _check_turn(s, cmd.seat, "phase1", "phase2")
+    if s.phase == "phase2" and not s.phase2_agreement:
+        raise IllegalProposal(
+            "Phase 2 ends when no piece in hand can be placed; this game was not created to "
+            "end it by agreement."
+        )
     if s.proposed:
-        raise IllegalProposal("One proposal a turn: place a marker now.")
+        thing = "a marker" if s.phase == "phase1" else "a piece"
+        raise IllegalProposal(f"One proposal a turn: place {thing} now.")
+    if s.phase == "phase2" and isinstance(cmd, c.ProposeAward):
+        raise IllegalProposal("In Phase 2 the players may only agree to end it.")
     if isinstance(cmd, c.ProposeEnd):
         b.emit(e.ProposalMade, seat=cmd.seat, kind="end")
         return
@@ -870,13 +1068,16 @@ def _propose(b: _Batch, cmd: c.ProposeEnd | c.ProposeAward) -> None:
 
 def _answer(b: _Batch, cmd: c.AcceptProposal | c.DeclineProposal) -> None:
     s = b.state
-    _check_turn(s, cmd.seat, "phase1_answer")
+    _check_turn(s, cmd.seat, "phase1_answer", "phase2_answer")
     proposal = s.proposal
     assert proposal is not None
     if isinstance(cmd, c.DeclineProposal):
         b.emit(e.ProposalDeclined, seat=cmd.seat)
         return
     b.emit(e.ProposalAccepted, seat=cmd.seat)
+    if s.phase == "phase2_answer":
+        _end_phase2(b, "agreement")  # ruling 16
+        return
     if proposal.kind == "end":
         _end_phase1(b, "agreement")
         return
@@ -904,7 +1105,8 @@ def _end_phase1(b: _Batch, reason: str) -> None:
             detail=f"1 point for each polyomino acquired ({names})",
             phase=1,
         )
-        for hand, points in hands_made(pieces):
+        extra = extra_hands_made(pieces, b.state.extra_hands)
+        for hand, points in [*hands_made(pieces), *extra]:
             b.emit(
                 e.PointsScored,
                 seat=seat,
@@ -914,6 +1116,8 @@ def _end_phase1(b: _Batch, reason: str) -> None:
                 detail=f"the hand {hand}",
                 phase=1,
             )
+    if b.state.play == "phase1":
+        _end_set(b)  # ruling 13: the set is Phase 1 alone
 
 
 def _preparation_square(s: GameState, cell: c.Square) -> int:
@@ -1008,11 +1212,12 @@ def _move_marker(b: _Batch, cmd: c.MoveMarker) -> None:
     _end_phase2_turn(b, cmd.seat)
 
 
-def _end_phase2(b: _Batch) -> None:
+def _end_phase2(b: _Batch, by: str | None = None) -> None:
     s = b.state
     b.emit(
         e.Phase2Ended,
         unplaced={COLOURS[col]: [piece_name(p) for p in s.hands[col]] for col in (1, 0)},
+        by=msgspec.UNSET if by is None else by,
     )
     comps = components()
     for colour in (1, 0):
@@ -1029,6 +1234,11 @@ def _end_phase2(b: _Batch) -> None:
             detail=f"penalty for each piece left unplaced, 1 per square ({detail})",
             phase=2,
         )
+    _end_set(b)
+
+
+def _end_set(b: _Batch) -> None:
+    """The set's result; then the next set, or the game's end."""
     s = b.state
     points = list(s.set_points)
     best = max(points)
@@ -1040,8 +1250,7 @@ def _end_phase2(b: _Batch) -> None:
     )
     s = b.state
     if s.set_number < s.sets:
-        silver = 1 - s.silver_seat  # ruling 10: the players change colours every set
-        b.emit(e.SetStarted, set_number=s.set_number + 1, silver_seat=silver, gold_seat=1 - silver)
+        _begin_set(b, s.set_number + 1, 1 - s.silver_seat)  # ruling 12: colours change
         return
     keys = list(s.scores) if s.competition == "points" else list(s.sets_won)
     ranking = sorted((0, 1), key=lambda seat: -keys[seat])
@@ -1055,8 +1264,85 @@ def _end_phase2(b: _Batch) -> None:
     )
 
 
+JANKEN_HANDS: tuple[c.JankenHand, ...] = ("rock", "paper", "scissors")
+JANKEN_BEATS = {"rock": "scissors", "scissors": "paper", "paper": "rock"}
+"""Janken: rock breaks scissors, scissors cut paper, paper wraps rock."""
+
+
+def janken_winner(hands: list[str]) -> int | None:
+    """The seat whose hand beats the other's; None for a draw (the same hand twice)."""
+    if hands[0] == hands[1]:
+        return None
+    return 0 if JANKEN_BEATS[hands[0]] == hands[1] else 1
+
+
+def _show_hand(b: _Batch, cmd: c.ShowHand) -> None:
+    """Both seats show a hand, in either order; each is sealed until both are in, then the
+    rules reveal both at once (ruling 15)."""
+    s = b.state
+    if s.is_over:
+        raise GameOver("The game is over.")
+    if s.phase != "janken" or s.janken is None:
+        raise WrongPhase(f"That is not a move of this step of the game ({_step_name(s)}).")
+    if not cmd.hand:
+        raise InvalidCommand("Show rock, paper or scissors.")
+    if s.janken.has_chosen(cmd.seat):
+        raise IllegalChoice("You have shown your hand for this Janken already.")
+    if problem := salt_problem(cmd.salt):
+        raise InvalidCommand(problem)
+    sealed = SealedChoice.of(cmd.hand, cmd.salt)
+    b.emit(
+        e.HandShown,
+        seat=cmd.seat,
+        commitment=sealed.commitment,
+        hand=cmd.hand,
+        salt=cmd.salt,
+    )
+    janken = b.state.janken
+    assert janken is not None
+    if not janken.is_complete:
+        return
+    hands = [slot.choice for slot in janken.slots]
+    winner = janken_winner(hands)
+    b.emit(e.JankenPlayed, hands=hands, salts=[slot.salt for slot in janken.slots], winner=winner)
+    if winner is None:
+        _call_janken(b)  # a draw: Janken again
+
+
+def _choose_piece(b: _Batch, cmd: c.ChoosePiece) -> None:
+    """ "The winner of Janken takes one and the other takes another", or "chooses one piece for
+    the opponent and the other does the same"; then another Janken (ruling 14)."""
+    s = b.state
+    _check_turn(s, cmd.seat, "distribution")
+    piece = piece_index(cmd.piece)
+    if piece not in s.pool:
+        raise IllegalChoice(f"{cmd.piece} is not among the pieces left to distribute.")
+    mine = s.colour_of(cmd.seat)
+    colour = mine if s.distribution == "take" else 1 - mine
+    b.emit(
+        e.PieceDistributed,
+        seat=cmd.seat,
+        piece=cmd.piece,
+        colour=COLOURS[colour],
+        by=s.distribution,
+    )
+    s = b.state
+    if not s.pool:
+        hands = {COLOURS[col]: [piece_name(p) for p in s.hands[col]] for col in (1, 0)}
+        b.emit(e.DistributionCompleted, hands=hands, first_seat=s.gold_seat)
+    elif s.picks == 1:
+        b.emit(e.TurnEnded, next_seat=1 - cmd.seat)
+    else:
+        _call_janken(b)
+
+
 _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
     c.JoinGame: _join,
+    c.LeaveGame: _leave,
+    c.RemovePlayer: _remove_player,
+    c.CancelGame: _cancel,
+    c.Resign: _resign,
+    c.ClaimTimeout: _claim_timeout,
     c.StartGame: _start,
     c.PlacePiece: _place_piece,
     c.LiftPiece: _lift,
@@ -1068,6 +1354,8 @@ _DECIDERS: dict[type[c.Command], Callable[[_Batch, Any], None]] = {
     c.DeclineProposal: _answer,
     c.PlaceMonomino: _place_monomino,
     c.MoveMarker: _move_marker,
+    c.ShowHand: _show_hand,
+    c.ChoosePiece: _choose_piece,
 }
 
 RULES: execution.Rulebook[GameState, c.Command, e.Event] = execution.Rulebook(
@@ -1091,8 +1379,11 @@ def _place(seat: int, piece: int, squares: tuple[int, ...]) -> c.PlacePiece:
 
 
 def legal_actions(s: GameState, seat: int) -> list[c.Command]:
-    """Every command ``seat`` may give now; ``decide`` accepts exactly these."""
-    if s.phase in ("lobby", "finished") or seat != s.current:
+    """Every command ``seat`` may give now; ``decide`` accepts exactly these. A Janken's hand
+    is listed without a salt (the service seals it; ruling 15), for either seat not yet in."""
+    if s.phase == "janken" and s.janken is not None and not s.janken.has_chosen(seat):
+        return [c.ShowHand(seat, hand) for hand in JANKEN_HANDS]
+    if s.phase in ("lobby", "finished", "cancelled") or seat != s.current:
         return []
     colour = s.colour_of(seat)
     out: list[c.Command] = []
@@ -1110,8 +1401,10 @@ def legal_actions(s: GameState, seat: int) -> list[c.Command]:
                 for p in pieces_on_board(s)
                 for to in COLOURS
             ]
-    elif s.phase == "phase1_answer":
+    elif s.phase in ("phase1_answer", "phase2_answer"):
         out += [c.AcceptProposal(seat), c.DeclineProposal(seat)]
+    elif s.phase == "distribution":
+        out += [c.ChoosePiece(seat, piece_name(p)) for p in s.pool]
     elif s.phase == "phase2_prep":
         monos, markers = s.to_prepare[colour]
         squares = preparation_squares(s)
@@ -1121,6 +1414,8 @@ def legal_actions(s: GameState, seat: int) -> list[c.Command]:
             out += [c.PlaceMarker(seat, _sq(sq)) for sq in squares]
     elif s.phase == "phase2":
         out += [_place(seat, piece, squares) for piece, squares in phase2_placements(s, colour)]
+        if s.phase2_agreement and not s.proposed:
+            out.append(c.ProposeEnd(seat))
     elif s.phase == "phase2_move":
         out += [c.MoveMarker(seat, _sq(a), _sq(b)) for a, b in marker_moves(s)]
     return out

@@ -12,16 +12,23 @@ from typing import Literal
 
 import msgspec
 
+from gameplatform.clock import ClockState
+from gameplatform.sealed import Sealed
+
 Phase = Literal[
     "lobby",  # created, seats joining
     "setup",  # placing the polyominoes, Silver first
     "setup_lift",  # relocation: the seat to move must lift a polyomino
     "phase1",  # placing markers, Gold first
     "phase1_answer",  # a proposal waits for the other seat's answer
+    "janken",  # Play only Phase 2: both seats show a sealed hand, in any order
+    "distribution",  # Play only Phase 2: the Janken's winner, then the other, picks a piece
     "phase2_prep",  # placing 1 monomino and 3 markers each, Gold first
     "phase2",  # placing a polyomino (first action of a turn)
     "phase2_move",  # moving a marker (second action of the turn)
+    "phase2_answer",  # a proposal to end Phase 2 waits for the other seat's answer
     "finished",
+    "cancelled",  # the host cancelled it before the start
 ]
 
 
@@ -65,6 +72,18 @@ class GameState(msgspec.Struct, frozen=True):
     sets_won: tuple[int, int] = (0, 0)
     ranking: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()
+    resigned: int = -1  # the seat that gave up (-1: none)
+    out_status: str = ""  # how it stopped: resigned, or removed (its time ran out)
+    clock: ClockState | None = None  # the turn clock (ruling 18), where the game has one
+    turns: int = 0  # turns begun (a clock's turn changes with it)
+    # the variant (rulings 13 to 16); the standard rules by default
+    play: str = "both"
+    extra_hands: tuple[str, ...] = ()
+    distribution: str = ""
+    phase2_agreement: bool = False
+    janken: Sealed | None = None  # the Janken under way or just played
+    janken_round: int = 0
+    picks: int = 0  # pieces picked since the last Janken
 
     @property
     def is_over(self) -> bool:

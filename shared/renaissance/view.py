@@ -1,9 +1,11 @@
-"""What a seat (or a spectator) may see: everything.
+"""What a seat (or a spectator) may see: everything but a Janken hand not yet revealed.
 
 The rules as written hide nothing: the pieces lie open on the board, both supplies of markers
 and both collections of pieces are in front of the players, and nothing is dealt by chance. So
 every viewer gets the same view (only ``viewer`` differs) and events are shown as stored, less
-the hash chain (views never carry it, as in Renature).
+the hash chain (views never carry it, as in Renature). The one secret is a Janken's sealed hand
+(Play only Phase 2, ruling 15): until both seats have shown, a hand and its salt are shown to
+their own seat alone, in the view, the state a seat reads (`masked_state`) and the events.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import msgspec
 from msgspec.structs import replace
 
+from gameplatform.sealed import Sealed
 from renaissance import events as e
 from renaissance.components import CENTRE, COLOURS, EMPTY, MONOMINO, components
 from renaissance.rules import covered_pieces, hands_made, penalty, phase1_points, piece_name
@@ -48,6 +51,15 @@ class ProposalView(msgspec.Struct, frozen=True):
     to: str | None
 
 
+class JankenView(msgspec.Struct, frozen=True):
+    """The Janken under way (or just played): each seat's commitment (empty: not shown yet)
+    and its hand, None while it is sealed to this viewer."""
+
+    round: int
+    commitments: list[str]
+    hands: list[str | None]
+
+
 class GameView(msgspec.Struct, frozen=True):
     game_id: str
     game: str
@@ -61,7 +73,8 @@ class GameView(msgspec.Struct, frozen=True):
     seats: list[SeatView]
     board: list[SquareView]
     supply: list[str]
-    """Set-up: the polyominoes not yet on the board."""
+    """Set-up: the polyominoes not yet on the board; Play only Phase 2: those not yet
+    distributed."""
     lifted: list[str]
     protected: list[str]
     tied: list[str]
@@ -74,6 +87,11 @@ class GameView(msgspec.Struct, frozen=True):
     ranking: list[int]
     winners: list[int]
     hidden_information: bool = False
+    play: str = "both"
+    extra_hands: list[str] = []
+    distribution: str | None = None
+    phase2_agreement: bool = False
+    janken: JankenView | None = None
 
 
 def _square(state: GameState, square: int) -> SquareView:
@@ -148,9 +166,35 @@ def view(state: GameState, viewer: int | None) -> GameView:
         sets_won=list(state.sets_won),
         ranking=list(state.ranking),
         winners=list(state.winners),
+        play=state.play,
+        extra_hands=list(state.extra_hands),
+        distribution=state.distribution or None,
+        phase2_agreement=state.phase2_agreement,
+        janken=_janken(state.janken, state.janken_round, viewer),
     )
 
 
+def _janken(janken: Sealed | None, number: int, viewer: int | None) -> JankenView | None:
+    if janken is None:
+        return None
+    seen = janken.masked(viewer)
+    return JankenView(
+        round=number,
+        commitments=[slot.commitment for slot in seen.slots],
+        hands=[slot.choice or None for slot in seen.slots],
+    )
+
+
+def masked_state(state: GameState, viewer: int | None) -> GameState:
+    """The whole state as ``viewer`` may read it: a sealed hand of another seat blanked."""
+    if state.janken is None or state.janken.is_complete:
+        return state
+    return replace(state, janken=state.janken.masked(viewer))
+
+
 def visible_event(event: e.Event, viewer: int | None) -> e.Event:
-    """The event as ``viewer`` sees it: as stored (nothing is secret), without the hash chain."""
+    """The event as ``viewer`` sees it: as stored, without the hash chain; another seat's
+    sealed hand shows its commitment only (``JankenPlayed`` reveals both hands)."""
+    if isinstance(event, e.HandShown) and event.seat != viewer:
+        event = replace(event, hand="", salt="", cause=None)
     return replace(event, hash="", prev_hash="")

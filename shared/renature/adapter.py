@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 
 from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Table
+from gameplatform.forms import inline_schema
+from gameplatform.interface import Award, Clock, Table, platform_clock
 from renature import board as boards
 from renature import commands as c
 from renature import corpus as recorded
@@ -19,13 +21,14 @@ from renature import determinize as sampling
 from renature import events as e
 from renature.audit import audit
 from renature.bots import BOT_NAMES, Bot, make_bot
+from renature.clock import TimeControl
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.explain import Explanation, explain
 from renature.game import outcome, play, setup_commands
 from renature.perspective import decode_state, encode_state, perspective
 from renature.picture import board_svg
 from renature.rules import RULES, legal_actions
-from renature.state import GameState
+from renature.state import GameState, Phase
 from renature.view import GameView, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
@@ -47,10 +50,42 @@ def source_of(event: e.Event) -> str:
     return SOURCES.get(type(event), type(event).__name__)
 
 
+def _cloud_action_variants(action: dict[str, Any], cell: dict[str, Any]) -> list[dict[str, Any]]:
+    """One variant per kind of cloud action, each requiring what that kind names and
+    refusing what it does not."""
+    needs: dict[str, dict[str, Any]] = {
+        "change_joker": {"animal": {"enum": list(components().animals)}},
+        "extra_turn": {},
+        "return_plant": {"cell": cell},
+    }
+    variants = []
+    for kind in action["properties"]["kind"]["enum"]:
+        variant = copy.deepcopy(action)
+        variant["title"] = f"CloudAction ({kind})"
+        variant["properties"]["kind"] = {"enum": [kind]}
+        for field in ("animal", "cell"):  # what the kind does not name stays out (or null)
+            variant["properties"][field] = needs[kind].get(field, {"type": "null"})
+        variant["required"].extend(needs[kind])
+        variants.append(variant)
+    return variants
+
+
+class RenatureOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a Renature game is created with beyond players and board: a turn clock
+    (docs/rules.md, "Clocks"); none by default."""
+
+    time_control: TimeControl | None = None
+
+    def problem(self) -> str | None:
+        return None if self.time_control is None else self.time_control.problem()
+
+
+# long: the adapter forwards every member of the platform's Game protocol to the core
 class RenatureGame(CoreAdapter):
     name: str = "renature"
     title: str = "Renature (with the Valley expansion)"
     player_counts: tuple[int, ...] = (2, 3, 4)
+    phases: tuple[str, ...] = get_args(Phase)
     boards: tuple[str, ...] = ("base", "valley", "valley-back")
     bot_names: tuple[str, ...] = (*BOT_NAMES, search.NAME)
     command_type: Any = c.AnyCommand
@@ -58,6 +93,11 @@ class RenatureGame(CoreAdapter):
     create_type: Any = c.CreateGame
     join_type: Any = c.JoinGame
     start_type: Any = c.StartGame
+    cancel_type: Any = c.CancelGame
+    leave_type: Any = c.LeaveGame
+    remove_type: Any = c.RemovePlayer
+    resign_type: Any = c.Resign
+    timeout_type: Any = c.ClaimTimeout
     event_type: Any = e.AnyEvent
     rules: Any = RULES
     hidden_information: bool = True
@@ -66,6 +106,7 @@ class RenatureGame(CoreAdapter):
     view_type: Any = GameView
     audit_type: Any = AuditReport
     explanation_type: Any = Explanation
+    options_type: Any = RenatureOptions
 
     def setup_commands(
         self,
@@ -85,7 +126,8 @@ class RenatureGame(CoreAdapter):
         board: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> c.Command:
-        clock = (options or {}).get("clock", msgspec.UNSET)
+        control = (options or {}).get("time_control")
+        clock = msgspec.UNSET if control is None else control
         return c.CreateGame(
             game_id=game_id, players=players, seed="", board=board or "base", clock=clock
         )
@@ -107,6 +149,12 @@ class RenatureGame(CoreAdapter):
 
     def legal_actions(self, state: GameState, seat: int) -> list[c.Command]:
         return legal_actions(state, seat)
+
+    def is_closed(self, state: GameState) -> bool:
+        return state.phase in ("finished", "cancelled")
+
+    def starts(self, event: e.Event) -> bool:
+        return isinstance(event, e.GameStarted)
 
     def ends(self, event: e.Event) -> bool:
         return isinstance(event, e.GameEnded)
@@ -197,6 +245,24 @@ class RenatureGame(CoreAdapter):
 
     def picture_svg(self, state: GameState, title: str = "") -> str:
         return board_svg(state, title)
+
+    def clock(self, state: GameState) -> Clock | None:
+        return platform_clock(state.clock)
+
+    def seat_command_schema(self) -> dict[str, Any]:
+        """The seat commands' schema with what the rules would otherwise refuse as naming
+        nothing spelled out: the animals of the component data, and the ``animal`` or
+        ``cell`` each kind of cloud action needs."""
+        variants = []
+        for variant in super().seat_command_schema()["anyOf"]:
+            if variant["title"] == "CloudAction":
+                variants.extend(_cloud_action_variants(variant, inline_schema(c.Cell)))
+            else:
+                variants.append(variant)
+        return {"anyOf": variants}
+
+    def progress(self, state: GameState) -> str:
+        return f"turn {state.turn}, {state.phase}"
 
     def picture_text(self, state: GameState) -> str:
         """The board as plain text: ``~`` free path, area letters, an animal's first letter on a

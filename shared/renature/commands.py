@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from gameplatform.forms import PLAYER_NAME_PATTERN
 from renature.clock import TimeControl
 from renature.components import Colour, PlantType, components
 
@@ -38,11 +39,6 @@ GameIdText = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=r"
 SeedText = Annotated[str, msgspec.Meta(max_length=512)]
 BoardName = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=r"^[a-z0-9-]+$")]
 """A board id (base, valley, valley-back); the rules refuse one they do not know."""
-PLAYER_NAME_PATTERN = (
-    "^[^\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff]+$"
-)
-"""No control, zero-width or bidirectional-override characters (they could hide or reorder
-what other players see)."""
 PlayerName = Annotated[
     str,
     msgspec.Meta(

@@ -18,6 +18,16 @@ and seats) until it gets a definite answer. Meanwhile a bounded fault schedule r
 Recovery time of a fault: from its repair (restart, SIGCONT) until a probe succeeds (a game
 created through the gateway and projected by both projectors).
 
+Issue 26 adds two promises. **Keys mean one request**: after every game created and every seat
+taken, its client sends the same ``Idempotency-Key`` with another body (another seating,
+another name), during faults and between them; the answer must be 422
+``idempotency_key_reused``, and the game's seats and lobby must be as before (the seat still
+its token's, the game still playable to its end). **Connections heal**: besides the gateway
+that faults kill, a second gateway (``gateway-watch``) lives through the whole run and is asked
+something every 0.1 s; after each Redis restart no request sent once Redis answers again may
+get a 5xx more than a second after it did (the run prints the 5xx answers by code and, per
+restart, the latest one after Redis was back).
+
 Once the faults are over the clients play every game to its end, then the checker reads Redis:
 every acknowledged command is in its stream at the acknowledged versions (else *lost*); no
 version gaps; no command id twice; every hash chain links and the stream replays (else
@@ -34,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import random
@@ -62,6 +73,10 @@ from renature.view import view
 
 SERVICES = ("rules-a", "rules-b", "board", "score", "gateway")
 KINDS = ("rules", "rules", "board", "score", "gateway")
+WATCHED = "gateway-watch"
+"""A gateway no fault touches: it lives through every Redis restart of the run."""
+LATE_AFTER_S = 1.0
+"""No 5xx may come later than this after Redis answers again (for requests sent after that)."""
 LAYOUT = KeyLayout()
 REQUEST_TIMEOUT = 12.0
 """Past the gateway's 10 s command timeout: a client gets the gateway's answer, not its own."""
@@ -99,6 +114,27 @@ class Ack:
 
 
 @dataclass
+class Answer5xx:
+    """A 5xx (or no answer at all, status 0 is not kept) seen by a client or the watcher."""
+
+    sent: float
+    answered: float
+    status: int
+    code: str
+    source: str
+
+
+@dataclass
+class RedisBack:
+    """A Redis restart: when Redis answered again and until when (the next fault) a 5xx may
+    only be this restart's doing."""
+
+    fault: str
+    back: float
+    until: float = float("inf")
+
+
+@dataclass
 class Report:
     config: ChaosConfig
     games: int = 0
@@ -118,8 +154,13 @@ class Report:
     statuses: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     duration: float = 0.0
     service_deaths: list[str] = field(default_factory=list)
+    errors: list[Answer5xx] = field(default_factory=list)
+    redis_backs: list[RedisBack] = field(default_factory=list)
+    key_reuses: int = 0
+    key_reuse_failures: list[str] = field(default_factory=list)
 
     cuts: list[tuple[float, float]] = field(default_factory=list)
+    started_at: float = field(default_factory=time.monotonic)
 
     def window(self) -> float:
         """The longest stretch of writes a power cut of this run lost."""
@@ -138,7 +179,52 @@ class Report:
             and not self.unfinished
             and not self.statuses.get(500)
             and not self.service_deaths
+            and not self.late_5xx()
+            and not self.key_reuse_failures
         )
+
+    def late_5xx(self) -> list[tuple[RedisBack, Answer5xx]]:
+        """5xx answers later than `LATE_AFTER_S` after Redis answered again, to requests sent
+        after it did and before the next fault."""
+        return [
+            (back, error)
+            for back in self.redis_backs
+            for error in self.errors
+            if back.back <= error.sent < back.until and error.answered > back.back + LATE_AFTER_S
+        ]
+
+    def format_5xx(self) -> list[str]:
+        """The 5xx answers by code, and per Redis restart the latest one after Redis was back."""
+        codes: dict[str, int] = defaultdict(int)
+        for error in self.errors:
+            codes[f"{error.status} {error.code}"] += 1
+        lines = [
+            "5xx answers by code: "
+            + (", ".join(f"{c}: {n}" for c, n in sorted(codes.items())) or "none")
+        ]
+        for back in self.redis_backs:
+            after = [
+                error.answered - back.back
+                for error in self.errors
+                if back.back <= error.answered < back.until
+            ]
+            latest = f"latest 5xx {max(after):+.2f} s" if after else "no 5xx"
+            at = back.back - self.started_at
+            lines.append(f"  after {back.fault} (Redis back at {at:.1f} s): {latest}")
+        late = self.late_5xx()
+        lines.append(
+            f"5xx later than {LATE_AFTER_S:g} s after Redis was back: {len(late)}"
+            + "".join(
+                f"; {e.source} {e.status} {e.code} at {e.answered - b.back:+.2f} s after {b.fault}"
+                for b, e in late[:5]
+            )
+        )
+        lines.append(
+            f"keys sent again with another body: {self.key_reuses}, "
+            f"not refused as idempotency_key_reused: {len(self.key_reuse_failures)}"
+            + "".join(f"; {failure}" for failure in self.key_reuse_failures[:5])
+        )
+        return lines
 
     def format(self) -> str:
         kinds: dict[str, list[float]] = defaultdict(list)
@@ -167,6 +253,7 @@ class Report:
             f"unfinished started games: {len(self.unfinished)}",
             "HTTP answers: "
             + ", ".join(f"{status}: {n}" for status, n in sorted(self.statuses.items())),
+            *self.format_5xx(),
             "recovery time per fault kind (s, from the repair to a working probe; max / mean):",
         ]
         for kind, times in sorted(kinds.items()):
@@ -281,6 +368,8 @@ class Stack:
         self.aof_sizes: list[tuple[float, str, int]] = []
         self.expected_down: set[str] = set()
         self.deaths: list[str] = []
+        self.redis_backs: list[RedisBack] = []
+        self.watch_port = free_port()
         self.cuts: list[tuple[float, float]] = []
         """Each power cut: when it happened and up to when the disk kept the writes
         (monotonic); acknowledged commands in between may be lost under everysec."""
@@ -301,6 +390,9 @@ class Stack:
             proc = Proc(name, service_command(kind, self.port), env, self.logs / f"{name}.log")
             proc.start()
             self.procs[name] = proc
+        watched = service_command("gateway", self.watch_port)
+        self.procs[WATCHED] = Proc(WATCHED, watched, env, self.logs / f"{WATCHED}.log")
+        self.procs[WATCHED].start()
 
     def shutdown(self) -> None:
         for proc in self.procs.values():
@@ -347,6 +439,32 @@ class Stack:
 # -- the clients ---------------------------------------------------------------------------
 
 
+async def answer(
+    report: Report, http: httpx.AsyncClient, source: str, method: str, path: str, **kwargs: Any
+) -> httpx.Response | None:
+    """One request: its answer (None for none), counted; a 5xx kept with when it was sent."""
+    sent = time.monotonic()
+    try:
+        response = await http.request(method, path, timeout=REQUEST_TIMEOUT, **kwargs)
+    except (httpx.HTTPError, OSError):
+        report.statuses[0] += 1  # no answer (connection refused, reset, timeout)
+        return None
+    report.statuses[response.status_code] += 1
+    if response.status_code >= 500:
+        try:
+            code = str(response.json()["error"]["code"])
+        except (ValueError, KeyError, TypeError):
+            code = "?"
+        report.errors.append(Answer5xx(sent, time.monotonic(), response.status_code, code, source))
+    return response
+
+
+def in_flight(response: httpx.Response) -> bool:
+    """409 ``idempotency_key_in_flight``: the key's first request is still being answered
+    (or its gateway died mid-request and the lease has not lapsed): no answer yet."""
+    return response.status_code == 409 and "idempotency_key_in_flight" in response.text
+
+
 class Client:
     """One game, played to the end by one task; unknown outcomes retried with the same ids."""
 
@@ -372,17 +490,31 @@ class Client:
         deadline."""
         delay = 0.05
         while time.monotonic() < deadline:
-            try:
-                response = await http.request(method, path, timeout=REQUEST_TIMEOUT, **kwargs)
-            except (httpx.HTTPError, OSError):
-                self.report.statuses[0] += 1  # no answer (connection refused, reset, timeout)
-            else:
-                self.report.statuses[response.status_code] += 1
-                if response.status_code < 500:
-                    return response
+            response = await answer(self.report, http, "client", method, path, **kwargs)
+            if response is not None and response.status_code < 500 and not in_flight(response):
+                return response
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.5)
         return None
+
+    async def reuse_key(
+        self, http: httpx.AsyncClient, path: str, name: str, body: dict[str, Any], deadline: float
+    ) -> None:
+        """The key of a request that succeeded, sent with another body: refused 422
+        ``idempotency_key_reused`` (a power cut under everysec may have lost the first
+        request, and with it the key's record: then the other body may succeed)."""
+        self.report.key_reuses += 1
+        response = await self.request(
+            http, "POST", path, deadline, json=body, headers=self.headers(name)
+        )
+        if response is None:
+            return
+        code = response.json().get("error", {}).get("code") if response.status_code >= 400 else ""
+        lost = self.stack.config.durability == "everysec" and response.status_code == 201
+        if code != "idempotency_key_reused" and not lost:
+            self.report.key_reuse_failures.append(
+                f"{self.game_id} {name}: {response.status_code} {code or response.text[:80]}"
+            )
 
     def headers(self, name: str, seat: int | None = None) -> dict[str, str]:
         headers = {"Idempotency-Key": f"{self.key}-{name}"}
@@ -400,6 +532,8 @@ class Client:
         body = response.json()
         self.game_id = body["game_id"]
         self.acks.append(Ack(self.game_id, "create", "create", 1, 1, time.monotonic()))
+        other = {"players": self.players, "seating": "invite"}  # would close the lobby
+        await self.reuse_key(http, "/games", "create", other, deadline)
         return True
 
     async def join(self, http: httpx.AsyncClient, seat: int, deadline: float) -> None:
@@ -416,6 +550,8 @@ class Client:
             self.acks.append(
                 Ack(self.game_id, "join", "", version, version, time.monotonic(), seat, f"p{seat}")
             )
+            path = f"/games/{self.game_id}/seats/{seat}"
+            await self.reuse_key(http, path, f"seat{seat}", {"name": f"q{seat}"}, deadline)
 
     async def play(self, http: httpx.AsyncClient, deadline: float) -> None:
         while not self.game_id and time.monotonic() < deadline:
@@ -572,7 +708,8 @@ async def inject(stack: Stack, fault: str, rng: random.Random) -> None:
         if power_cut:
             stack.cuts.append((cut_at, cut_back(stack, rng, cut_at)))
         await asyncio.sleep(rng.uniform(0.3, 1.0))
-        stack.redis.start()
+        stack.redis.start()  # returns once Redis answers PING
+        stack.redis_backs.append(RedisBack(fault, time.monotonic()))
 
 
 def cut_back(stack: Stack, rng: random.Random, cut_at: float) -> float:
@@ -609,6 +746,8 @@ async def run_faults(
     rng = random.Random(stack.config.seed + 1)
     for fault in faults:
         await asyncio.sleep(stack.config.fault_interval)
+        if stack.redis_backs:  # the last restart's doing ends where this fault starts
+            stack.redis_backs[-1].until = min(stack.redis_backs[-1].until, time.monotonic())
         report.faults.append(fault)
         await inject(stack, fault, rng)
         repaired = time.monotonic()
@@ -616,6 +755,28 @@ async def run_faults(
             report.recovery[fault].append(float("inf"))
             continue
         report.recovery[fault].append(time.monotonic() - repaired)
+
+
+async def watch(stack: Stack, report: Report, stop: asyncio.Event) -> None:
+    """Ask the long-lived gateway something every 0.1 s (a game's summary: the store; every
+    fifth time a creation: the bus too) until ``stop``; its 5xx are kept."""
+    url = f"http://127.0.0.1:{stack.watch_port}"
+    async with httpx.AsyncClient(base_url=url) as http:
+        game_id = ""
+        for tick in itertools.count():
+            if stop.is_set():
+                return
+            if not game_id or tick % 5 == 0:
+                key = {"Idempotency-Key": f"watch-{uuid.uuid4().hex}"}
+                created = await answer(
+                    report, http, "watch", "POST", "/games", json={"players": 2}, headers=key
+                )
+                if created is not None and created.status_code == 201:
+                    game_id = created.json()["game_id"]
+            else:
+                await answer(report, http, "watch", "GET", f"/games/{game_id}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), 0.1)
 
 
 async def sampler(stack: Stack, stop: asyncio.Event) -> None:
@@ -737,8 +898,12 @@ def check(
 # -- the run ---------------------------------------------------------------------------------
 
 
+READY_TIMEOUT_S = 180.0
+"""Six Python processes importing at once on a loaded 2-core machine took over 60 s to serve."""
+
+
 async def wait_ready(stack: Stack, http: httpx.AsyncClient) -> None:
-    if not await probe(stack, http, time.monotonic() + 60):
+    if not await probe(stack, http, time.monotonic() + READY_TIMEOUT_S):
         raise RuntimeError(f"the stack did not get ready\n{stack.tails()}")
 
 
@@ -756,6 +921,8 @@ async def run_chaos(config: ChaosConfig) -> Report:
         async with httpx.AsyncClient(base_url=stack.url) as http:
             await wait_ready(stack, http)
             watcher = asyncio.create_task(sampler(stack, stop))
+            report.started_at = time.monotonic()
+            watching = asyncio.create_task(watch(stack, report, stop))
             rng = random.Random(config.seed)
             clients: list[Client] = []
             faults = schedule(config)
@@ -785,6 +952,8 @@ async def run_chaos(config: ChaosConfig) -> Report:
             await asyncio.gather(*(c.play(http, end) for c in clients if c.started))
             stop.set()
             await watcher
+            await watching
+            report.redis_backs = stack.redis_backs
             report.service_deaths = stack.deaths
             report.cuts = stack.cuts
             check(stack, report, acks, clients, stack.cuts)

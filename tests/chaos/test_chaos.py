@@ -4,7 +4,9 @@ Redis and the services run as separate processes; HTTP clients play games while 
 is SIGKILLed and SIGSTOPped, Redis is killed and restarted from its append-only file and a power
 cut is emulated. The checker then holds the whole history to the promise: nothing acknowledged
 lost, no fork, no gap, no command id twice, read models equal a fresh replay, every finished
-game audits, every started game finished, no 500, no service exiting on its own. The long run
+game audits, every started game finished, no 500, no service exiting on its own; every key sent
+again with another body refused (422) with nothing changed, and no 5xx from the long-lived
+gateway or the clients later than a second after Redis answers again (issue 26). The long run
 with its figures is ``make chaos`` (tests/chaos/chaos_harness.py).
 """
 
@@ -38,4 +40,8 @@ async def test_a_short_chaos_run_loses_and_forks_nothing(
     assert report.acknowledged > 100, report.format()
     assert report.ok, f"{report.format()}\nservice logs: {logs}"
     assert not report.lost
+    assert report.redis_backs, "no Redis restart"
+    assert not report.late_5xx(), report.format()
+    assert report.key_reuses >= 2 * config.games, report.format()
+    assert not report.key_reuse_failures, report.format()
     assert all(t != float("inf") for times in report.recovery.values() for t in times)

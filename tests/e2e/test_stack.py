@@ -43,11 +43,11 @@ from devkit.waiting import eventually
 from eventstore import KeyLayout
 from gameplatform import get_game
 from gameserver.cli.gateway_client import GatewayClient
-from gameserver.gateway.perspective import HIDDEN
 from gameserver.runtime import bus
 from renature import events as e
 from renature.board import PATH
 from renature.game import outcome, play, replay
+from renature.perspective import HIDDEN
 from renature.rules import legal_actions
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]

@@ -31,8 +31,13 @@ from eventstore import KeyLayout
 from eventstore.retention_policy import Retention, RetentionPolicy
 from gameserver.gateway.app import create_app
 from gameserver.projectors import PROJECTIONS, create_projector
+from gameserver.retention.retention_service import stage_of
 from gameserver.rules.rules_service import RulesService
+from gameserver.runtime import bus, signing
+from gameserver.runtime.bus import COMMAND_PARTITIONS, CommandEnvelope
+from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.settings import Settings
+from renature import commands as c
 
 pytestmark = pytest.mark.redis
 
@@ -125,7 +130,12 @@ def test_the_rendered_file_holds_no_placeholder_and_refuses_a_missing_password(
         render(tmp_path, {**passwords, "gateway": "not hex!"})
 
 
-async def test_every_service_works_as_its_own_user(flushed: AclRedis) -> None:
+async def test_every_service_works_as_its_own_user(
+    flushed: AclRedis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key_file = tmp_path / "signing.pem"  # the rules service seals, the others read seals
+    key_file.write_bytes(signing.private_pem(signing.new_key()))
+    monkeypatch.setenv(signing.SIGNING_KEY_ENV, str(key_file))
     settings = {user: Settings(redis_url=flushed.url(user), consumer=f"{user}-1") for user in USERS}
     projector_clients = {name: flushed.client(name) for name in PROJECTIONS}
     stop = asyncio.Event()
@@ -158,6 +168,16 @@ async def test_every_service_works_as_its_own_user(flushed: AclRedis) -> None:
             audit = await http.get(f"/games/{game_id}/audit")
             assert audit.status_code == 200, audit.text
             assert audit.json()["ok"] is True
+            keys = await http.get("/.well-known/renature-keys.json")
+            assert keys.status_code == 200, keys.text
+            assert [k["key_id"] for k in keys.json()["keys"]] == [
+                signing.key_id(signing.load_private_key(key_file).public_key())
+            ]
+            auditor = flushed.client("auditor")
+            seal = await signing.stored_seal(auditor, KeyLayout(), game_id)
+            await auditor.aclose()
+            assert seal is not None
+            assert seal.events == version
 
             janitor_redis = flushed.client("retention")
             janitor = Retention(
@@ -165,6 +185,7 @@ async def test_every_service_works_as_its_own_user(flushed: AclRedis) -> None:
                 KeyLayout(),
                 RetentionPolicy().with_(finished_grace_s=0),
                 consumer="retention-1",
+                stage_of=stage_of,
             )
             report = await janitor.run_once()
             await janitor_redis.aclose()
@@ -211,12 +232,31 @@ async def play_whole_game(http: httpx.AsyncClient) -> str:
 SEED = "rn:{p03}:seed:g"
 GAME = "rn:{p03}:game:g"
 FEED = "rn:{p03}:feed"
-COMMANDS = "rn:{p03}:commands"  # one of the command streams
+COMMANDS = "rn:{p03}:commands"  # one of the gateway's command streams
+CLOCK_COMMANDS = "rn:{p03}:commands:clock"  # one of the clock's
+CHOSEN = "rn:{p03}:chosen:g"  # a chosen seed staged by the gateway
+REPLY = "rn:reply:someone"
 
 FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
     "gateway": [
         ("GET", SEED),  # only the rules service reads seeds
         ("SET", SEED, "x", "NX", "GET"),
+        ("SET", SEED, "overwritten"),  # no key of the vault at all: it stages chosen seeds
+        ("SET", SEED, "x", "NX"),
+        ("DEL", SEED),
+        ("UNLINK", SEED),
+        ("GETDEL", SEED),
+        ("RENAME", SEED, "rn:{p03}:seats:g"),
+        ("GET", CHOSEN),  # staged seeds: write only
+        ("SCRIPT", "FLUSH"),  # the services' scripts stay loaded
+        ("SCRIPT", "KILL"),
+        ("FUNCTION", "FLUSH"),
+        ("FUNCTION", "DELETE", "lib"),
+        ("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() end)"),
+        ("FCALL", "f", "0"),
+        ("PUBLISH", REPLY, "a fake reply"),  # replies are the rules service's
+        ("SPUBLISH", REPLY, "a fake reply"),
+        ("XADD", CLOCK_COMMANDS, "*", "x", "y"),  # the clock's streams are the clock's
         ("XADD", GAME, "*", "event", "{}"),  # events are the rules service's
         ("XADD", FEED, "*", "event", "{}"),
         ("DEL", GAME),
@@ -248,6 +288,8 @@ FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
     ],
     "rules": [
         ("XADD", COMMANDS, "*", "x", "y"),  # only the gateway writes commands
+        ("XADD", CLOCK_COMMANDS, "*", "x", "y"),
+        ("SET", CHOSEN, "x"),  # reads what the gateway staged, nothing more
         ("HSET", "rn:{p03}:board:g", "version", "9"),
         ("FLUSHALL",),
         ("CONFIG", "SET", "appendonly", "no"),
@@ -256,10 +298,17 @@ FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
         ("GET", SEED),
         ("XADD", FEED, "*", "event", "{}"),
         ("XRANGE", COMMANDS, "-", "+"),
+        ("XADD", COMMANDS, "*", "x", "y"),  # only its own streams: they carry timeouts only
+        ("XRANGE", CLOCK_COMMANDS, "-", "+"),
+        ("PUBLISH", REPLY, "a fake reply"),
+        ("SET", "rn:{p03}:cmd:g:c", "forged"),
+        ("SCRIPT", "FLUSH"),
         ("DEL", GAME),
     ],
     "retention": [
         ("GET", SEED),  # deletes a game's seed with the game, never reads it
+        ("GET", CHOSEN),
+        ("PUBLISH", REPLY, "a fake reply"),
         ("XADD", COMMANDS, "*", "x", "y"),
         ("XADD", GAME, "*", "event", "{}"),
         ("FLUSHALL",),
@@ -281,6 +330,8 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
     await admin.xadd(GAME, {"event": "{}"}, id="0-1")
     await admin.xadd(FEED, {"game": "g", "event": "{}"})
     await admin.xadd(COMMANDS, {"x": "y"})
+    await admin.xadd(CLOCK_COMMANDS, {"x": "y"})
+    await admin.set(CHOSEN, "staged")
     client = flushed.client(user)
     try:
         for command in FORBIDDEN[user]:
@@ -289,6 +340,8 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
     finally:
         await client.aclose()
     assert await admin.get(SEED) == b"secret-seed"
+    assert await admin.get(CHOSEN) == b"staged"
+    assert (await admin.xlen(COMMANDS), await admin.xlen(CLOCK_COMMANDS)) == (1, 1)
     assert await admin.xlen(FEED) == 1
     assert await admin.exists(GAME)
     await admin.aclose()
@@ -296,14 +349,16 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
 
 async def test_what_a_service_needs_is_allowed(flushed: AclRedis) -> None:
     gateway = flushed.client("gateway")
-    assert await gateway.set(SEED, "chosen", nx=True)  # a chosen seed: write only
+    assert await gateway.set(CHOSEN, "chosen", nx=True, ex=600)  # a chosen seed: write only
     assert await gateway.xadd(COMMANDS, {"x": "y"})
     await gateway.aclose()
     rules = flushed.client("rules")
+    assert await rules.get(CHOSEN) == b"chosen"  # read once, at the creation
+    assert await rules.set(SEED, "chosen", nx=True)
     assert await rules.get(SEED) == b"chosen"  # the one reader of seeds
     await rules.aclose()
     clock = flushed.client("clock")
-    assert await clock.xadd(COMMANDS, {"claim": "timeout"})
+    assert await clock.xadd(CLOCK_COMMANDS, {"claim": "timeout"})
     assert await clock.zadd("rn:clock:deadlines", {"g": 1}) == 1
     await clock.aclose()
 
@@ -317,3 +372,30 @@ async def test_nobody_gets_in_without_a_password(flushed: AclRedis) -> None:
     with pytest.raises(AuthenticationError):
         await wrong.ping()
     await wrong.aclose()
+
+
+async def test_a_leaked_clock_password_moves_no_seat(flushed: AclRedis) -> None:
+    """The clock's user may write its own command streams only, and the rules service takes
+    nothing from them but timeout claims: a forged move is refused and nothing is stored."""
+    settings = Settings(redis_url=flushed.url("rules"), consumer="rules-1")
+    clock = flushed.client("clock")
+    forged = CommandEnvelope("g1", "forged", c.DiscardDomino(seat=0, domino=0), seat=0)
+    async with (
+        RulesService(settings),
+        RulesClient(clock, streams=bus.streams_of(COMMAND_PARTITIONS, bus.CLOCK)) as sender,
+    ):
+        reply = await sender.send(forged, 10)
+    await clock.aclose()
+    assert (reply.status, reply.code) == ("rejected", "wrong_sender")
+    admin = flushed.client("admin")
+    assert await admin.keys("rn:*:cmd:*") == []  # not even the refusal
+    assert await admin.keys("rn:*:game:*") == []
+    await admin.aclose()
+
+
+def test_the_probe_takes_its_password_from_the_environment(acl_redis: AclRedis) -> None:
+    """As the manifests probe Redis: REDISCLI_AUTH, so no password on a command line."""
+    env = {"PATH": "/usr/bin:/bin", "REDISCLI_AUTH": acl_redis.passwords["auditor"]}
+    command = ["redis-cli", "-p", str(acl_redis.port), "--no-auth-warning", "--user", "auditor"]
+    probe = subprocess.run([*command, "ping"], env=env, capture_output=True, text=True, timeout=10)
+    assert probe.stdout.strip() == "PONG"

@@ -2,7 +2,8 @@
 
 Games are read from a JSON-lines file (``--events``) or from the event store in Redis, where
 they were played through the real rules service. The audit's exit status is the verdict: 0 when
-every check holds, 1 with the first bad event named when not, 2 when there is nothing to audit.
+every check holds, 1 with the first bad event named when not, 2 when there is nothing to audit,
+3 for a file that is not an event log (hostile files included: refused quickly, clearly).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -142,7 +144,7 @@ def test_a_forged_seed_is_reported_word_for_word(
 def test_audit_of_nothing_exits_2(tmp_path: Path) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"type": "NoSuchEvent"}\n')
-    assert cli("audit", "--events", broken).exit_code == 2
+    assert cli("audit", "--events", broken).exit_code == 3  # not an event log
     assert cli("audit", "--events", tmp_path / "missing.jsonl").exit_code == 2
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n\n")
@@ -150,6 +152,53 @@ def test_audit_of_nothing_exits_2(tmp_path: Path) -> None:
     assert nothing.exit_code == 2
     assert "holds no events" in said(nothing)
     assert cli("audit").exit_code == 2  # neither a game id nor a file
+
+
+def nested(depth: int) -> bytes:
+    return b'{"type":"TurnEnded","x":' + b'{"a":' * depth + b"1" + b"}" * depth + b"}"
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        (nested(100_000), "line 2 nests too deep to be an event"),
+        (b'{"type":"TurnEnded","game_id":"\xff\xfe"}', "line 2 is not UTF-8 text"),
+        (b'{"type":"TurnEnded","game_id":"' + b"x" * 10_000_000 + b'"}', "line 2 is longer than"),
+        (b'{"type":"' + b"T" * 500_000 + b'"}', "line 2 is not an event: Invalid value"),
+        (b"[" * 100_000, "line 2 is not an event"),
+    ],
+    ids=["nested-100000-deep", "invalid-utf8", "10-MB-field", "huge-tag", "unclosed"],
+)
+def test_a_hostile_file_is_refused_quickly_with_exit_3(
+    game_file: tuple[Path, list[e.Event]], tmp_path: Path, line: bytes, says: str
+) -> None:
+    """Not an event log: its own exit status (not 1, the failed audit), the line named, a
+    short message, in well under a second of work (a 10 MB field took over 60 s)."""
+    first = game_file[0].read_bytes().splitlines()[0]
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_bytes(first + b"\n" + line + b"\n")
+    for command in ("audit", "explain", "replay"):
+        began = time.monotonic()
+        result = cli(command, "--events", hostile)
+        assert time.monotonic() - began < 5
+        assert result.exit_code == 3, result.output
+        assert says in said(result)
+        assert len(result.output) < 1000
+
+
+def test_a_long_value_that_is_an_event_is_audited_in_bounded_time(
+    game_file: tuple[Path, list[e.Event]], tmp_path: Path
+) -> None:
+    """A 900 kB game id fits the line limit: the audit runs, fails, and prints a clipped id
+    without highlighting it (rich's highlighter took minutes over such a line)."""
+    _, log = game_file
+    long_id = replace(log[0], game_id="x" * 900_000)
+    began = time.monotonic()
+    result = cli("audit", "--events", write_events(tmp_path / "long.jsonl", [long_id, *log[1:]]))
+    assert time.monotonic() - began < 10
+    assert result.exit_code == 1
+    assert "more)" in said(result)
+    assert len(result.output) < 5000
 
 
 def test_an_unreachable_store_exits_2_with_a_message() -> None:
@@ -265,6 +314,22 @@ async def test_audit_of_a_game_in_redis_exits_0(
     missing = await run_cli("audit", "0" * 32, "--redis-url", redis_url)
     assert missing.exit_code == 2
     assert "There is no game" in said(missing)
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("command", ["audit", "explain", "replay", "export"])
+async def test_no_command_prints_the_password_of_the_redis_url(
+    redis_url: str, command: str
+) -> None:
+    """An unknown game names the store it looked in, with the password masked (the test
+    server takes any password for its default user)."""
+    secret = "s3cret-pa55word"
+    with_password = redis_url.replace("redis://", f"redis://default:{secret}@", 1)
+    missing = await run_cli(command, "0" * 32, "--redis-url", with_password)
+    assert missing.exit_code == 2, missing.output
+    assert "There is no game" in said(missing)
+    assert "redis://default:***@" in said(missing)
+    assert secret not in missing.output
 
 
 @pytest.mark.redis

@@ -19,12 +19,16 @@ from eventstore import RedisEventStore
 from gameserver.clock.clock_service import ClockService
 from gameserver.gateway.app import create_app
 from gameserver.rules.rules_service import RulesService
-from gameserver.runtime.bus import CommandEnvelope
+from gameserver.runtime import bus
+from gameserver.runtime.bus import COMMAND_PARTITIONS, CommandEnvelope
 from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.settings import Settings
 from renature import commands as c
 
 pytestmark = pytest.mark.redis
+
+
+CLOCK_STREAMS = bus.streams_of(COMMAND_PARTITIONS, bus.CLOCK)
 
 
 @dataclass
@@ -49,7 +53,7 @@ async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
 @contextlib.asynccontextmanager
 async def clock_service(redis: aioredis.Redis, consumer: str) -> AsyncIterator[ClockService]:
     """A clock service running in this event loop until the block ends."""
-    client = RulesClient(redis)
+    client = RulesClient(redis, streams=CLOCK_STREAMS)
     service = ClockService(redis, RedisEventStore(redis), client, consumer)
     stop = asyncio.Event()
     task = asyncio.create_task(service.run(stop))
@@ -61,8 +65,8 @@ async def clock_service(redis: aioredis.Redis, consumer: str) -> AsyncIterator[C
         await client.aclose()
 
 
-async def started(stack: Stack, time_control: dict[str, Any]) -> tuple[str, list[str]]:
-    body = {"players": 2, "time_control": time_control}
+async def started(stack: Stack, time_control: dict[str, Any], **body: Any) -> tuple[str, list[str]]:
+    body = {"players": 2, "time_control": time_control, **body}
     created = (await stack.http.post("/games", json=body)).json()
     game_id = created["game_id"]
     tokens = []
@@ -106,10 +110,32 @@ async def test_a_claim_before_the_deadline_is_refused(stack: Stack) -> None:
     game_id, _ = await started(stack, {"per_turn": 60})
     gateway = stack.app.state.gateway
     version = await gateway.store.version(game_id)
-    reply = await gateway.send(CommandEnvelope(game_id, "early", c.ClaimTimeout(0), None))
+    async with RulesClient(stack.redis, streams=CLOCK_STREAMS) as clock:
+        reply = await clock.send(CommandEnvelope(game_id, "early", c.ClaimTimeout(0), None))
     assert (reply.status, reply.code) == ("rejected", "clock_running")
     assert "left" in (reply.message or "")
     assert await gateway.store.version(game_id) == version
+
+
+async def test_only_the_clock_claims_a_timeout_and_the_clock_claims_nothing_else(
+    stack: Stack,
+) -> None:
+    """A leaked clock password acts for no seat: the rules service knows the sender from the
+    stream (each ACL user writes only its own) and refuses what it may not send, storing
+    nothing, not even the refusal."""
+    game_id, _ = await started(stack, {"per_turn": 60})
+    gateway = stack.app.state.gateway
+    version = await gateway.store.version(game_id)
+    forged = CommandEnvelope(game_id, "forged", c.DiscardDomino(seat=0, domino=0), seat=0)
+    async with RulesClient(stack.redis, streams=CLOCK_STREAMS) as clock:
+        reply = await clock.send(forged)
+    assert (reply.status, reply.code) == ("rejected", "wrong_sender")
+    claim = CommandEnvelope(game_id, "claim", c.ClaimTimeout(0), None)
+    reply = await gateway.send(claim)  # nor does the gateway claim timeouts
+    assert (reply.status, reply.code) == ("rejected", "wrong_sender")
+    assert await gateway.store.version(game_id) == version
+    for command_id in ("forged", "claim"):
+        assert await gateway.store.get_outcome(game_id, command_id) is None
 
 
 async def test_deadlines_survive_a_restart_of_the_clock_service(stack: Stack) -> None:
@@ -128,3 +154,28 @@ async def test_deadlines_survive_a_restart_of_the_clock_service(stack: Stack) ->
     assert summary["current_seat"] == 1  # the bot played seat 0's turn at once
     assert summary["clock"]["running_for"] == 1
     assert await stack.redis.zscore(key, game_id) != stored  # seat 1's deadline now
+
+
+async def test_a_renaissance_seat_whose_time_is_up_loses(stack: Stack) -> None:
+    # The platform's clocks serve every game: the real clock service claims the timeout of a
+    # Renaissance game, its core decides it (the seat loses) and its audit re-decides it.
+    control = {"per_turn": 2, "on_timeout": "remove"}
+    game_id, _ = await started(stack, control, game="renaissance")
+    summary = (await stack.http.get(f"/games/{game_id}")).json()
+    assert (summary["clock"]["per_turn"], summary["clock"]["running_for"]) == (2, 0)
+    began = time.monotonic()
+    async with clock_service(stack.redis, "clock-rn") as service:
+        summary = await until(stack, game_id, lambda s: s["phase"] == "finished", 10)
+    assert time.monotonic() - began >= 1.5  # not before the deadline
+    assert service.claims >= 1
+    assert [s["status"] for s in summary["seats"]] == ["removed", "playing"]
+    events = (await stack.http.get(f"/games/{game_id}/events")).json()
+    assert [ev["type"] for ev in events[-3:]] == ["SeatTimedOut", "SeatResigned", "GameEnded"]
+    assert events[-1]["winners"] == [1]
+    report = (await stack.http.get(f"/games/{game_id}/audit")).json()
+    assert report["ok"], report["first_bad"]
+    assert await stack.redis.zscore(service.deadlines_key, game_id) is None
+    refused = await stack.http.post(
+        "/games", json={"game": "renaissance", "time_control": {"per_turn": 2}}
+    )
+    assert refused.status_code == 422, refused.text  # no bot plays on: a timeout loses

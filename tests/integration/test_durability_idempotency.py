@@ -7,17 +7,20 @@ gets the token; a claim whose join never landed is fenced and released.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import httpx
 import pytest
 import redis.asyncio as aioredis
+from structlog.testing import capture_logs
 
+from devkit.waiting import eventually
 from eventstore import RedisEventStore
 from gameserver.gateway.app import create_app
-from gameserver.gateway.idempotency import CLAIM_GRACE_S, SeatClaims, game_id_for
+from gameserver.gateway.idempotency import CLAIM_GRACE_S, SeatClaims, game_id_for, parse_claim
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime import bus
 from gameserver.runtime.settings import Settings
@@ -38,6 +41,18 @@ async def http(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[httpx.Asy
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as client,
     ):
         yield client
+
+
+@asynccontextmanager
+async def gateway_alone(redis_url: str, command_timeout: float) -> AsyncIterator[httpx.AsyncClient]:
+    """A gateway whose rules service comes and goes as the test says."""
+    app = create_app(redis_url, command_timeout=command_timeout)
+    transport = httpx.ASGITransport(app=app)
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(app.router.lifespan_context(app))
+        yield await stack.enter_async_context(
+            httpx.AsyncClient(base_url="http://gateway", transport=transport)
+        )
 
 
 def key(name: str) -> dict[str, str]:
@@ -70,8 +85,44 @@ async def test_a_retried_creation_with_a_chosen_seed(http: httpx.AsyncClient) ->
 async def test_a_key_reused_for_another_game_is_refused(http: httpx.AsyncClient) -> None:
     assert (await http.post("/games", json={"players": 2}, headers=key("k"))).status_code == 201
     reused = await http.post("/games", json={"players": 4}, headers=key("k"))
-    assert reused.status_code == 409
-    assert reused.json()["error"]["code"] == "command_id_reused"
+    assert reused.status_code == 422
+    assert reused.json()["error"]["code"] == "idempotency_key_reused"
+
+
+async def test_a_creation_retried_with_another_seating_changes_nothing(
+    http: httpx.AsyncClient, redis: aioredis.Redis
+) -> None:
+    """Issue 26: the retry with ``seating: open`` rewrote an invitation game's lobby to open
+    while its invitation stayed required."""
+    body = {"players": 2, "seating": "invite"}
+    first = await http.post("/games", json=body, headers=key("seating"))
+    assert first.status_code == 201, first.text
+    game_id, code = first.json()["game_id"], first.json()["invite_code"]
+    lobby = RedisEventStore(redis).layout.game_scoped_key("lobby", game_id)
+    before = await redis.hgetall(lobby)
+    other = await http.post("/games", json={**body, "seating": "open"}, headers=key("seating"))
+    assert other.status_code == 422, other.text
+    assert other.json()["error"]["code"] == "idempotency_key_reused"
+    assert "host_token" not in other.text
+    assert code not in other.text
+    assert await redis.hgetall(lobby) == before
+    assert (await http.get(f"/games/{game_id}")).json()["seating"] == "invite"
+    uninvited = await http.post(f"/games/{game_id}/seats/0", json={"name": "Eve"})
+    assert uninvited.status_code == 403
+    again = await http.post("/games", json=body, headers=key("seating"))
+    assert again.status_code == 201
+    assert again.json() == first.json()
+
+
+async def test_a_refused_keyed_creation_keeps_no_fingerprint(
+    http: httpx.AsyncClient, redis: aioredis.Redis
+) -> None:
+    """A creation the rules refuse leaves nothing under its key but the refusal."""
+    body = {"players": 2, "board": "no-such-board"}
+    refused = await http.post("/games", json=body, headers=key("refused"))
+    assert 400 <= refused.status_code < 500, refused.text
+    game_id = game_id_for(f"refused-{KEY}")
+    assert await redis.exists(RedisEventStore(redis).layout.game_scoped_key("lobby", game_id)) == 0
 
 
 async def test_a_short_key_is_malformed(http: httpx.AsyncClient) -> None:
@@ -111,13 +162,7 @@ async def test_a_join_whose_answer_was_lost_to_a_timeout(
 ) -> None:
     """The rules service is down: the join times out (504) and its claim is kept. Once the
     service is back, the retry with the same key gets the seat and the token."""
-    app = create_app(redis_url, command_timeout=0.5)
-    transport = httpx.ASGITransport(app=app)
-    async with AsyncExitStack() as stack:
-        await stack.enter_async_context(app.router.lifespan_context(app))
-        http = await stack.enter_async_context(
-            httpx.AsyncClient(base_url="http://gateway", transport=transport)
-        )
+    async with gateway_alone(redis_url, command_timeout=0.5) as http:
         rules = RulesService(Settings(redis_url=redis_url, consumer="rules-late"))
         async with rules:
             game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
@@ -148,7 +193,7 @@ async def test_an_abandoned_claim_is_fenced_and_released(
     young = await http.post(f"/games/{game_id}/seats/0", json={"name": "Bo"})
     assert young.status_code == 409  # too young to be abandoned: its join may be on its way
     old_stamp = int((time.time() - CLAIM_GRACE_S - 1) * 1000)
-    _, _, command_id = claim.partition("|")
+    _, command_id, _ = parse_claim(claim)
     claims_key = store.layout.game_scoped_key("claims", game_id)
     await redis.hset(claims_key, "0", f"{old_stamp}|{command_id}")
 
@@ -166,3 +211,91 @@ async def test_an_abandoned_claim_is_fenced_and_released(
     reply = bus.reply_decoder.decode(await handler.handle(late))
     assert reply.status == "rejected"
     assert await handler_store.version(game_id) == before
+
+
+async def test_a_join_retried_with_another_body_keeps_its_seat(
+    http: httpx.AsyncClient, redis: aioredis.Redis
+) -> None:
+    """Issue 26, step by step: the retry with another name was refused 409 and released the
+    seat its first try had taken; the game then waited for seat 0 for ever."""
+    game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
+    url = f"/games/{game_id}/seats/0"
+    seats = RedisEventStore(redis).layout.seats_key(game_id)
+    first = await http.post(url, json={"name": "ann"}, headers=key("ann"))
+    assert first.status_code == 201, first.text
+    bearer = {"Authorization": f"Bearer {first.json()['token']}"}
+    assert (await http.get(f"/games/{game_id}/view", headers=bearer)).status_code == 200
+    before = await redis.hgetall(seats)
+    version = await RedisEventStore(redis).version(game_id)
+
+    other = await http.post(url, json={"name": "ann2"}, headers=key("ann"))
+    assert other.status_code == 422, other.text
+    assert other.json()["error"]["code"] == "idempotency_key_reused"
+    assert "token" not in other.json()
+    assert await redis.hgetall(seats) == before  # the seat is still ann's
+    assert await RedisEventStore(redis).version(game_id) == version
+    assert (await http.get(f"/games/{game_id}/view", headers=bearer)).status_code == 200
+    again = await http.post(url, json={"name": "ann"}, headers=key("ann"))
+    assert again.status_code == 201
+    assert again.json() == first.json()
+    thief = await http.post(url, json={"name": "eve"}, headers=key("eve"))
+    assert thief.status_code == 409
+    assert thief.json()["error"]["code"] == "seat_taken"
+
+    bo = await http.post(f"/games/{game_id}/seats/1", json={"name": "bo"})
+    started = await http.post(
+        f"/games/{game_id}/start", headers={"Authorization": f"Bearer {bo.json()['token']}"}
+    )
+    assert started.status_code == 200, started.text
+    legal = await http.get(f"/games/{game_id}/legal-actions", headers=bearer)
+    assert legal.status_code == 200, legal.text
+    summary = (await http.get(f"/games/{game_id}")).json()
+    assert summary["seats_joined"] == [0, 1]
+    assert summary["phase"] != "lobby"
+
+
+async def test_a_keyed_retry_while_the_first_is_answered_is_409(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    """No rules service: the first keyed join waits for its answer; a retry meanwhile gets 409
+    ``idempotency_key_in_flight`` and changes nothing; once the first is answered (504) and
+    the rules service is up, the retry gets the seat."""
+    async with gateway_alone(redis_url, command_timeout=1.5) as http:
+        async with RulesService(Settings(redis_url=redis_url, consumer="rules-first")):
+            game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
+        url = f"/games/{game_id}/seats/0"
+        first = asyncio.create_task(http.post(url, json={"name": "Ada"}, headers=key("fly")))
+        leases = RedisEventStore(redis).layout.game_scoped_key("inflight:*", game_id)
+        await eventually(lambda: _exists(redis, leases), "the first join's lease")
+        during = await http.post(url, json={"name": "Ada"}, headers=key("fly"))
+        assert during.status_code == 409, during.text
+        assert during.json()["error"]["code"] == "idempotency_key_in_flight"
+        assert (await first).status_code == 504
+        assert not await _exists(redis, leases)  # released by the request that held it
+        async with RulesService(Settings(redis_url=redis_url, consumer="rules-again")):
+            retry = await http.post(url, json={"name": "Ada"}, headers=key("fly"))
+            assert retry.status_code == 201, retry.text
+
+
+async def _exists(redis: aioredis.Redis, pattern: str) -> bool:
+    return bool([name async for name in redis.scan_iter(match=pattern)])
+
+
+async def test_a_replayed_join_is_logged_as_a_replay(
+    http: httpx.AsyncClient, redis: aioredis.Redis
+) -> None:
+    """Issue 26: the retry got its stored 201 while the rules service logged
+    ``command_rejected JoinGame invalid_command``."""
+    game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
+    url = f"/games/{game_id}/seats/1"
+    assert (await http.post(url, json={"name": "Ada"}, headers=key("log"))).status_code == 201
+    with capture_logs() as logs:
+        again = await http.post(url, json={"name": "Ada"}, headers=key("log"))
+    assert again.status_code == 201, again.text
+    events = [entry for entry in logs if entry.get("command") == "JoinGame"]
+    assert not [entry for entry in events if entry["event"] == "command_rejected"], events
+    assert any(
+        entry["event"] in ("command_replayed", "command_duplicate")
+        and entry.get("status", "accepted") == "accepted"
+        for entry in events
+    ), logs

@@ -10,13 +10,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import httpx
 import pytest
 import redis.asyncio as aioredis
 
@@ -40,13 +43,29 @@ def port() -> int:
 
 @pytest.fixture
 def services(port: int, tmp_path: Path) -> Iterator[dict[str, subprocess.Popen[bytes]]]:
-    env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0", "RENATURE_LOG_LEVEL": "INFO"}
+    with running(port, tmp_path, ["rules", "board"]) as procs:
+        yield procs
+
+
+@contextlib.contextmanager
+def running(
+    port: int, tmp_path: Path, names: list[str], gateway_port: int = 0
+) -> Iterator[dict[str, subprocess.Popen[bytes]]]:
+    """The services ``names`` as processes on the Redis at ``port`` (logs in ``tmp_path``)."""
+    env = {
+        **os.environ,
+        "REDIS_URL": f"redis://127.0.0.1:{port}/0",
+        "RENATURE_LOG_LEVEL": "INFO",
+        "RENATURE_RATE_LIMITS": "off",
+        "RENATURE_GATEWAY_WORKERS": "1",
+    }
     env.pop("RENATURE_CONSUMER", None)
     procs: dict[str, subprocess.Popen[bytes]] = {}
-    for name in ("rules", "board"):
+    for name in names:
         log = (tmp_path / f"{name}.log").open("ab")
+        extra = ["--port", str(gateway_port)] if name == "gateway" else []
         procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "gameserver.runtime.supervisor", name],
+            [sys.executable, "-m", "gameserver.runtime.supervisor", name, *extra],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -121,8 +140,6 @@ async def test_a_redis_outage_is_a_503_with_retry_after_never_a_500(
 ) -> None:
     """The gateway while Redis is down: every answer is 503 with Retry-After; once Redis is
     back (with its data), requests succeed again."""
-    import httpx
-
     from gameserver.gateway.app import create_app
     from gameserver.rules.rules_service import RulesService
     from gameserver.runtime.settings import Settings
@@ -152,8 +169,8 @@ async def test_a_redis_outage_is_a_503_with_retry_after_never_a_500(
                 assert answer.headers["Retry-After"] == "1"
                 assert answer.json()["error"]["code"] == "store_unavailable"
             server.start()
-            # The first command after the restart may lose its reply (the reply channel is
-            # subscribed again a moment later): a 504, retried with the same key.
+            # A client retries an unknown outcome with the same key until it has an answer
+            # (the reply channel is subscribed again before a command is sent: no 504).
             key = {"Idempotency-Key": "outage-join-key-0123456789"}
             deadline = time.monotonic() + 30
             while True:
@@ -166,3 +183,55 @@ async def test_a_redis_outage_is_a_503_with_retry_after_never_a_500(
             assert joined.status_code == 201, joined.text
     finally:
         server.cleanup()
+
+
+@pytest.mark.parametrize("idle", [0.0, 6.0])
+def test_a_gateway_started_before_a_redis_restart_answers_within_a_second(
+    port: int, tmp_path: Path, idle: float
+) -> None:
+    """Issue 26: gateways started before Redis restarted answered ``503 store_unavailable``
+    ("Connection closed by server.") long after Redis was back: each stale connection of the
+    gateway's pool failed one request (redis-py 8 skipped its check of pooled connections).
+    Here a gateway and a rules service outlive a restart of Redis on the same port (its data
+    gone) and, after ``idle`` seconds, a burst of creations: no 5xx once Redis has answered for
+    a second."""
+    gateway_port = free_port()
+    (tmp_path / "first").mkdir()
+    (tmp_path / "again").mkdir()
+    redis_server = RedisServer(port=port, data_dir=tmp_path / "first").start()
+    with (
+        running(port, tmp_path, ["rules", "gateway"], gateway_port) as procs,
+        httpx.Client(base_url=f"http://127.0.0.1:{gateway_port}", timeout=15) as http,
+    ):
+        try:
+            deadline = time.monotonic() + 60
+            while not _created(http):
+                assert time.monotonic() < deadline, "the stack did not come up"
+                time.sleep(0.1)
+            with ThreadPoolExecutor(8) as pool:  # many connections in the gateway's pool
+                statuses = list(pool.map(lambda _: _status(http), range(40)))
+            assert statuses == [201] * 40
+            redis_server.cleanup()
+            redis_server = RedisServer(port=port, data_dir=tmp_path / "again").start()
+            back = time.monotonic()  # Redis answers PING again
+            time.sleep(idle)  # an idle stack (the issue's first creation came 45 s later)
+            late = []
+            for _ in range(60):
+                status = _status(http)
+                if status >= 500 and time.monotonic() - back > 1.0:
+                    late.append((round(time.monotonic() - back, 2), status))
+            assert not late, f"5xx more than a second after Redis was back: {late}"
+            assert all(proc.poll() is None for proc in procs.values()), "a service exited"
+        finally:
+            redis_server.cleanup()
+
+
+def _status(http: httpx.Client) -> int:
+    return http.post("/games", json={"players": 2}).status_code
+
+
+def _created(http: httpx.Client) -> bool:
+    try:
+        return _status(http) == 201
+    except httpx.TransportError:
+        return False

@@ -29,7 +29,6 @@ from gameplatform import get_game, search
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.gateway.perspective import HIDDEN
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.settings import Settings
@@ -40,6 +39,7 @@ from renature.board import load_board
 from renature.deal import deal
 from renature.explain import Explanation
 from renature.game import outcome, play
+from renature.perspective import HIDDEN
 from renature.rules import legal_actions
 
 pytestmark = pytest.mark.redis
@@ -274,10 +274,12 @@ async def test_unknown_game_is_404(stack: Stack) -> None:
         ("GET", f"/games/{missing}/events"),
         ("GET", f"/games/{missing}/view"),
         ("POST", f"/games/{missing}/start"),
-        ("GET", "/games/bad:id/spectator"),
     ):
         response = await stack.http.request(method, path, headers=bearer("whatever"))
         assert_error(response, 404, "game_not_found")
+    # An id no game can have is malformed, as docs/security.md says (issue 23): 422.
+    malformed = await stack.http.get("/games/bad:id/spectator", headers=bearer("whatever"))
+    assert_error(malformed, 422, "malformed_request")
     joined = await stack.http.post(f"/games/{missing}/seats/0", json={"name": "x"})
     assert_error(joined, 404, "game_not_found")
     body = {"command_id": "a", "command": {"type": "EndTurn"}}
@@ -668,8 +670,9 @@ async def test_audit_and_explanation_wait_for_the_end_of_the_game(stack: Stack) 
         error = assert_error(response, 409, "game_not_finished")
         assert "not finished" in error["message"]
         assert "deal" not in response.text
-    for path in (f"{'0' * 32}/audit", f"{'0' * 32}/explanation", "bad:id/audit"):
+    for path in (f"{'0' * 32}/audit", f"{'0' * 32}/explanation"):
         assert_error(await stack.http.get(f"/games/{path}"), 404, "game_not_found")
+    assert_error(await stack.http.get("/games/bad:id/audit"), 422, "malformed_request")
 
 
 async def test_the_audit_names_the_first_bad_event_of_a_tampered_stream(stack: Stack) -> None:

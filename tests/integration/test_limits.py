@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import json
 import time
+import uuid
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -227,8 +229,9 @@ async def test_strings_of_a_seat_command_and_a_name_are_bounded_before_anything_
         422,
         "malformed_request",
     )
-    missing = "g" * 5_000
-    error_of(await stack.http().get(f"/games/{missing}/spectator"), 404, "game_not_found")
+    for malformed in ("g" * 10_000, "a{b}", "a:b"):  # as the documentation says: 422
+        error_of(await stack.http().get(f"/games/{malformed}/spectator"), 422, "malformed_request")
+        error_of(await stack.http().get(f"/games/{malformed}/view"), 422, "malformed_request")
 
 
 @pytest.mark.parametrize("depth", [40, 500, 980, 5_000])
@@ -324,6 +327,68 @@ async def test_made_up_tokens_do_not_escape_the_address_quota(
         assert (await stack.http(ELSEWHERE).get(f"/games/{game_id}")).status_code == 200
 
 
+async def test_made_up_tokens_from_a_shared_address_never_lock_out_a_real_player(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    """Issue 23, finding 1: behind one proxy address, 120 requests with made-up tokens used to
+    spend the address's refused quota, and a real player's valid token then got 429."""
+    limits = RateLimits(read="1000/minute")  # refused_per_address at its default, 120/minute
+    app = create_app(redis_url, allow_chosen_seeds=True, rate_limits=limits)
+    async for stack in stack_of(app, redis, redis_url):
+        http = stack.http(HOME)
+        game_id, tokens = await new_game(stack.http(ELSEWHERE))
+        statuses = Counter(
+            [
+                (await http.get(f"/games/{game_id}/view", headers=bearer(f"fake-{n}"))).status_code
+                for n in range(130)
+            ]
+        )
+        assert statuses[403] == 120
+        assert statuses[429] == 10  # the made-up tokens' address is over its refused quota
+        for path in ("view", "legal-actions"):  # the player on the same address is not
+            answer = await http.get(f"/games/{game_id}/{path}", headers=bearer(tokens[0]))
+            assert answer.status_code == 200, answer.text
+        # and anonymous requests of that address are refused with the made-up ones
+        error_of(await http.get(f"/games/{game_id}/spectator"), 429, "rate_limited")
+
+
+async def test_a_made_up_bearer_counts_in_its_address_read_bucket(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    """Issue 23, finding 2: a random ``Authorization: Bearer`` escaped the address's read limit
+    on every route that ignores tokens (60/60 answered against 20/60 without the header)."""
+    limits = RateLimits(read="20/minute", seat="1000/minute", refused_per_address="1000/minute")
+    app = create_app(redis_url, allow_chosen_seeds=True, rate_limits=limits)
+    async for stack in stack_of(app, redis, redis_url):
+        game_id, tokens = await new_game(stack.http(ELSEWHERE))
+        paths = (f"/games/{game_id}/spectator", f"/games/{game_id}", "/games")
+        for number, path in enumerate(paths):
+            http = stack.http((f"10.0.1.{number}", 40000))  # a fresh read bucket each
+            answers = Counter(
+                [
+                    (await http.get(path, headers=bearer(uuid.uuid4().hex))).status_code
+                    for _ in range(30)
+                ]
+            )
+            assert answers == {200: 20, 429: 10}, (path, answers)
+        # a seat's token counts in its own bucket: the player still reads from that address
+        seated = await http.get(f"/games/{game_id}/view", headers=bearer(tokens[1]))
+        assert seated.status_code == 200
+
+
+async def test_disputes_have_a_rate_of_their_own(redis: aioredis.Redis, redis_url: str) -> None:
+    limits = RateLimits(dispute="3/minute", read="1000/minute")
+    app = create_app(redis_url, command_timeout=5.0, rate_limits=limits)
+    async for stack in stack_of(app, redis, redis_url):
+        http = stack.http(HOME)
+        statuses = [
+            (await http.post("/disputes", content=b"no events", headers=bearer("x"))).status_code
+            for _ in range(5)
+        ]
+        assert statuses == [200, 200, 200, 429, 429]
+        assert (await http.get("/games")).status_code == 200  # reads are another bucket
+
+
 @contextlib.asynccontextmanager
 async def serving(app: FastAPI) -> AsyncIterator[str]:
     """``app`` under uvicorn on a free port (WebSockets need a real server): its host:port."""
@@ -392,6 +457,22 @@ async def test_live_connections_are_capped_per_address_and_per_game(
     assert refused["error"]["code"] == "rate_limited"
 
 
+async def test_spectators_cannot_take_a_seats_live_slots(limited: Stack, served: str) -> None:
+    """Issue 23, finding 5: spectators filled a game's live slots and its seats got 4429/429.
+    A seat's connections hold leases of their own (``live_per_seat``)."""
+    game_id, tokens = await new_game(limited.http(ELSEWHERE))
+    game_key = f"rn:limits:live:game:{{{game_id}}}"
+    await limited.redis.zadd(game_key, {f"spectator-{n}": time.time() + 60 for n in range(3)})
+    spectator = await refused_live(f"ws://{served}/games/{game_id}/live")
+    assert spectator["error"]["code"] == "rate_limited"
+    url = f"ws://{served}/games/{game_id}/live?token={tokens[0]}"
+    async with connect(url) as seat, connect(url) as again:  # over the address's cap of 2 too
+        for ws in (seat, again):
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5))["version"] == 1
+    made_up = await refused_live(f"ws://{served}/games/{game_id}/live?token=made-up")
+    assert made_up["error"]["code"] == "rate_limited"  # a made-up token is a spectator
+
+
 async def test_server_sent_event_streams_hold_live_leases_too(limited: Stack) -> None:
     game_id, _ = await new_game(limited.http(ELSEWHERE))
     held = f"rn:limits:live:address:{{{HOME[0]}}}"  # two streams open elsewhere already
@@ -430,15 +511,15 @@ async def test_messages_on_the_live_channel_are_limited_like_requests(
             for number in range(6):
                 body = {"command_id": f"w{number}", "command": {"type": "EndTurn"}}
                 await ws.send(json.dumps(body))
-            # The first three are the app's to answer (the deep one counted as the fourth);
-            # the rest are refused before the app sees them.
+            # The seat's opening and the deep message counted first; w0 and w1 are the app's
+            # to answer, the rest are refused before the app sees them.
             seen: dict[str, dict[str, Any]] = {}
             while "w5" not in seen:
                 (answer,) = await answers(ws, 1)
                 seen[answer["command_id"]] = answer
             for number in range(6):
                 answer = seen.get(f"w{number}", {"http_status": None})
-                assert (answer["http_status"] == 429) is (number >= 3), answer
+                assert (answer["http_status"] == 429) is (number >= 2), answer
             assert seen["w5"]["error"]["code"] == "rate_limited"
 
 
@@ -557,6 +638,12 @@ async def test_seat_tokens_lapse_a_set_time_after_the_end(limited: Stack) -> Non
     assert spectators.status_code == 200
 
 
+def create_body(document: dict[str, Any]) -> dict[str, Any]:
+    body = document["paths"]["/games"]["post"]["requestBody"]["content"]["application/json"]
+    schema: dict[str, Any] = body["schema"]
+    return schema
+
+
 def test_the_openapi_document_states_the_limits(redis_url: str) -> None:
     app = create_app(redis_url, rate_limits=LIMITS)
     document = app.openapi()
@@ -564,7 +651,9 @@ def test_the_openapi_document_states_the_limits(redis_url: str) -> None:
     assert {"413", "429"} <= set(create)
     assert "Retry-After" in create["429"]["headers"]
     assert "429" not in document["paths"]["/healthz"]["get"]["responses"]
-    board = document["components"]["schemas"]["NewRenatureGame"]["properties"]["board"]
+    creations = create_body(document)["anyOf"]
+    renature = next(body for body in creations if body["title"] == "NewRenatureGame")
+    board = renature["properties"]["board"]
     assert board["enum"] == ["base", "valley", "valley-back"]
     name = document["components"]["schemas"]["JoinRequest"]["properties"]["name"]
     assert (name["maxLength"], name["pattern"]) == (40, c.PLAYER_NAME_PATTERN)

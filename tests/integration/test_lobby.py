@@ -4,6 +4,7 @@ time controls, and every refusal with its status and code (nothing appended for 
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from eventstore import RedisEventStore
+from gameplatform import game_names
 from gameserver.gateway.app import create_app
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
@@ -260,3 +262,98 @@ async def test_listing_filters_and_pages(stack: Stack) -> None:
     assert stray.status_code == 200
     for bad in ({"phase": "dancing"}, {"limit": 0}, {"limit": 101}, {"players": 5}):
         refused(await stack.http.get("/games", params=bad), 422, "malformed_request")
+
+
+async def redis_contents(redis: aioredis.Redis) -> dict[bytes, bytes | None]:
+    """Every key of the server's Redis with its serialized value (what a refusal must leave)."""
+    return {key: await redis.dump(key) async for key in redis.scan_iter(count=1000)}
+
+
+REFUSED_CREATIONS: list[tuple[dict[str, Any], int, str, tuple[str, ...]]] = [
+    # (body, status, code, words the message must name)
+    ({"players": 2, "seatting": "invite"}, 422, "malformed_request", ("seatting", "renature")),
+    ({"players": 2, "timecontrol": {"per_turn": 30}}, 422, "malformed_request", ("timecontrol",)),
+    ({"game": "chess", "players": 2}, 422, "unknown_game", ("chess", *game_names())),
+    ({"game": 7}, 422, "unknown_game", (*game_names(),)),
+    ({"game": "renature", "players": 2, "sets": 3}, 422, "malformed_request", ("sets", "renature")),
+    (
+        {"game": "renaissance", "time_control": {"per_turn": 30}},
+        422,
+        "malformed_request",
+        ("on_timeout", "renaissance"),
+    ),
+    ({"game": "renaissance", "competition": "foo"}, 422, "malformed_request", ("competition",)),
+    ({"game": "renaissance", "board": "valley"}, 422, "malformed_request", ("board",)),
+    ({"game": "renaissance", "players": 3}, 422, "malformed_request", ("players",)),
+    ({"game": "renaissance", "sets": 0}, 422, "malformed_request", ("sets",)),
+    ({"players": 5}, 422, "malformed_request", ("players",)),
+    ({"board": "base"}, 422, "malformed_request", ("players",)),
+    ({"players": 2, "seed": ""}, 422, "malformed_request", ("seed",)),
+]
+
+
+async def test_a_creation_refuses_what_it_does_not_understand(
+    stack: Stack, redis: aioredis.Redis
+) -> None:
+    # Unknown fields, unknown games, options a game does not take, values out of a game's
+    # range: each a 422 that names the field (and the game, or the games hosted), and none
+    # leaves a trace in Redis (no game, no lobby entry, no seed, no host token).
+    await create(stack)  # a server with a game on it already
+    before = await redis_contents(redis)
+    for body, status, code, words in REFUSED_CREATIONS:
+        response = await stack.http.post("/games", json=body)
+        refused(response, status, code)
+        message = response.json()["error"]["message"]
+        for word in words:
+            assert word in message, (body, message)
+    assert await redis_contents(redis) == before
+
+
+async def test_each_game_is_created_with_its_own_options(stack: Stack) -> None:
+    created = await create(stack, game="renaissance", sets=2, competition="sets")
+    assert (created["game"], created["board"], created["players"]) == ("renaissance", "standard", 2)
+    first = (await stack.store.read(created["game_id"], after_version=0, limit=1))[0]
+    assert first.meta is not None
+    command = json.loads(first.meta)["command"]
+    assert (command["sets"], command["competition"]) == (2, "sets")
+    left_out = await stack.http.post("/games", json={"game": "renaissance"})  # one count: 2
+    assert left_out.status_code == 201, left_out.text
+    listed = await stack.http.get("/games", params={"game": "renaissance", "phase": "lobby"})
+    assert {game["game"] for game in listed.json()["games"]} == {"renaissance"}
+    assert len(listed.json()["games"]) == 2
+    refused(await stack.http.get("/games", params={"game": "chess"}), 422, "malformed_request")
+    refused(await stack.http.get("/games", params={"phase": "over"}), 422, "malformed_request")
+
+
+async def test_a_renaissance_seat_resigns_and_the_other_wins(stack: Stack) -> None:
+    # The lobby's seat routes serve every game: leave, remove and cancel before the start,
+    # resign after it; each is the game's own command, decided by its core.
+    lobby = await create(stack, game="renaissance")
+    game_id, host = lobby["game_id"], bearer(lobby["host_token"])
+    tokens = [await join(stack, game_id, seat) for seat in range(2)]
+    seats = f"/games/{game_id}/seats"
+    assert (await stack.http.delete(f"{seats}/0", headers=bearer(tokens[0]))).status_code == 200
+    assert (await stack.http.delete(f"{seats}/1", headers=host)).status_code == 200
+    assert (await stack.http.get(f"/games/{game_id}")).json()["open_seats"] == [0, 1]
+    assert (await stack.http.post(f"/games/{game_id}/cancel", headers=host)).status_code == 200
+    assert (await stack.http.get(f"/games/{game_id}")).json()["phase"] == "cancelled"
+    refused(await stack.http.post(f"/games/{game_id}/cancel", headers=host), 409, "game_over")
+
+    played = await create(stack, game="renaissance")
+    game_id, host = played["game_id"], bearer(played["host_token"])
+    tokens = [await join(stack, game_id, seat) for seat in range(2)]
+    url = f"/games/{game_id}/resign"
+    refused(await stack.http.post(url, headers=bearer(tokens[0])), 409, "wrong_phase")
+    assert (await stack.http.post(f"/games/{game_id}/start", headers=host)).status_code == 200
+    refused(await stack.http.post(f"/games/{game_id}/cancel", headers=host), 409, "wrong_phase")
+    assert (await stack.http.post(url, headers=bearer(tokens[1]))).status_code == 200
+    summary = (await stack.http.get(f"/games/{game_id}")).json()
+    assert summary["phase"] == "finished"
+    assert [seat["status"] for seat in summary["seats"]] == ["playing", "resigned"]
+    events = (await stack.http.get(f"/games/{game_id}/events")).json()
+    assert [event["type"] for event in events[-2:]] == ["SeatResigned", "GameEnded"]
+    assert events[-1]["winners"] == [0]
+    refused(await stack.http.post(url, headers=bearer(tokens[0])), 409, "game_over")
+    audit = (await stack.http.get(f"/games/{game_id}/audit")).json()
+    assert audit["ok"]
+    assert audit["winners"] == [0]

@@ -14,15 +14,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import msgspec
 import pytest
 import redis.asyncio as aioredis
 from faststream.redis import RedisBroker
 
-from eventstore import CommandPartitions, KeyLayout, RedisEventStore
+from eventstore import Appended, CommandPartitions, KeyLayout, RedisEventStore
 from eventstore import archive as packing
-from eventstore.retention_policy import GROUP, Retention, RetentionPolicy
+from eventstore.retention_policy import GROUP, Retention, RetentionPolicy, Stage
+from gameplatform import get_game
+from gameserver.retention.retention_service import stage_of
 from gameserver.rules.rules_service import CommandHandler, RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.rules_client import send_command
@@ -99,6 +102,7 @@ def janitor(redis: aioredis.Redis, later_s: float = 0.0, **policy: object) -> Re
         RetentionPolicy().with_(**policy),
         consumer="janitor-test",
         clock=lambda: time.time() + later_s,
+        stage_of=stage_of,
     )
 
 
@@ -285,3 +289,87 @@ async def test_a_finished_game_is_archived_out_of_redis_and_the_cli_finds_it(
         assert done.returncode == 0, (command, done.stdout, done.stderr)
         if command[0] == "audit":
             assert "holds" in done.stdout
+
+
+async def send_to(
+    handler: CommandHandler, game: str, game_id: str, command: Any, cid: str
+) -> Reply:
+    """A command of any hosted game's, as the gateway sends it (its seat from the command)."""
+    seat = getattr(command, "seat", None)
+    body = msgspec.json.encode(CommandEnvelope(game_id, cid, command, seat, game))
+    return msgspec.json.decode((await handler.handle_batch([body]))[0], type=Reply)
+
+
+async def test_another_games_lobbies_and_ends_are_its_own_to_say(
+    redis: aioredis.Redis, handler: CommandHandler, store: RedisEventStore
+) -> None:
+    # Renaissance starts with a set (it has no GameStarted event): a game in play is no lobby
+    # and never expires as one; once it has ended it is packed like any finished game.
+    game = get_game("renaissance")
+    for n, command in enumerate(game.setup_commands("rn-game", "seed", 2, ["a", "b"])):
+        assert (await send_to(handler, game.name, "rn-game", command, f"s{n}")).status == (
+            "accepted"
+        )
+    await lobby(handler, "idle-lobby")
+    report = await janitor(redis, later_s=3601, lobby_ttl_s=3600).run_once()
+    assert report.lobbies_expired == 1  # the idle Renature lobby, not the game in play
+    assert await store.version("rn-game") > 0
+    bots = [game.make_bot("greedy", game.bot_seed("seed", seat)) for seat in range(2)]
+    for number in range(5000):
+        state = await handler.load("rn-game")
+        seat = game.to_move(state)
+        if seat is None:
+            break
+        command = bots[seat].choose(state, seat)
+        reply = await send_to(handler, game.name, "rn-game", command, f"m{number}")
+        assert reply.status == "accepted", reply
+    assert game.is_over(await handler.load("rn-game"))
+    events = await store.read("rn-game")
+    report = await janitor(redis, later_s=901, finished_grace_s=900).run_once()
+    assert report.games_packed == 1
+    assert not any(":game:" in key for key in await keys_of(redis, "rn-game"))
+    assert await store.read("rn-game") == events
+
+
+async def test_the_store_decides_nothing_by_a_games_event_names(
+    redis: aioredis.Redis, store: RedisEventStore
+) -> None:
+    # A game whose events the store has never heard of: the service's StageOf says what they
+    # do, and the store indexes, expires and packs by that alone.
+    said = {b"Kickoff": "created", b"Whistle": "started", b"FullTime": "closed"}
+
+    def stage_of(event: bytes) -> Stage | None:
+        kind = msgspec.json.decode(event)["type"].encode()
+        return cast("Stage | None", said.get(kind))
+
+    async def play(game_id: str, kinds: list[str]) -> None:
+        for version, kind in enumerate(kinds, start=1):
+            event = msgspec.json.encode({"type": kind, "game_id": game_id, "version": version})
+            meta = b'{"game": "football"}' if version == 1 else None
+            result = await store.append(
+                game_id,
+                command_id=f"c{version}",
+                expected_version=version - 1,
+                events=[event],
+                outcome=b"{}",
+                batch_meta=meta,
+            )
+            assert isinstance(result, Appended)
+
+    await play("idle", ["Kickoff"])
+    await play("playing", ["Kickoff", "Whistle", "Goal"])
+    await play("over", ["Kickoff", "Whistle", "Goal", "FullTime"])
+    football = Retention(
+        redis,
+        KeyLayout(),
+        RetentionPolicy().with_(lobby_ttl_s=3600, finished_grace_s=900),
+        consumer="janitor-football",
+        clock=lambda: time.time() + 3601,
+        stage_of=stage_of,
+    )
+    report = await football.run_once()
+    assert (report.lobbies_expired, report.games_packed) == (1, 1)
+    assert not await store.exists("idle")
+    assert await store.version("playing") == 3
+    assert await store.version("over") == 4
+    assert not any(":game:" in key for key in await keys_of(redis, "over"))

@@ -1,7 +1,7 @@
 """``renature serve all`` starts honestly: a busy gateway or Redis port is refused with a clear
 message before any URL is printed (and before anything is started), the whole stack (clock
-service included) comes up on the ports asked for, prints the REDIS_URL line the CLI needs, and
-stops on SIGINT."""
+service included) comes up on the ports asked for, behind a Redis password generated into
+var/redis.password, prints the lines the CLI needs (never the password), and stops on SIGINT."""
 
 from __future__ import annotations
 
@@ -99,8 +99,16 @@ def test_the_stack_starts_on_the_ports_asked_for_and_stops(tmp_path: Path) -> No
             lines.append(line.strip())
         assert f"Gateway: http://127.0.0.1:{port}" in lines
         assert f"export REDIS_URL=redis://127.0.0.1:{redis_port}/0" in lines
+        password_file = tmp_path / "var" / "redis.password"
+        assert f"export RENATURE_REDIS_PASSWORD_FILE={password_file}" in lines
+        assert password_file.stat().st_mode & 0o777 == 0o600
+        password = password_file.read_text().strip()
+        assert len(password) == 64
+        assert not any(password in line for line in lines)  # never printed
+        with pytest.raises(redis.AuthenticationError):  # nobody gets in without it
+            redis.Redis(port=redis_port).set("anything", "x")
         assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
-        client = redis.Redis(port=redis_port)
+        client = redis.Redis(port=redis_port, password=password)
         feed = KeyLayout().feed_key(0)
         deadline = time.monotonic() + 20
         while not clock_group(client, feed):  # every service runs, the clock service too

@@ -1,6 +1,8 @@
-"""The routes the web client adds to the API: the board picture after any event, and the
-stateless inspection of an exported events file (POST /disputes). Real Redis, a real rules
-service, the gateway app in process."""
+"""The routes the web client adds to the API: the board picture after any event, the
+stateless inspection of an exported events file (POST /disputes), and what lets a client play
+any hosted game without knowing it (the generic table): the catalog, a game's table facts
+after any event, a seat's moves and the log, both in words, and the words of an upload (these
+for every hosted game). Real Redis, a real rules service, the gateway app in process."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import msgspec
@@ -15,6 +18,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from eventstore import RedisEventStore
+from gameplatform import game_names, get_game
+from gameplatform.words import words as in_words
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
@@ -23,8 +28,10 @@ from gameserver.runtime.settings import Settings
 from renature import events as e
 from renature.game import replay
 from renature.picture import board_svg
+from support.hosting import hosted
 
 pytestmark = pytest.mark.redis
+GAMES = list(game_names())
 
 
 @dataclass
@@ -33,6 +40,7 @@ class Web:
     http: httpx.AsyncClient
     store: RedisEventStore
     redis: aioredis.Redis
+    transport: httpx.ASGITransport
 
 
 @pytest.fixture
@@ -45,7 +53,7 @@ async def web(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Web]:
         GatewayClient("http://gateway", transport=transport) as client,
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
     ):
-        yield Web(client, http, RedisEventStore(redis), redis)
+        yield Web(client, http, RedisEventStore(redis), redis, transport)
 
 
 async def stored(web: Web, game_id: str) -> list[e.Event]:
@@ -95,13 +103,25 @@ async def test_an_exported_file_is_audited_explained_and_drawn_and_nothing_is_ke
     events = await stored(web, result.game_id)
     export = b"\n".join(e.encode(event) for event in events) + b"\n"
     keys_before = await web.redis.dbsize()
-    response = await web.http.post("/disputes", params={"at": 30}, content=export)
+    response = await web.http.post("/disputes", content=export)
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["audit"]["ok"]
     assert body["audit"]["finished"]
     assert body["explanation"]["scores"] == result.scores
-    assert len(body["events"]) == len(events)
+    assert body["event_count"] == len(events)
+    assert "events" not in body  # the client has the file: its events are not sent back
+    padded = b"\n".join(
+        line[:-1] + b', "pad": "' + b"p" * 10_000 + b'"}' for line in export.splitlines()
+    )
+    assert 1024 * 1024 < len(padded) < 4 * 1024 * 1024
+    big = await web.http.post("/disputes", content=padded)  # fields no event has: ignored
+    assert big.status_code == 200, big.text[:300]
+    assert len(big.content) < 2 * len(response.content)  # the answer does not grow with it
+    stepped = await web.http.post("/disputes", params={"at": 30}, content=export)
+    assert stepped.status_code == 200, stepped.text
+    body = stepped.json()
+    assert (body["audit"], body["explanation"], body["version"]) == (None, None, 30)
     state = replay(events[:30])
     assert state is not None
     assert body["picture"] == board_svg(state, f"Renature game {state.game_id} after event 30")
@@ -155,4 +175,130 @@ async def test_a_file_over_four_megabytes_is_refused_unread(web: Web) -> None:
     response = await web.http.post("/disputes", content=b"x" * (5 * 1024 * 1024))
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "body_too_large"
+    assert await web.redis.dbsize() == keys_before
+
+
+def client_of(web: Web, name: str) -> GatewayClient:
+    return GatewayClient("http://gateway", transport=web.transport, game=name)
+
+
+async def stored_of(web: Web, name: str, game_id: str) -> list[Any]:
+    game = get_game(name)
+    return [game.decode_event(s.data) for s in await web.store.read(game_id)]
+
+
+async def catalog(web: Web) -> dict[str, dict[str, Any]]:
+    response = await web.http.get("/games/catalog")
+    assert response.status_code == 200, response.text
+    return {entry["name"]: entry for entry in response.json()}
+
+
+async def test_the_catalog_offers_every_hosted_game_as_the_registry_has_it(web: Web) -> None:
+    response = await web.http.get("/games/catalog")
+    assert [entry["name"] for entry in response.json()] == GAMES  # the default first
+    for entry in response.json():
+        game = get_game(entry["name"])
+        assert entry["title"] == game.title
+        assert entry["player_counts"] == list(game.player_counts)
+        assert entry["boards"] == list(game.boards)
+        assert [s["players"] for s in entry["seats"]] == list(game.player_counts)
+        assert all(len(s["colours"]) == s["players"] for s in entry["seats"])
+        assert "lobby" in entry["phases"]
+    document = (await web.http.get("/openapi.json")).json()
+    for path in ("/games/catalog", "/games/{game_id}/table", "/games/{game_id}/moves"):
+        assert path in document["paths"]
+    assert "/games/{game_id}/log" in document["paths"]
+
+
+@pytest.mark.parametrize("name", hosted(GAMES))
+async def test_every_choice_the_catalog_offers_creates_such_a_game(web: Web, name: str) -> None:
+    """What the lobby's form may send (each option at its default, then each other choice or
+    the ends of its range) is what POST /games takes; the seats are the catalog's."""
+    entry = (await catalog(web))[name]
+    bodies: list[dict[str, Any]] = [{}]
+    for option in entry["options"]:
+        if option["kind"] == "choice":
+            bodies += [{option["name"]: choice} for choice in option["choices"]]
+        elif option["kind"] == "integer":
+            bodies += [{option["name"]: option["minimum"]}, {option["name"]: option["maximum"]}]
+    for seating in entry["seats"]:
+        for board in entry["boards"]:
+            for options in bodies:
+                body = {"game": name, "players": seating["players"], "board": board, **options}
+                response = await web.http.post("/games", json=body)
+                assert response.status_code == 201, (body, response.text)
+                table = (await web.http.get(f"/games/{response.json()['game_id']}/table")).json()
+                assert table["colours"] == seating["colours"]
+                assert table["board"] == board
+
+
+@pytest.mark.parametrize("name", hosted(GAMES))
+async def test_a_seats_moves_are_its_legal_actions_in_words(web: Web, name: str) -> None:
+    game = get_game(name)
+    async with client_of(web, name) as client:
+        game_id = await client.create_game(game.player_counts[0], seed=f"moves-{name}")
+        tokens = [
+            await client.join(game_id, seat, f"p{seat}") for seat in range(game.player_counts[0])
+        ]
+        await client.start(game_id, tokens[0])
+        table = (await web.http.get(f"/games/{game_id}/table")).json()
+        for seat, token in enumerate(tokens):
+            auth = {"Authorization": f"Bearer {token}"}
+            moves = (await web.http.get(f"/games/{game_id}/moves", headers=auth)).json()
+            legal = (await web.http.get(f"/games/{game_id}/legal-actions", headers=auth)).json()
+            assert [move["command"] for move in moves] == legal
+            assert bool(legal) == (seat == table["to_move"])
+            for move in moves:
+                command = game.decode_command(msgspec.json.encode(move["command"]))
+                assert move["text"] == in_words(game, command, table["colours"])
+        refused = await web.http.get(f"/games/{game_id}/moves")
+        assert refused.status_code == 401
+
+
+@pytest.mark.parametrize("name", hosted(GAMES))
+async def test_the_log_and_the_table_of_a_whole_game_for_anyone(web: Web, name: str) -> None:
+    """The log is the events as ``/events`` shows them to the reader (a spectator: secrets
+    blanked), each in words; the table after any event is the replay's."""
+    game = get_game(name)
+    async with client_of(web, name) as client:
+        bots = [game.bot_names[0]] * game.player_counts[0]
+        result = await play_game(client, len(bots), f"log-{name}", bots)
+    events = await stored_of(web, name, result.game_id)
+    log = (await web.http.get(f"/games/{result.game_id}/log")).json()
+    shown = (await web.http.get(f"/games/{result.game_id}/events")).json()
+    assert [line["event"] for line in log] == shown
+    colours = list(game.table(game.replay(events)).colours)
+    visible = [game.visible_event(event, None) for event in events]
+    assert [line["text"] for line in log] == [in_words(game, event, colours) for event in visible]
+    later = (await web.http.get(f"/games/{result.game_id}/log", params={"after": 5})).json()
+    assert later == log[5:]
+    for at in (3, len(events) // 2, len(events)):
+        table = await web.http.get(f"/games/{result.game_id}/table", params={"at": at})
+        expected = msgspec.to_builtins(game.table(game.replay(events[:at])))
+        assert table.json() == expected
+    assert (await web.http.get(f"/games/{'0' * 32}/log")).status_code == 404
+
+
+@pytest.mark.parametrize("name", hosted(GAMES))
+async def test_an_uploaded_export_is_told_in_words_and_nothing_is_kept(web: Web, name: str) -> None:
+    game = get_game(name)
+    async with client_of(web, name) as client:
+        bots = [game.bot_names[0]] * game.player_counts[0]
+        result = await play_game(client, len(bots), f"upload-{name}", bots)
+    events = await stored_of(web, name, result.game_id)
+    export = b"\n".join(game.encode_event(event) for event in events) + b"\n"
+    keys_before = await web.redis.dbsize()
+    response = await web.http.post("/disputes", content=export)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["game"] == name
+    assert body["audit"]["ok"]
+    final = game.replay(events)
+    colours = list(game.table(final).colours)
+    assert body["log"] == [in_words(game, event, colours) for event in events]
+    # A step of the file: its table (and picture) only, the whole file's audit asked once.
+    step = (await web.http.post("/disputes", params={"at": 4}, content=export)).json()
+    assert step["audit"] is None
+    assert step["log"] == []
+    assert step["table"] == msgspec.to_builtins(game.table(game.replay(events[:4])))
     assert await web.redis.dbsize() == keys_before

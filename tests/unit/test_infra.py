@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ def test_the_validator_really_refuses_a_wrong_manifest() -> None:
 
 def test_every_service_and_redis_are_deployed() -> None:
     deployed = {d["metadata"]["name"] for d in by_kind("Deployment")}
-    assert deployed == {f"renature-{service}" for service in SERVICES}
+    assert deployed == {f"renature-{service}" for service in (*SERVICES, "proxy")}
     assert {d["metadata"]["name"] for d in by_kind("StatefulSet")} == {"renature-redis"}
 
 
@@ -119,12 +120,12 @@ def test_the_redis_statefulset_is_governed_by_a_headless_service() -> None:
     assert service["spec"]["selector"] == redis["spec"]["selector"]["matchLabels"]
 
 
-def test_the_redis_passwords_live_in_a_secret_only() -> None:
+def test_the_redis_passwords_live_in_a_secret_only(tmp_path: Path) -> None:
     env_map = named("ConfigMap", "renature-env")["data"]
     assert not any("PASSWORD" in key for key in env_map)
     assert "@" not in env_map["REDIS_URL"]  # no credentials in the URL
-    secret = named("Secret", "renature-redis-auth")
-    assert all(value == "" for value in secret["stringData"].values())  # none committed
+    assert not by_kind("Secret")  # none committed: applying the manifests wipes nothing
+    secret = {"stringData": dict.fromkeys(created_secret(tmp_path))}
     for workload in workloads():
         for container in containers(workload):
             for variable in container.get("env", []):
@@ -139,6 +140,44 @@ def test_the_redis_passwords_live_in_a_secret_only() -> None:
         assert env["RENATURE_REDIS_USER"]["value"] == service
         key = env["RENATURE_REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]["key"]
         assert key == f"{service.upper()}_PASSWORD"
+
+
+def created_secret(tmp: Path) -> dict[str, str]:
+    """What infra/k8s/create-secrets.sh hands kubectl (a stand-in kubectl records it)."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "kubectl"
+    fake.write_text(
+        '#!/bin/sh\nprintf "%s\\n" "$@" > "$RECORD.$4.args"\n'
+        'for a in "$@"; do case "$a" in --from-env-file=*) cp "${a#*=}" "$RECORD.env";;\n'
+        '  --from-file=*) cp "${a#*=signing.pem=}" "$RECORD.pem";; esac; done\n'
+    )
+    fake.chmod(0o755)
+    record = tmp / "record"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "RECORD": str(record)}
+    script = INFRA / "k8s" / "create-secrets.sh"
+    subprocess.run(["sh", str(script), "-n", "games"], env=env, check=True, timeout=30)
+    args = (tmp / "record.renature-redis-auth.args").read_text().split()
+    values = dict(line.split("=", 1) for line in (tmp / "record.env").read_text().split())
+    assert args[:4] == ["create", "secret", "generic", "renature-redis-auth"]
+    assert args[-2:] == ["-n", "games"]
+    signing = (tmp / "record.renature-signing-key.args").read_text().split()
+    assert signing[-2:] == ["-n", "games"]
+    assert b"BEGIN PRIVATE KEY" in (tmp / "record.pem").read_bytes()  # an Ed25519 key
+    assert all(re.fullmatch(r"[0-9a-f]{64}", value) for value in values.values())
+    assert not any(value in " ".join(args) for value in values.values())  # never on argv
+    return values
+
+
+def test_the_secrets_are_generated_once_never_applied_from_a_file(tmp_path: Path) -> None:
+    placeholders = re.findall(r"@([A-Z_]+_PASSWORD)@", (INFRA / "redis" / "users.acl").read_text())
+    values = created_secret(tmp_path)
+    assert set(values) == set(placeholders)
+    assert len(set(values.values())) == len(values)  # one password per user
+    probes = (INFRA / "k8s" / "redis.yaml").read_text() + (INFRA / "docker-compose.yml").read_text()
+    assert "redis-cli" in probes
+    assert "--pass" not in probes  # probe passwords come from REDISCLI_AUTH, not argv
+    assert " -a " not in probes
 
 
 def test_network_policies_deny_by_default_and_open_redis_to_renature_pods_only() -> None:
@@ -158,6 +197,7 @@ def test_network_policies_deny_by_default_and_open_redis_to_renature_pods_only()
         assert labels["labels"]["renature/redis-client"] == "true"
     (gateway,) = policies["renature-gateway-ingress"]["ingress"]
     assert gateway["ports"] == [{"protocol": "TCP", "port": 8000}]
+    assert gateway["from"] == [{"podSelector": {"matchLabels": {"app": "renature-proxy"}}}]
 
 
 def test_redis_runs_the_reviewed_configuration_with_the_acl_file() -> None:
@@ -224,7 +264,7 @@ def compose() -> dict[str, Any]:
 def test_the_compose_file_has_healthchecks_pinned_images_and_a_private_redis() -> None:
     spec = compose()
     services = spec["services"]
-    assert set(services) == {"redis", *SERVICES}
+    assert set(services) == {"redis", *SERVICES, "proxy"}
     for name, service in services.items():
         assert "healthcheck" in service, name
         test = service["healthcheck"]["test"]
@@ -247,8 +287,8 @@ def test_the_compose_file_has_healthchecks_pinned_images_and_a_private_redis() -
         assert re.fullmatch(r"\$\{RENATURE_[A-Z]+_PASSWORD:\?.+\}", env["RENATURE_REDIS_PASSWORD"])
         assert service["depends_on"]["redis"]["condition"] == "service_healthy"
         assert "@" not in env["REDIS_URL"]
-    assert services["gateway"]["ports"] == ["8000:8000"]
-    assert [n for n, s in services.items() if "ports" in s] == ["gateway"]
+    assert services["proxy"]["ports"] == ["8000:8080"]  # the front door, nothing else
+    assert [n for n, s in services.items() if "ports" in s] == ["proxy"]
 
 
 def test_the_dockerfile_pins_its_base_image_and_runs_unprivileged() -> None:
@@ -259,3 +299,43 @@ def test_the_dockerfile_pins_its_base_image_and_runs_unprivileged() -> None:
         assert re.search(r":\d+\.\d+\.\d+", base), base
     assert re.search(r"uv==\d+\.\d+\.\d+", text)
     assert re.search(r"^USER 10001$", text, flags=re.MULTILINE)
+
+
+def test_the_front_door_is_nginx_with_its_bounds_and_the_gateway_trusts_it_alone() -> None:
+    """Issue 23: slow and huge requests are turned away in front of the gateway, and the
+    gateway learns the real client's address from that proxy only."""
+    text = (INFRA / "nginx" / "nginx.conf").read_text()
+    for bound in (
+        "client_header_timeout 10s;",
+        "client_body_timeout 30s;",
+        "large_client_header_buffers 4 16k;",
+        "client_max_body_size 4m;",
+        "limit_conn per_address 64;",
+        "proxy_set_header X-Forwarded-For $remote_addr;",  # overwritten, never passed on
+        'proxy_set_header Forwarded "";',
+    ):
+        assert bound in text, bound
+    log_format = text[text.index("log_format") : text.index("access_log")]
+    assert "$request " not in log_format
+    assert "$args" not in log_format  # the live channel's ?token= never reaches a log
+    assert "$request_uri" not in log_format
+    # compose: the very file, the proxy's address trusted by the gateway
+    services = compose()["services"]
+    assert "./nginx/nginx.conf:/etc/nginx/nginx.conf:ro" in services["proxy"]["volumes"]
+    address = services["proxy"]["networks"]["frontend"]["ipv4_address"]
+    assert services["gateway"]["environment"]["RENATURE_TRUSTED_PROXIES"] == address
+    assert "renature-gateway" in services["gateway"]["networks"]["frontend"]["aliases"]
+    # Kubernetes: the same file in a ConfigMap, mounted by the proxy; the gateway trusts the
+    # pod network, which only the proxy may reach it from (network policies above)
+    assert named("ConfigMap", "renature-proxy-conf")["data"]["nginx.conf"] == text
+    (proxy,) = containers(named("Deployment", "renature-proxy"))
+    assert {
+        "name": "conf",
+        "mountPath": "/etc/nginx/nginx.conf",
+        "subPath": "nginx.conf",
+        "readOnly": True,
+    } in proxy["volumeMounts"]
+    assert named("ConfigMap", "renature-env")["data"]["RENATURE_TRUSTED_PROXIES"]
+    service = named("Service", "renature-proxy")["spec"]
+    assert service["externalTrafficPolicy"] == "Local"
+    assert named("Service", "renature-gateway")["spec"]["ports"][0]["port"] == 8000

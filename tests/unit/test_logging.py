@@ -38,6 +38,8 @@ def lines():
         f'127.0.0.1:48858 - "WebSocket /games/g1/live?token={TOKEN}&after=0" [accepted]',
         f'127.0.0.1:48858 - "GET /games/g1/live?after=3&token={TOKEN} HTTP/1.1" 403',
         f"Authorization: Bearer {TOKEN}",
+        f'127.0.0.1:1 - "GET /games/g1/live?token=\'{TOKEN} HTTP/1.1" 403',  # issue 23
+        f'127.0.0.1:1 - "GET /games/g1/live?token="{TOKEN}" HTTP/1.1" 403',
     ],
 )
 def test_a_seat_token_in_a_library_log_line_is_blanked(lines, request_line: str) -> None:
@@ -57,6 +59,18 @@ def test_secret_keys_are_blanked_and_the_rest_is_kept(lines) -> None:
     (line,) = lines()
     assert (line["seed"], line["hand"], line["game_id"]) == ("[redacted]", "[redacted]", "g1")
     assert line["service"] == "test"
+
+
+def test_the_password_of_a_url_is_masked_in_any_field(lines) -> None:
+    """A Redis client's error or a setting may quote REDIS_URL with its password."""
+    url = "redis://auditor:9f86d081884c7d65@redis:6379/0"
+    get_logger("renature.test").warning("redis_unavailable", error=f"cannot reach {url}")
+    logging.getLogger("a.library").error("connecting to %s", url)
+
+    first, second = lines()
+    assert first["error"] == "cannot reach redis://auditor:***@redis:6379/0"
+    assert second["event"] == "connecting to redis://auditor:***@redis:6379/0"
+    assert "9f86d081884c7d65" not in json.dumps([first, second])
 
 
 def test_a_line_without_secrets_is_left_alone() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gameserver.gateway.ratelimit import RateLimits, request_class, seat_token
+from gameserver.gateway.ratelimit import RateLimits, bearer_token, request_class, token_bucket
 from gameserver.gateway.request_limits import bounded, json_depth_exceeds
 from gameserver.runtime.logging import configure_logging
 
@@ -51,6 +51,12 @@ def test_rate_limits_come_from_the_environment() -> None:
         }
     )
     assert (limits.enabled, limits.create, limits.live_per_game) == (False, "5/minute", 7)
+    from gameserver.gateway.front_door import FrontDoor
+
+    assert FrontDoor.from_env({}) == FrontDoor()
+    door = FrontDoor.from_env({"RENATURE_HEADER_TIMEOUT_S": "2.5", "RENATURE_MAX_HEADERS": "9"})
+    assert (door.header_timeout_s, door.max_headers) == (2.5, 9)
+    assert door.uvicorn_options()["proxy_headers"] is False  # gateway.client_address decides
 
 
 def test_requests_are_sorted_into_classes_and_tokens_are_never_keys() -> None:
@@ -60,13 +66,17 @@ def test_requests_are_sorted_into_classes_and_tokens_are_never_keys() -> None:
 
     assert request_class(scope("POST", "/games"), None) == "create"
     assert request_class(scope("POST", "/games/g1/seats/2"), None) == "create"
-    named = seat_token(scope("POST", "/games/g1/commands", TOKEN))
-    assert named is not None
+    assert bearer_token(scope("POST", "/games/g1/commands", TOKEN)) == TOKEN
+    named = token_bucket(TOKEN)
     assert TOKEN not in named
+    # A token's request is a seat's only once the token resolved to a seat (the holder);
+    # a made-up one is a read of its address.
     assert request_class(scope("POST", "/games/g1/commands", TOKEN), named) == "seat"
+    assert request_class(scope("GET", "/games/g1/view", TOKEN), None) == "read"
     assert request_class(scope("GET", "/games/g1/audit"), None) == "read"
+    assert request_class(scope("POST", "/disputes", TOKEN), named) == "dispute"
     live = {"type": "websocket", "headers": [], "query_string": f"token={TOKEN}".encode()}
-    assert seat_token(live) == named
+    assert bearer_token(live) == TOKEN
 
 
 @pytest.fixture

@@ -12,7 +12,13 @@ import msgspec
 import pytest
 
 from gameplatform import game_names, get_game, search
+from gameplatform.core_adapter import CoreAdapter
 from gameplatform.interface import Game
+from gameplatform.sealed import reveal_problem
+from goofspiel.view import perspective as goofspiel_perspective
+from renaissance import commands as renaissance_commands
+from renaissance.game import setup_commands as renaissance_setup
+from renaissance.rules import JANKEN_HANDS
 from renature import determinize as sampling
 from renature.components import components
 from renature.game import play, replay
@@ -183,10 +189,116 @@ def test_a_rollout_reaching_the_end_reveals_the_made_up_seed() -> None:
     assert search.result_values(game.table(done)) in ([1.0, 0.0], [0.0, 1.0], [0.5, 0.5])
 
 
+class _Open(CoreAdapter):
+    name = "open"
+    hidden_information = False
+
+
+class _Secretive(CoreAdapter):
+    name = "secretive"
+    hidden_information = True
+
+
 def test_a_game_without_hidden_information_is_its_own_determinization() -> None:
+    state = object()
+    assert _Open().determinize(state, 0, random.Random(0), search.FINISH_SEED) is state
+    with pytest.raises(NotImplementedError, match="secretive"):
+        _Secretive().determinize(state, 0, random.Random(0), search.FINISH_SEED)
+
+
+def test_renaissance_without_a_sealed_hand_is_its_own_determinization() -> None:
     game = get_game("renaissance")
     state = advanced(game, "open", 5)
     assert game.determinize(state, 0, random.Random(0), search.FINISH_SEED) is state
+
+
+def janken_half_shown(hand: str) -> Any:
+    """A Renaissance game of Phase 2 only, its first Janken under way: Gold (seat 1, who
+    shows first) has sealed ``hand``, Silver (seat 0) is to show."""
+    game = get_game("renaissance")
+    state = None
+    variant = renaissance_commands.Variant(play="phase2", distribution="take")
+    for command in renaissance_setup(
+        "g-janken", "janken", ["silver", "gold"], 1, "points", variant
+    ):
+        _, state = game.execute(state, command)
+    assert game.to_move(state) == 1
+    _, state = game.execute(state, renaissance_commands.ShowHand(1, hand, "s" * 32))
+    assert game.to_move(state) == 0
+    return state
+
+
+def test_a_renaissance_determinization_draws_the_other_seats_sealed_hand() -> None:
+    game = get_game("renaissance")
+    state = janken_half_shown("rock")
+    drawn = [
+        game.determinize(state, 0, random.Random(n), search.FINISH_SEED).janken for n in range(30)
+    ]
+    assert all(j.slots[0] == state.janken.slots[0] for j in drawn)  # its own slot: still empty
+    assert {j.slots[1].choice for j in drawn} == set(JANKEN_HANDS)
+    for j in drawn:  # each drawn hand sealed so that it opens its own commitment
+        assert reveal_problem(j.slots[1].commitment, j.slots[1].choice, j.slots[1].salt) is None
+    assert game.determinize(state, 1, random.Random(0), search.FINISH_SEED) == state  # its own
+
+
+def test_a_renaissance_janken_choice_does_not_depend_on_the_sealed_hand() -> None:
+    game = get_game("renaissance")
+    states = [janken_half_shown(hand) for hand in JANKEN_HANDS]
+    assert [s.janken.slots[1].choice for s in states] == list(JANKEN_HANDS)
+    for bot_seed in ("a", "b"):
+        choices = [search.SearchBot(game, bot_seed, QUICK).choose(s, 0) for s in states]
+        assert choices[0] == choices[1] == choices[2]
+
+
+def goofspiel_seat_1_to_bid(seed: str, turns: int) -> Any:
+    """A Goofspiel game ``turns`` greedy turns in, seat 0 having sealed its next bid."""
+    game = get_game("goofspiel")
+    state = advanced(game, seed, 2 * turns + 1)
+    assert game.to_move(state) == 1
+    return state
+
+
+def test_a_goofspiel_determinization_keeps_what_the_seat_sees_and_draws_the_rest() -> None:
+    game = get_game("goofspiel")
+    state = goofspiel_seat_1_to_bid("determinize", 3)
+    bids, orders = set(), set()
+    for n in range(40):
+        drawn = game.determinize(state, 1, random.Random(n), search.FINISH_SEED)
+        seen = msgspec.structs.replace(goofspiel_perspective(drawn, 1), commitment=state.commitment)
+        assert seen == goofspiel_perspective(state, 1)
+        assert drawn.prizes[: state.turn] == state.prizes[: state.turn]
+        assert drawn.bids[0] in state.hands[0]
+        bids.add(drawn.bids[0])
+        orders.add(drawn.prizes[state.turn :])
+    assert len(bids) > 1
+    assert len(orders) > 1
+
+
+def test_a_goofspiel_rollout_reaching_the_end_reveals_the_made_up_seed() -> None:
+    game = get_game("goofspiel")
+    state = goofspiel_seat_1_to_bid("to-the-end", 5)
+    drawn = game.determinize(state, 1, random.Random(3), search.FINISH_SEED)
+    bots = [game.make_bot("random", f"end|{seat}") for seat in (0, 1)]
+    while game.to_move(drawn) is not None:
+        seat = game.to_move(drawn)
+        _, drawn = game.execute(drawn, bots[seat].choose(drawn, seat))
+    finish = game.finishing_command(drawn, search.FINISH_SEED)
+    assert finish is not None
+    _, done = game.execute(drawn, finish)
+    assert game.is_over(done)
+
+
+def test_a_goofspiel_bid_does_not_depend_on_the_other_seats_sealed_bid() -> None:
+    game = get_game("goofspiel")
+    state = goofspiel_seat_1_to_bid("secrets", 2)
+    others = [msgspec.structs.replace(state, bids=(card, state.bids[1])) for card in state.hands[0]]
+    prizes = list(state.prizes[state.turn :])
+    random.Random(5).shuffle(prizes)
+    others.append(msgspec.structs.replace(state, prizes=(*state.prizes[: state.turn], *prizes)))
+    assert len({game.state_json(s, 1) for s in [state, *others]}) == 1
+    for bot_seed in ("a", "b"):
+        mine = search.SearchBot(game, bot_seed, QUICK).choose(state, 1)
+        assert all(search.SearchBot(game, bot_seed, QUICK).choose(o, 1) == mine for o in others)
 
 
 def test_margins_value_a_level_game_at_one_half_and_a_lead_above() -> None:

@@ -1,23 +1,26 @@
-"""``renature audit | explain | replay | export``: dispute tools over a game's stored events."""
+"""``renature audit | explain | replay | export``: dispute tools over a game's stored events.
+
+Exit status of each: 0 the audit holds (or the command did its work), 1 the audit fails (the
+events are not a fair game, or not what the server signed), 2 nothing to work on (no game id or
+file, no such game, no events, the store unreachable, a key that cannot be read), 3 the file
+is not an event log (a line too long, nested too deep, not UTF-8, not JSON, not an event).
+Nothing printed repeats a password (a Redis URL's is masked) or more than a little of a file's
+values, and nothing a file says is read as terminal markup or highlighted (rich's highlighter
+takes minutes over a megabyte)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import msgspec
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from gameserver.cli import game_commands
-from gameserver.cli.local_commands import render_board
-from renature.components import COLOURS
-from renature.explain import explain as run_explain
-from renature.game import replay as fold
-from renature.picture import board_svg
+from gameserver.cli.event_source import clipped
 
 GameArg = Annotated[str | None, typer.Argument(help="game id in Redis (or use --events)")]
 if TYPE_CHECKING:
@@ -29,24 +32,59 @@ EventsOpt = Annotated[
 RedisOpt = Annotated[str | None, typer.Option(help="Redis URL (default: REDIS_URL)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="machine-readable JSON")]
 
+EXIT_FAILS = 1
+EXIT_NOTHING = 2
+EXIT_UNREADABLE = 3
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A console that prints a file's text as it is: no highlighting, no markup in values."""
+    return Console(stderr=stderr, highlight=False)
+
+
+def complain(message: str, code: int) -> NoReturn:
+    """Print ``message`` (URL passwords masked) on standard error and exit with ``code``."""
+    from gameserver.runtime.redis_auth import redact_urls
+
+    console(stderr=True).print(f"[red]{escape(redact_urls(message))}[/red]")
+    raise typer.Exit(code)
+
+
+GameCheck = Annotated[
+    str | None,
+    typer.Option("--game", help="refuse a game of any other game (read from its first event)"),
+]
+
 
 def _events(
-    game_id: str | None, events_file: Path | None, redis_url: str | None, game: str = "renature"
+    game_id: str | None, events_file: Path | None, redis_url: str | None, game: str | None = None
 ) -> Loaded:
-    """The game's events and its game: a stored game's own (its stream names it), a file's as
-    ``--game`` says."""
+    """The game's events and its game: a stored game's or a file's own (its first event names
+    it); ``--game``, where given, must be that game."""
     # Imported here: redis takes a third of a second to import, and most commands never need it.
     from eventstore import StoreError
-    from gameserver.cli.event_source import NoSuchGame, load
+    from gameserver.cli.event_source import NoSuchGame, UnreadableFile, load
 
     try:
         return load(game_id, events_file, redis_url, game)
-    except (NoSuchGame, OSError, msgspec.DecodeError, msgspec.ValidationError) as err:
-        Console(stderr=True).print(f"[red]{escape(str(err))}[/red]")
-        raise typer.Exit(2) from None
+    except UnreadableFile as err:
+        complain(str(err), EXIT_UNREADABLE)
+    except (NoSuchGame, OSError) as err:
+        complain(str(err), EXIT_NOTHING)
+    except (msgspec.DecodeError, msgspec.ValidationError) as err:  # a stored game's events
+        complain(f"Cannot read the stored events: {err}", EXIT_NOTHING)
     except StoreError as err:  # Redis cannot be reached, or the stream is corrupt
-        Console(stderr=True).print(f"[red]Cannot read the event store: {escape(str(err))}[/red]")
-        raise typer.Exit(2) from None
+        complain(f"Cannot read the event store: {err}", EXIT_NOTHING)
+
+
+KeyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--key",
+        help="the server's public key (PEM, or its /.well-known/renature-keys.json): the "
+        "--events file must carry the server's seal and hold exactly the events it signed",
+    ),
+]
 
 
 def audit(
@@ -54,39 +92,76 @@ def audit(
     events_file: EventsOpt = None,
     redis_url: RedisOpt = None,
     as_json: JsonOpt = False,
-    game_name: game_commands.GameOpt = "renature",
+    game_name: GameCheck = None,
+    key: KeyOpt = None,
 ) -> None:
     """Verify a game from its events alone: hash chain, every move re-decided, seed and deal,
-    final scoring. Exit status 0 when everything holds, 1 otherwise."""
+    final scoring; with ``--key``, first that the file is what the server signed. Exit status
+    0 when everything holds, 1 when not, 2 with nothing to audit, 3 for a file that is not an
+    event log."""
+    if key is not None:
+        check_signed(events_file, key, quiet=as_json)
     loaded = _events(game_id, events_file, redis_url, game_name)
     report: Any = game_commands.the_game(loaded.game).audit(loaded.events)  # each game's report
     if as_json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:
-        console = Console()
+        out = console()
         verdict = "[green]holds[/green]" if report.ok else "[red]FAILS[/red]"
-        console.print(
-            f"Audit of game {escape(report.game_id)}: {verdict} "
+        out.print(
+            f"Audit of game {escape(clipped(report.game_id))}: {verdict} "
             f"({report.events} events, {report.batches} commands)"
         )
         for check in report.checks:
-            console.print(f"  checked: {check}")
+            out.print(f"  checked: {check}")
         if report.first_bad is not None:
             bad = report.first_bad
             # messages quote stored values, which a forger chose: never read them as markup
-            console.print(
+            out.print(
                 f"[red]First bad event: number {bad.version} ({bad.check}): "
-                f"{escape(bad.message)}[/red]"
+                f"{escape(clipped(bad.message, 400))}[/red]"
             )
             for more in report.findings[1:6]:
-                console.print(f"  also event {more.version} ({more.check}): {escape(more.message)}")
+                text = escape(clipped(more.message, 400))
+                out.print(f"  also event {more.version} ({more.check}): {text}")
         elif report.finished:
-            console.print(f"  final scores {report.scores}, winners {report.winners}")
+            out.print(f"  final scores {report.scores}, winners {report.winners}")
         else:
-            console.print(
-                "  the game is not finished: the deal is checked once the seed is revealed"
-            )
-    raise typer.Exit(0 if report.ok else 1)
+            out.print("  the game is not finished: the deal is checked once the seed is revealed")
+    raise typer.Exit(0 if report.ok else EXIT_FAILS)
+
+
+def check_signed(events_file: Path | None, key: Path, *, quiet: bool) -> None:
+    """Exit 1 unless ``events_file`` carries a seal that ``key`` verifies and holds the very
+    events the seal signed (naming the first event that differs)."""
+    from gameserver.cli.event_source import UnreadableFile, read_signed
+    from gameserver.runtime import signing
+
+    if events_file is None:
+        complain("--key checks a file: give it with --events.", EXIT_NOTHING)
+    try:
+        keys = signing.read_public_keys(key.read_bytes())
+    except (OSError, ValueError) as err:
+        complain(f"Cannot read the key {key}: {err}", EXIT_NOTHING)
+    try:
+        lines, seal = read_signed(events_file)
+    except UnreadableFile as err:
+        complain(str(err), EXIT_UNREADABLE)
+    except OSError as err:
+        complain(str(err), EXIT_NOTHING)
+    problem = (
+        "the file carries no seal: it cannot be shown to come from the server"
+        if seal is None
+        else signing.check_seal(seal, keys) or signing.first_difference(seal, lines)
+    )
+    if problem is not None:
+        complain(f"Not what the server signed: {problem}.", EXIT_FAILS)
+    assert seal is not None
+    if not quiet:
+        console().print(
+            f"Signed by the server (key {seal.key_id}): events 1 to {seal.events} are the ones "
+            "it signed."
+        )
 
 
 def explain(
@@ -95,43 +170,12 @@ def explain(
     seat: Annotated[str | None, typer.Option(help="only this colour's points")] = None,
     redis_url: RedisOpt = None,
     as_json: JsonOpt = False,
-    game_name: game_commands.GameOpt = "renature",
+    game_name: GameCheck = None,
 ) -> None:
     """Every point each seat got, in order, with the rule and the running total; then the
     final ranking."""
     game, events = _events(game_id, events_file, redis_url, game_name)
-    if game != "renature":
-        game_commands.explain(game, events, as_json)
-        return
-    state = fold(events)
-    seat_no = None
-    if seat is not None and state is not None:
-        colours = [COLOURS[s.colour] for s in state.seats]
-        if seat not in colours:
-            raise typer.BadParameter(f"no seat plays {seat!r}; colours: {', '.join(colours)}")
-        seat_no = colours.index(seat)
-    report = run_explain(events, seat_no)
-    if as_json:
-        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
-        return
-    table = Table(title=f"Where the points of game {escape(report.game_id)} came from")
-    for column in ("event", "turn", "colour", "points", "total", "why"):
-        table.add_column(column)
-    for line in report.lines:
-        sign = f"{line.points:+d}"
-        table.add_row(
-            str(line.version),
-            str(line.turn),
-            escape(line.colour),
-            sign,
-            str(line.total),
-            escape(line.text),
-        )
-    console = Console()
-    console.print(table)
-    for rank, who in enumerate(report.ranking, start=1):
-        mark = " (winner)" if who in report.winners else ""
-        console.print(f"{rank}. {report.colours[who]}: {report.scores[who]} points{mark}")
+    game_commands.explain(game_commands.the_game(game), events, seat, as_json)
 
 
 def replay(
@@ -142,27 +186,11 @@ def replay(
     ] = None,
     svg: Annotated[Path | None, typer.Option(help="also write the board as an SVG picture")] = None,
     redis_url: RedisOpt = None,
-    game_name: game_commands.GameOpt = "renature",
+    game_name: GameCheck = None,
 ) -> None:
     """The board and scores after event number N, drawn in the terminal (and as SVG)."""
     game, events = _events(game_id, events_file, redis_url, game_name)
-    if game != "renature":
-        game_commands.replay(game, events, to, svg)
-        return
-    if to is not None:
-        events = [ev for ev in events if ev.version <= to]
-    state = fold(events)
-    if state is None:
-        raise typer.BadParameter("no events up to that number")
-    console = Console()
-    console.print(render_board(state.board, state))
-    scores = ", ".join(f"{COLOURS[s.colour]} {s.score}" for s in state.seats)
-    console.print(f"After event {state.version} (turn {state.turn}, {state.phase}): {scores}")
-    if svg is not None:
-        svg.write_text(
-            board_svg(state, f"Renature game {state.game_id} after event {state.version}")
-        )
-        console.print(f"SVG written to {svg}")
+    game_commands.replay(game_commands.the_game(game), events, to, svg)
 
 
 def export(
@@ -172,14 +200,28 @@ def export(
     ] = None,
     redis_url: RedisOpt = None,
 ) -> None:
-    """Write a game's event log as JSON lines (the input of ``renature audit --events``)."""
+    """Write a game's event log as JSON lines (the input of ``renature audit --events``), and
+    the server's latest seal of it as a last line when the server signs its games."""
     game, events = _events(game_id, None, redis_url)
     encode = game_commands.the_game(game).encode_event
     data = b"".join(encode(ev) + b"\n" for ev in events)
+    data += _seal_line(game_id, redis_url)
     if out is None:
         sys.stdout.buffer.write(data)
     else:
         out.write_bytes(data)
+
+
+def _seal_line(game_id: str, redis_url: str | None) -> bytes:
+    """The seal as an export's last line (nothing when the game has none)."""
+    import asyncio
+
+    from gameserver.cli.event_source import read_seal
+    from gameserver.runtime.settings import Settings
+    from gameserver.runtime.signing import SealLine
+
+    seal = asyncio.run(read_seal(game_id, Settings.from_env(redis_url=redis_url)))
+    return b"" if seal is None else msgspec.json.encode(SealLine(seal)) + b"\n"
 
 
 def register(app: typer.Typer) -> None:

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import msgspec
 import typer
 
-from gameserver.cli.game_commands import GameOpt
+from gameplatform.registry import DEFAULT_GAME
+from gameserver.cli.game_commands import GameOpt, bot_names, the_game
 
 if TYPE_CHECKING:  # httpx is imported when a game is played, not at every start of the CLI
     from gameserver.cli.gateway_client import GatewayClient
@@ -86,13 +87,6 @@ async def _wait_finished(client: GatewayClient, game_id: str, token: str, timeou
         await asyncio.sleep(0.05)
 
 
-def parse_bot_names(spec: str, players: int, game: str = "renature") -> list[str]:
-    """``greedy,random`` -> one bot name per seat; a single name is used for every seat."""
-    from gameserver.cli.local_commands import parse_bots
-
-    return parse_bots(spec, players, game)
-
-
 def timed(agent: Any, think: float | None) -> Callable[[Any, int], Any]:
     """The agent's choice; a search bot (one with ``choose_within``) given ``think`` seconds
     searches until they are spent instead of for its iteration budget. The clock is read
@@ -111,17 +105,17 @@ def timed(agent: Any, think: float | None) -> Callable[[Any, int], Any]:
 def play(
     gateway: Annotated[str, typer.Option(help="the gateway's base URL")] = "http://127.0.0.1:8000",
     players: Annotated[
-        int | None, typer.Option(min=2, max=4, help="2, 3 or 4 players (default: 4; 2)")
+        int | None, typer.Option(help="how many players (default: the game's most)")
     ] = None,
     seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
     bots: Annotated[
         str, typer.Option(help="bots by seat, comma-separated: random, greedy, mcts")
     ] = "greedy",
     board: Annotated[
-        str | None, typer.Option(help="Renature: base (default), valley or valley-back")
+        str | None, typer.Option(help="one of the game's boards (default: its first)")
     ] = None,
     timeout: Annotated[float, typer.Option(help="seconds to wait for each HTTP answer")] = 30.0,
-    game_name: GameOpt = "renature",
+    game_name: GameOpt = DEFAULT_GAME,
     think_ms: Annotated[
         int | None,
         typer.Option(
@@ -136,8 +130,14 @@ def play(
     """
     from gameserver.cli.gateway_client import GatewayClient
 
-    count = players if players is not None else (4 if game_name == "renature" else 2)
-    names = parse_bot_names(bots, count, game_name)
+    game = the_game(game_name)
+    count = players if players is not None else max(game.player_counts)
+    if count not in game.player_counts or (board is not None and board not in game.boards):
+        raise typer.BadParameter(
+            f"A {game.name} game has {', '.join(map(str, game.player_counts))} players and the "
+            f"boards {', '.join(game.boards)}."
+        )
+    names = bot_names(game, bots, count)
     think = None if think_ms is None else think_ms / 1000
 
     async def run() -> Any:

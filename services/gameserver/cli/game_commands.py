@@ -1,8 +1,6 @@
-"""``--game``: the CLI's commands for any game of the platform, through its registry only.
-
-``renature simulate|corpus|audit|explain|replay --game renaissance`` land here; Renature keeps
-its own paths in ``core`` and ``audit`` (the default ``--game renature``), unchanged.
-"""
+"""The CLI's commands for any game of the platform, through its registry only: one path for
+every game (``simulate|corpus --game NAME``; ``audit|explain|replay`` read a file's or a stream's
+game from its first event)."""
 
 from __future__ import annotations
 
@@ -17,8 +15,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from gameplatform import Game, UnknownGame, game_names, get_game
+from gameplatform.creation import CreationError, options_dict, options_of
+from gameplatform.registry import DEFAULT_GAME
+from gameserver.cli.event_source import clipped
 
-GameOpt = Annotated[str, typer.Option("--game", help=f"the game: {', '.join(game_names())}")]
+GameOpt = Annotated[
+    str,
+    typer.Option("--game", help=f"the game: {', '.join(game_names())} (default {DEFAULT_GAME})"),
+]
 
 
 def the_game(name: str) -> Game[Any, Any, Any]:
@@ -42,28 +46,37 @@ def bot_names(game: Game[Any, Any, Any], spec: str, players: int) -> list[str]:
 
 def simulate(
     name: str,
-    players: int | None,
     seed: str,
     bots: str,
-    events_file: Path | None,
-    as_json: bool,
-    options: dict[str, Any],
-) -> None:
+    *,
+    players: int | None = None,
+    board: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> tuple[list[Any], Any, list[str]]:
+    """A whole bot game of game ``name``: its events, outcome and bots. What the game does not
+    take (a player count, a board, an option or an option's value) is refused, naming it."""
     game = the_game(name)
-    players = players or game.player_counts[0]
+    players = players or max(game.player_counts)
     if players not in game.player_counts:
-        raise typer.BadParameter(f"{game.title} is played by {game.player_counts} players")
+        counts = ", ".join(map(str, game.player_counts))
+        raise typer.BadParameter(f"A {game.name} game is played by {counts} players.")
+    board = board or game.boards[0]
+    if board not in game.boards:
+        raise typer.BadParameter(
+            f"A {game.name} game has no board {board!r}; its boards: {', '.join(game.boards)}."
+        )
+    try:
+        chosen = options_of(game, {k: v for k, v in (options or {}).items() if v is not None})
+    except CreationError as error:
+        raise typer.BadParameter(str(error)) from None
     names = bot_names(game, bots, players)
-    log, _, result = game.simulate(seed, names, None, options)
-    if events_file is not None:
-        with events_file.open("wb") as out:
-            for event in log:
-                out.write(game.encode_event(event) + b"\n")
-    if as_json:
-        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
-        return
+    log, _, result = game.simulate(seed, names, board, options_dict(chosen))
+    return log, result, names
+
+
+def print_outcome(result: Any, names: list[str], title: str) -> None:
     facts = msgspec.to_builtins(result)
-    table = Table(title=f"{game.title}, seed {seed!r}")
+    table = Table(title=title)
     for column in ("rank", "seat", "colour", "bot", "score", "winner"):
         table.add_column(column)
     for rank, seat in enumerate(facts["ranking"], start=1):
@@ -101,42 +114,64 @@ def corpus(name: str, check_file: Path | None) -> None:
         raise typer.Exit(1)
 
 
-def explain(name: str, found: list[Any], as_json: bool) -> None:
-    """The explanation of a game's events, as a table (or JSON)."""
-    report = the_game(name).explain(found)
+def points(count: int) -> str:
+    return f"{count} point" if abs(count) == 1 else f"{count} points"
+
+
+STANDARD_COLUMNS = ("version", "seat", "colour", "points", "total", "rule", "text")
+"""The fields of every game's explanation line; a game's others (a turn, a set) are shown too."""
+
+
+def explain(game: Game[Any, Any, Any], events: list[Any], seat: str | None, as_json: bool) -> None:
+    """The explanation of a game's events, as a table (or JSON); ``seat`` by its colour."""
+    state = game.replay(events)
+    seat_no = None
+    if seat is not None and state is not None:
+        colours = game.table(state).colours
+        if seat not in colours:
+            raise typer.BadParameter(f"no seat plays {seat!r}; colours: {', '.join(colours)}")
+        seat_no = colours.index(seat)
+    report = game.explain(events, seat_no)
     if as_json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
         return
     facts = msgspec.to_builtins(report)
-    table = Table(title=f"Where the points of game {escape(facts['game_id'])} came from")
-    for column in ("event", "colour", "points", "total", "why"):
+    lines = facts["lines"]
+    extra = [key for key in (lines[0] if lines else {}) if key not in STANDARD_COLUMNS]
+    table = Table(title=f"Where the points of game {escape(clipped(facts['game_id']))} came from")
+    for column in ("event", *extra, "colour", "points", "total", "why"):
         table.add_column(column)
-    for line in facts["lines"]:
+    for line in lines:
         table.add_row(
             str(line["version"]),
+            *(escape(str(line[key])) for key in extra),
             escape(line["colour"]),
             f"{line['points']:+d}",
             str(line["total"]),
             escape(line["text"]),
         )
-    console = Console()
+    console = Console(highlight=False)  # a file's values are printed as they are
     console.print(table)
     for rank, who in enumerate(facts["ranking"], start=1):
         mark = " (winner)" if who in facts["winners"] else ""
-        console.print(f"{rank}. seat {who}: {facts['scores'][who]} points{mark}")
+        console.print(f"{rank}. {facts['colours'][who]}: {points(facts['scores'][who])}{mark}")
 
 
-def replay(name: str, found: list[Any], to: int | None, svg: Path | None) -> None:
+def replay(game: Game[Any, Any, Any], found: list[Any], to: int | None, svg: Path | None) -> None:
     """The board after event ``to`` of a game's events, in the terminal (and as SVG)."""
-    game = the_game(name)
     if to is not None:
         found = [ev for ev in found if ev.version <= to]
     state = game.replay(found)
     if state is None:
         raise typer.BadParameter("no events up to that number")
-    console = Console()
+    table = game.table(state)
+    console = Console(highlight=False)  # a file's values are printed as they are
     console.print(escape(game.picture_text(state)))
-    console.print(f"After event {len(found)}")
+    scores = ", ".join(
+        f"{colour} {score}" for colour, score in zip(table.colours, table.scores, strict=True)
+    )
+    console.print(f"After event {table.version} ({game.progress(state)}): {scores}")
     if svg is not None:
-        svg.write_text(game.picture_svg(state, f"{game.title} after event {len(found)}"))
+        title = f"{game.title}: game {clipped(table.game_id)} after event {table.version}"
+        svg.write_text(game.picture_svg(state, title))
         console.print(f"SVG written to {svg}")

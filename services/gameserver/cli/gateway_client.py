@@ -17,6 +17,7 @@ import httpx
 import msgspec
 
 from gameplatform import get_game
+from gameplatform.registry import DEFAULT_GAME
 
 
 class GatewayError(Exception):
@@ -78,7 +79,7 @@ class GatewayClient:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 30.0,
-        game: str = "renature",
+        game: str = DEFAULT_GAME,
     ) -> None:
         self.game = get_game(game)
         """The game this client creates and plays (`gameplatform.get_game`)."""

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from gameplatform.registry import DEFAULT_GAME
 from gameserver.cli import game_commands
 from renature import board as boards
 from renature import commands, events
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
-from renature.game import outcome, play
 from renature.state import GameState
 
 board_app = typer.Typer(help="Boards: draw them or print them as JSON.", no_args_is_help=True)
@@ -24,65 +24,63 @@ board_app = typer.Typer(help="Boards: draw them or print them as JSON.", no_args
 AREA_STYLES = ("on dark_orange3", "on orange4", "on dark_goldenrod", "on tan", "on wheat4")
 
 
-def parse_bots(spec: str, players: int, game: str = "renature") -> list[str]:
-    """``greedy,mcts`` -> one bot name per seat of ``game``; one name is used for every seat."""
-    return game_commands.bot_names(game_commands.the_game(game), spec, players)
+def option_values(given: list[str]) -> dict[str, Any]:
+    """``--option NAME=VALUE`` pairs (a value is read as JSON where it is JSON: ``sets=2``)."""
+    options: dict[str, Any] = {}
+    for pair in given:
+        name, equals, value = pair.partition("=")
+        if not equals or not name:
+            raise typer.BadParameter(f"--option takes NAME=VALUE, not {pair!r}")
+        try:
+            options[name] = json.loads(value)
+        except json.JSONDecodeError:
+            options[name] = value
+    return options
 
 
 def simulate(
     players: Annotated[
-        int | None,
-        typer.Option(min=2, max=4, help="2, 3 or 4 players (Renature, default 4; Renaissance: 2)"),
+        int | None, typer.Option(help="how many players (default: the game's most)")
     ] = None,
     seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
     bots: Annotated[
         str, typer.Option(help="bots by seat, comma-separated: random, greedy, mcts")
-    ] = ("greedy"),
-    board: Annotated[str, typer.Option(help="base, valley or valley-back")] = "base",
+    ] = "greedy",
+    board: Annotated[
+        str | None, typer.Option(help="one of the game's boards (default: its first)")
+    ] = None,
     events_file: Annotated[
         Path | None, typer.Option("--events", help="write every event as JSON lines here")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
-    game_name: game_commands.GameOpt = "renature",
-    sets: Annotated[int, typer.Option(min=1, help="Renaissance: sets to play")] = 1,
+    game_name: game_commands.GameOpt = DEFAULT_GAME,
+    sets: Annotated[int | None, typer.Option(help="the option sets (games that take it)")] = None,
     competition: Annotated[
-        str, typer.Option(help="Renaissance: points or sets (the competition rule)")
-    ] = "points",
+        str | None, typer.Option(help="the option competition (games that take it)")
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option(help="a game's option as NAME=VALUE (repeatable)")
+    ] = None,
 ) -> None:
-    """Play a whole game with bots, in process. Same arguments, same output, byte for byte."""
-    if game_name != "renature":
-        options = {"sets": sets, "competition": competition}
-        game_commands.simulate(game_name, players, seed, bots, events_file, as_json, options)
-        return
-    players = players or 4
-    names = parse_bots(bots, players)
-    if board not in boards.available_boards():
-        raise typer.BadParameter(f"unknown board {board!r}; boards: {boards.available_boards()}")
-    log, state = play(
-        players, seed, names, board=board, make=game_commands.the_game(game_name).make_bot
+    """Play a whole game with bots, in process. Same arguments, same output, byte for byte.
+    A player count, board or option the game does not take is refused."""
+    options = {"sets": sets, "competition": competition, **option_values(option or [])}
+    log, result, names = game_commands.simulate(
+        game_name, seed, bots, players=players, board=board, options=options
     )
+    game = game_commands.the_game(game_name)
     if events_file is not None:
         with events_file.open("wb") as out:
             for event in log:
-                out.write(events.encode(event) + b"\n")
-    result = outcome(state, names, len(log))
+                out.write(game.encode_event(event) + b"\n")
     if as_json:
         sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
         return
-    table = Table(title=f"Renature, {players} players, seed {seed!r}, board {board}")
-    for column in ("rank", "seat", "colour", "bot", "score", "winner"):
-        table.add_column(column)
-    for rank, seat in enumerate(result.ranking, start=1):
-        table.add_row(
-            str(rank),
-            str(seat),
-            result.colours[seat],
-            names[seat],
-            str(result.scores[seat]),
-            "yes" if seat in result.winners else "",
-        )
-    Console().print(table)
-    Console().print(f"{result.events} events, game id {result.game_id}")
+    facts = msgspec.to_builtins(result)
+    title = f"{game.title}, {len(names)} players, seed {seed!r}"
+    if "board" in facts:
+        title += f", board {facts['board']}"
+    game_commands.print_outcome(result, names, title)
 
 
 @board_app.command("show")
@@ -182,39 +180,12 @@ def corpus(
         Path | None,
         typer.Option("--check", help="replay the games of this corpus file and compare"),
     ] = None,
-    game_name: game_commands.GameOpt = "renature",
+    game_name: game_commands.GameOpt = DEFAULT_GAME,
 ) -> None:
     """Print the corpus of recorded games (JSON lines, as in docs/corpus.jsonl), or check a
     corpus file: every game is replayed, and the legal actions counted before each command
     and the result must be the recorded ones. Exit status 1 when any game differs."""
-    from renature import corpus as recorded
-
-    if game_name != "renature":
-        game_commands.corpus(game_name, check_file)
-        return
-    if check_file is None:
-        for board, players, bot in recorded.GAMES:
-            game = recorded.record(board, players, bot)
-            sys.stdout.write(msgspec.json.encode(game).decode() + "\n")
-        return
-    decoder = msgspec.json.Decoder(recorded.CorpusGame)
-    differ = 0
-    lines = [line for line in check_file.read_bytes().splitlines() if line.strip()]
-    for number, line in enumerate(lines, start=1):
-        try:
-            game = decoder.decode(line)
-        except msgspec.DecodeError as error:  # ValidationError included
-            problems = [f"not a corpus game: {error}"]
-            name = f"line {number}"
-        else:
-            problems = recorded.check(game)
-            name = f"line {number} ({game.board}, {game.players} players, {game.seed!r})"
-        for problem in problems:
-            sys.stdout.write(f"{name}: {problem}\n")
-        differ += bool(problems)
-    sys.stdout.write(f"{len(lines) - differ} of {len(lines)} games agree\n")
-    if differ or not lines:
-        raise typer.Exit(1)
+    game_commands.corpus(game_name, check_file)
 
 
 def register(app: typer.Typer) -> None:

@@ -24,20 +24,44 @@ Port = Annotated[int, typer.Option(help="Port the gateway listens on.")]
 Rebuild = Annotated[
     bool, typer.Option("--rebuild", help="Drop and rebuild every read model first, then serve.")
 ]
+TrustedProxies = Annotated[
+    str | None,
+    typer.Option(
+        "--trusted-proxies",
+        envvar="RENATURE_TRUSTED_PROXIES",
+        help="Addresses or networks of the proxies in front of the gateway whose "
+        "X-Forwarded-For names the client (e.g. 10.0.0.0/8,127.0.0.1); none by default.",
+    ),
+]
 RebuildOnly = Annotated[
     bool, typer.Option("--rebuild-only", help="Drop and rebuild every read model, then exit.")
 ]
 
 
-def _settings(redis_url: str | None) -> Settings:
-    return Settings.from_env(redis_url=redis_url)
+def _settings(redis_url: str | None, trusted_proxies: str | None = None) -> Settings:
+    return Settings.from_env(redis_url=redis_url, trusted_proxies=_proxies(trusted_proxies))
 
 
-def _run(name: str, redis_url: str | None, **options: object) -> None:
+def _proxies(text: str | None) -> str | None:
+    """``text`` when it names addresses or networks; exit 2 saying which word does not."""
+    from gameserver.gateway.client_address import TrustedNetworks
+
+    try:
+        TrustedNetworks.parse(text or "")
+    except ValueError as error:
+        typer.secho(f"--trusted-proxies: {error}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(2) from error
+    return text
+
+
+def _run(
+    name: str, redis_url: str | None, trusted_proxies: str | None = None, **options: object
+) -> None:
     from gameserver.runtime.supervisor import SupervisorError, run_service
 
     try:
-        run_service(name, _settings(redis_url), **options)  # type: ignore[arg-type]
+        settings = _settings(redis_url, trusted_proxies)
+        run_service(name, settings, **options)  # type: ignore[arg-type]
     except SupervisorError as error:
         typer.secho(str(error), err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from error
@@ -79,9 +103,14 @@ def retention(redis_url: RedisUrl = None) -> None:
 
 
 @app.command()
-def gateway(redis_url: RedisUrl = None, host: Host = "127.0.0.1", port: Port = 8000) -> None:
+def gateway(
+    redis_url: RedisUrl = None,
+    host: Host = "127.0.0.1",
+    port: Port = 8000,
+    trusted_proxies: TrustedProxies = None,
+) -> None:
     """The HTTP gateway (uvicorn)."""
-    _run("gateway", redis_url, host=host, port=port)
+    _run("gateway", redis_url, trusted_proxies, host=host, port=port)
 
 
 @app.command("all")
@@ -93,10 +122,16 @@ def all_(
         int | None,
         typer.Option(help="Port of the private redis-server (default: a free port)."),
     ] = None,
+    trusted_proxies: TrustedProxies = None,
 ) -> None:
     """Everything, one process per service; without REDIS_URL a private redis-server too."""
+    import os
+
     from gameserver.runtime.logging import configure_logging
     from gameserver.runtime.supervisor import SupervisorError, run_all
+
+    if trusted_proxies is not None:  # the children read their settings from the environment
+        os.environ["RENATURE_TRUSTED_PROXIES"] = _proxies(trusted_proxies) or ""
 
     configure_logging(_settings(redis_url).log_level, service="supervisor")
     try:

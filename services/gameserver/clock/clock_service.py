@@ -1,5 +1,5 @@
-"""The clock service: issues ``ClaimTimeout`` when a seat's time runs out (``renature serve
-clock``; docs/services.md).
+"""The clock service: claims a timeout (`Game.timeout_command`) when a seat's time runs out,
+for any game with a clock (`Game.clock`) (``renature serve clock``; docs/services.md).
 
 A microservice like the projectors: it follows the partition feeds with its own consumer group
 (``clock``), folds each game that moved with the pure core and keeps the game's next deadline
@@ -8,7 +8,7 @@ deadlines live in Redis, not in this process: a restarted (or a second) clock se
 them up where they are, and its consumer group resumes the feeds where it stopped.
 
 A timer wakes at the earliest deadline (at least every `MAX_SLEEP_S`), re-folds each game that
-is due and, if its deadline has really passed, sends ``ClaimTimeout(seat)`` to the rules
+is due and, if its deadline has really passed, sends the game's timeout claim to the rules
 service like any other command. The rules decide it from their own recorded time: if their
 clock is a little behind, they refuse it (``clock_running``) and the claim is sent again
 `RETRY_MS` later under a new command id. Two clock services may claim the same timeout: the
@@ -24,16 +24,15 @@ from collections.abc import Callable, Sequence
 from redis.asyncio import Redis
 
 from eventstore import FeedEntry, RedisEventStore
+from eventstore.redis_client import redis_client
+from gameplatform.interface import Clock
 from gameserver.runtime import bus, healing
 from gameserver.runtime.feed_consumer import FeedConsumer
 from gameserver.runtime.logging import get_logger
 from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.service_runner import run_service
 from gameserver.runtime.settings import Settings
-from gameserver.runtime.state_cache import GameLoader
-from renature import commands as c
-from renature.clock import deadline_ms
-from renature.state import GameState
+from gameserver.runtime.state_cache import AnyGame, GameLoader
 
 log = get_logger("renature.clock")
 
@@ -85,17 +84,21 @@ class ClockService:
     async def setup(self) -> None:
         await self.feeds.setup()
 
-    async def state(self, game_id: str) -> GameState | None:
-        """The game's current state (the cached fold plus what was appended since, checked
-        against the stream's lineage: `GameLoader`); None for a game of a game without
-        clocks (only Renature has time controls)."""
-        state = await self.games.load(game_id)
-        return state if isinstance(state, GameState) else None
+    async def running_clock(self, game_id: str) -> tuple[AnyGame, Clock] | None:
+        """The game's game and clock, from its current state (the cached fold plus what was
+        appended since, checked against the stream's lineage: `GameLoader`); None for a game
+        without a clock (`Game.clock`)."""
+        entry = await self.games.load_entry(game_id)
+        if entry is None:
+            return None
+        game = entry.adapter
+        clock = game.clock(entry.value)
+        return None if clock is None else (game, clock)
 
     async def track(self, game_id: str) -> int | None:
         """Store the game's next deadline (or drop it: no clock runs); returns it."""
-        state = await self.state(game_id)
-        due = None if state is None else deadline_ms(state.clock)
+        found = await self.running_clock(game_id)
+        due = None if found is None else found[1].deadline_ms
         if due is None:
             await self.redis.zrem(self.deadlines_key, game_id)
         else:
@@ -128,20 +131,23 @@ class ClockService:
         return max(0.0, min(MAX_SLEEP_S, (float(head[0][1]) - self.clock()) / 1000))
 
     async def claim(self, game_id: str, now: int) -> None:
-        state = await self.state(game_id)
-        due = None if state is None else deadline_ms(state.clock)
-        if state is None or state.clock is None or due is None:
+        found = await self.running_clock(game_id)
+        due = None if found is None else found[1].deadline_ms
+        seat = None if found is None else found[1].running_for
+        command = None if found is None or seat is None else found[0].timeout_command(seat)
+        if found is None or due is None or seat is None or command is None:
             await self.redis.zrem(self.deadlines_key, game_id)
             return
         if due > now:  # the game moved on: a later deadline
             await self.redis.zadd(self.deadlines_key, {game_id: due})
             return
-        seat = state.clock.owner
+        game, clock = found
         envelope = bus.CommandEnvelope(
             game_id=game_id,
-            command_id=f"timeout:{seat}:{state.clock.turn_started_ms}:{now}",
-            command=c.ClaimTimeout(seat),
+            command_id=f"timeout:{seat}:{clock.turn_started_ms}:{now}",
+            command=command,
             seat=None,
+            game=game.name,
         )
         self.claims += 1
         try:
@@ -173,11 +179,11 @@ class ClockService:
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Run the clock service until ``stop`` is set."""
     # Its feed reads block: no socket timeout may cut them (healing.py).
-    redis = Redis.from_url(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
+    redis = redis_client(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
     try:
         await healing.wait_for_redis(redis, "clock")
         store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)
-        client = RulesClient(redis, streams=settings.commands)
+        client = RulesClient(redis, streams=bus.streams_of(settings.commands, bus.CLOCK))
         try:
             service = ClockService(
                 redis, store, client, settings.consumer, reclaim_idle_ms=settings.reclaim_idle_ms

@@ -13,8 +13,10 @@ from fastapi import FastAPI
 
 from eventstore import DEFAULT_COMMAND_PARTITIONS, DEFAULT_PARTITIONS, DEFAULT_PREFIX
 from gameserver.gateway import sender as senders
+from gameserver.gateway.client_address import TrustedNetworks, TrustedProxies
 from gameserver.gateway.command_relay import seat_command
 from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.frontends import SecurityHeaders
 from gameserver.gateway.frontends import install as install_frontends
 from gameserver.gateway.http_errors import install_error_handlers
 from gameserver.gateway.openapi import BODIES
@@ -24,6 +26,7 @@ from gameserver.gateway.request_limits import MAX_BODY_BYTES
 from gameserver.gateway.request_limits import install as install_limits
 from gameserver.gateway.routers import (
     audit_routes,
+    catalog_routes,
     games_routes,
     live_routes,
     play_routes,
@@ -38,6 +41,7 @@ __all__ = ["Gateway", "app_from_settings", "create_app", "seat_command"]
 DEFAULT_COMMAND_TIMEOUT = 10.0
 
 
+# long: the one place that assembles the gateway, every option named
 def create_app(
     redis_url: str,
     *,
@@ -50,6 +54,7 @@ def create_app(
     rate_limits: RateLimits | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     token_ttl_after_end_s: int | None = None,
+    trusted_proxies: str = "",
 ) -> FastAPI:
     """The gateway for the Redis at ``redis_url``. ``sender`` replaces the rules-service client
     (tests); by default commands go over the bus through ``gameserver.runtime.rules_client``.
@@ -58,7 +63,8 @@ def create_app(
     ``allow_chosen_seeds`` lets ``POST /games`` take a seed: whoever chooses the seed knows
     every hand, so only test, bot and tournament servers switch it on. The limits (body size,
     rate limits when ``rate_limits`` is given, seat tokens lapsing ``token_ttl_after_end_s``
-    after the end) are those of ``gameserver.gateway.request_limits.install``."""
+    after the end) are those of ``gameserver.gateway.request_limits.install``; the proxies
+    whose ``X-Forwarded-For`` is believed, `gateway.client_address`'s (none by default)."""
     gateway = Gateway.connect(
         redis_url,
         sender=sender,
@@ -76,8 +82,8 @@ def create_app(
     )
     app.state.gateway = gateway
     install_error_handlers(app)
-    app.include_router(service_routes.router)
-    app.include_router(games_routes.router)
+    for router in (service_routes.router, catalog_routes.router, games_routes.router):
+        app.include_router(router)  # the catalog before /games/{game_id}: /games/catalog
     app.include_router(play_routes.router)
     app.include_router(reads_routes.router)
     app.include_router(reads_routes.models)
@@ -97,7 +103,15 @@ def create_app(
         rate_limits=rate_limits,
         token_ttl_after_end_s=token_ttl_after_end_s,
     )
+    _install_outermost(app, trusted_proxies)
     return app
+
+
+def _install_outermost(app: FastAPI, trusted_proxies: str) -> None:
+    """Security headers on every answer (the limits' refusals too) and, outermost, the real
+    client's address for every limit and log."""
+    app.add_middleware(SecurityHeaders)
+    app.add_middleware(TrustedProxies, trusted=TrustedNetworks.parse(trusted_proxies))
 
 
 def app_from_settings(settings: Settings) -> FastAPI:
@@ -111,4 +125,5 @@ def app_from_settings(settings: Settings) -> FastAPI:
         rate_limits=RateLimits.from_env() if settings.rate_limits else None,
         max_body_bytes=settings.max_body_bytes,
         token_ttl_after_end_s=settings.token_ttl_after_end_s,
+        trusted_proxies=settings.trusted_proxies,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -12,8 +13,24 @@ from gameserver.gateway.schemas import Accepted
 from gameserver.runtime.bus import Reply
 from gameserver.runtime.state_cache import AnyGame
 
-SET_UP_COMMANDS = frozenset({"CreateGame", "JoinGame", "StartGame", "FinishGame"})
-"""Issued by the gateway's own endpoints or by the rules service, never by a player."""
+
+def _kinds(union: Any) -> set[str]:
+    """The ``type`` tags of a union of tagged msgspec structs."""
+    info = msgspec.inspect.type_info(union)
+    members = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
+    return {str(member.tag) for member in members if isinstance(member, msgspec.inspect.StructType)}
+
+
+@cache
+def set_up_kinds() -> frozenset[str]:
+    """The commands of any hosted game that no player sends (creation, joins, the start, the
+    service's own finish, the seat actions of their own endpoints): issued by the gateway's
+    endpoints, the clock or the rules service, never through ``POST .../commands``."""
+    kinds: set[str] = set()
+    for name in game_names():
+        game = get_game(name)
+        kinds |= _kinds(game.command_type) - _kinds(game.seat_command_type)
+    return frozenset(kinds)
 
 
 def accepted_or_raise(reply: Reply, client_command_id: str) -> Accepted:
@@ -35,7 +52,7 @@ def seat_command(payload: dict[str, Any], seat: int, game: AnyGame) -> Any:
     fill in a missing seat, refuse another seat's command (403), report a malformed one (422),
     and a well-formed command of another game as a rule would (409 ``wrong_game``)."""
     kind = payload.get("type")
-    if isinstance(kind, str) and kind in SET_UP_COMMANDS:
+    if isinstance(kind, str) and kind in set_up_kinds():
         raise ApiError(
             403,
             "not_a_seat_command",

@@ -14,12 +14,13 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI, Path
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from starlette.requests import HTTPConnection
 
 from eventstore import DEFAULT_COMMAND_PARTITIONS, CommandPartitions, KeyLayout, RedisEventStore
-from eventstore.redis_client import is_cluster_url, redis_client
+from eventstore.redis_client import blocking_pool, is_cluster_url, redis_client
 from gameserver.gateway import sender as senders
+from gameserver.gateway.disputes import DisputeDesk
 from gameserver.gateway.expiry import TokenExpiry
 from gameserver.gateway.finished import FinishedReads
 from gameserver.gateway.game_states import GameStates
@@ -36,7 +37,16 @@ REDIS_CONNECTIONS = 200
 
 bearer = HTTPBearer(auto_error=False, description="The seat token returned by joining a seat")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
-GameId = Annotated[str, Path(description="The game id returned by POST /games")]
+GameId = Annotated[
+    str,
+    Path(
+        description="The game id returned by POST /games (1-64 characters without : { } "
+        "or white space: another is 422 before any lookup)",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[^:{}\s]+$",
+    ),
+]
 
 
 class Gateway:
@@ -59,6 +69,7 @@ class Gateway:
         self.finished = FinishedReads(redis, self.store, self.games)
         self.live = LiveHub(self.store.layout, redis)  # the live channels' feed readers
         self.token_expiry: TokenExpiry | None = None  # set by limits.install
+        self.disputes = DisputeDesk()  # uploads inspected off the event loop
         self.sender = sender
         self.command_timeout = command_timeout
         self.allow_chosen_seeds = allow_chosen_seeds
@@ -82,7 +93,7 @@ class Gateway:
         if is_cluster_url(redis_url):  # a RedisCluster: a pool per node (eventstore.redis_client)
             redis = redis_client(redis_url, max_connections=REDIS_CONNECTIONS)
         else:
-            pool = BlockingConnectionPool.from_url(
+            pool = blocking_pool(
                 redis_url, max_connections=REDIS_CONNECTIONS, timeout=command_timeout
             )
             redis = Redis.from_pool(pool)
@@ -111,6 +122,7 @@ class Gateway:
             yield
         finally:
             await self.live.aclose()
+            self.disputes.close()
             if self._owned_sender is not None:
                 await self._owned_sender.aclose()
             await self.redis.aclose()

@@ -7,13 +7,20 @@
 - ``ETag`` on the views and events of finished games (they never change again), with
   ``If-None-Match`` answered 304;
 - Swagger UI (``/docs``) and ReDoc (``/redoc``) served from the assets fastapi-offline ships,
-  so the docs work without a CDN.
+  so the docs work without a CDN;
+- security headers on every answer (`SecurityHeaders`): a Content-Security-Policy that allows
+  nothing but the gateway's own scripts, styles and connections and no framing
+  (``frame-ancestors 'none'``, and ``X-Frame-Options: DENY`` for older browsers),
+  ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``: the table cannot be
+  framed or fed a script while a seat token sits in the browser's storage. The docs pages
+  allow their one inline script by its hash.
 
 ``install`` wires all of it into an app (one line in ``gateway.app``).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import re
@@ -86,13 +93,15 @@ def _offline_docs(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     async def swagger_ui(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_swagger_ui_html(
-            openapi_url=f"{root}{openapi_url}",
-            title=f"{app.title} - Swagger UI",
-            oauth2_redirect_url=redirect,
-            swagger_js_url=f"{root}{DOCS_STATIC}/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}{DOCS_STATIC}/swagger-ui.css",
-            swagger_favicon_url=f"{root}{DOCS_STATIC}/favicon.png",
+        return with_inline_hashes(
+            get_swagger_ui_html(
+                openapi_url=f"{root}{openapi_url}",
+                title=f"{app.title} - Swagger UI",
+                oauth2_redirect_url=redirect,
+                swagger_js_url=f"{root}{DOCS_STATIC}/swagger-ui-bundle.js",
+                swagger_css_url=f"{root}{DOCS_STATIC}/swagger-ui.css",
+                swagger_favicon_url=f"{root}{DOCS_STATIC}/favicon.png",
+            )
         )
 
     @app.get(redirect, include_in_schema=False)
@@ -102,13 +111,66 @@ def _offline_docs(app: FastAPI) -> None:
     @app.get("/redoc", include_in_schema=False)
     async def redoc(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_redoc_html(
-            openapi_url=f"{root}{openapi_url}",
-            title=f"{app.title} - ReDoc",
-            redoc_js_url=f"{root}{DOCS_STATIC}/redoc.standalone.js",
-            redoc_favicon_url=f"{root}{DOCS_STATIC}/favicon.png",
-            with_google_fonts=False,
+        return with_inline_hashes(
+            get_redoc_html(
+                openapi_url=f"{root}{openapi_url}",
+                title=f"{app.title} - ReDoc",
+                redoc_js_url=f"{root}{DOCS_STATIC}/redoc.standalone.js",
+                redoc_favicon_url=f"{root}{DOCS_STATIC}/favicon.png",
+                with_google_fonts=False,
+            )
         )
+
+
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+"""The Content-Security-Policy of every answer (the web client has no inline script)."""
+SECURITY_HEADERS = (
+    (b"content-security-policy", PAGE_POLICY.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+)
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+
+
+def with_inline_hashes(page: HTMLResponse) -> HTMLResponse:
+    """``page`` with a policy that allows its own inline scripts by their SHA-256 (the docs
+    pages' set-up scripts) and inline styles (Swagger UI and ReDoc set them at run time)."""
+    text = bytes(page.body).decode()
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+        for script in _INLINE_SCRIPT.findall(text)
+    )
+    policy = PAGE_POLICY.replace("script-src 'self'", f"script-src 'self' {hashes}".rstrip())
+    policy = policy.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+    page.headers["content-security-policy"] = policy
+    return page
+
+
+class SecurityHeaders:
+    """The headers of `SECURITY_HEADERS` on every HTTP answer that does not set its own."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                headers += [(k, v) for k, v in SECURITY_HEADERS if k not in present]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, secured)
 
 
 class AllowHeader:

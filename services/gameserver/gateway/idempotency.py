@@ -16,6 +16,16 @@ in base64url) and sends again, unchanged, with every retry of the same request.
   else cannot fetch the token: it exists nowhere but in the answer and in the key's owner's
   hands, and the key cannot be recovered from a game id or from anything stored.
 
+A key stands for one request (IETF Idempotency-Key draft): the gateway keeps a fingerprint of
+the body it was first sent with (an HMAC of the body under the key: it reveals nothing of the
+body without the key), with the claim of a seat and in the lobby's record of a created game. A
+retry with the same key and another body is refused, 422 ``idempotency_key_reused``, and
+changes nothing; a retry while the first request with the key is still being answered gets 409
+``idempotency_key_in_flight`` (a lease per key, `IN_FLIGHT_MARGIN_S` past the command timeout,
+so a gateway that died mid-request blocks its retries no longer than that). A claim is released
+only by the request that made it, and only when its own join was refused: a retry never undoes
+the seat that the first request took (issue 26).
+
 A claim whose ``JoinGame`` never landed (the gateway died, the command was lost) no longer
 holds the seat forever: a later claimant of a seat that the game shows free, claimed more than
 `CLAIM_GRACE_S` ago, first fences the old join (records a rejection ``join_abandoned`` as the
@@ -27,12 +37,17 @@ and the seat stays taken.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import hmac
 import re
 import time
 import uuid
+from collections.abc import AsyncIterator
 from typing import Final
 
+from pydantic import BaseModel
+from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
 from eventstore import RedisEventStore
@@ -40,6 +55,7 @@ from gameserver.gateway.command_relay import accepted_or_raise
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.game_states import Played
 from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.schemas import JoinRequest
 from gameserver.gateway.seat_tokens import new_token, token_digest
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
@@ -52,9 +68,13 @@ CLAIM_GRACE_S: Final = 20.0
 """A claim this old whose join the game does not show is taken to be abandoned: twice the
 gateway's default command timeout, so a join still on its way is never fenced."""
 
+IN_FLIGHT_MARGIN_S: Final = 2.0
+"""A keyed request's lease outlives the command timeout by this much (then it lapses)."""
+
 CLAIM_LUA: Final = r"""
--- KEYS[1] seats hash  seat -> token digest        KEYS[2] claims hash  seat -> "<ms>|<command id>"
--- ARGV[1] seat; ARGV[2] token digest; ARGV[3] claim ("<ms>|<command id>")
+-- KEYS[1] seats hash  seat -> token digest
+-- KEYS[2] claims hash  seat -> "<ms>|<command id>|<fingerprint of the request>"
+-- ARGV[1] seat; ARGV[2] token digest; ARGV[3] claim ("<ms>|<command id>|<fingerprint>")
 -- Returns {1, claim}: claimed now; {2, claim}: already ours (a retry); {0, claim}: another's.
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
@@ -65,6 +85,14 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
   return {2, claim}
 end
 return {0, claim}
+"""
+
+LEASE_RELEASE_LUA: Final = r"""
+-- KEYS[1] a lease; ARGV[1] its owner. Deleted only while it is still that owner's.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
 """
 
 RELEASE_LUA: Final = r"""
@@ -102,6 +130,45 @@ def game_id_for(key: str) -> str:
     return hashlib.sha256(b"renature/create-game\0" + check_key(key).encode()).hexdigest()[:32]
 
 
+def fingerprint(key: str, body: BaseModel | bytes) -> str:
+    """The request's fingerprint: an HMAC of its body (as validated, defaults filled in) under
+    the key, so that the same body always gives the same one and a stored one tells nothing
+    of the body (a chosen seed, an invitation code) to whoever lacks the key."""
+    text = body if isinstance(body, bytes) else body.model_dump_json().encode()
+    return hmac.new(key.encode(), text, hashlib.sha256).hexdigest()[:32]
+
+
+def key_reused() -> ApiError:
+    """422 ``idempotency_key_reused``: the key's first request had another body."""
+    return ApiError(
+        422,
+        "idempotency_key_reused",
+        f"This {IDEMPOTENCY_HEADER} was first sent with another request body; a retry must "
+        "repeat its request unchanged (a new request takes a new key). Nothing was changed.",
+    )
+
+
+@contextlib.asynccontextmanager
+async def in_flight(gateway: Gateway, game_id: str, scope: str) -> AsyncIterator[None]:
+    """Hold the key's lease while its request is answered: 409 ``idempotency_key_in_flight``
+    when another request with the key holds it."""
+    lease = gateway.layout.game_scoped_key(f"inflight:{scope}", game_id)
+    owner = uuid.uuid4().hex
+    ttl_ms = int((gateway.command_timeout + IN_FLIGHT_MARGIN_S) * 1000)
+    if not await gateway.redis.set(lease, owner, nx=True, px=ttl_ms):
+        raise ApiError(
+            409,
+            "idempotency_key_in_flight",
+            f"A request with this {IDEMPOTENCY_HEADER} is still being answered; retry it once "
+            "that one is (or in a few seconds).",
+        )
+    try:
+        yield
+    finally:
+        with contextlib.suppress(redis_errors.RedisError, OSError):  # else it lapses
+            await gateway.redis.eval(LEASE_RELEASE_LUA, 1, lease, owner)
+
+
 def token_for(key: str, game_id: str, seat: int) -> str:
     """The seat token a keyed join hands out: only the key's owner can compute it again."""
     label = f"renature/seat-token\0{game_id}\0{seat}\0".encode()
@@ -123,9 +190,12 @@ class SeatClaims:
         layout = self._store.layout
         return [layout.seats_key(game_id), layout.game_scoped_key("claims", game_id)]
 
-    async def claim(self, game_id: str, seat: int, token: str) -> tuple[int, str]:
-        """``(status, command id)``: 1 claimed now, 2 ours already, 0 another token's."""
-        fresh = f"{int(time.time() * 1000)}|join:{seat}:{uuid.uuid4().hex}"
+    async def claim(
+        self, game_id: str, seat: int, token: str, request: str = ""
+    ) -> tuple[int, str]:
+        """``(status, claim)``: 1 claimed now, 2 ours already, 0 another token's; the claim is
+        ``<ms>|<command id>|<request fingerprint>`` (`parse_claim`)."""
+        fresh = f"{int(time.time() * 1000)}|join:{seat}:{uuid.uuid4().hex}|{request}"
         status, claim = await self._claim(
             keys=self._keys(game_id), args=[seat, token_digest(token), fresh]
         )
@@ -140,7 +210,7 @@ class SeatClaims:
     async def release_abandoned(self, game_id: str, seat: int, claim: str) -> bool:
         """Fence and release a claim whose join never landed; False when it is too young or
         its join did land."""
-        stamp, _, command_id = claim.partition("|")
+        stamp, command_id, _ = parse_claim(claim)
         if not command_id or not stamp.isdigit():
             return False
         if int(time.time() * 1000) - int(stamp) < self._grace_ms:
@@ -161,28 +231,55 @@ class SeatClaims:
         return released
 
 
+def parse_claim(claim: str) -> tuple[str, str, str]:
+    """``(ms, command id, request fingerprint)`` of a claim (the fingerprint is blank for a
+    claim without a key, or one stored before fingerprints were)."""
+    stamp, _, rest = claim.partition("|")
+    command_id, _, request = rest.partition("|")
+    return stamp, command_id, request
+
+
 async def join(
     gateway: Gateway,
     played: Played,
     game_id: str,
     seat: int,
-    name: str,
+    body: JoinRequest,
     key: str | None,
 ) -> tuple[str, int, str]:
     """Claim ``seat`` and send its ``JoinGame``: ``(token, version, command id)``; 409
-    ``seat_taken`` when another claimant holds it. With ``key`` a retry gets the same token."""
+    ``seat_taken`` when another claimant holds it. With ``key`` a retry gets the same token,
+    another body under the key 422, a retry while the first is answered 409."""
+    if key is None:
+        return await _join(gateway, played, game_id, seat, body.name, new_token(), "")
+    token = token_for(key, game_id, seat)
+    async with in_flight(gateway, game_id, f"seat{seat}:{token_digest(token)[:24]}"):
+        request = fingerprint(key, body)
+        return await _join(gateway, played, game_id, seat, body.name, token, request)
+
+
+async def _join(
+    gateway: Gateway,
+    played: Played,
+    game_id: str,
+    seat: int,
+    name: str,
+    token: str,
+    request: str,
+) -> tuple[str, int, str]:
     claims = SeatClaims(gateway.redis, gateway.store)
-    token = new_token() if key is None else token_for(key, game_id, seat)
-    status, claim = await claims.claim(game_id, seat, token)
+    status, claim = await claims.claim(game_id, seat, token, request)
     game = played.game
     free = game.table(played.state).names[seat] is None
     if status == 0 and free and await claims.release_abandoned(game_id, seat, claim):
-        status, claim = await claims.claim(game_id, seat, token)
+        status, claim = await claims.claim(game_id, seat, token, request)
+    _, command_id, first_request = parse_claim(claim)
+    if status == 2 and first_request and first_request != request:
+        raise key_reused()  # before anything is sent or released: nothing changes
     if status == 0 or (status == 1 and not free):
         if status == 1:
             await claims.release(game_id, seat, token)
         raise ApiError(409, "seat_taken", f"Seat {seat} is taken already.")
-    _, _, command_id = claim.partition("|")
     command_id = command_id or f"join:{seat}:{uuid.uuid4().hex}"
     envelope = bus.CommandEnvelope(
         game_id, command_id, game.join_command(seat, name), seat, game.name
@@ -191,9 +288,11 @@ async def join(
         reply = await gateway.send(envelope)
         result = accepted_or_raise(reply, command_id)
     except ApiError as error:
-        # After a timeout or an outage the join may still land: keep the claim (a retry with
-        # the key finds it; without one it is released once abandoned).
-        if error.status not in (503, 504):
+        # Only the request that made the claim releases it, and only when its own join was
+        # refused: after a timeout or an outage the join may still land (a retry with the key
+        # finds the claim; without one it is released once abandoned), and a retry (status 2)
+        # never undoes the seat its first request took.
+        if status == 1 and error.status not in (503, 504):
             await claims.release(game_id, seat, token)
         raise
     return token, result.version, command_id

@@ -28,6 +28,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from eventstore import MAX_VERSION
 from gameplatform import get_game
+from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.live_commands import serve_commands
@@ -36,7 +37,6 @@ from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
 
-ENDED_PHASES = frozenset({"finished", "cancelled"})
 INCLUDES = frozenset({"view"})
 
 
@@ -68,7 +68,7 @@ class Channel(msgspec.Struct, frozen=True):
     after: int
     with_view: bool
     ended: bool
-    game: str = "renature"
+    game: str = DEFAULT_GAME
     """The game's game (`gameplatform.get_game`): how its events read and show."""
     """The game is over and the viewer has every event already: nothing will come."""
 
@@ -86,7 +86,7 @@ async def open_channel(
         None if token is None else HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
     )
     viewer = await gateway.viewer_of(game_id, credentials)
-    ended = state.phase in ENDED_PHASES and version >= state.version
+    ended = game.is_closed(state) and version >= state.version
     return Channel(game_id, viewer, version, with_view, ended, game.name)
 
 

@@ -10,7 +10,9 @@
   before the start. A game's seats are ``open`` (anyone may join) or ``invite`` (a join must
   carry the **invitation code** given to the host at creation).
 - With an ``Idempotency-Key`` the host token and the code are derived from the key (HMAC), so a
-  retried creation answers the same ones; otherwise they are random.
+  retried creation answers the same ones; otherwise they are random. The game's hash keeps the
+  fingerprint of the keyed creation (``request``), so a retry with another body (another
+  ``seating``) is refused before it could rewrite anything (gateway.idempotency).
 """
 
 from __future__ import annotations
@@ -19,19 +21,18 @@ import base64
 import hashlib
 import hmac
 import secrets
-from typing import Annotated, Any, Literal
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
 from eventstore import KeyLayout
 from eventstore.redis_values import text
-from gameplatform.interface import Table
+from gameplatform.interface import Game, Table
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.seat_tokens import token_digest
-from renature.seating import clock_view
-from renature.state import GameState
 
 Seating = Literal["open", "invite"]
 MAX_MS = 10**13
@@ -39,40 +40,6 @@ MAX_MS = 10**13
 SCAN_LIMIT = 500
 """At most this many games are looked at for one page (the page may then be short; its
 ``next_cursor`` goes on from where the scan stopped)."""
-
-
-def _not_a_bool(value: object) -> object:
-    """JSON's true and false are no numbers of seconds (pydantic would read them as 1 and 0)."""
-    if isinstance(value, bool):
-        raise ValueError("a number of seconds, not true or false")
-    return value
-
-
-Seconds = Annotated[int, BeforeValidator(_not_a_bool)]
-
-
-class PerTurnClock(BaseModel):
-    """``per_turn`` seconds for each turn; ``on_timeout``: ``bot`` (a bot plays on for the
-    seat) or ``remove`` (the seat is out of the game). docs/rules.md, "Clocks"."""
-
-    model_config = ConfigDict(extra="forbid")
-    per_turn: Seconds = Field(ge=1, le=7 * 24 * 3600)
-    on_timeout: Literal["bot", "remove"] = "bot"
-
-
-class TotalClock(BaseModel):
-    """``total`` seconds per seat for the whole game plus ``increment`` seconds per turn
-    played; ``on_timeout`` as for a time per turn."""
-
-    model_config = ConfigDict(extra="forbid")
-    total: Seconds = Field(ge=1, le=7 * 24 * 3600)
-    increment: Seconds = Field(default=0, ge=0, le=24 * 3600)
-    on_timeout: Literal["bot", "remove"] = "bot"
-
-
-TimeControlBody = PerTurnClock | TotalClock
-"""A time control: one of the two kinds, so the document itself says that a clock has a time
-per turn or a total (never both) and that an increment goes with a total."""
 
 
 class SeatSummary(BaseModel):
@@ -102,11 +69,15 @@ def seats_of(table: Table) -> list[SeatSummary]:
     ]
 
 
-def clock_of(state: Any) -> ClockSummary | None:
-    """A Renature game's clock (only Renature has time controls)."""
-    if not isinstance(state, GameState):
-        return None
-    shown = clock_view(state)
+def utc(ms: int) -> str:
+    """Milliseconds since the epoch as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (as the games' views say)."""
+    seconds, millis = divmod(ms, 1000)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
+
+
+def clock_of(game: Game[Any, Any, Any], state: Any) -> ClockSummary | None:
+    """A game's clock (`Game.clock`; None for a game created without a time control)."""
+    shown = game.clock(state)
     if shown is None:
         return None
     return ClockSummary(
@@ -115,7 +86,7 @@ def clock_of(state: Any) -> ClockSummary | None:
         increment=shown.increment,
         on_timeout=shown.on_timeout,
         running_for=shown.running_for,
-        deadline=shown.deadline,
+        deadline=None if shown.deadline_ms is None else utc(shown.deadline_ms),
         remaining_ms=shown.remaining_ms,
     )
 
@@ -176,6 +147,21 @@ class Lobby:
         member = f"{MAX_MS - int(created or created_ms):013d}:{game_id}"
         await self._redis.zadd(self.index_key, {member: 0})
         return host, code
+
+    async def hold_request(self, game_id: str, request: str) -> bool | None:
+        """Record the fingerprint of the keyed creation of ``game_id`` unless one is recorded:
+        True when recorded now, None when the recorded one is this (a retry), False when it is
+        another request's (the key was reused for another body)."""
+        key = self.game_key(game_id)
+        if await self._redis.hsetnx(key, "request", request):
+            return True
+        return None if text(await self._redis.hget(key, "request") or b"") == request else False
+
+    async def forget_request(self, game_id: str, request: str) -> None:
+        """Undo `hold_request` (its creation was refused), unless a game was registered."""
+        key = self.game_key(game_id)
+        if not await self._redis.hexists(key, "host"):
+            await self._redis.hdel(key, "request")
 
     async def facts(self, game_id: str) -> dict[str, str]:
         raw = await self._redis.hgetall(self.game_key(game_id))

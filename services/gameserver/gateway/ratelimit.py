@@ -7,20 +7,29 @@ Redis, shared by every gateway instance on the same Redis):
 | class | requests | counted per |
 |---|---|---|
 | ``create`` | ``POST /games`` and ``POST /games/{id}/seats/{n}`` | client address |
-| ``seat`` | every other request that carries a seat token (commands, seated reads) | seat token |
-| ``read`` | every other request without a token (spectator reads, audit, explanation) | address |
-| ``refused`` | requests answered 4xx but 404: a refused command, a wrong token | token, address |
-| ``live`` | live connections opened (WebSocket, server-sent events) | address |
+| ``dispute`` | ``POST /disputes`` (an uploaded file audited, replayed and drawn) | address |
+| ``seat`` | every other request whose token holds a seat of the path's game | seat token |
+| ``read`` | every other request (no token, or one that holds no seat there) | address |
+| ``refused`` | requests answered 4xx but 404 (a refused command, a wrong token) | see below |
+| ``live`` | live connections opened by spectators (a seat's: in its ``seat`` bucket) | address |
 
-Over a limit the answer is **429** ``rate_limited`` with ``Retry-After`` (seconds), and the
-request goes no further: nothing of it is sent to the rules service or stored. Requests with
-a token are also held to the address's ``refused`` quota, so rotating made-up tokens does not
-escape it. A normal request costs one Redis round trip (its class's bucket): the ``refused``
+A refusal counts in the seat's ``refused`` bucket when the token holds a seat, otherwise in
+the address's ``refused_per_address``.
+
+A token counts in its own bucket only once it resolves to a seat (`CachedSeatTokens`: from
+memory for a real player): a made-up ``Authorization: Bearer`` is an anonymous request of its
+address, so it neither escapes the address's limits nor spends a real player's quota, and a
+real player's requests are never refused for what others sent from the same address (a shared
+proxy, an office). Over a limit the answer is **429** ``rate_limited`` with ``Retry-After``
+(seconds), and the request goes no further: nothing of it is sent to the rules service or
+stored. A normal request costs one Redis round trip (its class's bucket): the ``refused``
 quotas are only read for a client this instance has seen refused within their window.
 Seat tokens are never keys: a token's bucket is named by a prefix of its SHA-256.
 
-Live connections are also capped while they are open: at most ``live_per_address`` per
-address and ``live_per_game`` per game, across instances. A connection holds a lease (a member
+Live connections are also capped while they are open: a spectator's at most
+``live_per_address`` per address and ``live_per_game`` per game, a seat's at most
+``live_per_seat`` per seat token, apart, so spectators cannot take a seat's slots; across
+instances. A connection holds a lease (a member
 of a sorted set scored by its expiry) that it renews while it lives and drops when it ends, so a
 crashed instance's leases lapse by themselves. A refused connection is accepted, sent the error
 ``{"error": {"code": "rate_limited", ...}}`` and closed with code 4429, as the live channel
@@ -39,8 +48,8 @@ import os
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import msgspec
@@ -50,7 +59,7 @@ from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from redis.asyncio import BlockingConnectionPool, Redis
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from eventstore.redis_client import is_cluster_url, redis_client
+from eventstore.redis_client import blocking_pool, is_cluster_url, redis_client
 from gameserver.gateway.request_limits import (
     error_response_messages,
     live_refusal,
@@ -61,7 +70,9 @@ from gameserver.runtime.logging import get_logger
 log = get_logger("renature.gateway")
 
 _CREATE = re.compile(r"^/games/?$|^/games/[^/]+/seats/[^/]+$")
-_GAME_OF = re.compile(r"^/games/([^/]+)/")
+_GAME_OF = re.compile(r"^/games/([^/]+)(?:/|$)")
+_GAME_ID = re.compile(r"^[^:{}\s]{1,64}$")
+_DISPUTES = "/disputes"
 _EVENT_STREAM = re.compile(r"^/games/[^/]+/events/stream$")
 _HTTP_STATUS = re.compile(r'"http_status":\s*(\d{3})')
 UNLIMITED_PATHS = frozenset({"/healthz"})
@@ -79,6 +90,11 @@ return 1
 """
 
 
+BUCKETS = ("create", "seat", "read", "refused", "refused_per_address", "live", "dispute")
+"""The request classes counted in sliding windows (the fields of `RateLimits` in that
+notation)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RateLimits:
     """The limits, in the `limits` library's notation ("30/minute;300/hour")."""
@@ -90,31 +106,32 @@ class RateLimits:
     refused: str = "30/minute"
     refused_per_address: str = "120/minute"
     live: str = "30/minute"
+    dispute: str = "30/minute;300/hour"
     live_per_address: int = 20
     live_per_game: int = 200
+    """Spectators' live connections per game; each seat has ``live_per_seat`` of its own."""
+    live_per_seat: int = 4
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RateLimits:
         """``RENATURE_RATE_LIMITS`` (on|off) and ``RENATURE_LIMIT_<FIELD>`` for each field."""
         env = os.environ if env is None else env
-        limits = cls()
+        limits = replace(cls(), **fields_from_env(cls, "RENATURE_LIMIT_", env))
         if switch := env.get("RENATURE_RATE_LIMITS"):
             limits = replace(limits, enabled=switch.lower() in ("1", "true", "yes", "on"))
-        changes: dict[str, Any] = {}
-        for name in (
-            "create",
-            "seat",
-            "read",
-            "refused",
-            "refused_per_address",
-            "live",
-            "live_per_address",
-            "live_per_game",
-        ):
-            value = env.get(f"RENATURE_LIMIT_{name.upper()}")
-            if value:
-                changes[name] = int(value) if name.startswith("live_per") else value
-        return replace(limits, **changes)
+        return limits
+
+
+def fields_from_env(cls: type[Any], prefix: str, env: Mapping[str, str]) -> dict[str, Any]:
+    """The fields of the dataclass ``cls`` that ``env`` sets as ``<prefix><FIELD>`` (upper
+    case), read as their declared type (``int``, ``float`` or ``str``)."""
+    readers: dict[str, Any] = {"int": int, "float": float, "str": str}
+    changes: dict[str, Any] = {}
+    for spec in fields(cls):
+        value = env.get(f"{prefix}{spec.name.upper()}")
+        if value and str(spec.type) in readers:
+            changes[spec.name] = readers[str(spec.type)](value)
+    return changes
 
 
 class Refused(Exception):
@@ -147,9 +164,7 @@ class Limiter:
             )
             self.redis: Any = redis_client(redis_url, max_connections=self.CONNECTIONS)
         else:
-            pool = BlockingConnectionPool.from_url(
-                redis_url, max_connections=self.CONNECTIONS, timeout=10
-            )
+            pool = blocking_pool(redis_url, max_connections=self.CONNECTIONS, timeout=10)
             self.storage = RedisStorage(
                 f"async+{redis_url}",
                 implementation="redispy",
@@ -160,8 +175,7 @@ class Limiter:
             self._pool = pool
         self.window = SlidingWindowCounterRateLimiter(self.storage)
         self.items: dict[str, list[RateLimitItem]] = {
-            name: parse_many(getattr(limits, name))
-            for name in ("create", "seat", "read", "refused", "refused_per_address", "live")
+            name: parse_many(getattr(limits, name)) for name in BUCKETS
         }
         self._acquire = self.redis.register_script(_ACQUIRE)
         self._suspects: dict[tuple[str, ...], float] = {}
@@ -242,15 +256,15 @@ class Limiter:
 
 
 def client_address(scope: Scope) -> str:
-    """The client's address as the server saw it (behind a proxy, run uvicorn with
-    ``--proxy-headers --forwarded-allow-ips`` so that this is the real client)."""
+    """The client's address (the TCP peer, or the client a trusted proxy names:
+    `gateway.client_address`)."""
     client = scope.get("client")
     return str(client[0]) if client else "unknown"
 
 
-def seat_token(scope: Scope) -> str | None:
-    """A digest naming the seat token of the request (``Authorization: Bearer`` or the live
-    channel's ``?token=``), or None."""
+def bearer_token(scope: Scope) -> str | None:
+    """The seat token of the request (``Authorization: Bearer`` or the live channel's
+    ``?token=``), or None."""
     token = None
     for name, value in scope.get("headers", ()):
         if name == b"authorization":
@@ -260,8 +274,11 @@ def seat_token(scope: Scope) -> str | None:
             break
     if token is None and (scope["type"] == "websocket" or _EVENT_STREAM.match(scope["path"])):
         token = _query_token(scope.get("query_string", b""))
-    if token is None:
-        return None
+    return token
+
+
+def token_bucket(token: str) -> str:
+    """A token's bucket name: a prefix of its SHA-256 (tokens are never keys)."""
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
 
 
@@ -274,18 +291,25 @@ def _query_token(query: bytes) -> str | None:
     return None
 
 
-def request_class(scope: Scope, token: str | None) -> str:
+def request_class(scope: Scope, holder: str | None) -> str:
     if scope["method"] == "POST" and _CREATE.match(scope["path"]):
         return "create"
-    return "seat" if token is not None else "read"
+    if scope["method"] == "POST" and scope["path"] == _DISPUTES:
+        return "dispute"
+    return "seat" if holder is not None else "read"
 
 
-class RateLimiting:
+SeatLookup = Callable[[str, str], Awaitable[int | None]]
+"""The seat a token holds in a game, or None (`CachedSeatTokens.seat_of`)."""
+
+
+class RateLimiting:  # long: the HTTP, SSE and WebSocket paths of one set of buckets
     """The ASGI middleware (see the module's docstring)."""
 
-    def __init__(self, app: ASGIApp, limiter: Limiter) -> None:
+    def __init__(self, app: ASGIApp, limiter: Limiter, seats: SeatLookup | None = None) -> None:
         self.app = app
         self.limiter = limiter
+        self.seats = seats
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] not in UNLIMITED_PATHS:
@@ -295,18 +319,47 @@ class RateLimiting:
         else:
             await self.app(scope, receive, send)
 
+    async def seat_holder(self, scope: Scope) -> str | None:
+        """The bucket of the request's token when it holds a seat of the path's game; None
+        for anyone else (no token, a made-up one, another game's, no game in the path)."""
+        token = bearer_token(scope)
+        match = _GAME_OF.match(scope["path"])
+        if token is None or self.seats is None or match is None:
+            return None
+        if not _GAME_ID.match(match.group(1)):
+            return None
+        try:
+            seat = await self.seats(match.group(1), token)
+        except Exception:  # Redis away: counted as anonymous (the route answers 503)
+            return None
+        return token_bucket(token) if seat is not None else None
+
+    async def _admit(self, kind: str, address: str, holder: str | None) -> None:
+        """Count one request of ``kind``: a seat's against its token's buckets, anyone
+        else's against its address's. `Refused` when over a limit."""
+        if holder is None:
+            await self.limiter.check("refused_per_address", address)
+        else:
+            await self.limiter.check("refused", holder)
+        await self.limiter.hit(kind, holder if kind == "seat" and holder else address)
+
+    async def _refused(self, status: int, address: str, holder: str | None) -> None:
+        """Count an answer that refused the request (4xx but 404 and 429)."""
+        if 400 <= status < 500 and status not in (404, 429):
+            with contextlib.suppress(Exception):
+                if holder is None:
+                    await self.limiter.refuse("refused_per_address", address)
+                else:
+                    await self.limiter.refuse("refused", holder)
+
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if _EVENT_STREAM.match(scope["path"]):
             await self._event_stream(scope, receive, send)
             return
         address = client_address(scope)
-        token = seat_token(scope)
-        kind = request_class(scope, token)
+        holder = await self.seat_holder(scope)
         try:
-            await self.limiter.check("refused_per_address", address)
-            if token is not None:
-                await self.limiter.check("refused", token)
-            await self.limiter.hit(kind, token if kind == "seat" and token else address)
+            await self._admit(request_class(scope, holder), address, holder)
         except Refused as refused:
             await _too_many_http(send, refused.retry_after)
             return
@@ -323,24 +376,26 @@ class RateLimiting:
             await send(message)
 
         await self.app(scope, receive, watch)
-        if 400 <= status < 500 and status not in (404, 429):
-            with contextlib.suppress(Exception):
-                await self.limiter.refuse("refused_per_address", address)
-            if token is not None:
-                with contextlib.suppress(Exception):
-                    await self.limiter.refuse("refused", token)
+        await self._refused(status, address, holder)
 
-    async def _take_live(self, scope: Scope, address: str, member: str) -> list[tuple[str, str]]:
-        """Count a live connection's opening and take its leases (per address and per game);
-        `Refused` (with nothing held) when over a limit. Fails open when Redis cannot be read."""
+    async def _take_live(
+        self, scope: Scope, address: str, holder: str | None, member: str
+    ) -> list[tuple[str, str]]:
+        """Count a live connection's opening and take its leases (a seat's per token, a
+        spectator's per address and per game); `Refused` (with nothing held) when over a
+        limit. Fails open when Redis cannot be read."""
         limits = self.limiter.limits
         leases: list[tuple[str, str]] = []
+        game = _GAME_OF.match(scope["path"])
         try:
-            await self.limiter.check("refused_per_address", address)
-            await self.limiter.hit("live", address)
-            taken = [("address", address, limits.live_per_address)]
-            if match := _GAME_OF.match(scope["path"]):
-                taken.append(("game", match.group(1)[:64], limits.live_per_game))
+            if holder is not None and game is not None:
+                await self._admit("seat", address, holder)
+                taken = [("seat", f"{game.group(1)}:{holder}", limits.live_per_seat)]
+            else:
+                await self._admit("live", address, None)
+                taken = [("address", address, limits.live_per_address)]
+                if game is not None:
+                    taken.append(("game", game.group(1)[:64], limits.live_per_game))
             for kind, name, most in taken:
                 if not await self.limiter.lease(kind, name, member, most):
                     raise Refused(int(LEASE_S // 6))
@@ -372,7 +427,7 @@ class RateLimiting:
         address = client_address(scope)
         member = uuid.uuid4().hex
         try:
-            leases = await self._take_live(scope, address, member)
+            leases = await self._take_live(scope, address, await self.seat_holder(scope), member)
         except Refused as refused:
             await _too_many_http(send, refused.retry_after)
             return
@@ -382,24 +437,24 @@ class RateLimiting:
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         address = client_address(scope)
         member = uuid.uuid4().hex
+        holder = await self.seat_holder(scope)
         try:
-            leases = await self._take_live(scope, address, member)
+            leases = await self._take_live(scope, address, holder, member)
         except Refused as refused:
             await _too_many_websocket(receive, send, refused.retry_after)
             return
-        token = seat_token(scope)
         async with self._holding(leases, member):
             await self.app(
                 scope,
-                self._count_messages(receive, send, address, token),
-                self._count_refusals(send, address, token),
+                self._count_messages(receive, send, address, holder),
+                self._count_refusals(send, address, holder),
             )
 
     def _count_messages(
-        self, receive: Receive, send: Send, address: str, token: str | None
+        self, receive: Receive, send: Send, address: str, holder: str | None
     ) -> Receive:
         """Commands sent over the live channel count as the HTTP route's do: each message in
-        the token's ``seat`` bucket (a spectator's in its address's ``read`` bucket), held to
+        the seat's ``seat`` bucket (anyone else's in its address's ``read`` bucket), held to
         the ``refused`` quotas; one over a limit is answered ``rate_limited`` (429) in the
         channel's answer format and not handed to the app."""
 
@@ -409,12 +464,7 @@ class RateLimiting:
                 if message["type"] != "websocket.receive":
                     return message
                 try:
-                    await self.limiter.check("refused_per_address", address)
-                    if token is not None:
-                        await self.limiter.check("refused", token)
-                        await self.limiter.hit("seat", token)
-                    else:
-                        await self.limiter.hit("read", address)
+                    await self._admit("read" if holder is None else "seat", address, holder)
                 except Refused as refused:
                     text = live_refusal(
                         message_bytes(message), 429, "rate_limited", _message(refused.retry_after)
@@ -427,7 +477,7 @@ class RateLimiting:
 
         return counted
 
-    def _count_refusals(self, send: Send, address: str, token: str | None) -> Send:
+    def _count_refusals(self, send: Send, address: str, holder: str | None) -> Send:
         """Count the live channel's refused commands (their answers say ``http_status``)."""
 
         async def watched(message: Message) -> None:
@@ -436,12 +486,7 @@ class RateLimiting:
             if not text or not text.startswith('{"answer"') or '"rejected"' not in text:
                 return
             found = _HTTP_STATUS.search(text)
-            status = int(found.group(1)) if found else 0
-            if 400 <= status < 500 and status not in (404, 429):
-                with contextlib.suppress(Exception):
-                    await self.limiter.refuse("refused_per_address", address)
-                    if token is not None:
-                        await self.limiter.refuse("refused", token)
+            await self._refused(int(found.group(1)) if found else 0, address, holder)
 
         return watched
 

@@ -273,7 +273,7 @@ def install(
     if rate_limits is not None and rate_limits.enabled:
         limiter = Limiter(redis_url, rate_limits, prefix=prefix)
         app.state.limiter = limiter
-        app.add_middleware(RateLimiting, limiter=limiter)
+        app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.seat_of)
     if token_ttl_after_end_s is not None:
         gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, token_ttl_after_end_s)
     _document(app, limited=rate_limits is not None and rate_limits.enabled)

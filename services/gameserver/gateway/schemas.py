@@ -6,130 +6,98 @@ are (``MsgspecResponse``) and described in docs/http-api.md rather than duplicat
 
 from __future__ import annotations
 
-import copy
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Discriminator, Field, Tag, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
 
 from gameplatform import game_names, get_game
-from gameserver.gateway.lobby_entries import ClockSummary, SeatSummary, TimeControlBody
-from gameserver.runtime import bus
-from renature import commands as c
-from renature.board import BOARD_IDS
-from renature.components import components
-
-GameName = Literal["renature", "renaissance"]
-"""The games this server hosts (`gameplatform.game_names`)."""
+from gameplatform.creation import creation_type
+from gameplatform.forms import PLAYER_NAME_PATTERN, inline_schema
+from gameplatform.registry import DEFAULT_GAME, hosted_phases, most_players
+from gameserver.gateway.lobby_entries import ClockSummary, SeatSummary
 
 
 def seat_command_schema() -> dict[str, Any]:
-    """What a client may send as a command: msgspec's schema of each game's seat commands with
-    its definitions inlined, ``seat`` optional (the token's seat is filled in), and what the
-    rules would otherwise refuse as naming nothing spelled out: the animals of the component
-    data, and the ``animal`` or ``cell`` each kind of cloud action needs. So a command that fits
-    this schema is refused, if at all, by a rule of the game (409; a command of the other game
-    than the game's is 409 ``wrong_game``), never as malformed (422)."""
+    """What a client may send as a command: each hosted game's schema of its seat commands
+    (`Game.seat_command_schema`: ``seat`` optional, the token's seat is filled in; each game
+    spells out what its rules would otherwise refuse as naming nothing), the other games'
+    variants titled with their game. So a command that fits this schema is refused, if at all,
+    by a rule of the game (409; a command of another game than the game's is 409
+    ``wrong_game``), never as malformed (422)."""
     variants = []
-    for variant in bus.inline_schema(c.SeatCommand)["anyOf"]:
-        variant["required"].remove("seat")
-        if variant["title"] == "CloudAction":
-            variants.extend(_cloud_action_variants(variant, bus.inline_schema(c.Cell)))
-        else:
-            variants.append(variant)
-    for name in game_names()[1:]:  # the other games' moves, as their own rules read them
-        for variant in bus.inline_schema(get_game(name).seat_command_type)["anyOf"]:
-            variant["required"].remove("seat")
-            variant["title"] = f"{variant['title']} ({name.title()})"
+    for name in game_names():
+        for variant in get_game(name).seat_command_schema()["anyOf"]:
+            if name != DEFAULT_GAME:
+                variant["title"] = f"{variant['title']} ({name.title()})"
             variants.append(variant)
     return {"anyOf": variants}
 
 
-def _cloud_action_variants(action: dict[str, Any], cell: dict[str, Any]) -> list[dict[str, Any]]:
-    """One variant per kind of cloud action, each requiring what that kind names and
-    refusing what it does not."""
-    needs: dict[str, dict[str, Any]] = {
-        "change_joker": {"animal": {"enum": list(components().animals)}},
-        "extra_turn": {},
-        "return_plant": {"cell": cell},
-    }
+SEED_HELP = (
+    "For tests, bots and tournaments only: deal from this seed instead of a secret random one. "
+    "The game is marked as dealt from a chosen seed. (A game whose seed deals nothing hidden "
+    "keeps it public: it only names the game.)"
+)
+
+
+def creation_schema() -> dict[str, Any]:
+    """What ``POST /games`` takes: one variant per hosted game (`gameplatform.creation`), each
+    listing its options and refusing every field it does not name."""
     variants = []
-    for kind in action["properties"]["kind"]["enum"]:
-        variant = copy.deepcopy(action)
-        variant["title"] = f"CloudAction ({kind})"
-        variant["properties"]["kind"] = {"enum": [kind]}
-        for field in ("animal", "cell"):  # what the kind does not name stays out (or null)
-            variant["properties"][field] = needs[kind].get(field, {"type": "null"})
-        variant["required"].extend(needs[kind])
+    for name in game_names():
+        variant = inline_schema(creation_type(name))
+        variant["description"] = f"A {get_game(name).title} game." + (
+            " (`game` may be left out.)" if name == DEFAULT_GAME else ""
+        )
+        variant["properties"]["seed"]["description"] = SEED_HELP
+        variant["properties"]["seating"]["description"] = (
+            "open: anyone may join; invite: a join needs the code"
+        )
         variants.append(variant)
-    return variants
+    return {"anyOf": variants}
 
 
-class _NewGame(BaseModel):
-    seed: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=200,
-        description=(
-            "For tests, bots and tournaments only: deal from this seed instead of a secret "
-            "random one. The game is marked as dealt from a chosen seed. (Renaissance deals "
-            "nothing: its seed is public and only names the game.)"
-        ),
-    )
-    seating: Literal["open", "invite"] = Field(
-        default="open", description="open: anyone may join; invite: a join needs the code"
-    )
+CreateGameRequest = Annotated[dict[str, Any], WithJsonSchema(creation_schema())]
+"""What ``POST /games`` takes, read by `gameplatform.creation.read_creation` (so that what a
+game does not take is refused naming the field and the game, and an unknown game lists the
+hosted ones)."""
 
 
-class NewRenatureGame(_NewGame):
-    """A Renature game (``game`` may be left out)."""
+def one_of(values: tuple[str, ...], what: str) -> Any:
+    """A string that must be one of ``values`` (read from the registry, so no game's values are
+    written here), stated as an enum in the document."""
 
-    game: Literal["renature"] = "renature"
-    players: int = Field(ge=2, le=4, description="2, 3 or 4 players")
-    board: Literal[BOARD_IDS] = Field(  # type: ignore[valid-type]
-        default="base", description="base, valley or valley-back"
-    )
-    time_control: TimeControlBody | None = Field(
-        default=None, description="A turn clock (docs/rules.md, Clocks); none by default"
-    )
+    def check(value: str) -> str:
+        if value not in values:
+            raise ValueError(f"no {what} {value!r}; the {what}s: {', '.join(values)}")
+        return value
 
-
-class NewRenaissanceGame(_NewGame):
-    """A Renaissance game: two players on the standard board."""
-
-    game: Literal["renaissance"]
-    players: int = Field(default=2, ge=2, le=2, description="2 players")
-    board: Literal["standard"] = "standard"
-    sets: int = Field(default=1, ge=1, le=16, description="How many sets are played")
-    competition: Literal["points", "sets"] = Field(
-        default="points", description="The winner by total points, or by sets won"
-    )
+    return Annotated[str, AfterValidator(check), WithJsonSchema({"enum": list(values)})]
 
 
-def _game_asked(body: Any) -> Any:
-    """Which game a creation asks for: its ``game``, Renature when it names none."""
-    if isinstance(body, dict):
-        return body.get("game", "renature")
-    return getattr(body, "game", "renature")
+GameName = one_of(game_names(), "game")
+"""The name of a hosted game (`gameplatform.game_names`)."""
 
+PhaseFilter = one_of(("playing", *hosted_phases()), "phase")
+"""A phase of any hosted game, or ``playing``: any phase of play."""
 
-CreateGameRequest = Annotated[
-    Annotated[NewRenatureGame, Tag("renature")] | Annotated[NewRenaissanceGame, Tag("renaissance")],
-    Discriminator(_game_asked),
-]
-"""What ``POST /games`` takes: the body of one game or the other, told apart by ``game``."""
+MAX_SEAT = most_players() - 1
+"""The highest seat number of any hosted game (a path's bound; each game checks its own)."""
+
+GAME_FIELD_HELP = f"The game: {', '.join(game_names())}"
 
 
 class CreateGameResponse(BaseModel):
     game_id: str
-    game: str = Field(default="renature", description="renature or renaissance")
+    game: str = Field(default=DEFAULT_GAME, description=GAME_FIELD_HELP)
     players: int
     board: str
     version: int
     seed: str = Field(
         description="'chosen' (dealt from the caller's seed), 'secret', or 'public' (a game "
-        "whose seed deals nothing hidden: Renaissance)"
+        "whose seed deals nothing hidden)"
     )
     host_token: str = Field(
         description="Secret host token (shown once): start, cancel, remove players"
@@ -143,7 +111,7 @@ class JoinRequest(BaseModel):
     name: str = Field(
         min_length=1,
         max_length=40,
-        pattern=c.PLAYER_NAME_PATTERN,
+        pattern=PLAYER_NAME_PATTERN,
         description="1 to 40 characters, no control or invisible formatting characters",
     )
     invite: str | None = Field(
@@ -158,7 +126,7 @@ class JoinResponse(BaseModel):
     version: int
     seed: str = Field(
         description="'chosen' (dealt from a seed a caller chose, who knows every hand), "
-        "'public' (a game whose seed deals nothing hidden, such as Renaissance) or "
+        "'public' (a game whose seed deals nothing hidden) or "
         "'secret'; every seat's view says the same (chosen_seed)"
     )
 
@@ -187,7 +155,7 @@ class Accepted(BaseModel):
 
 class GameSummary(BaseModel):
     game_id: str
-    game: str = Field(default="renature", description="renature or renaissance")
+    game: str = Field(default=DEFAULT_GAME, description=GAME_FIELD_HELP)
     version: int
     board: str
     players: int

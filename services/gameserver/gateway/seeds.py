@@ -3,11 +3,13 @@
 The rules service generates every game's seed itself and ignores a seed inside ``CreateGame``
 (whoever knows the seed knows every hand). It keeps the seed in its seed vault and creates it
 with SET NX, i.e. it uses a seed that is already there. A chosen seed is therefore put into the
-vault, by the gateway, *before* the game is created, with a fresh secret salt and marked as
-chosen (`gameserver.runtime.seed_vault`); the service then deals from it, commits to it with the
+vault, by the gateway staging it *before* the game is created (write only: the rules service
+moves it into the vault at the creation), with a fresh secret salt and marked as chosen
+(`gameserver.runtime.seed_vault`); the service then deals from it, commits to it with the
 salt (so even a tiny chosen seed cannot be brute-forced from the commitment), records
 ``chosen_seed`` in ``GameCreated`` (every seat's view says so) and reveals seed and salt at the
-end as usual. The gateway only writes and deletes vault keys; it never reads a seed back.
+end as usual. The gateway only stages seeds (SET NX, expiring); it never reads, overwrites or
+deletes a seed: the ACL refuses it every key of the vault.
 """
 
 from __future__ import annotations
@@ -21,8 +23,3 @@ from gameserver.runtime.seed_vault import RedisSeedVault
 async def choose_seed(redis: Redis, layout: KeyLayout, game_id: str, seed: str) -> bool:
     """Store ``seed`` as the seed of the not yet created ``game_id``; False if it had one."""
     return await RedisSeedVault(redis, layout).choose(game_id, seed)
-
-
-async def forget_seed(redis: Redis, layout: KeyLayout, game_id: str) -> None:
-    """Remove a chosen seed whose game the rules service refused to create."""
-    await RedisSeedVault(redis, layout).forget(game_id)

@@ -12,6 +12,11 @@ any request.
 The access log (a JSON line per request) is off by default: at a few thousand requests a
 second it cost more CPU than the gateway's own work. ``RENATURE_ACCESS_LOG=on`` logs every
 request, ``RENATURE_ACCESS_LOG=0.01`` one in a hundred (see `gameserver.runtime.logging`).
+
+Slow and huge requests are bounded by `gateway.front_door` (header and body timeouts, header
+size and count, connections per address); uvicorn's own ``X-Forwarded-For`` handling (which
+trusts 127.0.0.1 by default) is off: `gateway.client_address` believes only the proxies of
+``RENATURE_TRUSTED_PROXIES``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import json
 import os
 from typing import Any
 
+from gameserver.gateway.front_door import FrontDoor
 from gameserver.runtime.logging import configure_logging
 from gameserver.runtime.settings import Settings
 
@@ -42,7 +48,7 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
         port=port,
         workers=settings.gateway_workers,
         loop="uvloop",
-        http="httptools",
+        **FrontDoor.from_env().uvicorn_options(),  # httptools with bounds on slow clients
         access_log=settings.access_log_sample > 0,
         log_config=None,  # the logs stay JSON (configure_logging)
         server_header=False,

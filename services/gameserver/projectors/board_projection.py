@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from gameplatform import get_game
+from gameplatform.registry import DEFAULT_GAME
 from gameserver.projectors.projector_runner import json_encoder
 from gameserver.runtime.bus import BOARD_GROUP
 from gameserver.runtime.state_cache import AnyGame
@@ -40,5 +41,5 @@ class BoardProjection:
 
 def board_model(state: Any, game: AnyGame | None = None) -> msgspec.Struct:
     """The board model of a state (also what tests compare a fresh replay against): the
-    spectator view of ``game`` (Renature when not named)."""
-    return (game or get_game("renature")).view(state, None)
+    spectator view of ``game`` (the default game when not named)."""
+    return (game or get_game(DEFAULT_GAME)).view(state, None)

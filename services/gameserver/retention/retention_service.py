@@ -11,13 +11,37 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
+
+import msgspec
 
 from eventstore import KeyLayout
-from eventstore.retention_policy import RetentionPolicy, serve
+from eventstore.retention_policy import RetentionPolicy, Stage, serve
+from gameplatform import game_names, get_game
 from gameserver.runtime.logging import configure_logging, get_logger
 from gameserver.runtime.settings import Settings
 
 log = get_logger("renature.retention")
+
+
+def stage_of(event: bytes) -> Stage | None:
+    """What an event does to its game's life, as the hosted games say (`Game.starts`,
+    `Game.closes`; a stream's first event creates its game): the retention policy's
+    `StageOf`, so that the store decides nothing by a game's event names."""
+    for name in game_names():
+        game = get_game(name)
+        try:
+            decoded: Any = game.decode_event(event)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            continue  # another game's event
+        if game.closes(decoded):
+            return "closed"
+        if game.starts(decoded):
+            return "started"
+        if getattr(decoded, "version", None) == 1:
+            return "created"
+        return None
+    return None
 
 
 def run(settings: Settings) -> None:
@@ -27,4 +51,4 @@ def run(settings: Settings) -> None:
     log.info("retention_started", policy=str(policy))
     layout = KeyLayout(settings.prefix, settings.partitions)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(settings.redis_url, layout, policy, settings.consumer))
+        asyncio.run(serve(settings.redis_url, layout, policy, settings.consumer, stage_of))

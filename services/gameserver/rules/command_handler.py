@@ -161,6 +161,18 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
     return None
 
 
+def wrong_sender(envelope: bus.CommandEnvelope, sender: str) -> bus.Reply | None:
+    """The refusal of a command its sender may not send (`Game.sender_of`): a forged envelope
+    is answered, logged and stored nowhere (None when the sender may send it)."""
+    allowed = get_game(envelope.game).sender_of(envelope.command)
+    if allowed == sender:
+        return None
+    kind = type(envelope.command).__name__
+    with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+        log.warning("command_from_wrong_sender", command=kind, sender=sender, allowed=allowed)
+    return rejected(envelope, "wrong_sender", f"Only the {allowed} sends {kind}, not the {sender}.")
+
+
 def wrong_game(envelope: bus.CommandEnvelope, entry: Cached[Any] | None) -> bus.Reply | None:
     """The refusal of a command of one game sent to a game of another (None when it fits)."""
     if entry is None or entry.game == envelope.game:
@@ -251,9 +263,10 @@ class CommandHandler:
         self.games = GameLoader(self.store, self.cache_size, log)
         self.cache = self.games.cache
 
-    async def handle_batch(self, bodies: Sequence[bytes]) -> list[bytes]:
-        """The encoded replies to raw messages, in their order; never raises (`BatchRounds`)."""
-        return await BatchRounds(self).answer(bodies)
+    async def handle_batch(self, bodies: Sequence[bytes], sender: str = bus.GATEWAY) -> list[bytes]:
+        """The encoded replies to raw messages from ``sender`` (the stream they came on says
+        who), in their order; never raises (`BatchRounds`)."""
+        return await BatchRounds(self, sender).answer(bodies)
 
     async def handle(self, envelope: bus.CommandEnvelope) -> bytes:
         """The encoded reply to one envelope, one round trip at a time (the stored outcome for
@@ -311,13 +324,23 @@ class CommandHandler:
         return decision.reply
 
     async def reject(self, envelope: bus.CommandEnvelope, error: RuleRefusal) -> bytes:
-        """Record and return the rejection (or what was stored first for this command id)."""
+        """Record and return the rejection (or what was stored first for this command id).
+
+        A retried command (a keyed join sent again) is refused by the rules on the state its
+        first try made (the seat is its own now), but what it gets is the stored outcome: that
+        is logged as ``command_replayed`` with the stored status, not as a rejection."""
         encoded = bus.encoder.encode(rejected(envelope, error.code, error.message))
         outcomes = self.refusals or self.store
         duplicate = await outcomes.record_outcome(envelope.game_id, envelope.command_id, encoded)
+        kind = type(envelope.command).__name__
         with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
-            log.info("command_rejected", command=type(envelope.command).__name__, code=error.code)
-        return encoded if duplicate is None else answer_again(envelope, duplicate.outcome)
+            if duplicate is None:
+                log.info("command_rejected", command=kind, code=error.code)
+                return encoded
+            answer = answer_again(envelope, duplicate.outcome)
+            stored = bus.reply_decoder.decode(answer)
+            log.info("command_replayed", command=kind, status=stored.status, code=stored.code)
+        return answer
 
     async def decide_and_append(self, envelope: bus.CommandEnvelope) -> bytes:
         """Decide on the latest state and append; on a conflict reload and decide again."""
@@ -424,8 +447,9 @@ class BatchRounds:
     commands that lost an append race go through the one-command path, `CommandHandler.handle`.
     """
 
-    def __init__(self, handler: CommandHandler) -> None:
+    def __init__(self, handler: CommandHandler, sender: str = bus.GATEWAY) -> None:
         self.handler = handler
+        self.sender = sender
         self.answered: list[tuple[int, bytes]] = []
 
     async def answer(self, bodies: Sequence[bytes]) -> list[bytes]:
@@ -437,7 +461,7 @@ class BatchRounds:
             if isinstance(envelope, bytes):
                 replies[index] = envelope
                 continue
-            problem = check_envelope(envelope)
+            problem = check_envelope(envelope) or wrong_sender(envelope, self.sender)
             if problem is not None:
                 with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                     log.info("command_rejected", code=problem.code)

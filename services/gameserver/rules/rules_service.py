@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -32,14 +33,14 @@ from redis.asyncio import Redis
 
 from eventstore import RedisEventStore
 from eventstore.keys import format_partitions
-from eventstore.redis_client import is_cluster_url, plain_url, redis_client
+from eventstore.redis_client import healing_options, is_cluster_url, plain_url, redis_client
 from eventstore.retention_policy import RetentionPolicy
 from gameserver.rules.command_handler import BatchMeta, CommandHandler
-from gameserver.runtime import bus, healing
+from gameserver.runtime import bus, healing, signing
 from gameserver.runtime.logging import configure_logging, get_logger, stdlib_logger
 from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
-from renature.events import public_command as redacted  # the one redaction, as tests name it
+from gameserver.runtime.signing import Sealer
 
 __all__ = [
     "BatchMeta",
@@ -47,7 +48,6 @@ __all__ = [
     "RedisSeedVault",
     "RulesService",
     "create_service",
-    "redacted",
     "run",
 ]
 
@@ -91,20 +91,24 @@ class RulesService:
     broker: RedisBroker = field(init=False)
     app: FastStream = field(init=False)
     _redis: Redis | None = field(init=False, default=None)
+    sealer: Sealer | None = field(init=False, default=None)  # signs games (with a key)
+    _replies: Redis | None = field(init=False, default=None)  # never resends (`startup`)
 
     @property
     def command_streams(self) -> list[str]:
         """The command streams this instance reads, under the configured key prefix."""
-        return self.settings.commands.streams(self.partitions)
+        return [s for some in sender_streams(self.settings, self.partitions).values() for s in some]
 
     def __post_init__(self) -> None:
         self.partitions = self.settings.commands.parse(self.settings.rules_partitions)
 
-        async def on_commands(bodies: EnvelopeBatch) -> None:
-            """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
-            # Read from the context rather than injected with Context(): FastDepends resolves
-            # an injected context value in a worker thread, a thread hop for every batch.
-            await self.on_commands(bodies, self.broker.context.get_local("message"))
+        def on_commands_from(sender: str) -> Callable[[EnvelopeBatch], Awaitable[None]]:
+            async def on_commands(bodies: EnvelopeBatch) -> None:
+                """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
+                # From the context, not Context(): FastDepends resolves that in a thread.
+                await self.on_commands(bodies, self.broker.context.get_local("message"), sender)
+
+            return on_commands
 
         # FastStream's RedisClusterBroker when REDIS_URL names a cluster (redis+cluster://).
         cluster = is_cluster_url(self.settings.redis_url)
@@ -114,9 +118,12 @@ class RulesService:
             log_level=logging.DEBUG,  # per-message lines; the handler logs each command
             # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
             **healing.BLOCKING_READ_OPTIONS,
+            **healing_options(cluster=cluster),
         )
-        for index, stream in enumerate(self.command_streams):
-            self._subscribe(stream, on_commands, documented=index == 0)
+        for sender, streams in sender_streams(self.settings, self.partitions).items():
+            for index, stream in enumerate(streams):
+                documented = index == 0 and sender == bus.GATEWAY
+                self._subscribe(stream, on_commands_from(sender), documented=documented)
         # Self-healing: back within a second of Redis returning, and a consumer
         # group lost with Redis's data is created again instead of stopping the service.
         healing.fast_reconnect()
@@ -143,14 +150,20 @@ class RulesService:
         # taken over by the reclaiming subscriber (a nack leaves a stream entry pending). The
         # replies are published by `on_commands`, not by FastStream (no_reply).
         reading = self.broker.subscriber(
-            stream=self._stream(stream, max_records=MAX_BATCH, polling_interval=READ_BLOCK_MS),
+            stream=batched_read(
+                self.settings.consumer,
+                stream,
+                max_records=MAX_BATCH,
+                polling_interval=READ_BLOCK_MS,
+            ),
             decoder=envelope_bodies,
             title="rules:commands",
             description=(
                 "Command envelopes (msgspec JSON `CommandEnvelope`), one stream per command "
                 "partition: `<prefix>:{pNN}:commands` for NN = 00 .. count - 1 "
                 "(RENATURE_COMMAND_PARTITIONS, 4 by default), a game's commands on the stream "
-                "of its partition modulo that count. Each reply (msgspec JSON `Reply`) goes to "
+                "of its partition modulo that count; the clock service's timeout claims on "
+                "`<prefix>:{pNN}:commands:clock`. Each reply (msgspec JSON `Reply`) goes to "
                 "the `reply_to` pub/sub channel of the message's headers, with its "
                 "`correlation_id`."
             ),
@@ -159,8 +172,11 @@ class RulesService:
             no_reply=True,
         )
         reclaiming = self.broker.subscriber(
-            stream=self._stream(
-                stream, min_idle_time=self.settings.reclaim_idle_ms, polling_interval=1000
+            stream=batched_read(
+                self.settings.consumer,
+                stream,
+                min_idle_time=self.settings.reclaim_idle_ms,
+                polling_interval=1000,
             ),
             decoder=envelope_bodies,
             title=f"rules:{stream}:reclaim",
@@ -172,38 +188,20 @@ class RulesService:
             subscriber(handler)
             healing.heal_missing_group(subscriber, functools.partial(self._ensure_groups, [stream]))
 
-    def _stream(self, stream: str, **options: Any) -> StreamSub[bool]:
-        """A command stream read in batches by this instance's consumer of the group."""
-        return StreamSub(
-            stream,
-            group=bus.RULES_GROUP,
-            consumer=self.settings.consumer,
-            batch=True,
-            **options,
-        )
-
-    async def on_commands(self, bodies: Sequence[bytes], message: StreamMessage[Any]) -> None:
-        """Answer a batch: handle it and publish every reply in one pipeline; FastStream then
-        acknowledges the batch. A failure before that leaves the batch pending, to be
-        reclaimed."""
-        if self.handler is None or self._redis is None:
+    async def on_commands(
+        self, bodies: Sequence[bytes], message: StreamMessage[Any], sender: str = bus.GATEWAY
+    ) -> None:
+        """Answer a batch from ``sender`` (its stream says who): handle it, publish every reply
+        in one pipeline; FastStream then acks it (a failure leaves it pending, reclaimed)."""
+        if self.handler is None or self._replies is None:
             await self.startup()
         assert self.handler is not None
-        assert self._redis is not None
-        replies = await self.handler.handle_batch(bodies)
+        assert self._replies is not None
+        replies = await self.handler.handle_batch(bodies, sender)
         headers = message.batch_headers or [message.headers] * len(bodies)
-        pipe = self._redis.pipeline(transaction=False)
-        for reply, header in zip(replies, headers, strict=True):
-            if reply_to := header.get("reply_to"):
-                wire = await BinaryMessageFormatV1.encode(
-                    message=reply,
-                    reply_to=None,
-                    headers=None,
-                    correlation_id=header.get("correlation_id") or "",
-                )
-                # PUBLISH by name: a cluster pipeline refuses publish() (any node broadcasts)
-                pipe.execute_command("PUBLISH", reply_to, wire)
-        await pipe.execute()
+        await publish_replies(self._replies, replies, headers)
+        if self.sealer is not None:
+            await self.sealer.seal_due(replies, self.handler.cache)
 
     async def __aenter__(self) -> RulesService:
         """Run the service inside the current event loop (tests, embedding)."""
@@ -227,6 +225,11 @@ class RulesService:
         if self._redis is not None:
             return
         self._redis = redis_client(self.settings.redis_url)  # a RedisCluster on a cluster
+        # Replies go out on a client that never resends after a failed connection: a reply sent
+        # again to a restarted Redis could acknowledge a write that Redis lost (everysec); a
+        # lost reply is asked for again with the command id.
+        once = healing_options(cluster=is_cluster_url(self.settings.redis_url), retries=0)
+        self._replies = redis_client(self.settings.redis_url, **once)
         await healing.wait_for_redis(self._redis, "rules")  # started before Redis: wait
         if self.handler is not None:
             return
@@ -252,6 +255,7 @@ class RulesService:
             cache_size=self.settings.cache_games,
             refusals=refusals,
         )
+        self.sealer = await signing.sealer_from_env(os.environ, self._redis, store)
         status = await store.check_durability()
         (log.info if status.ok else log.error)("durability", statement=status.statement)
         log.info(
@@ -270,9 +274,39 @@ class RulesService:
                 log.warning("consumer_group_created", group=bus.RULES_GROUP, stream=stream)
 
     async def shutdown(self) -> None:
-        if self._redis is not None:
-            await self._redis.aclose()
-            self._redis = None
+        for client in (self._redis, self._replies):
+            if client is not None:
+                await client.aclose()
+        self._redis = self._replies = None
+
+
+async def publish_replies(
+    redis: Redis, replies: Sequence[Any], headers: Sequence[dict[str, Any]]
+) -> None:
+    """Every reply to the channel its command named, in one pipeline."""
+    pipe = redis.pipeline(transaction=False)
+    for reply, header in zip(replies, headers, strict=True):
+        if reply_to := header.get("reply_to"):
+            wire = await BinaryMessageFormatV1.encode(
+                message=reply,
+                reply_to=None,
+                headers=None,
+                correlation_id=header.get("correlation_id") or "",
+            )
+            # PUBLISH by name: a cluster pipeline refuses publish() (any node broadcasts)
+            pipe.execute_command("PUBLISH", reply_to, wire)
+    await pipe.execute()
+
+
+def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:
+    """A command stream read in batches by ``consumer`` of the rules group."""
+    return StreamSub(stream, group=bus.RULES_GROUP, consumer=consumer, batch=True, **options)
+
+
+def sender_streams(settings: Settings, partitions: Sequence[int]) -> dict[str, list[str]]:
+    """The command streams of ``partitions`` of each sender (`bus.SENDERS`)."""
+    commands = settings.commands
+    return {s: bus.streams_of(commands, s).streams(partitions) for s in bus.SENDERS}
 
 
 def create_service(settings: Settings | None = None) -> RulesService:

@@ -18,7 +18,8 @@ from typing import Any, Literal
 import msgspec
 
 from eventstore import CommandPartitions
-from gameplatform import game_names, get_game
+from gameplatform import game_names, get_game, registry
+from gameplatform.forms import inline_schema
 
 COMMAND_PARTITIONS = CommandPartitions()
 """The command streams under the default layout and count (``rn:{p00}:commands`` ..
@@ -28,7 +29,22 @@ BOARD_GROUP = "board-projector"
 SCORE_GROUP = "score-projector"
 
 
-DEFAULT_GAME = "renature"
+DEFAULT_GAME = registry.DEFAULT_GAME
+"""The game of an envelope that names none (`gameplatform.registry`)."""
+
+GATEWAY = "gateway"
+CLOCK = "clock"
+SENDERS = (GATEWAY, CLOCK)
+"""The services that put envelopes on the bus. Each writes only command streams of its own
+(the gateway the plain ``rn:{pNN}:commands``, the clock ``rn:{pNN}:commands:clock``; the ACL
+of infra/redis/users.acl enforces it), so the rules service knows who sent an envelope from
+the stream it read it on and refuses a command that sender may not send (`Game.sender_of`):
+a clock password cannot move a seat, a gateway password cannot claim a timeout."""
+
+
+def streams_of(partitions: CommandPartitions, sender: str) -> CommandPartitions:
+    """The command streams on which ``sender`` (one of `SENDERS`) sends."""
+    return partitions.sent_by("" if sender == GATEWAY else sender)
 
 
 class CommandEnvelope(msgspec.Struct, frozen=True):
@@ -111,22 +127,3 @@ def envelope_schema() -> dict[str, Any]:
     }
     schema["properties"]["game"]["enum"] = list(game_names())
     return schema
-
-
-def inline_schema(kind: Any) -> dict[str, Any]:
-    """The JSON schema of a msgspec type with every ``$ref`` resolved in place, so it can be
-    embedded into a document that has no ``$defs`` of its own (AsyncAPI, OpenAPI)."""
-    schema = msgspec.json.schema(kind)
-    defs = schema.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
-            return {key: resolve(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [resolve(item) for item in node]
-        return node
-
-    resolved: dict[str, Any] = resolve(schema)
-    return resolved

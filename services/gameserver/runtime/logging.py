@@ -31,23 +31,30 @@ from typing import Any
 import structlog
 from structlog.typing import Processor
 
+from gameserver.runtime.redis_auth import redact_urls
+
 SECRET_KEYS = frozenset({"seed", "seeds", "hand", "hands", "reserve", "reserves", "deal"})
 NOISE_KEYS = ("color_message",)  # uvicorn's ANSI-coloured duplicate of the message
 REDACTED = "[redacted]"
 _TOKEN_NAME = "".join(f"(?:{letter}|%{ord(letter):02x})" for letter in "token")
-TOKEN_IN_TEXT = re.compile(rf"([?&;]{_TOKEN_NAME}=|Bearer )[^&\s\"'#;]+", re.IGNORECASE)
+TOKEN_IN_TEXT = re.compile(rf"([?&;]{_TOKEN_NAME}=|Bearer )[^&\s#;]+", re.IGNORECASE)
 """A seat token in a request line (``?token=...``, also with its name percent-encoded, as in
-``?%74oken=``, which the server decodes to ``token``) or an ``Authorization`` header value."""
+``?%74oken=``, which the server decodes to ``token``) or an ``Authorization`` header value;
+the value runs to the next separator, quotes included (``?token='X`` is blanked whole)."""
 
 
 def redact_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> Any:
-    """Replace the value of any key that names a secret (see `SECRET_KEYS`) and any seat token
-    in the text of the line (see `TOKEN_IN_TEXT`)."""
+    """Replace the value of any key that names a secret (see `SECRET_KEYS`), any seat token
+    in the text of the line (see `TOKEN_IN_TEXT`) and the password of any URL
+    (`redact_urls`)."""
     for key in SECRET_KEYS.intersection(event_dict):
         event_dict[key] = REDACTED
     message = event_dict.get("event")
     if isinstance(message, str) and ("=" in message or "Bearer " in message):
         event_dict["event"] = TOKEN_IN_TEXT.sub(rf"\1{REDACTED}", message)
+    for key, value in event_dict.items():  # a URL's password (an error quoting REDIS_URL)
+        if isinstance(value, str) and "://" in value:
+            event_dict[key] = redact_urls(value)
     for key in NOISE_KEYS:
         event_dict.pop(key, None)
     return event_dict

@@ -16,6 +16,7 @@ credentials already is left as it is. Never log the result: it holds the passwor
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -40,6 +41,16 @@ def authenticated_url(url: str, env: Mapping[str, str]) -> str:
     if password is not None:
         userinfo += ":" + quote(password, safe="")
     return urlunsplit(parts._replace(netloc=f"{userinfo}@{parts.netloc}"))
+
+
+_PASSWORD_IN_URL = re.compile(r"([a-z][a-z0-9+.-]*://[^:/?#@\s]*:)[^@/?#\s]*@", re.IGNORECASE)
+"""The password of any URL in a text (``redis://user:PASSWORD@host``)."""
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with the password of every URL in it masked (`without_credentials`), for
+    messages and log lines that may quote a URL (a Redis client's error, a setting)."""
+    return _PASSWORD_IN_URL.sub(r"\1***@", text) if "://" in text else text
 
 
 def without_credentials(url: str) -> str:

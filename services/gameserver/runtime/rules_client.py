@@ -41,6 +41,9 @@ from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.rules_client")
 
+RESUBSCRIBE_WAIT_S = 1.0
+"""How long a command waits for the reply channel to be subscribed again after a lost
+connection before it is sent anyway (Redis still away: it fails at once, a 503)."""
 COMMAND_STREAM_MAXLEN = 100_000
 """A command stream is a queue, not a record (events are the record): keep it bounded."""
 
@@ -89,7 +92,9 @@ class RulesClient:
     stream of its game's partition (``streams``, the deployment's `CommandPartitions`). If the
     subscription's connection drops, redis-py resubscribes when it reconnects; replies
     published meanwhile are lost and their requests time out (resend them with the same command
-    id to learn the outcome).
+    id to learn the outcome). A command sent while the channel is being subscribed again waits
+    for it (`RESUBSCRIBE_WAIT_S` at most), so the first command after Redis returns does not
+    lose its reply.
     """
 
     def __init__(
@@ -108,6 +113,7 @@ class RulesClient:
         self._sender: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
+        self._subscribed = asyncio.Event()
 
     async def __aenter__(self) -> RulesClient:
         await self.start()
@@ -123,6 +129,7 @@ class RulesClient:
                 return
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             await pubsub.subscribe(self.channel)
+            self._subscribed.set()
             self._listener = asyncio.create_task(self._listen(pubsub), name=self.channel)
 
     async def aclose(self) -> None:
@@ -139,6 +146,9 @@ class RulesClient:
         Redis errors while publishing are raised (redis-py's ``ConnectionError`` and so on)."""
         if self._listener is None:
             await self.start()
+        if not self._subscribed.is_set():  # the listener is reconnecting: wait a moment
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._subscribed.wait(), min(timeout, RESUBSCRIBE_WAIT_S))
         correlation_id = uuid.uuid4().hex
         message = await BinaryMessageFormatV1.encode(
             message=bus.encoder.encode(envelope),
@@ -179,10 +189,15 @@ class RulesClient:
             while True:
                 try:
                     received = await pubsub.get_message(timeout=1.0)
-                except (redis_errors.ConnectionError, OSError) as error:
-                    log.warning("reply_channel_lost", error=str(error))
-                    await asyncio.sleep(0.2)
+                except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
+                    if self._subscribed.is_set():
+                        log.warning("reply_channel_lost", error=str(error))
+                    self._subscribed.clear()
+                    await asyncio.sleep(0.05)  # the client's retries back off already
                     continue
+                if not self._subscribed.is_set():  # reconnected: redis-py subscribed again
+                    log.info("reply_channel_back")
+                    self._subscribed.set()
                 if received is None or received.get("type") != "message":
                     continue
                 data, headers = BinaryMessageFormatV1.parse(received["data"])

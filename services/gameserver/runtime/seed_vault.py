@@ -9,8 +9,11 @@ from its commitment, and the game records that its seed was chosen.
 
 One Redis string per game, ``<prefix>:{pNN}:seed:<game_id>`` (the game's hash slot), holding
 the msgspec JSON of `SeedSecret`. A value written before salts existed (the bare seed) reads as
-an unsalted, secret seed. The ACL (infra/redis/users.acl) lets only the rules service read
-these keys; the gateway may only write (SET NX) and delete them.
+an unsalted, secret seed. The ACL (infra/redis/users.acl) lets only the rules service read and
+write these keys (and the retention service delete them with their game). The gateway cannot
+touch them: it stages a chosen seed in ``<prefix>:{pNN}:chosen:<game_id>`` (write only, with
+SET NX and a ten-minute expiry), which the rules service reads once, when it creates the game,
+into the vault; a staged seed of a game that exists already is never read again.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import msgspec
 from redis.asyncio import Redis
 
 from eventstore import KeyLayout
+
+STAGED_SEED_TTL_S = 600
+"""How long a staged chosen seed waits for its game's creation (sent right after it)."""
 
 
 class SeedSecret(msgspec.Struct, frozen=True):
@@ -90,7 +96,8 @@ class RedisSeedVault:
         the commitment in whichever ``GameCreated`` wins always matches what is kept here; a
         secret the gateway put first (a chosen seed) is used as it is.
         """
-        fresh = new_secret()
+        staged = await self._redis.get(self._layout.chosen_seed_key(game_id))
+        fresh = new_secret() if staged is None else decode(staged)
         previous = await self._redis.set(self.key(game_id), encode(fresh), nx=True, get=True)
         return fresh if not isinstance(previous, bytes | str) else decode(previous)
 
@@ -99,10 +106,8 @@ class RedisSeedVault:
         return None if value is None else decode(value)
 
     async def choose(self, game_id: str, seed: str) -> bool:
-        """Store a caller's ``seed`` (with a fresh salt) for the not yet created ``game_id``;
-        False if it has a secret already. Writes only: the gateway never reads the vault."""
-        return bool(await self._redis.set(self.key(game_id), encode(new_secret(seed)), nx=True))
-
-    async def forget(self, game_id: str) -> None:
-        """Remove a chosen seed whose game the rules service refused to create."""
-        await self._redis.delete(self.key(game_id))
+        """Stage a caller's ``seed`` (with a fresh salt) for the not yet created ``game_id``;
+        False if one is staged already. Writes only (SET NX, expiring): the gateway never
+        reads, overwrites or deletes a seed."""
+        key, value = self._layout.chosen_seed_key(game_id), encode(new_secret(seed))
+        return bool(await self._redis.set(key, value, nx=True, ex=STAGED_SEED_TTL_S))

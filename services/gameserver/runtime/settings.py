@@ -22,6 +22,7 @@ configures its children by setting the environment rather than by passing flags.
 | ``RENATURE_TOKEN_TTL_AFTER_END_S`` | ``3600`` | seat tokens lapse this long after the end |
 | ``RENATURE_GATEWAY_WORKERS`` | ``1`` | gateway worker processes sharing its port |
 | ``RENATURE_ACCESS_LOG`` | ``off`` | uvicorn's access log: ``on``, ``off`` or a sample (0.01) |
+| ``RENATURE_TRUSTED_PROXIES`` | none | proxies whose ``X-Forwarded-For`` the gateway believes |
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ class Settings:
     token_ttl_after_end_s: int = 3600
     gateway_workers: int = 1
     access_log_sample: float = 0.0
+    trusted_proxies: str = ""
+    """Addresses or networks (``10.0.0.0/8,127.0.0.1``) of the proxies in front of the gateway
+    whose ``X-Forwarded-For`` names the client (`gateway.client_address`); none by default."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -121,6 +125,8 @@ class Settings:
             named = {"on": 1.0, "true": 1.0, "off": 0.0, "false": 0.0}
             word = access.strip().lower()
             values["access_log_sample"] = named[word] if word in named else float(word)
+        if proxies := env.get("RENATURE_TRUSTED_PROXIES"):
+            values["trusted_proxies"] = proxies.strip()
         values.update({k: v for k, v in overrides.items() if v is not None})
         # Per-service ACL user and password (gameserver.runtime.redis_auth, docs/security.md).
         values["redis_url"] = authenticated_url(values.get("redis_url", DEFAULT_REDIS_URL), env)

@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from eventstore import EventStore, StoredEvent
-from gameplatform import game_names, get_game
+from gameplatform import game_names, get_game, registry
 from gameplatform.interface import Game
 
 F = TypeVar("F")
@@ -34,7 +34,7 @@ F = TypeVar("F")
 AnyGame = Game[Any, Any, Any]
 
 DEFAULT_MAX_GAMES = 10_000
-DEFAULT_GAME = "renature"
+DEFAULT_GAME = registry.DEFAULT_GAME
 """The game of a stream whose first batch names none (every stream written before the platform
 hosted a second game)."""
 

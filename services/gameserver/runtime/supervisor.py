@@ -8,13 +8,16 @@ SIGTERM to them and stops everything when one of them dies, so a half-running st
 lingers.
 
 Without ``REDIS_URL`` it starts a private ``redis-server`` with the append-only file on, its
-data under ``./var/redis`` of the current directory, so games survive a restart of the stack.
+data under ``./var/redis`` of the current directory, so games survive a restart of the stack,
+and a password generated once into ``./var/redis.password`` (the services read it from there:
+``RENATURE_REDIS_PASSWORD_FILE``), so nothing else on the machine can use it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -28,6 +31,7 @@ from types import FrameType
 from typing import Any
 
 from gameserver.runtime.logging import get_logger
+from gameserver.runtime.redis_auth import without_credentials
 from gameserver.runtime.settings import Settings
 
 log = get_logger("renature.supervisor")
@@ -139,7 +143,9 @@ def check_ports(host: str, port: int, redis_port: int | None) -> None:
 
 @dataclass
 class PrivateRedis:
-    """A ``redis-server`` with AOF on, owned by the supervisor and stopped with it."""
+    """A ``redis-server`` with AOF on, owned by the supervisor and stopped with it. It wants a
+    password (``requirepass``, handed over on its standard input, never its command line),
+    generated once and kept in ``password_file`` (readable by its owner only)."""
 
     data_dir: Path
     port: int
@@ -148,27 +154,49 @@ class PrivateRedis:
 
     @property
     def url(self) -> str:
+        """Its address, without the password (`password_file` holds that)."""
         return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def password_file(self) -> Path:
+        return self.data_dir.parent / "redis.password"
+
+    def password(self) -> str:
+        """The password of the server, made (64 hex digits, mode 0600) the first time."""
+        path = self.password_file
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+        return path.read_text(encoding="utf-8").strip()
+
+    def client_env(self) -> dict[str, str]:
+        """What a client of this server needs in its environment (`redis_auth`)."""
+        return {"REDIS_URL": self.url, "RENATURE_REDIS_PASSWORD_FILE": str(self.password_file)}
 
     def start(self, timeout: float = 10.0) -> None:
         import redis
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        command = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1"]
+        password = self.password()
+        command = [self.executable, "-", "--port", str(self.port), "--bind", "127.0.0.1"]
         command += ["--dir", str(self.data_dir), "--logfile", "redis.log", "--save", ""]
         # The fsync policy the durability mode needs: always, unless everysec is chosen.
         fsync = "everysec" if Settings.from_env().durability == "everysec" else "always"
         command += ["--appendonly", "yes", "--appendfsync", fsync]
         self.process = subprocess.Popen(
             command,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,  # its configuration: the password stays off the command line
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             # Its own session: a Ctrl+C in the terminal reaches the services, not Redis, which
             # is stopped last, once nothing uses it any more.
             start_new_session=True,
         )
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"requirepass {password}\n".encode())
+        self.process.stdin.close()
+        client = redis.Redis(host="127.0.0.1", port=self.port, password=password, socket_timeout=1)
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:
@@ -239,6 +267,10 @@ class Stack:
             self.redis.start()
         env = {**os.environ, "REDIS_URL": self.redis_url}
         env.pop("RENATURE_CONSUMER", None)  # every process needs its own consumer name
+        if self.redis is not None:  # the private server's password, from its file
+            for name in ("RENATURE_REDIS_USER", "RENATURE_REDIS_PASSWORD"):
+                env.pop(name, None)
+            env.update(self.redis.client_env())
         for name in SERVICES:
             command = [sys.executable, "-m", "gameserver.runtime.supervisor", name]
             if name == "gateway":
@@ -286,6 +318,15 @@ def wait_for_port(host: str, port: int, stack: Stack, timeout: float = 60.0) -> 
         except OSError:
             time.sleep(0.1)
     return False
+
+
+def cli_environment(redis_url: str, server: PrivateRedis | None) -> list[str]:
+    """The lines that give the CLI this stack's Redis: never a password (the private one's
+    stays in its file; a password in a given ``REDIS_URL`` is masked)."""
+    if server is None:
+        return [f"export REDIS_URL={without_credentials(redis_url)}"]
+    env = server.client_env()
+    return [f"export {name}={value}" for name, value in env.items()]
 
 
 def durability_line(mode: str) -> str:
@@ -341,7 +382,8 @@ def run_all(
         else:
             announce("Chosen seeds: off (every game is dealt from a secret random seed).")
         announce("For the CLI (renature audit, explain, replay) in another shell:")
-        announce(f"export REDIS_URL={redis_url}")
+        for line in cli_environment(redis_url, server):
+            announce(line)
         announce("Press Ctrl+C to stop.")
         while not stopping:
             if dead := stack.dead():

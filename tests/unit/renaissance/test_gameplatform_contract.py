@@ -12,7 +12,11 @@ from gameplatform import UnknownGame, game_names, get_game
 from gameplatform.interface import Game
 
 GAMES = game_names()
-SETTINGS = {"renature": (["greedy", "random"], "base"), "renaissance": (["greedy", "random"], None)}
+SETTINGS = {
+    "renature": (["greedy", "random"], "base"),
+    "renaissance": (["greedy", "random"], None),
+    "goofspiel": (["greedy", "random"], None),
+}
 
 
 def simulated(name: str) -> tuple[Game[Any, Any, Any], list[Any], Any]:
@@ -22,9 +26,9 @@ def simulated(name: str) -> tuple[Game[Any, Any, Any], list[Any], Any]:
     return game, log, state
 
 
-def test_the_registry_knows_both_games_and_refuses_others() -> None:
-    assert GAMES == ("renature", "renaissance")
-    with pytest.raises(UnknownGame, match="renature, renaissance"):
+def test_the_registry_knows_every_hosted_game_and_refuses_others() -> None:
+    assert GAMES == ("renature", "renaissance", "goofspiel")
+    with pytest.raises(UnknownGame, match="renature, renaissance, goofspiel"):
         get_game("chess")
 
 
@@ -50,11 +54,13 @@ def test_a_simulated_game_ends_and_its_replay_audit_and_explanation_agree(name: 
 def test_decide_takes_every_legal_action_and_only_the_seat_to_move_has_any(name: str) -> None:
     game, log, _ = simulated(name)
     state = None
-    seen = 0
+    seen = decisions = 0
     for number, event in enumerate(log):
         state = game.evolve(state, event)
         whole_batch = number + 1 == len(log) or log[number + 1].cause is not None
-        if not whole_batch or number % 3 or game.is_over(state) or game.to_move(state) is None:
+        waits = whole_batch and not game.is_over(state) and game.to_move(state) is not None
+        decisions += waits
+        if not waits or number % 3:
             continue
         seat = game.to_move(state)
         assert seat is not None
@@ -65,7 +71,7 @@ def test_decide_takes_every_legal_action_and_only_the_seat_to_move_has_any(name:
         players = len(game.view(state, None).seats)  # type: ignore[attr-defined]
         assert all(game.legal_actions(state, s) == [] for s in range(players) if s != seat)
         seen += 1
-    assert seen > 10
+    assert seen > min(10, decisions // 4)  # a short game (Goofspiel: 26 bids) has fewer
 
 
 @pytest.mark.parametrize("name", GAMES)

@@ -92,7 +92,7 @@ def test_corpus_check_agrees_with_the_published_renaissance_corpus(tmp_path: Pat
     published = ROOT / "docs" / "corpus-renaissance.jsonl"
     result = runner.invoke(app, ["corpus", "--game", "renaissance", "--check", str(published)])
     assert result.exit_code == 0, result.output
-    assert result.output.strip().endswith("6 of 6 games agree")
+    assert result.output.strip().endswith("12 of 12 games agree")
     broken = tmp_path / "broken.jsonl"
     broken.write_text(
         published.read_text().splitlines()[0].replace('"scores":[', '"scores":[1') + "\n"

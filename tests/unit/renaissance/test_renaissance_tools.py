@@ -123,7 +123,11 @@ def test_the_corpus_covers_every_kind_of_command() -> None:
         "MoveMarker",
         "ProposeEnd",
         "AcceptProposal",
+        "ShowHand",
+        "ChoosePiece",
     } <= kinds
+    variants = {corpus.variant_name(g[3]) for g in corpus.GAMES}
+    assert variants >= {"standard", "phase1-rectangle-ring", "phase2-take", "phase2-give"}
     game0 = published()[0]
     counts = list(game0.legal_actions)
     counts[3] += 1

@@ -6,33 +6,35 @@ import time
 import uuid
 from typing import Annotated, Any
 
+import msgspec
 from fastapi import APIRouter, Header, Path, Response
 
-from gameplatform import get_game
+from gameplatform.creation import CreationError, NotHosted, options_dict, read_creation
 from gameserver.gateway.command_relay import accepted_or_raise
 from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.idempotency import (
     IDEMPOTENCY_HEADER,
     KEY_PATTERN,
+    fingerprint,
     game_id_for,
+    in_flight,
     join,
+    key_reused,
 )
 from gameserver.gateway.lobby_entries import Lobby, clock_of, open_seats, seats_of
 from gameserver.gateway.openapi import errors
 from gameserver.gateway.schemas import (
+    MAX_SEAT,
     Accepted,
     CreateGameRequest,
     CreateGameResponse,
     GameSummary,
     JoinRequest,
     JoinResponse,
-    NewRenaissanceGame,
-    NewRenatureGame,
 )
-from gameserver.gateway.seeds import choose_seed, forget_seed
+from gameserver.gateway.seeds import choose_seed
 from gameserver.runtime.bus import CommandEnvelope
-from renature.clock import TimeControl
 
 router = APIRouter(tags=["games"])
 
@@ -64,50 +66,87 @@ async def create_game(
 ) -> CreateGameResponse:
     """Create a game. Without ``seed`` the rules service deals from a secret random seed
     (revealed at the end); a ``seed`` is for tests, bots and tournaments. With an
-    ``Idempotency-Key`` a retry creates nothing new and answers the same game."""
-    game_id = uuid.uuid4().hex if idempotency_key is None else game_id_for(idempotency_key)
-    game = get_game(body.game)
-    board = body.board
-    command = game.create_command(game_id, body.players, board, _options(body))
-    secret = game.seed_secret and body.seed is not None
+    ``Idempotency-Key`` a retry creates nothing new and answers the same game; the key with
+    another body is refused (422 ``idempotency_key_reused``), and so is a retry while the first
+    request is still answered (409 ``idempotency_key_in_flight``)."""
+    asked = _read(body)
+    if idempotency_key is None:
+        created = await _create(gateway, uuid.uuid4().hex, asked, None)
+    else:
+        game_id = game_id_for(idempotency_key)
+        async with in_flight(gateway, game_id, "create"):
+            created = await _keyed_create(gateway, game_id, asked, idempotency_key)
+    response.headers["Location"] = f"/games/{created.game_id}"
+    return created
+
+
+async def _keyed_create(
+    gateway: GatewayDep, game_id: str, asked: tuple[Any, Any, Any], key: str
+) -> CreateGameResponse:
+    """A keyed creation: its body's fingerprint is recorded first, so that the key with another
+    body changes nothing (422); a refused creation forgets the fingerprint it recorded."""
+    lobby = Lobby(gateway.redis, gateway.layout)
+    game, creation, options = asked
+    # The body as read (defaults filled in): the same request always gives the same one.
+    request = fingerprint(key, msgspec.json.encode([game.name, creation, options]))
+    held = await lobby.hold_request(game_id, request)
+    if held is False:
+        raise key_reused()
+    try:
+        return await _create(gateway, game_id, asked, key)
+    except ApiError as error:
+        if held and error.status not in (503, 504):  # ours, and no game may come of it
+            await lobby.forget_request(game_id, request)
+        raise
+
+
+async def _create(
+    gateway: GatewayDep,
+    game_id: str,
+    asked: tuple[Any, Any, Any],
+    idempotency_key: str | None,
+) -> CreateGameResponse:
+    game, creation, options = asked
+    board = creation.board
+    command = game.create_command(game_id, creation.players, board, options_dict(options))
+    secret = game.seed_secret and creation.seed is not None
     if secret:
-        await _choose_seed(gateway, game_id, body.seed or "", retry=idempotency_key is not None)
-    elif body.seed is not None:  # a seed that deals nothing hidden (Renaissance) is public
-        command = game.with_seed(command, body.seed)
+        seed = creation.seed or ""
+        await _choose_seed(gateway, game_id, seed, retry=idempotency_key is not None)
+    elif creation.seed is not None:  # a seed that deals nothing hidden is public
+        command = game.with_seed(command, creation.seed)
     # A secret seed stays blank on the bus: the rules service takes it from its vault.
     reply = await gateway.send(CommandEnvelope(game_id, "create", command, None, game.name))
-    if reply.status == "rejected" and secret and idempotency_key is None:
-        await forget_seed(gateway.redis, gateway.layout, game_id)  # no seed for no game
     result = accepted_or_raise(reply, "create")
     public = not game.seed_secret
-    await gateway.tokens.mark_created(game_id, chosen_seed=body.seed is not None, public=public)
+    chosen = creation.seed is not None
+    await gateway.tokens.mark_created(game_id, chosen_seed=chosen, public=public)
     host_token, invite_code = await Lobby(gateway.redis, gateway.layout).register(
         game_id,
-        seating=body.seating,
+        seating=creation.seating,
         created_ms=int(time.time() * 1000),
         idempotency_key=idempotency_key,
     )
-    response.headers["Location"] = f"/games/{game_id}"
     return CreateGameResponse(
         game_id=game_id,
         game=game.name,
-        players=body.players,
+        players=creation.players,
         board=board,
         version=result.version,
-        seed="public" if public else "chosen" if body.seed is not None else "secret",
+        seed="public" if public else "chosen" if chosen else "secret",
         host_token=host_token,
         invite_code=invite_code,
     )
 
 
-def _options(body: NewRenatureGame | NewRenaissanceGame) -> dict[str, Any]:
-    """What a game's creation takes beyond players and board: Renature's clock, Renaissance's
-    sets and competition rule."""
-    if isinstance(body, NewRenaissanceGame):
-        return {"sets": body.sets, "competition": body.competition}
-    if body.time_control is None:
-        return {}
-    return {"clock": TimeControl(**body.time_control.model_dump())}
+def _read(body: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The game, creation and options a body asks for (`read_creation`), or a 422 naming what
+    is wrong: an unknown field (and the game), a value, or a game not hosted here."""
+    try:
+        return read_creation(body)
+    except CreationError as error:
+        code = "unknown_game" if isinstance(error, NotHosted) else "malformed_request"
+        raise ApiError(422, code, str(error)) from None
 
 
 async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str, *, retry: bool) -> None:
@@ -143,7 +182,7 @@ async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
         seats=seats_of(table),
         open_seats=open_seats(table),
         seating=await Lobby(gateway.redis, gateway.layout).seating(game_id),
-        clock=clock_of(state),
+        clock=clock_of(game, state),
     )
 
 
@@ -155,7 +194,7 @@ async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
 )
 async def join_seat(
     game_id: GameId,
-    seat: Annotated[int, Path(ge=0, le=3)],
+    seat: Annotated[int, Path(ge=0, le=MAX_SEAT)],
     body: JoinRequest,
     gateway: GatewayDep,
     idempotency_key: IdempotencyKey = None,  # type: ignore[assignment]
@@ -170,7 +209,7 @@ async def join_seat(
             404, "no_such_seat", f"There is no seat {seat} in this {players}-player game."
         )
     await Lobby(gateway.redis, gateway.layout).check_invitation(game_id, body.invite)
-    token, version, _ = await join(gateway, played, game_id, seat, body.name, idempotency_key)
+    token, version, _ = await join(gateway, played, game_id, seat, body, idempotency_key)
     return JoinResponse(
         game_id=game_id,
         seat=seat,

@@ -4,13 +4,14 @@ start, resign a started game (docs/http-api.md, "Lobby and seats")."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field
 
-from gameplatform.interface import Table
+from gameplatform.interface import Game, Table
 from gameserver.gateway.command_relay import accepted_or_raise
 from gameserver.gateway.dependencies import Credentials, GameId, Gateway, GatewayDep
 from gameserver.gateway.http_errors import ApiError
@@ -24,36 +25,21 @@ from gameserver.gateway.lobby_entries import (
     seats_of,
 )
 from gameserver.gateway.openapi import errors
-from gameserver.gateway.schemas import Accepted, GameName
+from gameserver.gateway.schemas import (
+    GAME_FIELD_HELP,
+    MAX_SEAT,
+    Accepted,
+    GameName,
+    PhaseFilter,
+)
 from gameserver.runtime.bus import CommandEnvelope
-from renature import commands as c
 
 router = APIRouter(tags=["lobby"])
-
-PhaseFilter = Literal[
-    "lobby",
-    "playing",
-    "place_domino",
-    "place_plant",
-    "place_mushroom",
-    "end_of_turn",
-    "final_scoring",
-    "finished",
-    "cancelled",
-    # Renaissance
-    "setup",
-    "setup_lift",
-    "phase1",
-    "phase1_answer",
-    "phase2_prep",
-    "phase2",
-    "phase2_move",
-]
 
 
 class LobbyGame(BaseModel):
     game_id: str
-    game: str = Field(default="renature", description="renature or renaissance")
+    game: str = Field(description=GAME_FIELD_HELP)
     version: int
     board: str
     players: int
@@ -80,7 +66,7 @@ async def list_games(
         GameName | None, Query(alias="game", description="Only this game's")
     ] = None,
     board: Annotated[str | None, Query(max_length=32)] = None,
-    players: Annotated[int | None, Query(ge=2, le=4)] = None,
+    players: Annotated[int | None, Query(ge=1, le=MAX_SEAT + 1)] = None,
     has_open_seats: Annotated[
         bool | None, Query(alias="open_seats", description="Only games with a free seat")
     ] = None,
@@ -117,7 +103,7 @@ async def list_games(
                     seats=seats_of(table),
                     open_seats=open_seats(table),
                     seating=await lobby.seating(game_id),
-                    clock=clock_of(state),
+                    clock=clock_of(game, state),
                 )
             )
             if len(found) == limit:
@@ -161,9 +147,17 @@ async def _host(gateway: Gateway, game_id: str, credentials: Credentials) -> Non
         raise ApiError(403, "not_host", "Only the host (who created the game) may do this.")
 
 
-async def _send(gateway: Gateway, game_id: str, command: c.Command, seat: int | None) -> Accepted:
+async def _send(
+    gateway: Gateway, game_id: str, make: Callable[[Game[Any, Any, Any]], Any], seat: int | None
+) -> Accepted:
+    """Send the game's own command for a seat action (``make`` asks the game for it); 409
+    ``not_offered`` where the game has none."""
+    game = await gateway.games.game_of(game_id)
+    command = make(game)
+    if command is None:
+        raise ApiError(409, "not_offered", f"A {game.name} game does not offer this.")
     command_id = f"{type(command).__name__}:{uuid.uuid4().hex}"
-    reply = await gateway.send(CommandEnvelope(game_id, command_id, command, seat))
+    reply = await gateway.send(CommandEnvelope(game_id, command_id, command, seat, game.name))
     return accepted_or_raise(reply, command_id)
 
 
@@ -175,7 +169,7 @@ async def _send(gateway: Gateway, game_id: str, command: c.Command, seat: int | 
 async def cancel_game(game_id: GameId, gateway: GatewayDep, credentials: Credentials) -> Accepted:
     """The host cancels a game that has not started (409 ``wrong_phase`` once it has)."""
     await _host(gateway, game_id, credentials)
-    return await _send(gateway, game_id, c.CancelGame(), None)
+    return await _send(gateway, game_id, lambda game: game.cancel_command(), None)
 
 
 @router.delete(
@@ -185,7 +179,7 @@ async def cancel_game(game_id: GameId, gateway: GatewayDep, credentials: Credent
 )
 async def leave_seat(
     game_id: GameId,
-    seat: Annotated[int, Path(ge=0, le=3)],
+    seat: Annotated[int, Path(ge=0, le=MAX_SEAT)],
     gateway: GatewayDep,
     credentials: Credentials,
 ) -> Accepted:
@@ -195,12 +189,12 @@ async def leave_seat(
     if credentials is None or not credentials.credentials:
         raise ApiError(401, "missing_token", "Send the seat's token or the host token.")
     if await Lobby(gateway.redis, gateway.layout).is_host(game_id, credentials):
-        result = await _send(gateway, game_id, c.RemovePlayer(seat), None)
+        result = await _send(gateway, game_id, lambda game: game.remove_command(seat), None)
     else:
         own = await gateway.seat_of(game_id, credentials)
         if own != seat:
             raise ApiError(403, "not_your_seat", "Only its player or the host may free a seat.")
-        result = await _send(gateway, game_id, c.LeaveGame(seat), seat)
+        result = await _send(gateway, game_id, lambda game: game.leave_command(seat), seat)
     layout = gateway.layout
     pipe = gateway.redis.pipeline(transaction=False)
     pipe.hdel(layout.seats_key(game_id), str(seat))
@@ -221,4 +215,4 @@ async def resign(game_id: GameId, gateway: GatewayDep, credentials: Credentials)
     """Give up a started game: the seat is out of the game (docs/rules.md, "Leaving,
     resigning, clocks"); 409 ``wrong_phase`` before the start (leave the lobby instead)."""
     seat = await gateway.seated(game_id, credentials)
-    return await _send(gateway, game_id, c.Resign(seat), seat)
+    return await _send(gateway, game_id, lambda game: game.resign_command(seat), seat)

@@ -9,23 +9,19 @@ stateless inspection of an exported events file (nothing of it is stored).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated
 
-import msgspec
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from eventstore import MAX_VERSION
-from gameplatform import game_names, get_game
-from gameplatform.audit import AuditReport, Finding, failed
-from gameplatform.explanation import Explanation
 from gameserver.gateway.dependencies import GameId, GatewayDep
+from gameserver.gateway.disputes import Inspection, plugin_of, replayed, title
+
+__all__ = ["At", "plugin_of", "replayed", "router"]
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.openapi import body, errors
-from gameserver.gateway.schemas import MsgspecResponse
-from gameserver.runtime.state_cache import AnyGame, game_reading
-from renature import events as e
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
@@ -39,21 +35,6 @@ At = Annotated[
         description="The picture after this event (default, or past the last: the last)",
     ),
 ]
-
-
-class Inspection(msgspec.Struct, frozen=True):
-    """What the dispute viewer shows of an uploaded events file. A file that cannot be read
-    (a line that is no event) or replayed is no error of the request: its audit fails and says
-    where, and there is no picture."""
-
-    game_id: str
-    events: list[e.AnyEvent]
-    version: int
-    picture: str | None
-    audit: AuditReport
-    explanation: Explanation | None
-    game: str = "renature"
-    """The game whose events the file holds (the first game whose events its first line is)."""
 
 
 def _page(name: str) -> FileResponse:
@@ -91,18 +72,18 @@ async def game_picture(game_id: GameId, gateway: GatewayDep, at: At = None) -> R
     public facts only, so anyone may fetch it at any version up to the game's current one."""
     game, state = await gateway.games.played(game_id)
     if at is not None and at < state.version:
-        past = _replayed(game, (await gateway.games.events(game_id, 0))[:at])
+        past = replayed(game, (await gateway.games.events(game_id, 0))[:at])
         state = past if past is not None else state
-    return Response(game.picture_svg(state, _title(game, state)), media_type=SVG)
+    return Response(game.picture_svg(state, title(game, state)), media_type=SVG)
 
 
 @router.post(
     "/disputes",
     tags=["audit"],
-    response_class=MsgspecResponse,
+    response_class=Response,
     responses={
         **body(Inspection, "The audit, the explanation and the picture of the file"),
-        **errors(413, 422),
+        **errors(413, 422, 503),
     },
     openapi_extra={
         "requestBody": {
@@ -113,65 +94,15 @@ async def game_picture(game_id: GameId, gateway: GatewayDep, at: At = None) -> R
         }
     },
 )
-async def inspect_dispute(request: Request, at: At = None) -> MsgspecResponse:
-    """Audit an exported events file without storing anything: the verdict, the explanation
-    (when the game is finished and holds), the events and the board after event ``at``. A
-    file that is not a game answers 200 too, with a failed audit that says why."""
+async def inspect_dispute(request: Request, gateway: GatewayDep, at: At = None) -> Response:
+    """Audit an exported events file without storing anything: the verdict and the
+    explanation (when the game is finished and holds), or with ``at`` only the board after
+    event ``at``. A file that is not a game answers 200 too, with a failed audit that says
+    why. Worked out in a process of its own (`gateway.disputes`); 503 when too many wait."""
     raw = await request.body()  # at most LARGER_BODIES['/disputes']: the limits middleware
     if not raw:
         raise ApiError(422, "malformed_request", "Send the events file as the request body.")
-    lines = [line for line in raw.splitlines() if line.strip()]
-    # An export holds the events alone, not the provenance that names its game.
-    game = (game_reading(lines[0]) if lines else None) or get_game(game_names()[0])
-    events, unreadable = _events_of(game, lines)
-    report = unreadable or game.audit(events)
-    ok = report.ok
-    state = _replayed(game, events if at is None else events[:at])
-    finished = bool(events) and game.ends(events[-1])
-    return MsgspecResponse(
-        Inspection(
-            game_id=events[0].game_id if events else "",
-            events=cast("list[e.AnyEvent]", list(events)),
-            version=state.version if state is not None else 0,
-            picture=game.picture_svg(state, _title(game, state)) if state is not None else None,
-            # The platform's report and explanation (a game's explanation adds its own fields).
-            audit=report,
-            explanation=game.explain(events) if finished and ok else None,
-            game=game.name,
-        )
-    )
-
-
-def _replayed(game: AnyGame, events: list[Any]) -> Any:
-    """The state after ``events``, or None where they cannot be folded (a forged or broken
-    file: its audit says what is wrong)."""
-    try:
-        return game.replay(events)
-    except Exception:  # evolve applies without checks: a forged event may break anything
-        return None
-
-
-def _events_of(game: AnyGame, lines: list[bytes]) -> tuple[list[Any], AuditReport | None]:
-    """The file's events, or the failed audit of a file that holds none or a line that is
-    not an event (no message echoes more than 200 characters of it)."""
-    events: list[Any] = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            events.append(game.decode_event(line))
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
-            # RecursionError: a line nested ~1,000 deep (a 500 otherwise)
-            return [], _unreadable(number, f"line {number} is not an event: {str(error)[:200]}")
-    if not events:
-        return [], _unreadable(0, "the file holds no events")
-    return events, None
-
-
-def _unreadable(line: int, message: str) -> AuditReport:
-    return failed(Finding(line, "stream", message))
-
-
-def _title(game: AnyGame, state: Any) -> str:
-    return f"{game.title.split(' (')[0]} game {state.game_id} after event {state.version}"
+    return Response(await gateway.disputes.inspect(raw, at), media_type="application/json")
 
 
 def install(app: FastAPI) -> None:

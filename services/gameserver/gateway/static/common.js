@@ -101,88 +101,33 @@ function showPicture(container, svgText) {
   svg.removeAttribute("width");
   svg.removeAttribute("height");
   svg.setAttribute("class", "board-svg");
+  // A picture with a text alternative, whatever the game draws: its <title> names it.
+  if (!svg.getAttribute("role")) svg.setAttribute("role", "img");
   container.replaceChildren(document.importNode(svg, true));
 }
 
+// A game's own module for these pages (the catalog's `client`: richer drawing, its events in
+// its words), loaded once; null for a game without one, which the generic pages play whole.
+const clients = {};
+async function clientOf(game) {
+  if (!(game in clients)) {
+    clients[game] = api("GET", "/games/catalog").then((catalog) => {
+      const entry = catalog.find((g) => g.name === game);
+      if (!entry || !entry.client) return null;
+      return new Promise((resolve, reject) => {
+        const script = el("script", { src: entry.client });
+        script.addEventListener("load", () => resolve((window.RenatureGames || {})[game] || null));
+        script.addEventListener("error", () => reject(new ApiError(0, "client", `The ${game} pages could not be loaded.`)));
+        document.head.append(script);
+      });
+    });
+  }
+  return clients[game];
+}
+
+// Seat names for the words of a game: "silver", "gold", or "seat 2" past the known ones.
 function colourOf(colours, seat) {
   return seat === null || seat === undefined ? "the game" : colours[seat] || `seat ${seat}`;
-}
-
-function cellName(x, y) {
-  return `(${x}, ${y})`;
-}
-
-// One event in words, as the log of the online version reads.
-function describe(event, colours) {
-  const who = colourOf(colours, event.seat);
-  switch (event.type) {
-    case "GameCreated":
-      return `Game created: ${event.players} players on the ${event.board} board` +
-        (event.chosen_seed ? " (dealt from a chosen seed)" : "") + ".";
-    case "PlayerJoined":
-      return `${event.name} took seat ${event.seat} (${colourOf(colours, event.seat)}).`;
-    case "GameStarted":
-      return `The game started; ${colourOf(colours, event.first_seat)} plays first.`;
-    case "DominoPlaced":
-      return `${who} placed ${event.first.animal} on ${cellName(event.first.x, event.first.y)} and ` +
-        `${event.second.animal} on ${cellName(event.second.x, event.second.y)}` +
-        (event.clouds_taken ? `, taking ${event.clouds_taken} cloud(s)` : "") + ".";
-    case "DominoDiscarded":
-      return `${who} discarded a domino.`;
-    case "PlantPlaced":
-      return `${who} planted a ${event.colour} ${event.plant} in area ${event.area} ` +
-        `${cellName(event.x, event.y)}` + (event.points ? ` for ${event.points} point(s) (${event.reason})` : "") + ".";
-    case "PlantSkipped":
-      return `${who} planted nothing.`;
-    case "AreaScored": {
-      const awards = event.awards.map((a) => `${a.colour} +${a.points} (${a.reason})`).join(", ");
-      return `Area ${event.area} (size ${event.size}) scored: ${awards || "no points"}.`;
-    }
-    case "DominoDrawn":
-      return `${who} drew a domino.`;
-    case "JokerChanged":
-      return `${who} changed the joker from ${event.from_animal} to ${event.to_animal} (${event.cost} clouds).`;
-    case "PlantReturned":
-      return `${who} returned the ${event.colour} ${event.plant} from area ${event.area} (${event.cost} clouds).`;
-    case "ExtraTurnTaken":
-      return `${who} takes an extra turn (${event.cost} clouds).`;
-    case "MushroomGained":
-      return `${who} gained a mushroom (${event.mushrooms_left} left).`;
-    case "MushroomPlaced":
-      return `${who} placed a mushroom at ${cellName(event.x, event.y)}: area ${event.area} now has ${event.size} spaces.`;
-    case "MushroomDeclined":
-      return `${who} did not take the mushroom.`;
-    case "MushroomLost":
-      return `${who} lost the mushroom (${event.reason}).`;
-    case "TurnEnded":
-      return event.next_seat === null || event.next_seat === undefined
-        ? `${who} ended the turn.`
-        : `${who} ended the turn; ${colourOf(colours, event.next_seat)} plays next.`;
-    case "CloudsScored":
-      return `${who} scores ${event.points} point(s) for ${event.clouds} cloud(s).`;
-    case "PlantsPenalised":
-      return `${who} loses ${-event.points} point(s) for plants left over.`;
-    case "TokensRevealed":
-      return `${who} reveals token backs ${event.backs.join(", ")} for ${event.points} point(s).`;
-    case "GameEnded":
-      return `The game ended. Scores: ${event.scores.map((s, i) => `${colourOf(colours, i)} ${s}`).join(", ")}; ` +
-        `winner(s): ${event.winners.map((w) => colourOf(colours, w)).join(", ")}.`;
-    case "PlayerLeft":
-      return event.reason === "removed" ? `The host removed the player of seat ${event.seat}.` : `The player of seat ${event.seat} left.`;
-    case "GameCancelled":
-      return "The host cancelled the game.";
-    case "SeatTimedOut":
-      return `${who} ran out of time` + (event.on_timeout === "bot" ? "; a bot plays on." : ".");
-    case "SeatResigned":
-      return `${who} is out of the game (${event.reason}); ${event.dominoes_returned} domino(es) go back to the box.`;
-    default:
-      return `${who}: ${event.type}.`;
-  }
-}
-
-function coloursOf(events) {
-  const created = events.find((event) => event.type === "GameCreated");
-  return created ? created.seat_colours : [];
 }
 
 function showError(region, error) {
@@ -190,5 +135,5 @@ function showError(region, error) {
   region.hidden = false;
 }
 
-window.Renature = { api, ApiError, seats, newId, el, loadPicture, showPicture, describe, coloursOf, showError };
+window.Renature = { api, ApiError, seats, newId, el, loadPicture, showPicture, showError, clientOf, colourOf };
 })();

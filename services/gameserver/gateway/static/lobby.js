@@ -1,17 +1,92 @@
-// The lobby: create a game (and take its first seat), open a table by id or invitation link,
-// list games with filters (GET /games, paged by cursor).
+// The lobby: create a game of any hosted kind with its options (the catalog, GET
+// /games/catalog, says what each game takes) and take its first seat, open a table by id or
+// invitation link, list games with filters (GET /games, paged by cursor).
 "use strict";
 const { api, seats, el, showError } = window.Renature;
-const errorBox = document.getElementById("error");
-const statusBox = document.getElementById("status");
+const $ = (id) => document.getElementById(id);
+const errorBox = $("error");
+const statusBox = $("status");
 let cursor = null;
+let catalog = [];
+
+function chosenGame() {
+  return catalog.find((game) => game.name === $("game-choice").value) || catalog[0];
+}
+
+function options(select, values, chosen) {
+  select.replaceChildren(...values.map((value) => el("option", { value: String(value), selected: value === chosen }, String(value))));
+}
+
+// The form follows the game chosen: its boards, player counts with their seats' colours, its
+// own options (a choice, a number in its range, a yes/no) and the clock if it takes one.
+function showGame() {
+  const game = chosenGame();
+  options($("board-choice"), game.boards, game.boards[0]);
+  $("players-choice").replaceChildren(...game.seats.map((seating) =>
+    el("option", { value: String(seating.players) }, `${seating.players} (${seating.colours.join(", ")})`)));
+  $("options").replaceChildren(...game.options.map(optionField));
+  $("clock-choice").hidden = $("timeout-choice").hidden = !game.clock;
+}
+
+function optionField(option) {
+  const name = `option:${option.name}`;
+  const title = option.name.replace(/_/g, " ");
+  let input;
+  if (option.kind === "choice") {
+    input = el("select", { name }, option.choices.map((choice) => el("option", { value: String(choice), selected: choice === option.default }, String(choice))));
+  } else if (option.kind === "boolean") {
+    input = el("input", { type: "checkbox", name, checked: option.default ? "" : null });
+  } else if (option.kind === "integer") {
+    input = el("input", { type: "number", name, value: option.default ?? "", min: option.minimum ?? null, max: option.maximum ?? null, required: "" });
+  } else {
+    input = el("input", { name, value: option.default ?? "" });
+  }
+  return el("label", { title: option.description }, `${title[0].toUpperCase()}${title.slice(1)} `, input);
+}
+
+function optionValues(form, game) {
+  const values = {};
+  for (const option of game.options) {
+    const raw = form.get(`option:${option.name}`);
+    if (option.kind === "boolean") values[option.name] = raw !== null;
+    else if (option.kind === "integer") values[option.name] = Number(raw);
+    else if (option.kind === "choice") values[option.name] = option.choices.find((choice) => String(choice) === raw);
+    else values[option.name] = raw;
+  }
+  return values;
+}
+
+// The filters offer every game's boards and phases, narrowed to one game once it is chosen.
+function showFilters() {
+  const chosen = catalog.filter((game) => !$("game-filter").value || game.name === $("game-filter").value);
+  const boards = [...new Set(chosen.flatMap((game) => game.boards))];
+  $("board-filter").replaceChildren(el("option", { value: "" }, "any"), ...boards.map((board) => el("option", { value: board }, board)));
+  const phase = $("phase-filter");
+  const kept = phase.value;
+  const phases = [...new Set(chosen.flatMap((game) => game.phases))].filter((p) => !["lobby", "finished"].includes(p));
+  phase.replaceChildren(el("option", { value: "" }, "any"), el("option", { value: "lobby" }, "waiting for players"),
+    el("option", { value: "playing" }, "playing"), el("option", { value: "finished" }, "finished"),
+    ...phases.map((p) => el("option", { value: p }, p.replace(/_/g, " "))));
+  phase.value = kept;
+}
+
+async function loadCatalog() {
+  catalog = await api("GET", "/games/catalog");
+  $("game-choice").replaceChildren(...catalog.map((game) => el("option", { value: game.name }, game.title)));
+  $("game-filter").append(...catalog.map((game) => el("option", { value: game.name }, game.title)));
+  showGame();
+  showFilters();
+}
+$("game-choice").addEventListener("change", showGame);
+$("game-filter").addEventListener("change", showFilters);
 
 document.getElementById("create").addEventListener("submit", async (submit) => {
   submit.preventDefault();
   errorBox.hidden = true;
   const form = new FormData(submit.target);
-  const request = { players: Number(form.get("players")), board: form.get("board"), seating: form.get("seating") };
-  const clock = form.get("clock");
+  const game = chosenGame();
+  const request = { game: game.name, players: Number(form.get("players")), board: form.get("board"), seating: form.get("seating"), ...optionValues(form, game) };
+  const clock = game.clock && form.get("clock");
   if (clock) {
     const [kind, total, increment] = clock.split(":");
     request.time_control = kind === "total"
@@ -47,7 +122,12 @@ document.getElementById("filter").addEventListener("submit", (submit) => {
   submit.preventDefault();
   cursor = null;
   document.getElementById("games").replaceChildren();
-  listGames();
+  function titleOf(name) {
+  const found = catalog.find((game) => game.name === name);
+  return found ? found.title.split(" (")[0] : name;
+}
+
+loadCatalog().catch((error) => showError(errorBox, error)).finally(listGames);
 });
 document.getElementById("more").addEventListener("click", () => listGames());
 
@@ -55,7 +135,6 @@ async function listGames() {
   const form = new FormData(document.getElementById("filter"));
   const query = new URLSearchParams();
   for (const [key, value] of form.entries()) if (value) query.set(key, value);
-  query.set("game", "renature"); // these pages draw Renature's board; Renaissance is API-only
   if (cursor) query.set("cursor", cursor);
   const note = document.getElementById("games-note");
   try {
@@ -67,6 +146,7 @@ async function listGames() {
       const taken = (game.seats || []).filter((s) => s.name).length;
       body.append(el("tr", {},
         el("td", {}, el("code", {}, game.game_id.slice(0, 8))),
+        el("td", {}, titleOf(game.game)),
         el("td", {}, game.board),
         el("td", {}, game.players),
         el("td", {}, game.phase),
@@ -83,4 +163,9 @@ async function listGames() {
   }
 }
 
-listGames();
+function titleOf(name) {
+  const found = catalog.find((game) => game.name === name);
+  return found ? found.title.split(" (")[0] : name;
+}
+
+loadCatalog().catch((error) => showError(errorBox, error)).finally(listGames);

@@ -1,8 +1,10 @@
-// The table: the board (the server's picture), your hand, your legal moves highlighted on the
-// board and listed as buttons, the players, the log in words, live over the WebSocket with
-// reconnection from the last version seen.
+// The table of any hosted game: the board (the game's own picture from the server), the seats
+// and their scores, your legal moves in words as buttons, the clock, the log in words, live over
+// the WebSocket with reconnection from the last version seen. A game may bring its own module
+// (static/games/<name>.js, named by the catalog) to draw more of itself: Renature's lays
+// dominoes on the board's spaces; any other game is played whole from the generic parts here.
 "use strict";
-const { api, ApiError, seats, newId, el, loadPicture, describe, showError } = window.Renature;
+const { api, ApiError, seats, newId, el, loadPicture, showError, clientOf, colourOf } = window.Renature;
 
 const gameId = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
 const params = new URLSearchParams(location.search);
@@ -12,13 +14,15 @@ const statusBox = $("status");
 
 const table = {
   seat: seats.get(gameId),
+  game: null, // the game's name, from its summary
+  client: null, // the game's own module, null for the generic table
   summary: null,
   view: null,
+  facts: null, // the table's public facts (GET /games/{id}/table): seats, scores, whose turn
+  moves: [], // your legal moves, each a command and its words
   legal: [],
   colours: [],
   version: 0, // the last event in the log
-  chosenDomino: null,
-  chosenCell: null,
   socket: null,
   retry: 0,
   refreshing: null,
@@ -49,16 +53,21 @@ async function refresh() {
 async function refreshOnce() {
   {
     try {
-      // The summary (who has joined) matters only before the start.
-      if (!table.view || table.view.phase === "lobby") table.summary = await api("GET", `/games/${gameId}`);
+      // The summary (who has joined) matters before the start, and for its clock in a game
+      // whose view shows none of its own.
+      if (!table.view || table.view.phase === "lobby" || !("clock" in table.view)) {
+        table.summary = await api("GET", `/games/${gameId}`);
+      }
       const seated = table.seat !== null;
       table.view = seated
         ? await api("GET", `/games/${gameId}/view`, { token: token() })
         : await api("GET", `/games/${gameId}/spectator`);
-      table.legal = seated && table.view.phase !== "lobby"
-        ? await api("GET", `/games/${gameId}/legal-actions`, { token: token() })
+      table.facts = await api("GET", `/games/${gameId}/table`);
+      table.moves = seated && table.facts.started
+        ? await api("GET", `/games/${gameId}/moves`, { token: token() })
         : [];
-      table.colours = table.view.seats.map((s) => s.colour);
+      table.legal = table.moves.map((move) => move.command);
+      table.colours = table.facts.colours;
       await loadPicture($("board"), `/games/${gameId}/picture.svg`);
       render();
     } catch (error) {
@@ -73,25 +82,29 @@ async function refreshOnce() {
 
 function render() {
   const view = table.view;
-  table.over = view.phase === "finished";
+  const facts = table.facts;
+  table.over = facts.over || view.phase === "cancelled";
   $("viewer-link").href = `/viewer/${gameId}`;
-  statusBox.textContent = statusLine(view);
+  statusBox.textContent = statusLine(facts);
   renderSeating(view);
-  renderPlayers(view);
-  renderHand(view);
-  renderMoves();
-  wireBoard();
+  (table.client && table.client.renderPlayers ? table.client.renderPlayers : renderPlayers)(view);
+  $("clock").textContent = clockLine(clockOf());
+  $("resign").hidden = !table.seat || !facts.started || table.over;
+  if (table.client && table.client.renderMoves) table.client.renderMoves(view);
+  else renderMoves();
 }
 
-function statusLine(view) {
-  if (view.phase === "lobby") return "Waiting for players.";
-  if (view.phase === "finished") {
-    return `The game is over. Winner(s): ${view.winners.map((w) => table.colours[w]).join(", ")}.`;
+function statusLine(facts) {
+  if (!facts.started) return "Waiting for players.";
+  const phase = facts.phase.replace(/_/g, " ");
+  if (facts.over) {
+    return `The game is over. Winner(s): ${facts.winners.map((w) => table.colours[w]).join(", ")}.`;
   }
-  const current = view.current_seat;
+  if (table.over) return `The game ended (${phase}).`;
+  const current = facts.current;
   const mine = table.seat && current === table.seat.seat;
-  return mine ? `Your turn (${table.colours[current]}): ${view.phase.replace(/_/g, " ")}.`
-    : `${table.colours[current] || "Nobody"} is playing (${view.phase.replace(/_/g, " ")}).`;
+  return mine ? `Your turn (${table.colours[current]}): ${phase}.`
+    : `${table.colours[current] || "Nobody"} is playing (${phase}).`;
 }
 
 function renderSeating(view) {
@@ -119,7 +132,7 @@ function renderSeating(view) {
         : []));
   }
   if (!table.seat) {
-    for (let seat = 0; seat < view.players; seat += 1) {
+    for (let seat = 0; seat < table.facts.players; seat += 1) {
       if (!joined.has(seat)) {
         open.append(el("button", { type: "button", onclick: () => takeSeat(seat) }, `Take seat ${seat} (${table.colours[seat]})`));
       }
@@ -127,7 +140,7 @@ function renderSeating(view) {
   } else {
     open.append(el("span", {}, `You hold seat ${table.seat.seat} (${table.colours[table.seat.seat]}).`));
   }
-  $("start").hidden = !(table.seat && joined.size === view.players);
+  $("start").hidden = !(table.seat && joined.size === table.facts.players);
 }
 
 async function takeSeat(seat) {
@@ -174,21 +187,51 @@ $("resign").addEventListener("click", async () => {
   }
 });
 
-function renderPlayers(view) {
+// The generic players: each seat's colour, player, score and standing, whose turn it is.
+function renderPlayers() {
+  const facts = table.facts;
   const list = $("players");
   list.replaceChildren();
-  view.seats.forEach((seat, number) => {
-    const current = number === view.current_seat && view.phase !== "finished";
+  facts.colours.forEach((colour, number) => {
+    const current = number === facts.current && !facts.over;
+    const standing = facts.statuses[number] && facts.statuses[number] !== "playing" ? ` (${facts.statuses[number]})` : "";
     list.append(el("li", { "data-seat": number, "aria-current": current ? "true" : null },
       current ? "▶ " : "",
-      el("strong", {}, seat.colour), ` ${seat.name || "(open)"}: ${seat.score} points, ${seat.clouds} clouds, `,
-      `${seat.hand_count} in hand, ${seat.reserve_count} in reserve`,
+      el("strong", {}, colour), ` ${facts.names[number] || "(open)"}: ${points(facts.scores[number] ?? 0)}${standing}`,
+      facts.winners.includes(number) && facts.over ? ", winner" : "",
       table.seat && table.seat.seat === number ? " (you)" : ""));
   });
-  $("joker").textContent = view.phase === "lobby" ? "" : `Joker: ${view.joker}. Turn ${view.turn}.`;
-  $("clock").textContent = clockLine(view.clock);
-  $("resign").hidden = !table.seat || !["place_domino", "place_plant", "place_mushroom", "end_of_turn"].includes(view.phase);
 }
+
+function points(score) {
+  return Math.abs(score) === 1 ? `${score} point` : `${score} points`;
+}
+
+// The generic moves: every legal move in the game's words, one button each, narrowed by a
+// filter when there are many (a set-up may offer a thousand placements).
+// The moves section, emptied; null (and the section hidden) when the reader has no move.
+function movesBox() {
+  const section = $("moves-section");
+  section.hidden = !table.seat || !table.legal.length;
+  const box = $("moves");
+  box.replaceChildren();
+  return section.hidden ? null : box;
+}
+
+function renderMoves() {
+  const box = movesBox();
+  if (!box) return;
+  const filter = $("move-filter");
+  const many = table.moves.length > 12;
+  $("move-filter-label").hidden = !many;
+  const wanted = many ? filter.value.trim().toLowerCase() : "";
+  const shown = table.moves.filter((move) => !wanted || move.text.toLowerCase().includes(wanted));
+  $("prompt").textContent = `Choose a move (${shown.length} of ${table.moves.length}):`;
+  for (const move of shown) {
+    box.append(el("button", { type: "button", class: "move", "data-type": move.command.type, onclick: () => send(move.command) }, move.text));
+  }
+}
+$("move-filter").addEventListener("input", () => { if (!table.client || !table.client.renderMoves) renderMoves(); });
 
 function clockLine(clock) {
   if (!clock) return "";
@@ -198,184 +241,11 @@ function clockLine(clock) {
   return `Clock: ${kind}; ${table.colours[clock.running_for]} has ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} left` +
     ` (then ${clock.on_timeout === "bot" ? "a bot plays on" : "the seat is out"}).`;
 }
-setInterval(() => { if (table.view) $("clock").textContent = clockLine(table.view.clock); }, 1000);
+setInterval(() => { if (table.view) $("clock").textContent = clockLine(clockOf()); }, 1000);
 
-function myHand(view) {
-  if (!table.seat) return [];
-  const me = view.seats[table.seat.seat];
-  return (me && me.hand) || [];
-}
-
-function renderHand(view) {
-  const hand = myHand(view);
-  $("hand-section").hidden = !table.seat || view.phase === "lobby";
-  const box = $("hand");
-  box.replaceChildren();
-  const placeable = new Set(table.legal.filter((c) => c.type === "PlaceDomino").map((c) => c.domino));
-  for (const domino of hand) {
-    box.append(el("button", {
-      type: "button",
-      "aria-pressed": String(table.chosenDomino === domino.id),
-      "data-domino": domino.id,
-      disabled: !placeable.has(domino.id),
-      onclick: () => { table.chosenDomino = domino.id; table.chosenCell = null; render(); },
-    }, `${domino.animals[0]} | ${domino.animals[1]}`));
-  }
-  if (!hand.length) box.append(el("span", { class: "muted" }, "No dominoes in hand."));
-}
-
-function animalsOf(dominoId) {
-  const found = myHand(table.view).find((d) => d.id === dominoId);
-  return found ? found.animals : ["?", "?"];
-}
-
-// Each legal command as a button labelled in words (keyboard users play entirely with these).
-function label(command) {
-  switch (command.type) {
-    case "PlaceDomino": {
-      const [a, b] = animalsOf(command.domino);
-      return `Place ${a} on (${command.first.x}, ${command.first.y}) and ${b} on (${command.second.x}, ${command.second.y})`;
-    }
-    case "DiscardDomino": {
-      const [a, b] = animalsOf(command.domino);
-      return `Discard ${a} | ${b}`;
-    }
-    case "PlacePlant": return `Plant ${command.colour} ${command.plant} on (${command.cell.x}, ${command.cell.y})`;
-    case "SkipPlant": return "Plant nothing";
-    case "PlaceMushroom": return `Put the mushroom on (${command.cell.x}, ${command.cell.y})`;
-    case "SkipMushroom": return "Do not take the mushroom";
-    case "EndTurn": return "End the turn";
-    case "CloudAction":
-      if (command.kind === "change_joker") return `Change the joker to ${command.animal} (2 clouds)`;
-      if (command.kind === "extra_turn") return "Take an extra turn (3 clouds)";
-      return `Return the plant on (${command.cell.x}, ${command.cell.y})`;
-    default: return command.type;
-  }
-}
-
-// The commands the board highlights now: for a domino, its first halves, then (a first half
-// chosen) its second halves; for plants, mushrooms and returns, their cells.
-function boardTargets() {
-  const legal = table.legal;
-  if (table.chosenDomino !== null) {
-    const placements = legal.filter((c) => c.type === "PlaceDomino" && c.domino === table.chosenDomino);
-    if (table.chosenCell) {
-      return placements.filter((c) => c.first.x === table.chosenCell.x && c.first.y === table.chosenCell.y)
-        .map((c) => ({ cell: c.second, commands: [c] }));
-    }
-    return groupByCell(placements.map((c) => ({ cell: c.first, command: c })), true);
-  }
-  const withCells = legal.filter((c) => c.cell).map((c) => ({ cell: c.cell, command: c }));
-  return groupByCell(withCells, false);
-}
-
-function groupByCell(items, firstHalf) {
-  const groups = new Map();
-  for (const { cell, command } of items) {
-    const key = `${cell.x},${cell.y}`;
-    if (!groups.has(key)) groups.set(key, { cell, commands: [], firstHalf });
-    groups.get(key).commands.push(command);
-  }
-  return [...groups.values()];
-}
-
-function currentChoices() {
-  const legal = table.legal;
-  if (table.chosenDomino !== null) {
-    const placements = legal.filter((c) => c.type === "PlaceDomino" && c.domino === table.chosenDomino);
-    if (table.chosenCell) {
-      return placements.filter((c) => c.first.x === table.chosenCell.x && c.first.y === table.chosenCell.y);
-    }
-    return placements;
-  }
-  return legal.filter((c) => c.type !== "PlaceDomino");
-}
-
-function renderMoves() {
-  const section = $("moves-section");
-  section.hidden = !table.seat || !table.legal.length;
-  const box = $("moves");
-  box.replaceChildren();
-  if (section.hidden) return;
-  const placing = table.legal.some((c) => c.type === "PlaceDomino");
-  $("prompt").textContent = table.chosenDomino === null
-    ? (placing ? "Choose a domino from your hand, or another move:" : "Choose a move:")
-    : table.chosenCell
-      ? "Now choose where its second animal goes (highlighted):"
-      : "Choose where its first animal goes (highlighted), or a placement below:";
-  if (table.chosenDomino !== null) {
-    box.append(el("button", { type: "button", onclick: () => { table.chosenDomino = null; table.chosenCell = null; render(); } }, "Back"));
-  }
-  for (const command of currentChoices()) {
-    box.append(el("button", { type: "button", class: "move", "data-type": command.type, onclick: () => send(command) }, label(command)));
-  }
-}
-
-function wireBoard() {
-  const svg = $("board").querySelector("svg");
-  if (!svg) return;
-  for (const old of svg.querySelectorAll(".legal, .chosen")) old.remove();
-  const targets = table.seat ? boardTargets() : [];
-  for (const target of targets) {
-    const cell = svg.querySelector(`rect.cell[data-x="${target.cell.x}"][data-y="${target.cell.y}"]`);
-    if (!cell) continue;
-    // A see-through copy of the space on top of the drawing, so it can be seen and clicked
-    // above whatever lies there (a plant to return, say).
-    const rect = cell.cloneNode(false);
-    rect.setAttribute("fill", "#e69f00");
-    rect.setAttribute("fill-opacity", "0.3");
-    rect.classList.add("legal");
-    rect.setAttribute("tabindex", "0");
-    rect.setAttribute("role", "button");
-    const act = () => chooseCell(target);
-    rect.setAttribute("aria-label", target.commands.length === 1 ? label(target.commands[0]) : `Space (${target.cell.x}, ${target.cell.y}): ${target.commands.length} moves`);
-    rect.addEventListener("click", act);
-    rect.addEventListener("keydown", (key) => { if (key.key === "Enter" || key.key === " ") { key.preventDefault(); act(); } });
-    svg.append(rect);
-  }
-  if (table.chosenCell) {
-    const cell = svg.querySelector(`rect.cell[data-x="${table.chosenCell.x}"][data-y="${table.chosenCell.y}"]`);
-    if (cell) {
-      const chosen = cell.cloneNode(false);
-      chosen.setAttribute("fill", "none");
-      chosen.classList.add("chosen");
-      svg.append(chosen);
-    }
-  }
-  if (svg.dataset.wired) return;
-  svg.dataset.wired = "1";
-  const tip = $("tooltip");
-  svg.addEventListener("mousemove", (move) => {
-    const view = table.view;
-    const area = move.target.closest ? move.target.closest("[data-area]") : null;
-    const id = area && area.getAttribute("data-area");
-    const info = id && view.areas.find((a) => a.id === id);
-    if (!info) { tip.hidden = true; return; }
-    const totals = Object.entries(info.totals).filter(([, v]) => v > 0).map(([c, v]) => `${c} ${v}`).join(", ");
-    tip.textContent = `Area ${info.id} (size ${info.size}${info.scored ? ", scored" : ""}): ${totals || "no plants"}`;
-    tip.style.left = `${move.clientX + 12}px`;
-    tip.style.top = `${move.clientY + 12}px`;
-    tip.hidden = false;
-  });
-  svg.addEventListener("mouseleave", () => { tip.hidden = true; });
-}
-
-function chooseCell(target) {
-  if (table.sending) return undefined;
-  if (table.chosenDomino !== null && !table.chosenCell && target.firstHalf) {
-    if (target.commands.length === 1) return send(target.commands[0]); // one way to lay it
-    table.chosenCell = target.cell;
-    return render();
-  }
-  if (target.commands.length === 1) return send(target.commands[0]);
-  // Several moves on one space (plants of several kinds): list just those.
-  const box = $("moves");
-  box.replaceChildren(el("button", { type: "button", onclick: () => render() }, "Back"));
-  for (const command of target.commands) {
-    box.append(el("button", { type: "button", class: "move", "data-type": command.type, onclick: () => send(command) }, label(command)));
-  }
-  $("prompt").textContent = `Moves on (${target.cell.x}, ${target.cell.y}):`;
-  box.querySelector(".move").focus();
+// The turn clock: the view's where the game shows one, else the game's summary's.
+function clockOf() {
+  return table.view && table.view.clock ? table.view.clock : (table.summary && table.summary.clock) || null;
 }
 
 async function send(command) {
@@ -399,24 +269,30 @@ async function send(command) {
       break;
     }
   }
-  table.chosenDomino = null;
-  table.chosenCell = null;
+  if (table.client && table.client.afterSend) table.client.afterSend();
   table.sending = false;
   await refresh();
 }
 
-function appendLog(event) {
-  if (event.version <= table.version) return; // resumed: never twice
-  table.version = event.version;
-  if (event.type === "GameCreated") table.colours = event.seat_colours;
+function appendLog(line) {
+  if (line.version <= table.version) return; // resumed: never twice
+  table.version = line.version;
+  const describe = table.client && table.client.describe;
   const log = $("log");
-  log.append(el("li", { "data-version": event.version }, describe(event, table.colours)));
+  log.append(el("li", { "data-version": line.version }, describe ? describe(line.event, table.colours) : line.text));
   log.scrollTop = log.scrollHeight;
 }
 
-async function loadLog() {
-  const events = await api("GET", `/games/${gameId}/events?after=${table.version}`, { token: token() });
-  events.forEach(appendLog);
+// The log in words from the server, one read at a time (a live frame asks for the lines after
+// the last one shown, so every event is logged once and in order).
+let logging = Promise.resolve();
+function loadLog() {
+  logging = logging.catch(() => {}).then(async () => {
+    const lines = await api("GET", `/games/${gameId}/log?after=${table.version}`, { token: token() });
+    if (lines.length && !table.colours.length) table.colours = (await api("GET", `/games/${gameId}/table`)).colours;
+    lines.forEach(appendLog);
+  });
+  return logging;
 }
 
 let refreshTimer = null;
@@ -440,7 +316,9 @@ function connect(restart = false) {
     let data;
     try { data = JSON.parse(message.data); } catch (_) { return; }
     if (data.error) { showError(errorBox, new ApiError(0, data.error.code, data.error.message)); return; }
-    if (data.type && typeof data.version === "number") appendLog(data); // one event a frame
+    if (data.type && typeof data.version === "number" && data.version > table.version) {
+      loadLog().catch((error) => showError(errorBox, error)); // one event a frame, told in words
+    }
     scheduleRefresh();
   };
   socket.onclose = (close) => {
@@ -465,6 +343,12 @@ function connect(restart = false) {
 async function start() {
   if (!gameId) { showError(errorBox, "No game id in the address."); return; }
   try {
+    table.summary = await api("GET", `/games/${gameId}`);
+    table.game = table.summary.game;
+    // ?table=generic: the generic table even for a game with a module of its own.
+    table.client = params.get("table") === "generic" ? null : await clientOf(table.game);
+    if (table.client) table.client.attach({ table, render, send, movesBox });
+    $("board-help").textContent = (table.client && table.client.boardHelp) || "The board as the game draws it; your moves are listed beside it, in words.";
     await loadLog();
   } catch (error) {
     showError(errorBox, error);

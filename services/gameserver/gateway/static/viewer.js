@@ -1,12 +1,13 @@
 // The dispute viewer: step or slide through a game's events; at each step the board and the
 // scores; the audit verdict with each finding linked to its event; the explanation point by
 // point, each point linked to the event that gave it. A stored game is read through the public
-// API; an exported file is inspected by POST /disputes (the server keeps nothing of it).
+// API; an exported file is inspected by POST /disputes (the server keeps nothing of it). Any
+// hosted game: its events in the server's words (or its own module's), its own picture.
 "use strict";
-const { api, ApiError, el, loadPicture, showPicture, describe, coloursOf, showError } = window.Renature;
+const { api, ApiError, el, loadPicture, showPicture, showError, clientOf } = window.Renature;
 const $ = (id) => document.getElementById(id);
 const errorBox = $("error");
-const viewer = { gameId: null, fileText: null, events: [], colours: [], at: 0, loading: 0 };
+const viewer = { gameId: null, fileText: null, events: [], texts: [], colours: [], client: null, at: 0, loading: 0 };
 window.viewer = viewer;
 
 async function openGame(gameId) {
@@ -14,8 +15,12 @@ async function openGame(gameId) {
   viewer.fileText = null;
   errorBox.hidden = true;
   try {
-    viewer.events = await api("GET", `/games/${gameId}/events`);
-    viewer.colours = coloursOf(viewer.events);
+    const summary = await api("GET", `/games/${gameId}`);
+    viewer.client = await clientFor(summary.game);
+    const lines = await api("GET", `/games/${gameId}/log`);
+    viewer.events = lines.map((line) => line.event);
+    viewer.texts = lines.map((line) => line.text);
+    viewer.colours = (await api("GET", `/games/${gameId}/table`)).colours;
     let report = null;
     let explanation = null;
     try {
@@ -36,12 +41,33 @@ async function openFile(text) {
   errorBox.hidden = true;
   try {
     const inspection = await inspect(null);
-    viewer.events = inspection.events;
-    viewer.colours = coloursOf(viewer.events);
+    viewer.client = await clientFor(inspection.game);
+    // The server does not send the events back: they are the file's own lines.
+    viewer.events = eventsOf(text).slice(0, inspection.event_count);
+    viewer.texts = inspection.log;
+    viewer.colours = inspection.table ? inspection.table.colours : [];
     showAll(inspection.audit, inspection.explanation);
   } catch (error) {
     showError(errorBox, error);
   }
+}
+
+// The game's own module, unless the address asks for the generic pages (?table=generic).
+function clientFor(game) {
+  return new URLSearchParams(location.search).get("table") === "generic" ? null : clientOf(game);
+}
+
+function eventsOf(text) {
+  const events = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      events.push(JSON.parse(line));
+    } catch (_) {
+      break; // the audit says which line is no event
+    }
+  }
+  return events;
 }
 
 function inspect(at) {
@@ -65,8 +91,15 @@ function renderEvents() {
   for (const event of viewer.events) {
     list.append(el("li", { "data-version": event.version },
       el("button", { type: "button", onclick: () => goTo(event.version), "aria-label": `Go to event ${event.version}` }, event.version),
-      " ", describe(event, viewer.colours)));
+      " ", describe(event.version)));
   }
+}
+
+// Event `version` in words: the game's own module's, or the server's.
+function describe(version) {
+  const event = viewer.events[version - 1];
+  if (viewer.client && viewer.client.describe) return viewer.client.describe(event, viewer.colours);
+  return viewer.texts[version - 1] || event.type;
 }
 
 function link(version) {
@@ -114,26 +147,35 @@ async function goTo(version) {
   $("slider").value = String(at);
   $("position").textContent = `event ${at} of ${count}`;
   const event = viewer.events[at - 1];
-  $("event-text").textContent = describe(event, viewer.colours);
+  let facts = null;
+  $("event-text").textContent = describe(event.version);
   for (const item of document.querySelectorAll("[data-version]")) {
     item.classList.toggle("current", Number(item.getAttribute("data-version")) === at);
   }
   const ticket = ++viewer.loading;
   try {
     if (viewer.gameId) {
-      await loadPicture($("board"), `/games/${viewer.gameId}/picture.svg?at=${at}`);
+      [facts] = await Promise.all([
+        api("GET", `/games/${viewer.gameId}/table?at=${at}`),
+        loadPicture($("board"), `/games/${viewer.gameId}/picture.svg?at=${at}`),
+      ]);
     } else {
       const inspection = await inspect(at);
       if (ticket !== viewer.loading) return;
+      facts = inspection.table;
       if (inspection.picture) showPicture($("board"), inspection.picture);
       else $("board").replaceChildren(el("p", { class: "muted" }, "These events cannot be drawn: see the audit."));
     }
     if (ticket !== viewer.loading) return;
-    const footer = $("board").querySelector(".footer");
-    $("scores").textContent = footer ? footer.textContent : "";
+    $("scores").textContent = facts ? scoreLine(facts, at) : "";
   } catch (error) {
     showError(errorBox, error);
   }
+}
+
+function scoreLine(facts, at) {
+  const scores = facts.colours.map((colour, seat) => `${colour} ${facts.scores[seat] ?? 0}`).join(", ");
+  return `After event ${at}: ${scores}.`;
 }
 
 $("slider").addEventListener("input", (input) => goTo(Number(input.target.value)));

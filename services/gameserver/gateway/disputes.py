@@ -1,0 +1,175 @@
+"""``POST /disputes`` away from the event loop: an uploaded events file audited, replayed and
+drawn in a worker process, never on the loop that serves every other request.
+
+Auditing a 4 MiB file re-decides every move (0.1-0.3 s of CPU): on the gateway's event loop,
+two clients within the limits held every other request up for as long. `DisputeDesk` runs
+`inspect_file` in a process pool of its own (``workers`` processes, started on first use) and
+lets at most ``waiting`` more uploads wait for one; past that the answer is 503
+``inspections_busy`` with ``Retry-After``, at once, before anything is read twice. The route
+also has its own rate (``RENATURE_LIMIT_DISPUTE``, `gateway.ratelimit`).
+
+The answer is no larger than it needs: never the events back (the client holds the file it
+sent; the viewer reads its events from it), the audit and the explanation only for the whole
+file, and with ``?at=N`` only the picture after event N.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+from concurrent.futures import Executor, ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from gameplatform import game_names, get_game
+from gameplatform.audit import AuditReport, Finding, failed
+from gameplatform.explanation import Explanation
+from gameplatform.interface import Table
+from gameplatform.words import words
+from gameserver.gateway.http_errors import ApiError
+from gameserver.runtime.signing import SEAL_LINE
+from gameserver.runtime.state_cache import AnyGame, game_reading
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+WORKERS = 1
+"""Processes that inspect uploads (each holds a copy of the rules: about 60 MB)."""
+WAITING = 2
+"""Uploads that may wait for a worker; more are answered 503 at once."""
+
+
+class Inspection(msgspec.Struct, frozen=True):
+    """What the dispute viewer shows of an uploaded events file. A file that cannot be read
+    (a line that is no event) or replayed is no error of the request: its audit fails and says
+    where, and there is no picture. With ``?at=N`` only ``version`` and ``picture`` are
+    given (the audit and the explanation are the whole file's: asked once)."""
+
+    game_id: str
+    event_count: int
+    """The events read from the file (the client has the file: they are not sent back)."""
+    version: int
+    picture: str | None
+    audit: AuditReport | None
+    explanation: Explanation | None
+    game: str = ""
+    """The game whose events the file holds (its first event's provenance names it)."""
+    log: list[str] = []
+    """Each event in words (``gameplatform.words``), in the file's order (the whole file only)."""
+    table: Table | None = None
+    """The table after event ``at`` (seats, scores), None where the file cannot be folded."""
+    client: str | None = None
+    """The web client's own module for the game, as the catalog says."""
+
+
+def inspect_file(raw: bytes, at: int | None) -> bytes:
+    """The encoded `Inspection` of the file ``raw`` (run in a worker process)."""
+    # A signed export ends with its seal (docs/security.md): not an event, not checked here.
+    lines = [line for line in raw.splitlines() if line.strip() and not line.startswith(SEAL_LINE)]
+    # An export holds the events alone, not the provenance that names its game.
+    game = (game_reading(lines[0]) if lines else None) or get_game(game_names()[0])
+    events, unreadable = _events_of(game, lines)
+    state = replayed(game, events if at is None else events[:at])
+    picture = game.picture_svg(state, title(game, state)) if state is not None else None
+    report: AuditReport | None = None
+    explanation: Explanation | None = None
+    log: list[str] = []
+    if at is None:
+        report = unreadable or game.audit(events)
+        if events and game.ends(events[-1]) and report.ok:
+            explanation = game.explain(events)
+        seats = _seats(game, events)
+        log = [words(game, event, seats) for event in events]
+    inspection = Inspection(
+        game_id=events[0].game_id if events else "",
+        event_count=len(events),
+        version=state.version if state is not None else 0,
+        picture=picture,
+        audit=report,
+        explanation=explanation,
+        game=game.name,
+        log=log,
+        table=game.table(state) if state is not None else None,
+        client=plugin_of(game.name),
+    )
+    return msgspec.json.encode(inspection)
+
+
+def plugin_of(name: str) -> str | None:
+    """The web client's own module for a game (``static/games/<name>.js``), if it has one:
+    every other game is played on the generic table."""
+    return f"/static/games/{name}.js" if (STATIC / "games" / f"{name}.js").is_file() else None
+
+
+def _seats(game: AnyGame, events: list[Any]) -> list[str]:
+    """The seats' names (colours) of the whole file, to tell its events; none for a file
+    that cannot be folded."""
+    whole = replayed(game, events)
+    return list(game.table(whole).colours) if whole is not None else []
+
+
+def replayed(game: AnyGame, events: list[Any]) -> Any:
+    """The state after ``events``, or None where they cannot be folded (a forged or broken
+    file: its audit says what is wrong)."""
+    try:
+        return game.replay(events)
+    except Exception:  # evolve applies without checks: a forged event may break anything
+        return None
+
+
+def title(game: AnyGame, state: Any) -> str:
+    return f"{game.title.split(' (')[0]} game {state.game_id} after event {state.version}"
+
+
+def _events_of(game: AnyGame, lines: list[bytes]) -> tuple[list[Any], AuditReport | None]:
+    """The file's events, or the failed audit of a file that holds none or a line that is
+    not an event (no message echoes more than 200 characters of it)."""
+    events: list[Any] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            events.append(game.decode_event(line))
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as error:
+            # RecursionError: a line nested ~1,000 deep (a 500 otherwise)
+            return [], _unreadable(number, f"line {number} is not an event: {str(error)[:200]}")
+    if not events:
+        return [], _unreadable(0, "the file holds no events")
+    return events, None
+
+
+def _unreadable(line: int, message: str) -> AuditReport:
+    return failed(Finding(line, "stream", message))
+
+
+class DisputeDesk:
+    """The bounded pool that inspects uploads (see the module's docstring)."""
+
+    def __init__(
+        self, workers: int = WORKERS, waiting: int = WAITING, executor: Executor | None = None
+    ) -> None:
+        self.workers = workers
+        self._executor = executor
+        self._slots = asyncio.Semaphore(workers + waiting)
+        self.busy_refusals = 0
+
+    def _pool(self) -> Executor:
+        if self._executor is None:  # spawn: a fresh interpreter, no copy of the loop's state
+            context = multiprocessing.get_context("spawn")
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
+        return self._executor
+
+    async def inspect(self, raw: bytes, at: int | None) -> bytes:
+        """The encoded inspection; 503 ``inspections_busy`` when every slot is taken."""
+        if self._slots.locked():
+            self.busy_refusals += 1
+            raise ApiError(
+                503, "inspections_busy", "Other files are being inspected; retry shortly."
+            )
+        async with self._slots:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._pool(), inspect_file, raw, at)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None

@@ -1,0 +1,114 @@
+"""What a new game is asked with, for every hosted game: read, checked and described once.
+
+A creation names its ``game`` (the default game when it names none), ``players`` (one of the
+game's ``player_counts``; it may be left out where a game has one count), ``board`` (one of its
+``boards``, the first by default), an optional ``seed`` and its ``seating``, and then the game's
+own options (the fields of its ``options_type``). Whatever else it carries is refused, naming
+the field and the game: nothing is guessed and nothing unknown is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from gameplatform.interface import Game
+from gameplatform.registry import DEFAULT_GAME, UnknownGame, game_names, get_game
+
+BASICS = ("game", "players", "board", "seed", "seating")
+"""The fields every game's creation has; the rest are the game's options."""
+
+Seed = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
+class CreationError(ValueError):
+    """A creation that cannot be made: the message names the field (and the game)."""
+
+
+class NotHosted(CreationError):
+    """A creation of a game this platform does not host: the message lists the hosted ones."""
+
+
+def options_of(game: Game[Any, Any, Any], given: Mapping[str, Any]) -> Any:
+    """The game's options struct from ``given`` (its defaults for what is left out); a
+    `CreationError` naming the game for a field it does not take or a value it refuses."""
+    try:
+        options = msgspec.convert(dict(given), game.options_type)
+    except msgspec.ValidationError as error:
+        raise CreationError(_worded(game, error)) from None
+    problem = getattr(options, "problem", None)
+    reason = problem() if problem is not None else None
+    if reason is not None:
+        raise CreationError(f"A {game.name} game: {reason}")
+    return options
+
+
+def options_dict(options: Any) -> dict[str, Any]:
+    """The options as the adapters take them (``options`` arguments): field name to value."""
+    return {name: getattr(options, name) for name in options.__struct_fields__}
+
+
+def _worded(game: Game[Any, Any, Any], error: msgspec.ValidationError) -> str:
+    takes = ", ".join(creation_fields(game))
+    return f"{error} (a {game.name} game takes {takes})"
+
+
+def creation_fields(game: Game[Any, Any, Any]) -> tuple[str, ...]:
+    return (*BASICS, *game.options_type.__struct_fields__)
+
+
+@cache
+def creation_type(name: str) -> Any:
+    """The msgspec struct of a creation of game ``name`` (``New<Name>Game``): every field a
+    creation of it may carry, typed, unknown fields forbidden."""
+    game = get_game(name)
+    counts: Any = Literal[game.player_counts]
+    boards: Any = Literal[game.boards]
+    one_count = len(game.player_counts) == 1  # the count may be left out
+    players: Any = ("players", counts, game.player_counts[0]) if one_count else ("players", counts)
+    fields: list[Any] = [
+        ("game", Literal[name], name),
+        players,
+        ("board", boards, game.boards[0]),
+        ("seed", Seed | None, None),
+        ("seating", Literal["open", "invite"], "open"),
+    ]
+    for field in msgspec.structs.fields(game.options_type):
+        default: Any = field.default
+        if field.default_factory is not msgspec.NODEFAULT:  # a list's ``[]``: a fresh one each
+            default = msgspec.field(default_factory=field.default_factory)
+        fields.append((field.name, field.type, default))
+    return msgspec.defstruct(
+        f"New{name.title()}Game",
+        fields,
+        kw_only=True,
+        forbid_unknown_fields=True,
+        frozen=True,
+        module=__name__,
+    )
+
+
+def game_asked(body: Mapping[str, Any]) -> Game[Any, Any, Any]:
+    """The game a creation names (the default game when it names none)."""
+    name = body.get("game", DEFAULT_GAME)
+    if not isinstance(name, str):
+        raise NotHosted(f"game: one of {', '.join(game_names())}, not {name!r}.")
+    try:
+        return get_game(name)
+    except UnknownGame as error:
+        raise NotHosted(f"game: {error}") from None
+
+
+def read_creation(body: Mapping[str, Any]) -> tuple[Game[Any, Any, Any], Any, Any]:
+    """The game, the creation (its `creation_type`) and the game's options from a body; a
+    `CreationError` saying what is wrong with it."""
+    game = game_asked(body)
+    try:
+        creation = msgspec.convert(dict(body), creation_type(game.name))
+    except msgspec.ValidationError as error:
+        raise CreationError(_worded(game, error)) from None
+    given = {name: getattr(creation, name) for name in game.options_type.__struct_fields__}
+    return game, creation, options_of(game, msgspec.to_builtins(given))

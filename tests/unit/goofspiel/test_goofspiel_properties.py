@@ -1,0 +1,157 @@
+"""Invariants over whole bot games (hypothesis draws the seed, the bots, the number of cards and
+the tie rule): the cards are conserved, the scores are the awards' sum, replay equals the live
+state, the audit holds, and no view, live event or seat state shows a sealed bid to anyone but
+its seat (nor the order of the face-down prizes): what another viewer sees is the same
+whatever card was sealed."""
+
+from __future__ import annotations
+
+import string
+from collections import Counter
+from functools import cache
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from goofspiel import commands as c
+from goofspiel import events as e
+from goofspiel.adapter import GAME
+from goofspiel.audit import audit
+from goofspiel.errors import RuleError
+from goofspiel.explain import explain
+from goofspiel.game import plays, replay
+from goofspiel.rules import execute, legal_actions
+from goofspiel.state import NO_BID, GameState
+from goofspiel.view import view, visible_event
+
+GAMES = settings(max_examples=25, deadline=None)
+seeds = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=10)
+bots = st.tuples(st.sampled_from(["random", "greedy"]), st.sampled_from(["random", "greedy"]))
+cards = st.integers(min_value=1, max_value=13)
+ties = st.sampled_from(["discard", "carry"])
+whole_games = st.tuples(seeds, bots, cards, ties)
+Drawn = tuple[str, tuple[str, str], int, str]
+
+
+@cache
+def played(
+    seed: str, names: tuple[str, str], count: int, tie: str
+) -> tuple[list[e.Event], list[GameState]]:
+    """A whole game and the state after every bid and after the end."""
+    options = c.Options(cards=count, ties=tie)  # type: ignore[arg-type]
+    log: list[e.Event] = []
+    states: list[GameState] = []
+    for events, state in plays(seed, names, options):
+        log += events
+        if state.phase != "lobby":
+            states.append(state)
+    return log, states[1:]  # from the first bid on
+
+
+def suit(state: GameState) -> list[int]:
+    return list(range(1, state.cards + 1))
+
+
+@GAMES
+@given(whole_games)
+def test_cards_are_conserved_after_every_command(drawn: Drawn) -> None:
+    _, states = played(*drawn)
+    for state in states:
+        for seat in (0, 1):
+            assert sorted(state.hands[seat] + state.shown[seat]) == suit(state)
+        pot = state.pot if state.phase == "bidding" else ()
+        prizes = Counter([*state.won[0], *state.won[1], *state.discarded, *pot])
+        prizes.update(state.prizes[state.turn :] if state.phase == "bidding" else ())
+        assert sorted(prizes.elements()) == suit(state)
+    assert states[-1].hands == ((), ())
+
+
+@GAMES
+@given(whole_games)
+def test_replay_equals_the_live_state_and_the_audit_holds(drawn: Drawn) -> None:
+    log, states = played(*drawn)
+    assert replay(log) == states[-1]
+    assert [e.decode(e.encode(event)) for event in log] == log
+    awarded = [0, 0]
+    for event in log:
+        for seat, points, _ in e.points_awarded(event):
+            awarded[seat] += points
+    assert tuple(awarded) == states[-1].scores
+    report = audit(log)
+    assert report.ok, report.findings
+    assert report.scores == list(states[-1].scores)
+    assert explain(log).scores == report.scores
+
+
+def _sealed_with(state: GameState, card: int) -> GameState:
+    """The same state with another card under the seal of the seat that has bid."""
+    seat = next(s for s, bid in enumerate(state.bids) if bid != NO_BID)
+    return replace(state, bids=tuple(card if s == seat else b for s, b in enumerate(state.bids)))
+
+
+@GAMES
+@given(whole_games)
+def test_no_view_leaks_the_other_seats_pending_bid(drawn: Drawn) -> None:
+    log, states = played(*drawn)
+    pending = [state for state in states if state.phase == "bidding" and state.bids[0] != NO_BID]
+    assert len(pending) == drawn[2]  # seat 0 bids first every turn
+    for state in pending:
+        others = [card for card in state.hands[0] if card != state.bids[0]]
+        for viewer in (1, None):
+            seen = view(state, viewer)
+            assert seen.seats[0].bid is None
+            assert seen.seats[0].has_bid
+            assert seen.prizes_left == sorted(seen.prizes_left)
+            for card in others:
+                twin = _sealed_with(state, card)
+                assert view(twin, viewer) == seen
+                assert GAME.state_json(twin, viewer) == GAME.state_json(state, viewer)
+        assert view(state, 0).seats[0].bid == state.bids[0]
+    for event in log:
+        if isinstance(event, e.BidSealed):
+            for viewer in (1 - event.seat, None):  # type: ignore[operator]
+                shown = visible_event(event, viewer)
+                assert shown == visible_event(replace(event, card=99, cause=None), viewer)
+        if isinstance(event, e.GameCreated):
+            assert visible_event(event, 0).prizes == []  # type: ignore[attr-defined]
+
+
+@GAMES
+@given(whole_games)
+def test_a_seat_state_hides_the_prize_order_until_the_end(drawn: Drawn) -> None:
+    _, states = played(*drawn)
+    for state in states[:-1]:
+        for viewer in (0, 1, None):
+            seen = GAME.decode_state(GAME.state_json(state, viewer))
+            assert seen.prizes[: state.turn] == state.prizes[: state.turn]
+            assert list(seen.prizes[state.turn :]) == sorted(state.prizes[state.turn :])
+            assert GAME.table(seen) == GAME.table(state)
+            assert GAME.legal_actions(seen, seen.to_move or 0) == GAME.legal_actions(
+                state, state.to_move or 0
+            )
+    assert GAME.decode_state(GAME.state_json(states[-1], 1)) == states[-1]
+
+
+@GAMES
+@given(whole_games)
+def test_decide_accepts_exactly_the_legal_bids(drawn: Drawn) -> None:
+    _, states = played(*drawn)
+    for state in states:
+        for seat in (0, 1):
+            legal = legal_actions(state, seat)
+            for card in range(1, 14):
+                bid = c.Bid(seat=seat, card=card)
+                try:
+                    execute(state, bid)
+                except RuleError:
+                    assert bid not in legal
+                else:
+                    assert bid in legal
+
+
+def test_the_same_seed_and_bots_play_the_same_game() -> None:
+    first, _ = played("same", ("random", "random"), 13, "discard")
+    again = GAME.simulate("same", ["random", "random"])[0]
+    assert msgspec.json.encode(first) == msgspec.json.encode(again)
