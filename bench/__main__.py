@@ -4,18 +4,23 @@
 bench path and boardgame.io (``bench.player``), and the flood, storage and durability figures.
 Options:
 
-    --only core,player,flood,storage,durability
+    --only core,player,flood,storage,durability,bots
                                     the parts to run (default: these; service: the older
                                     bench-path run, bench/service.py: raw XADD, one and two
                                     rules instances, the best rate under 10 ms p99 (the
                                     player's path prints the bench path beside the gateway);
                                     flood: bench/flood.py; storage: Redis bytes per game,
                                     bench/storage.py; durability: each mode's append cost,
-                                    bench/durability.py)
+                                    bench/durability.py; bots: the search
+                                    bot against greedy in every game,
+                                    bench/bots.py)
     --topology rules=2,board=2,score=2,gateway=2,load=2,redis=cluster
                                     the player's path on that topology, and its scaling
                                     efficiency against one instance of each service
-    --games 1,16,256                concurrent games of each measurement
+    --games 1,16,256                concurrent games of each measurement (bots: the
+                                    first is the games per hosted game;
+                                    `--only bots --games 200` is the win rate's run)
+    --jobs N                        bots: games played at once (default: every core)
     --modes bus,http,ws             paths of the player's-path run
     --no-peer                       leave boardgame.io out
 """
@@ -24,16 +29,17 @@ from __future__ import annotations
 
 import argparse
 
-from bench import core, durability, flood, player, service, storage
+from bench import bots, core, durability, flood, player, service, storage
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--only", default="core,player,flood,storage,durability")
+    parser.add_argument("--only", default="core,player,flood,storage,durability,bots")
     parser.add_argument("--topology", default=None)
     parser.add_argument("--games", default=None)
     parser.add_argument("--modes", default="bus,http,ws")
     parser.add_argument("--no-peer", action="store_true")
+    parser.add_argument("--jobs", type=int, default=None)
     args = parser.parse_args()
     counts = tuple(int(g) for g in args.games.split(",")) if args.games else player.GAME_COUNTS
     modes = tuple(args.modes.split(","))
@@ -57,6 +63,8 @@ def main() -> None:
         storage.run()
     if "durability" in parts:  # the cost of each durability mode
         durability.run()
+    if "bots" in parts:
+        bots.run(counts[0] if args.games else bots.DEFAULT_GAMES, args.jobs)
 
 
 main()

@@ -4,13 +4,15 @@ errors, bot seeds and the event codec. An adapter names its game's ``rules`` (an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from gameplatform import chain, simulation
+from gameplatform import chain, search, simulation
 from gameplatform.errors import RuleError
 from gameplatform.execution import Rulebook
 from gameplatform.forms import CommandForms, decoder
+from gameplatform.interface import Table
 
 
 class CoreAdapter(CommandForms):
@@ -20,6 +22,13 @@ class CoreAdapter(CommandForms):
 
     rules: Rulebook[Any, Any, Any]
     event_type: Any
+    name: str
+    hidden_information: bool
+    table: Callable[[Any], Table]
+    evaluation_scale: float = 10.0
+    """How many points ahead count as clearly ahead in `evaluate`'s default."""
+    search_budget: search.Budget = search.DEFAULT_BUDGET
+    """The budget of the game's ``mcts`` bot (what a move may cost in this game)."""
 
     def execute(
         self,
@@ -48,6 +57,16 @@ class CoreAdapter(CommandForms):
 
     def is_over(self, state: Any) -> bool:
         return bool(state.is_over)
+
+    def determinize(self, state: Any, seat: int, rng: random.Random, seed: str) -> Any:
+        """The state itself: a game without hidden information has nothing to sample. A game
+        with hidden information must say how to sample it (the search refuses to guess)."""
+        if self.hidden_information:
+            raise NotImplementedError(f"{self.name} hides information and has no determinize")
+        return state
+
+    def evaluate(self, state: Any) -> list[float]:
+        return search.margin_values(self.table(state).scores, self.evaluation_scale)
 
     def bot_seed(self, seed: str, seat: int) -> str:
         return simulation.bot_seed(seed, seat)

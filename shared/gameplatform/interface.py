@@ -8,6 +8,7 @@ moves them as values and as JSON (``command_type``/``event_type`` decode them).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -327,6 +328,15 @@ class Game(Protocol[State, Command, Event]):
 
     # --- bots, simulation --------------------------------------------------------------------
     def make_bot(self, name: str, seed: str) -> Bot[State, Command]: ...
+
+    def determinize(self, state: State, seat: int, rng: random.Random, seed: str) -> State:
+        """A state ``seat`` cannot tell from ``state``, the hidden rest drawn from ``rng`` and
+        committed to ``seed`` (for ``finishing_command``): the search bot's sample."""
+        ...
+
+    def evaluate(self, state: State) -> list[float]:
+        """Each seat's prospects in [0, 1] in an unfinished game: the search bot's heuristic."""
+        ...
 
     def bot_seed(self, seed: str, seat: int) -> str:
         """The seed of ``seat``'s bot in a game dealt from ``seed`` (as ``simulate`` seeds it)."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
+from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
 from gameplatform.interface import Award, Clock, Game, Table
@@ -16,10 +18,11 @@ from goofspiel import events as e
 from goofspiel.audit import audit
 from goofspiel.bots import BOT_NAMES, Bot, make_bot
 from goofspiel.explain import Explanation, explain
+from goofspiel.for_platform import commitment
 from goofspiel.game import outcome, play, setup_commands
 from goofspiel.picture import board_svg, board_text
 from goofspiel.rules import RULES, legal_actions, public_command
-from goofspiel.state import PHASES, GameState
+from goofspiel.state import NO_BID, PHASES, GameState
 from goofspiel.view import COLOURS, GameView, perspective, view, visible_event
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
@@ -38,7 +41,7 @@ class GoofspielGame(CoreAdapter):
     title: str = "Goofspiel (the Game of Pure Strategy)"
     player_counts: tuple[int, ...] = (2,)
     boards: tuple[str, ...] = ("standard",)
-    bot_names: tuple[str, ...] = BOT_NAMES
+    bot_names: tuple[str, ...] = (*BOT_NAMES, search.NAME)
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
     create_type: Any = c.CreateGame
@@ -163,7 +166,28 @@ class GoofspielGame(CoreAdapter):
         return _state_decoder.decode(data)
 
     def make_bot(self, name: str, seed: str) -> Bot:
+        if name == search.NAME:
+            return search.SearchBot(self, seed, self.search_budget)
         return make_bot(name, seed)
+
+    def determinize(self, state: GameState, seat: int, rng: random.Random, seed: str) -> GameState:
+        """A state ``seat`` cannot tell from this one: the prizes not yet turned up shuffled,
+        the other seat's sealed bid (if it has bid) drawn from its hand, and the seed
+        commitment that of ``seed``, so that the ``FinishGame`` of a rollout is accepted."""
+        if state.phase not in ("bidding", "final_scoring"):
+            return state
+        unseen = sorted(state.prizes[state.turn :])  # in an order the secret order cannot sway
+        rng.shuffle(unseen)
+        bids = tuple(
+            rng.choice(state.hands[other]) if other != seat and bid != NO_BID else bid
+            for other, bid in enumerate(state.bids)
+        )
+        return msgspec.structs.replace(
+            state,
+            prizes=(*state.prizes[: state.turn], *unseen),
+            bids=bids,
+            commitment=commitment(seed),
+        )
 
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)
@@ -175,7 +199,7 @@ class GoofspielGame(CoreAdapter):
         board: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
-        log, state = play(seed, bots, options_of(options))
+        log, state = play(seed, bots, options_of(options), make=self.make_bot)
         return log, state, outcome(state, bots, len(log))
 
     def components(self) -> dict[str, Any]:

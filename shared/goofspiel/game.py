@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from gameplatform import simulation
 from goofspiel import commands as c
 from goofspiel import events as e
-from goofspiel.bots import make_bot
+from goofspiel.bots import Bot, make_bot
 from goofspiel.rules import RULES, execute
 from goofspiel.state import GameState
 from goofspiel.view import COLOURS
@@ -57,13 +57,15 @@ def plays(
     options: c.Options | None = None,
     *,
     game_id: str | None = None,
+    make: Callable[[str, str], Bot] = make_bot,
 ) -> Iterator[tuple[list[e.Event], GameState]]:
     """A whole game in process, command by command: each command's events and the state after
-    them. Both seats are bots; the seed is revealed at the end as the service reveals it
+    them. Both seats are bots (``make(name, seed)`` makes each; the adapter's also makes the
+    platform's search bot); the seed is revealed at the end as the service reveals it
     (unsalted: an in-process seed is public anyway)."""
     if len(bots) != 2:
         raise ValueError(f"Goofspiel needs 2 bots, got {len(bots)}")
-    agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
+    agents = [make(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
     state: GameState | None = None
     for command in setup_commands(game_id or simulation_id(seed), seed, bots, options):
         events, state = execute(state, command)
@@ -81,9 +83,10 @@ def play(
     options: c.Options | None = None,
     *,
     game_id: str | None = None,
+    make: Callable[[str, str], Bot] = make_bot,
 ) -> tuple[list[e.Event], GameState]:
     """A whole game in process: its events and its final state (see `plays`)."""
-    steps = list(plays(seed, bots, options, game_id=game_id))
+    steps = list(plays(seed, bots, options, game_id=game_id, make=make))
     return [event for events, _ in steps for event in events], steps[-1][1]
 
 

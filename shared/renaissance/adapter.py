@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
+from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.clock import TimeControl
 from gameplatform.core_adapter import CoreAdapter
 from gameplatform.interface import Award, Clock, Game, Table, platform_clock
+from gameplatform.sealed import SealedChoice
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
 from renaissance.audit import audit
-from renaissance.bots import BOT_NAMES, Bot, make_bot
+from renaissance.bots import BOT_NAMES, EVALUATION_SCALE, Bot, make_bot, prospects
 from renaissance.components import COLOURS, components
 from renaissance.explain import Explanation, explain
 from renaissance.game import outcome, play, setup_commands, with_salt
 from renaissance.picture import board_svg, board_text
-from renaissance.rules import RULES, legal_actions, variant_problem
+from renaissance.rules import JANKEN_HANDS, RULES, legal_actions, variant_problem
 from renaissance.state import GameState, Phase
 from renaissance.view import GameView, masked_state, view, visible_event
 from renaissance.words import describe
@@ -84,13 +87,20 @@ def create_command(game_id: str, players: int, read: Options) -> c.CreateGame:
     )
 
 
+# long: the adapter forwards every member of the platform's Game protocol to the core
 class RenaissanceGame(CoreAdapter):
     name: str = "renaissance"
     title: str = "Renaissance (Masahiro Nakajima, 2012)"
     player_counts: tuple[int, ...] = (2,)
     phases: tuple[str, ...] = get_args(Phase)
     boards: tuple[str, ...] = ("standard",)
-    bot_names: tuple[str, ...] = BOT_NAMES
+    bot_names: tuple[str, ...] = (*BOT_NAMES, search.NAME)
+    search_budget: search.Budget = search.Budget(
+        iterations=200, rollout_depth=0, rollout_policy="random", widening=100.0
+    )
+    """A move of the greedy bot costs milliseconds here (it plays every action out), too much
+    for rollouts: the search values each new node by the heuristic alone and looks wider and
+    deeper instead."""
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
     create_type: Any = c.CreateGame
@@ -219,7 +229,23 @@ class RenaissanceGame(CoreAdapter):
         return _state_decoder.decode(data)
 
     def make_bot(self, name: str, seed: str) -> Bot:
+        if name == search.NAME:
+            return search.SearchBot(self, seed, self.search_budget)
         return make_bot(name, seed)
+
+    def determinize(self, state: GameState, seat: int, rng: random.Random, seed: str) -> GameState:
+        """The state itself, but for a Janken under way: another seat's sealed hand (blanked in
+        ``seat``'s perspective) is a hand drawn at random, sealed under ``seed``."""
+        janken = state.janken
+        if janken is None or janken.is_complete:
+            return state
+        for other, slot in enumerate(janken.slots):
+            if other != seat and slot.is_sealed:
+                janken = janken.put(other, SealedChoice.of(rng.choice(JANKEN_HANDS), seed))
+        return msgspec.structs.replace(state, janken=janken)
+
+    def evaluate(self, state: GameState) -> list[float]:
+        return search.margin_values(prospects(state), EVALUATION_SCALE)
 
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)
@@ -233,7 +259,12 @@ class RenaissanceGame(CoreAdapter):
     ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
         read = options_of(options)
         log, state = play(
-            seed, bots, sets=read.sets, competition=read.competition, variant=read.variant()
+            seed,
+            bots,
+            sets=read.sets,
+            competition=read.competition,
+            variant=read.variant(),
+            make=self.make_bot,
         )
         return log, state, outcome(state, bots, len(log))
 

@@ -112,6 +112,26 @@ class GreedyBot:
         return self.rng.choice([a for gain, a in rated if gain == top])
 
 
+PHASE1 = ("lobby", "setup", "setup_lift", "phase1", "phase1_answer")
+EVALUATION_SCALE = 4.0
+"""Points ahead that count as clearly ahead (a hand of two triominoes is worth 2)."""
+
+
+def prospects(state: GameState) -> list[float]:
+    """Each seat's points as the set would count them if it stopped now: its score, plus in
+    Phase 1 what its pieces acquired so far would score, less in Phase 2 the penalty of the
+    pieces still in its hand (the search bot's heuristic)."""
+    points = []
+    for seat in (0, 1):
+        colour = state.colour_of(seat)
+        if state.phase in PHASE1:
+            pending = phase1_points(state.acquired[colour])
+        else:
+            pending = -penalty(state.hands[colour])
+        points.append(float(state.scores[seat] + pending))
+    return points
+
+
 def make_bot(name: str, seed: str) -> Bot:
     kinds: dict[str, Callable[[str], Bot]] = {"random": RandomBot, "greedy": GreedyBot}
     return simulation.make_bot(kinds, name, seed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import msgspec
 
@@ -11,7 +11,7 @@ from gameplatform import simulation
 from gameplatform.simulation import bot_seed as bot_seed  # the platform's, re-exported
 from renaissance import commands as c
 from renaissance import events as e
-from renaissance.bots import make_bot
+from renaissance.bots import Bot, make_bot
 from renaissance.components import COLOURS
 from renaissance.rules import RULES
 from renaissance.state import GameState
@@ -69,13 +69,15 @@ def play(
     variant: c.Variant | None = None,
     game_id: str | None = None,
     max_commands: int = 100_000,
+    make: Callable[[str, str], Bot] = make_bot,
 ) -> tuple[list[e.Event], GameState]:
-    """Play a whole game in process: both seats are bots. A Janken hand is sealed with a salt
+    """Play a whole game in process: both seats are bots (``make(name, seed)`` makes each;
+    the adapter's also makes the platform's search bot). A Janken hand is sealed with a salt
     derived from the seed, where the service would draw a random one (`with_salt`)."""
     if len(bots) != 2:
         raise ValueError(f"Renaissance needs 2 bots, got {len(bots)}")
     game_id = game_id or simulation_id(seed)
-    agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
+    agents = [make(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
     setup = setup_commands(game_id, seed, bots, sets, competition, variant)
 
     def salted(state: GameState, command: c.Command) -> c.Command:

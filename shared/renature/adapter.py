@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Sequence
 from typing import Any, get_args
 
 import msgspec
 
+from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
 from gameplatform.forms import inline_schema
@@ -15,6 +17,7 @@ from gameplatform.interface import Award, Clock, Game, Table, platform_clock
 from renature import board as boards
 from renature import commands as c
 from renature import corpus as recorded
+from renature import determinize as sampling
 from renature import events as e
 from renature.audit import audit
 from renature.board import BoardJson, board_json, load_board
@@ -85,7 +88,7 @@ class RenatureGame(CoreAdapter):
     player_counts: tuple[int, ...] = (2, 3, 4)
     phases: tuple[str, ...] = get_args(Phase)
     boards: tuple[str, ...] = ("base", "valley", "valley-back")
-    bot_names: tuple[str, ...] = BOT_NAMES
+    bot_names: tuple[str, ...] = (*BOT_NAMES, search.NAME)
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
     create_type: Any = c.CreateGame
@@ -207,7 +210,15 @@ class RenatureGame(CoreAdapter):
         return decode_state(data)
 
     def make_bot(self, name: str, seed: str) -> Bot:
+        if name == search.NAME:
+            return search.SearchBot(self, seed, self.search_budget)
         return make_bot(name, seed)
+
+    def determinize(self, state: GameState, seat: int, rng: random.Random, seed: str) -> GameState:
+        return sampling.determinize(state, seat, rng, seed)
+
+    def evaluate(self, state: GameState) -> list[float]:
+        return search.margin_values(sampling.prospects(state), sampling.EVALUATION_SCALE)
 
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)
@@ -219,7 +230,7 @@ class RenatureGame(CoreAdapter):
         board: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
-        log, state = play(len(bots), seed, bots, board=board or "base")
+        log, state = play(len(bots), seed, bots, board=board or "base", make=self.make_bot)
         return log, state, outcome(state, bots, len(log))
 
     def components(self) -> dict[str, Any]:

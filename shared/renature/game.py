@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gameplatform import simulation
 from gameplatform.simulation import bot_seed as bot_seed  # the platform's, re-exported
 from renature import commands as c
 from renature import events as e
-from renature.bots import make_bot
+from renature.bots import Bot, make_bot
 from renature.rules import RULES
 from renature.state import GameState
 
@@ -44,12 +44,14 @@ def play(
     board: str = "base",
     game_id: str | None = None,
     max_commands: int = 100_000,
+    make: Callable[[str, str], Bot] = make_bot,
 ) -> tuple[list[e.Event], GameState]:
-    """Play a whole game in process: every seat is a bot; the seed is revealed at the end."""
+    """Play a whole game in process: every seat is a bot (``make(name, seed)`` makes each; the
+    adapter's also makes the platform's search bot); the seed is revealed at the end."""
     if len(bots) != players:
         raise ValueError(f"{players} players need {players} bots, got {len(bots)}")
     game_id = game_id or simulation_id(seed)
-    agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
+    agents = [make(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
     return simulation.play_out(
         RULES,
         setup_commands(game_id, players, seed, board, bots),

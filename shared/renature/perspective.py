@@ -27,6 +27,7 @@ This is the core's policy of what a seat may know, beside ``renature.view`` (``v
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -91,6 +92,14 @@ def _hidden(dominoes: tuple[int, ...]) -> tuple[int, ...]:
 
 def _stand_in(board: Board, token_id: str) -> str:
     """The first token id (sorted) whose front equals that of ``token_id``."""
-    token = board.token(token_id)
-    same_front = [t.id for t in board.tokens if (t.main, t.minor) == (token.main, token.minor)]
-    return min(same_front)
+    return _stand_ins(board.id)[token_id]
+
+
+@cache
+def _stand_ins(board_id: str) -> dict[str, str]:
+    """Each token's stand-in on the board ``board_id`` (boards are static data)."""
+    tokens = load_board(board_id).tokens
+    return {
+        token.id: min(t.id for t in tokens if (t.main, t.minor) == (token.main, token.minor))
+        for token in tokens
+    }

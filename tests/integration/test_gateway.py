@@ -25,6 +25,7 @@ from websockets.asyncio.client import connect
 from devkit.redis_server import free_port
 from devkit.waiting import eventually
 from eventstore import MAX_VERSION, RedisEventStore
+from gameplatform import get_game, search
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
@@ -211,6 +212,25 @@ async def test_bots_through_the_gateway_equal_in_process_play(
     assert result.colours == expected.colours
     assert result.events == expected.events
     assert await stack.store.version(result.game_id) == len(log)
+
+
+async def test_the_search_bot_through_the_gateway_plays_as_in_process_seeing_only_its_seat(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the gateway the search bot is given its seat's own-perspective state (others'
+    hands, reserves and the box masked); in process, the whole state. The same game both ways
+    shows that it decides on what its seat sees alone."""
+    game = get_game("renature")
+    monkeypatch.setattr(game, "search_budget", search.Budget(iterations=8, rollout_depth=2))
+    bots = [search.NAME, "greedy"]
+    result = await play_game(stack.client, 2, "equal-mcts", bots)
+    log, state = play(2, "equal-mcts", bots, make=game.make_bot)
+    expected = outcome(state, bots, len(log))
+    assert (result.scores, result.ranking, result.events) == (
+        expected.scores,
+        expected.ranking,
+        expected.events,
+    )
 
 
 # -- errors: status, shape, and nothing appended ----------------------------------------------

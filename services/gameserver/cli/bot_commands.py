@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import msgspec
 import typer
@@ -38,6 +38,7 @@ async def play_game(
     *,
     max_commands: int = 100_000,
     finish_timeout: float = 30.0,
+    think: float | None = None,
 ) -> Any:
     """Play one whole game of the client's game through the gateway; returns the outcome
     (with the gateway's game id). Raises ``GatewayError`` if the gateway refuses anything a
@@ -48,7 +49,10 @@ async def play_game(
     game_id = await client.create_game(players, board=board or game.boards[0], seed=seed)
     tokens = [await client.join(game_id, seat, name) for seat, name in enumerate(bots)]
     await client.start(game_id, tokens[0])
-    agents = [game.make_bot(name, game.bot_seed(seed, seat)) for seat, name in enumerate(bots)]
+    agents = [
+        timed(game.make_bot(name, game.bot_seed(seed, seat)), think)
+        for seat, name in enumerate(bots)
+    ]
     seat = 0
     for number in range(max_commands):
         state = await client.state(game_id, tokens[seat])
@@ -58,7 +62,7 @@ async def play_game(
         if mover != seat:  # the turn passed: look again with the mover's token
             seat = mover
             state = await client.state(game_id, tokens[seat])
-        command = agents[seat].choose(state, seat)
+        command = agents[seat](state, seat)
         await client.send(game_id, tokens[seat], command, command_id=f"bot-{number}")
     else:
         raise RuntimeError(f"the game did not end within {max_commands} commands")
@@ -83,6 +87,20 @@ async def _wait_finished(client: GatewayClient, game_id: str, token: str, timeou
         await asyncio.sleep(0.05)
 
 
+def timed(agent: Any, think: float | None) -> Callable[[Any, int], Any]:
+    """The agent's choice; a search bot (one with ``choose_within``) given ``think`` seconds
+    searches until they are spent instead of for its iteration budget. The clock is read
+    here, never in the pure search."""
+    if think is None or not hasattr(agent, "choose_within"):
+        return cast("Callable[[Any, int], Any]", agent.choose)
+
+    def choose(state: Any, seat: int) -> Any:
+        deadline = time.monotonic() + think
+        return agent.choose_within(state, seat, lambda _: time.monotonic() < deadline)
+
+    return choose
+
+
 @app.command("play")
 def play(
     gateway: Annotated[str, typer.Option(help="the gateway's base URL")] = "http://127.0.0.1:8000",
@@ -90,18 +108,25 @@ def play(
         int | None, typer.Option(help="how many players (default: the game's most)")
     ] = None,
     seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
-    bots: Annotated[str, typer.Option(help="bots by seat, comma-separated: random, greedy")] = (
-        "greedy"
-    ),
+    bots: Annotated[
+        str, typer.Option(help="bots by seat, comma-separated: random, greedy, mcts")
+    ] = "greedy",
     board: Annotated[
         str | None, typer.Option(help="one of the game's boards (default: its first)")
     ] = None,
     timeout: Annotated[float, typer.Option(help="seconds to wait for each HTTP answer")] = 30.0,
     game_name: GameOpt = DEFAULT_GAME,
+    think_ms: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="mcts: milliseconds to think per move (default: its iteration budget)"
+        ),
+    ] = None,
 ) -> None:
     """Play a whole game through the gateway and print its outcome as JSON.
 
-    Same seed and bots as ``renature simulate --json``: same scores, ranking and winners.
+    Same seed and bots as ``renature simulate --json``: same scores, ranking and winners
+    (with ``--think-ms`` the search bot's moves depend on the machine's speed instead).
     """
     from gameserver.cli.gateway_client import GatewayClient
 
@@ -113,10 +138,11 @@ def play(
             f"boards {', '.join(game.boards)}."
         )
     names = bot_names(game, bots, count)
+    think = None if think_ms is None else think_ms / 1000
 
     async def run() -> Any:
         async with GatewayClient(gateway, timeout=timeout, game=game_name) as client:
-            return await play_game(client, count, seed, names, board)
+            return await play_game(client, count, seed, names, board, think=think)
 
     result = asyncio.run(run())
     sys.stdout.write(msgspec.json.encode(result).decode() + "\n")

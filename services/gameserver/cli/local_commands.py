@@ -37,9 +37,9 @@ def simulate(
         int | None, typer.Option(help="how many players (default: the game's most)")
     ] = None,
     seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
-    bots: Annotated[str, typer.Option(help="bots by seat, comma-separated: random, greedy")] = (
-        "greedy"
-    ),
+    bots: Annotated[
+        str, typer.Option(help="bots by seat, comma-separated: random, greedy, mcts")
+    ] = "greedy",
     board: Annotated[
         str | None, typer.Option(help="one of the game's boards (default: its first)")
     ] = None,

@@ -102,7 +102,7 @@ def test_views_pictures_and_components_are_data(name: str) -> None:
     assert game.picture_svg(state, "t").startswith("<svg")
     assert game.picture_text(state).strip()
     msgspec.json.encode(game.components())
-    assert game.bot_names == ("random", "greedy")
+    assert game.bot_names == ("random", "greedy", "mcts")
     assert game.command_type is not None
     assert game.event_type is not None
 
