@@ -21,7 +21,15 @@ import msgspec
 import typer
 
 from gameplatform.registry import DEFAULT_GAME
-from gameserver.cli.game_commands import GameOpt, bot_names, the_game
+from gameserver.cli.game_commands import (
+    BoardOpt,
+    BotsOpt,
+    GameOpt,
+    PlayersOpt,
+    SeedOpt,
+    bot_names,
+    the_game,
+)
 
 if TYPE_CHECKING:  # httpx is imported when a game is played, not at every start of the CLI
     from gameserver.cli.gateway_client import GatewayClient
@@ -104,16 +112,10 @@ def timed(agent: Any, think: float | None) -> Callable[[Any, int], Any]:
 @app.command("play")
 def play(
     gateway: Annotated[str, typer.Option(help="the gateway's base URL")] = "http://127.0.0.1:8000",
-    players: Annotated[
-        int | None, typer.Option(help="how many players (default: the game's most)")
-    ] = None,
-    seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
-    bots: Annotated[
-        str, typer.Option(help="bots by seat, comma-separated: random, greedy, mcts")
-    ] = "greedy",
-    board: Annotated[
-        str | None, typer.Option(help="one of the game's boards (default: its first)")
-    ] = None,
+    players: PlayersOpt = None,
+    seed: SeedOpt = "1",
+    bots: BotsOpt = "greedy",
+    board: BoardOpt = None,
     timeout: Annotated[float, typer.Option(help="seconds to wait for each HTTP answer")] = 30.0,
     game_name: GameOpt = DEFAULT_GAME,
     think_ms: Annotated[

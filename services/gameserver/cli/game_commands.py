@@ -23,6 +23,10 @@ GameOpt = Annotated[
     str,
     typer.Option("--game", help=f"the game: {', '.join(game_names())} (default {DEFAULT_GAME})"),
 ]
+PlayersOpt = Annotated[int | None, typer.Option(help="how many players (default: the game's most)")]
+SeedOpt = Annotated[str, typer.Option(help="the game seed: same seed, same game")]
+BotsOpt = Annotated[str, typer.Option(help="bots by seat, comma-separated: random, greedy, mcts")]
+BoardOpt = Annotated[str | None, typer.Option(help="one of the game's boards (default: its first)")]
 
 
 def the_game(name: str) -> Game[Any, Any, Any]:

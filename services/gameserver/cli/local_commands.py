@@ -33,16 +33,10 @@ def option_values(given: list[str]) -> dict[str, Any]:
 
 
 def simulate(
-    players: Annotated[
-        int | None, typer.Option(help="how many players (default: the game's most)")
-    ] = None,
-    seed: Annotated[str, typer.Option(help="the game seed: same seed, same game")] = "1",
-    bots: Annotated[
-        str, typer.Option(help="bots by seat, comma-separated: random, greedy, mcts")
-    ] = "greedy",
-    board: Annotated[
-        str | None, typer.Option(help="one of the game's boards (default: its first)")
-    ] = None,
+    players: game_commands.PlayersOpt = None,
+    seed: game_commands.SeedOpt = "1",
+    bots: game_commands.BotsOpt = "greedy",
+    board: game_commands.BoardOpt = None,
     events_file: Annotated[
         Path | None, typer.Option("--events", help="write every event as JSON lines here")
     ] = None,
