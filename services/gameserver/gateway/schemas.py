@@ -18,7 +18,7 @@ from gameplatform.forms import PLAYER_NAME_PATTERN, inline_schema
 from gameplatform.registry import DEFAULT_GAME, hosted_phases, most_players
 from gameserver.gateway.lobby_entries import ClockSummary, SeatSummary
 
-MAX_ID_TOKEN = 8192
+MAX_ID_TOKEN = 4096
 """The longest identity token (JWT) taken."""
 
 

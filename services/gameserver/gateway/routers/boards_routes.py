@@ -19,7 +19,11 @@ router = APIRouter(tags=["boards"])
 CACHE = {"Cache-Control": "public, max-age=86400"}
 
 GameQuery = Annotated[
-    str | None, Query(description="Only this game's boards (a name the catalog lists)")
+    str | None,
+    Query(
+        description="Only this game's boards (a name the catalog lists)",
+        json_schema_extra={"enum": list(game_names())},
+    ),
 ]
 
 

@@ -34,7 +34,7 @@ async def user_of(gateway: GatewayDep, id_token: str) -> str:
 @router.post(
     "/games/{game_id}/seats/{seat}/reclaim",
     response_model=ReclaimResponse,
-    responses=errors(401, 403, 404, 422, 503),
+    responses=errors(400, 401, 403, 404, 422, 503),
 )
 async def reclaim_seat(
     game_id: GameId,
