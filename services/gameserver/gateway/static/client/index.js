@@ -265,6 +265,7 @@ export class LiveChannel {
     if (version !== this.version + 1) return false; // never a gap: resume from the last one
     this.version = version;
     this.retry = 0;
+    this.ending = false;
     this.onFrame({ version, ...frame });
     return true;
   }
@@ -275,14 +276,24 @@ export class LiveChannel {
     const url = `${base.replace(/^http/, "ws")}/games/${enc(this.game.gameId)}/live${query(this.params(this.game.token))}`;
     const socket = new this.Socket(url);
     let opened = false;
+    let frames = 0;
     this.socket = socket;
     socket.onopen = () => { opened = true; this.onStatus("live"); };
     socket.onmessage = (message) => {
+      frames += 1;
       if (!this.receive(JSON.parse(message.data))) socket.close();
     };
     socket.onclose = (close) => {
       this.socket = null;
-      if (close.code === 1000) { this.stop("ended"); return; }
+      if (close.code === 1000) {
+        // The server closes with 1000 after the game's last event, and at once when a channel
+        // asks for what comes after it. Frames that arrive while this side closes (a drop) are
+        // discarded, so an end is taken only from a socket that brought nothing more: ask again.
+        if (this.ending && frames === 0) { this.stop("ended"); return; }
+        this.ending = true;
+        setTimeout(() => this.connect(), 0);
+        return;
+      }
       const refusal = this.refusal || { code: `closed_${close.code}`, message: close.reason || "The live channel was refused." };
       this.refusal = null;
       if (close.code >= 4000 && close.code < 4500 && close.code !== 4429) { this.stop("closed", errorFor(close.code - 4000, refusal)); return; }
