@@ -24,7 +24,9 @@ import httpx
 import msgspec
 import pytest
 import redis.asyncio as aioredis
+import structlog
 import uvicorn
+from structlog.testing import capture_logs
 from typer.testing import CliRunner
 from websockets.asyncio.client import connect
 
@@ -364,3 +366,26 @@ async def test_a_finished_game_of_every_game_is_packed_and_still_read_and_audite
     report = game.audit([game.decode_event(stored.data) for stored in before])
     assert report.ok, report.findings  # type: ignore[attr-defined]
     assert report.finished  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", game_names())
+async def test_the_rules_service_logs_a_seat_by_its_name(redis: aioredis.Redis, name: str) -> None:
+    """A refused move is logged with the seat's number and its name as the game shows it to
+    the players (a colour, silver or gold, ...), whatever the game."""
+    game = get_game(name)
+    store = RedisEventStore(redis)
+    handler = CommandHandler(store, RedisSeedVault(redis, store.layout))
+    await played_by_the_rules_service(handler, name, "named", moves=3)
+    state = await handler.load("named")
+    seat = game.to_move(state)
+    assert seat is not None
+    waiting = 1 - seat
+    legal = game.legal_actions(state, seat)[0]
+    move = msgspec.structs.replace(legal, seat=waiting)
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        reply = await handled(handler, name, "named", move, "out-of-turn", waiting)
+    assert reply.status == "rejected", reply
+    refused = [entry for entry in logs if entry["event"] == "command_rejected"]
+    assert refused, logs
+    assert refused[0]["seat"] == waiting
+    assert refused[0]["seat_name"] == game.table(state).colours[waiting]

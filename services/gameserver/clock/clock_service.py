@@ -32,7 +32,7 @@ from gameserver.runtime.logging import get_logger
 from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.service_runner import run_service
 from gameserver.runtime.settings import Settings
-from gameserver.runtime.state_cache import AnyGame, GameLoader
+from gameserver.runtime.state_cache import AnyGame, GameLoader, seat_name
 
 log = get_logger("renature.clock")
 
@@ -150,14 +150,20 @@ class ClockService:
             game=game.name,
         )
         self.claims += 1
+        name = seat_name(self.games.cache.get(game_id), seat)
         try:
             reply = await self.client.send(envelope, COMMAND_TIMEOUT_S)
         except TimeoutError:
-            log.warning("timeout_claim_unanswered", game_id=game_id, seat=seat)
+            log.warning("timeout_claim_unanswered", game_id=game_id, seat=seat, seat_name=name)
             await self.redis.zadd(self.deadlines_key, {game_id: now + RETRY_MS})
             return
         log.info(
-            "timeout_claimed", game_id=game_id, seat=seat, status=reply.status, code=reply.code
+            "timeout_claimed",
+            game_id=game_id,
+            seat=seat,
+            seat_name=name,
+            status=reply.status,
+            code=reply.code,
         )
         if reply.status == "accepted":
             await self.track(game_id)

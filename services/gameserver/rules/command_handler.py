@@ -33,6 +33,7 @@ import asyncio
 import secrets
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -60,6 +61,7 @@ from gameserver.runtime.state_cache import (
     GameLoader,
     StateCache,
     cached_state,
+    seat_name,
 )
 
 log = get_logger("renature.rules")
@@ -263,6 +265,11 @@ class CommandHandler:
         self.games = GameLoader(self.store, self.cache_size, log)
         self.cache = self.games.cache
 
+    def bound(self, envelope: bus.CommandEnvelope) -> AbstractContextManager[None]:
+        """`bind_command` for the envelope, with the seat's name where its game is cached."""
+        name = seat_name(self.cache.get(envelope.game_id), envelope.seat)
+        return bind_command(envelope.game_id, envelope.command_id, envelope.seat, name)
+
     async def handle_batch(self, bodies: Sequence[bytes], sender: str = bus.GATEWAY) -> list[bytes]:
         """The encoded replies to raw messages from ``sender`` (the stream they came on says
         who), in their order; never raises (`BatchRounds`)."""
@@ -271,7 +278,7 @@ class CommandHandler:
     async def handle(self, envelope: bus.CommandEnvelope) -> bytes:
         """The encoded reply to one envelope, one round trip at a time (the stored outcome for
         a retried command id). Creations, finishes and lost races take this path."""
-        with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+        with self.bound(envelope):
             problem = check_envelope(envelope)
             if problem is not None:
                 log.info("command_rejected", code=problem.code)
@@ -306,7 +313,7 @@ class CommandHandler:
         """The reply once the append is done (a duplicate answers what was stored)."""
         kind = type(envelope.command).__name__
         if isinstance(result, Duplicate):
-            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+            with self.bound(envelope):
                 log.info("command_duplicate", command=kind)
             return answer_again(envelope, result.outcome)
         self.games.remember(cached_state(decision.state, envelope.game))
@@ -333,7 +340,7 @@ class CommandHandler:
         outcomes = self.refusals or self.store
         duplicate = await outcomes.record_outcome(envelope.game_id, envelope.command_id, encoded)
         kind = type(envelope.command).__name__
-        with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+        with self.bound(envelope):
             if duplicate is None:
                 log.info("command_rejected", command=kind, code=error.code)
                 return encoded
@@ -463,7 +470,7 @@ class BatchRounds:
                 continue
             problem = check_envelope(envelope) or wrong_sender(envelope, self.sender)
             if problem is not None:
-                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                with self.handler.bound(envelope):
                     log.info("command_rejected", code=problem.code)
                 replies[index] = bus.encoder.encode(problem)
                 continue
@@ -525,7 +532,7 @@ class BatchRounds:
             except RuleRefusal as error:
                 refused.append(((index, envelope), error))
             except Exception:
-                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                with self.handler.bound(envelope):
                     log.exception("command_failed", command=type(envelope.command).__name__)
                 self.answered.append((index, _internal_error(envelope)))
         return decided, refused
@@ -546,7 +553,7 @@ class BatchRounds:
         conflicts: list[Indexed] = []
         for (index, envelope, decision), result in zip(decided, results, strict=True):
             if isinstance(result, Conflict):
-                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                with self.handler.bound(envelope):
                     log.info("append_conflict", expected=result.expected, actual=result.actual)
                 conflicts.append((index, envelope))
             else:
@@ -561,7 +568,7 @@ class BatchRounds:
         )
         for ((index, envelope), _), rejection in zip(refused, rejections, strict=True):
             if isinstance(rejection, BaseException):
-                with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                with self.handler.bound(envelope):
                     log.error("command_failed", exc_info=rejection)
                 self.answered.append((index, _internal_error(envelope)))
             else:

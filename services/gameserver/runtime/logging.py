@@ -1,6 +1,7 @@
 """Structured JSON logs for every service, with secrets redacted.
 
-Every line is one JSON object on stdout. ``game_id``, ``command_id`` and ``seat`` are bound per
+Every line is one JSON object on stdout. ``game_id``, ``command_id`` and ``seat`` (with
+``seat_name``, the seat as its game names it, where the service holds the game) are bound per
 command with contextvars (`bind_command`), so every line written while a command is handled
 carries them, including lines of FastStream and redis-py, which log through the standard
 library and are rendered by the same formatter.
@@ -138,7 +139,13 @@ def stdlib_logger(name: str) -> logging.Logger:
 
 
 @contextmanager
-def bind_command(game_id: str, command_id: str, seat: int | None) -> Iterator[None]:
-    """Bind the command's identity to every log line written inside the block."""
-    with structlog.contextvars.bound_contextvars(game_id=game_id, command_id=command_id, seat=seat):
+def bind_command(
+    game_id: str, command_id: str, seat: int | None, seat_name: str | None = None
+) -> Iterator[None]:
+    """Bind the command's identity to every log line written inside the block: the seat's
+    number and, where the caller knows the game, its name as the players see it."""
+    names = {} if seat_name is None else {"seat_name": seat_name}
+    with structlog.contextvars.bound_contextvars(
+        game_id=game_id, command_id=command_id, seat=seat, **names
+    ):
         yield

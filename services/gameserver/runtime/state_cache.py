@@ -133,6 +133,15 @@ class Cached(Generic[F]):
         return Lineage.AHEAD
 
 
+def seat_name(entry: Cached[Any] | None, seat: int | None) -> str | None:
+    """How ``seat`` is named in the cached game (its colour as the game names it: what the
+    players see), for log lines; None without a seat or a cached state."""
+    if entry is None or seat is None:
+        return None
+    colours = entry.adapter.table(entry.value).colours
+    return colours[seat] if 0 <= seat < len(colours) else None
+
+
 def fold(
     entry: Cached[F] | None, events: Iterable[Any], apply: Apply[F], game: AnyGame
 ) -> Cached[F] | None:
