@@ -35,9 +35,12 @@ browser:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null) \
 		|| echo "node is not installed: the JavaScript client's Node tests will not run (apt-get install nodejs)"; }
 
-## The whole suite: unit, integration (real Redis), end-to-end and browser tests, then the linters
+## The whole suite: unit, integration (real Redis), end-to-end and browser tests, then the linters.
+## The files run side by side in TEST_WORKERS processes (pytest-xdist; each worker starts its own
+## Redis servers on free ports): most tests wait on servers, sockets and the browser, not the CPU.
+TEST_WORKERS ?= 3
 test: $(STAMP) browser
-	$(RUN) pytest -q
+	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadfile
 	$(MAKE) --no-print-directory lint
 
 test-unit: $(STAMP)

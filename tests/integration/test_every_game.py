@@ -309,7 +309,8 @@ async def test_the_gateway_reads_every_game_the_rules_service_hosts(
     game = get_game(name)
     store = RedisEventStore(stack.redis)
     handler = CommandHandler(store, RedisSeedVault(stack.redis, store.layout))
-    async with httpx.AsyncClient(base_url=stack.url) as http:
+    # The audit, explanation and picture of a whole game take seconds on a loaded machine.
+    async with httpx.AsyncClient(base_url=stack.url, timeout=60) as http:
         await played_by_the_rules_service(handler, name, "read-me", moves=9)
         stored = await stack.stream(name, "read-me")
         state = game.replay(stored)
