@@ -25,8 +25,8 @@ from devkit.waiting import eventually
 from eventstore import KeyLayout
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.gateway.server import SETTINGS_ENV, settings_from_env
 from gameserver.gateway.token_cache import CachedSeatTokens
+from gameserver.gateway.worker_settings import SETTINGS_ENV, settings_from_env
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.logging import SampledFilter
 from gameserver.runtime.settings import Settings
