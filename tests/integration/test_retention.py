@@ -23,9 +23,9 @@ from faststream.redis import RedisBroker
 
 from eventstore import Appended, CommandPartitions, KeyLayout, RedisEventStore
 from eventstore import archive as packing
-from eventstore.retention_policy import GROUP, Retention, RetentionPolicy, Stage
+from eventstore.retention_policy import GROUP, RetentionPolicy, Stage
 from gameplatform import get_game
-from gameserver.retention.retention_service import stage_of
+from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import CommandHandler, RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.rules_client import send_command
