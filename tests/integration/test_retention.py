@@ -8,7 +8,6 @@ Each test fails on the code before the retention service and passes with it.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -202,7 +201,6 @@ async def test_idle_consumers_without_pending_entries_are_removed(
     done = await store.read_group("proj", "dead-and-done", [partition], count=1)
     await store.ack(partition, "proj", [done[0].entry_id])
     await store.read_group("proj", "dead-with-work", [partition], count=1)  # stays pending
-    await asyncio.sleep(0.05)
     report = await janitor(redis, consumer_idle_s=0).run_once()
     assert report.consumers_removed >= 1
     names = {c["name"].decode() for c in await redis.xinfo_consumers(feed, "proj")}
