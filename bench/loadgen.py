@@ -193,15 +193,15 @@ class Load:
 
 async def play_bus(load: Load, index: int, client: Any) -> None:
     """Today's bench path: envelopes onto the command stream, no gateway."""
-    from gameserver.gateway.seeds import choose_seed
     from gameserver.runtime import bus
+    from gameserver.runtime.seed_vault import RedisSeedVault
 
     label = load.config["label"]
     for round_ in itertools.count():
         pool_index = (index + round_ * 7) % len(load.pool)
         game = load.pool[pool_index]
         game_id = f"{label}-{index}-{round_}"
-        await choose_seed(load.redis, load.layout, game_id, game.seed)
+        await RedisSeedVault(load.redis, load.layout).choose(game_id, game.seed)
         for number, step in enumerate(game.steps):
             if load.stopping:
                 return

@@ -7,7 +7,7 @@ projectors (``python -m gameserver.runtime.supervisor <service>`` with ``REDIS_U
 
 The load generator is this process. Its bot games are worked out beforehand, in process, from
 chosen seeds, which it puts into the seed vault as a tournament server would (see
-``gameserver.gateway.seeds``): during the measurement it only sends commands, one at a
+``gameserver.runtime.seed_vault``): during the measurement it only sends commands, one at a
 time per game, through one `RulesClient`, and every game must end with the scores its
 in-process twin got. All processes share the machine's cores; the CPU each used is printed.
 """
@@ -32,10 +32,10 @@ from redis.asyncio import Redis
 
 from devkit.redis_server import RedisServer
 from eventstore import RedisEventStore
-from gameserver.gateway.seeds import choose_seed
 from gameserver.projectors.projector_runner import model_key
 from gameserver.runtime import bus
 from gameserver.runtime.rules_client import RulesClient, send_command
+from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
 from renature import commands as c
 from renature import events as e
@@ -272,7 +272,7 @@ async def play_games(load: Load, index: int) -> None:
     for round_ in itertools.count():
         game = load.scripts[(index + round_ * 7) % len(load.scripts)]
         game_id = f"{load.label}-{index}-{round_}"
-        await choose_seed(load.redis, load.store.layout, game_id, game.seed)
+        await RedisSeedVault(load.redis, load.store.layout).choose(game_id, game.seed)
         for step, (command, seat) in enumerate(game.steps):
             if load.stopping:
                 return

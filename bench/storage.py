@@ -7,7 +7,7 @@ commands (out of turn); one more game is left half played. Then every key of eac
 weighed with ``MEMORY USAGE <key> SAMPLES 0`` (the exact size, with Redis' own overhead), and
 each game gets its share of the partition feeds and of the command streams (their bytes split
 by their entries). Measured twice: as the services leave Redis with no retention ("before"),
-and after one pass of the retention service (`eventstore.retention_policy`, "after"), which
+and after one pass of the retention service (`gameserver.retention`, "after"), which
 trims what every consumer group has acknowledged, drops a finished game's command outcomes
 after its grace period (here 0 s) and keeps refused outcomes minutes.
 
@@ -31,7 +31,7 @@ from eventstore import KeyLayout
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.projectors import PROJECTIONS, create_projector
-from gameserver.retention.retention_service import stage_of
+from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.logging import configure_logging
 from gameserver.runtime.settings import Settings
@@ -197,7 +197,7 @@ async def retained(
     redis: Redis, settings: Settings, finished: list[str], active: list[str]
 ) -> Figures:
     """The figures after one pass of the retention service (finished games' grace: 0 s)."""
-    from eventstore.retention_policy import Retention, RetentionPolicy
+    from eventstore.retention_policy import RetentionPolicy
 
     policy = RetentionPolicy.from_env().with_(finished_grace_s=0, consumer_idle_s=0)
     layout = KeyLayout(settings.prefix, settings.partitions)

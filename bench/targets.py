@@ -16,12 +16,21 @@ why: a run left out, no peer), from the results of one player's-path run (`bench
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from bench.service import percentile
 
-if TYPE_CHECKING:
-    from bench.player import Result
+
+class Measured(Protocol):
+    """What the targets read of a run's result (`bench.player.Result`)."""
+
+    label: str
+    rate: float
+    round_trips: list[float]
+    cpu: dict[str, float]
+    moves: int
+
 
 SERVICES_CPU_MS = {256: 1.0, 1: 2.5}
 GATEWAY_CPU_MS = {"ws": 0.25, "http": 0.4}
@@ -40,17 +49,19 @@ def line(name: str, bound: str, met: bool | None, figure: str) -> str:
     return f"--target {name} {bound}: {word} ({figure})"
 
 
-def per_move(result: Result, *groups: str) -> float:
+def per_move(result: Measured, *groups: str) -> float:
     """CPU ms per move of these process groups (all but the load processes when none named)."""
     names = groups or tuple(name for name in result.cpu if name != "load")
     return sum(result.cpu.get(name, 0.0) for name in names) / max(1, result.moves) * 1e3
 
 
-def breakdown(result: Result) -> str:
+def breakdown(result: Measured) -> str:
     return ", ".join(f"{name} {per_move(result, name):.2f}" for name in sorted(result.cpu))
 
 
-def player_targets(results: dict[tuple[str, int], Result], peer: dict[int, Result]) -> list[str]:
+def player_targets(
+    results: Mapping[tuple[str, int], Measured], peer: Mapping[int, Measured]
+) -> list[str]:
     """A ``--target`` line per figure the player's-path run can measure."""
     out = []
     for games, bound in SERVICES_CPU_MS.items():
@@ -100,7 +111,7 @@ def player_targets(results: dict[tuple[str, int], Result], peer: dict[int, Resul
     return out
 
 
-def projector_target(results: dict[tuple[str, int], Result]) -> str:
+def projector_target(results: Mapping[tuple[str, int], Measured]) -> str:
     found = [results[(m, 256)] for m in ("http", "ws", "bus") if (m, 256) in results]
     figure = min((per_move(r, "board", "score") for r in found), default=None)
     return line(
@@ -111,7 +122,9 @@ def projector_target(results: dict[tuple[str, int], Result]) -> str:
     )
 
 
-def peer_target(results: dict[tuple[str, int], Result], peer: dict[int, Result], games: int) -> str:
+def peer_target(
+    results: Mapping[tuple[str, int], Measured], peer: Mapping[int, Measured], games: int
+) -> str:
     found = [results[(m, games)] for m in ("http", "ws") if (m, games) in results]
     best = max(found, key=lambda r: r.rate) if found else None
     name, bound = f"gateway-vs-boardgame.io-{games}-games", f">= {PEER_SPEEDUP}x"

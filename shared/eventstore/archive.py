@@ -105,9 +105,6 @@ class ArchiveDir:
         partition = self.layout.partition_of(check_game_id(game_id))
         return self.root / f"p{partition:02d}" / f"{game_id}{SUFFIX}"
 
-    def has(self, game_id: str) -> bool:
-        return self.path(game_id).is_file()
-
     def write(self, game_id: str, blob: bytes) -> Path:
         """Write a packed game (`pack`) durably: temporary file, fsync, rename, fsync the
         directory. Writing the same game again replaces the file with the same bytes."""

@@ -67,6 +67,8 @@ class MemoryEventStore:
         self._feeds: list[list[FeedEntry]] = [[] for _ in range(partitions)]
         self._groups: dict[tuple[int, str], _Group] = {}
         self._feed_changed: asyncio.Condition | None = None  # made on first use, on its loop
+        self.waiting_reads = 0
+        """Group reads waiting for a new entry now (as Redis' ``blocked_clients``)."""
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -245,12 +247,15 @@ class MemoryEventStore:
             self._feed_changed = asyncio.Condition()
         timeout = None if block_ms == 0 else block_ms / 1000
         async with self._feed_changed:
+            self.waiting_reads += 1
             try:
                 await asyncio.wait_for(
                     self._feed_changed.wait_for(lambda: self._has_new(group, chosen)), timeout
                 )
             except TimeoutError:
                 return []
+            finally:
+                self.waiting_reads -= 1
         return self._deliver(group, consumer, chosen, count)
 
     def _group(self, partition: int, group: str) -> _Group:

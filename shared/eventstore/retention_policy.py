@@ -1,32 +1,23 @@
-"""Bounded storage: the retention policy and the service that applies it.
+"""Bounded storage: the retention policy and the storage operations that apply it.
 
-Without it Redis only grows: lobbies that never start stay forever, every refused command
-leaves its outcome for days, every event is kept twice (its game stream and its partition
-feed), consumer groups remember every consumer that ever ran, and a finished game keeps
-everything it ever had. `Retention.run_once` (run every ``interval_s`` by ``renature serve
-retention``) applies `RetentionPolicy`:
+`RetentionPolicy` says how long things stay in Redis; the retention service
+(`gameserver.retention.retention_service`) decides when each game is due and applies it through
+`RetentionStore`, whose operations are the store's alone:
 
-1. **It follows the partition feeds** with its own consumer group (``retention``) and keeps, per
-   partition, a sorted set of lobbies (created, not yet started) and one of closed games
-   (ended, or called off), scored by the time of the event (the feed entry's id is its append
-   time, so no clock is trusted but Redis'). Which event creates, starts or closes a game is
-   not the store's to know: the service passes a `StageOf` (the games' own ``closes``).
-2. **Lobbies that never start expire** ``lobby_ttl_s`` after their creation: every key of the
-   game is deleted (its stream, seed, seats, outcomes, models...), atomically and only if the
-   game did not move meanwhile.
-3. **A finished game is compacted** ``finished_grace_s`` after its end: its stream is replaced
-   by one gzip-compressed string (`eventstore.archive`, about a fifth of the size, read
-   transparently by the event store) and the outcomes of its commands are deleted (no command
-   can be accepted after the end; a late retry is answered from the rules again).
-4. **Finished games are archived out of Redis** ``archive_after_s`` after their end, where an
-   archive directory is set (``RENATURE_ARCHIVE_DIR``): the packed game is written to
-   ``<dir>/pNN/<game>.jsonl.gz`` (fsynced, renamed), then every key of the game is deleted.
-   ``renature audit | explain | replay`` read it from there.
-5. **Streams are trimmed below what every consumer group has acknowledged** (``XTRIM MINID``
-   to the oldest entry that some group has not acknowledged yet, or not yet been delivered):
-   the partition feeds and the command streams. A group that lags keeps its entries.
-6. **Idle consumers without pending entries are removed** from every group once idle for
-   ``consumer_idle_s`` (a consumer with pending entries stays: its entries are reclaimed).
+- **indexes** per partition of lobbies (created, not yet started), closed games and packed games,
+  each a sorted set scored by the time of the event (a feed entry's id: no clock is trusted but
+  Redis');
+- **a lobby expired**: every key of the game deleted (its stream, seed, seats, outcomes,
+  models...), atomically and only if the game did not move meanwhile;
+- **a finished game packed**: its stream replaced by one gzip-compressed string
+  (`eventstore.archive`, about a fifth of the size, read transparently by the event store) and
+  the outcomes of its commands deleted (no command can be accepted after the end);
+- **a packed game archived** to ``<dir>/pNN/<game>.jsonl.gz`` (fsynced, renamed), then every key
+  of the game deleted;
+- **a stream trimmed** below what every consumer group has acknowledged (``XTRIM MINID`` to the
+  oldest entry some group has not acknowledged yet, or not yet been delivered): a group that
+  lags keeps its entries;
+- **idle consumers without pending entries removed** from every group of a stream.
 
 Refused commands' outcomes live ``refused_outcome_ttl_s`` (minutes): the rules service records
 them with that expiry (accepted ones keep the store's longer TTL while the game runs).
@@ -35,9 +26,8 @@ them with that expiry (accepted ones keep the store's longer TTL while the game 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 import msgspec
@@ -45,8 +35,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from eventstore import archive
-from eventstore.keys import COMMAND_SENDERS, KeyLayout
-from eventstore.redis_client import redis_client
+from eventstore.keys import KeyLayout
 from eventstore.redis_values import text as _text
 from eventstore.types import StoredEvent
 
@@ -105,19 +94,6 @@ class RetentionPolicy:
         return replace(self, **changes)
 
 
-@dataclass
-class RetentionReport:
-    """What one pass did."""
-
-    events_seen: int = 0
-    lobbies_expired: int = 0
-    games_packed: int = 0
-    outcomes_deleted: int = 0
-    games_archived: int = 0
-    entries_trimmed: int = 0
-    consumers_removed: int = 0
-
-
 class _Cause(msgspec.Struct):
     command_id: str | None = None
 
@@ -126,11 +102,11 @@ class _Caused(msgspec.Struct):
     cause: _Cause | None = None
 
 
-Stage = Literal["created", "started", "closed"]
-StageOf = Callable[[bytes], "Stage | None"]
-"""What an event (its stored bytes) does to its game's life: creates it (a lobby), starts it,
-closes it (nothing is appended after it), or none of these (None)."""
 _caused = msgspec.json.Decoder(_Caused)
+
+Stage = Literal["created", "started", "closed"]
+"""What an event does to its game's life, as the indexes record it: creates it (a lobby),
+starts it, closes it (nothing is appended after it)."""
 
 # Compacts or removes one game atomically, and only if its stream did not move meanwhile.
 # KEYS[1] game stream, KEYS[2] games set, KEYS[3] index zset the game leaves, KEYS[4] packed
@@ -155,27 +131,19 @@ return 1
 """
 
 
-# long: every retention step (lobbies, refusals, finished games, archive) of one deployment
+# long: every storage operation of retention (indexes, lobbies, packing, archive, streams)
 @dataclass
-class Retention:
-    """Applies a `RetentionPolicy` to the Redis of one deployment (see the module docstring).
+class RetentionStore:
+    """The storage operations of retention on the Redis of one deployment (see the module
+    docstring); ``consumer`` is the retention service's own in `GROUP`, never removed as idle.
 
-    Every step is idempotent and safe beside the running services: several instances may run
-    (they share the consumer group), and a pass interrupted half way is finished by the next.
+    Every operation is idempotent and safe beside the running services: several instances may
+    run, and a pass interrupted half way is finished by the next.
     """
 
     redis: Redis
     layout: KeyLayout
-    policy: RetentionPolicy = field(default_factory=RetentionPolicy)
     consumer: str = "retention"
-    streams: Sequence[str] | None = None
-    """Streams to trim besides the partition feeds (default: every command stream the layout
-    can have, ``<prefix>:{pNN}:commands`` and the clock's ``<prefix>:{pNN}:commands:clock``, so
-    it needs no command partition count; a stream that does not exist costs one ``XINFO
-    GROUPS``)."""
-    clock: Callable[[], float] = time.time
-    stage_of: StageOf = field(kw_only=True)
-    """Which events create, start and close a game (the service's, from the hosted games)."""
 
     def __post_init__(self) -> None:
         self._compact = self.redis.register_script(_COMPACT_LUA)
@@ -196,6 +164,17 @@ class Retention:
         """The gateway's index of listed games (a sorted set of ``<order>:<game_id>``)."""
         return f"{self.layout.prefix}:lobby"
 
+    def index(self, pipe: Any, partition: int, game: bytes, stage: Stage, at_ms: int) -> None:
+        """Record in ``pipe`` that ``game`` reached ``stage`` at ``at_ms``: a created game
+        joins the lobbies, a started one leaves them, a closed one moves to the closed games."""
+        if stage == "created":
+            pipe.zadd(self.lobbies_key(partition), {game: at_ms}, nx=True)
+        elif stage == "started":
+            pipe.zrem(self.lobbies_key(partition), game)
+        else:
+            pipe.zrem(self.lobbies_key(partition), game)
+            pipe.zadd(self.finished_key(partition), {game: at_ms}, nx=True)
+
     async def _unlist(self, game_id: str) -> None:
         """Drop a removed game from the gateway's game index (outside the game's hash slot,
         so after the game's own keys; its member ends with ``:<game_id>``)."""
@@ -212,99 +191,17 @@ class Retention:
         """Every key of a game but its stream and its command outcomes."""
         return [self.layout.game_scoped_key(kind, game_id) for kind in GAME_KEY_KINDS]
 
-    # -- one pass -----------------------------------------------------------------------------
+    async def due(self, key: str, cutoff_ms: int) -> list[str]:
+        return [game for game, _ in await self.due_scored(key, cutoff_ms)]
 
-    async def run_once(self) -> RetentionReport:
-        report = RetentionReport()
-        report.events_seen = await self.follow_feeds()
-        now_ms = int(self.clock() * 1000)
-        for partition in range(self.layout.partitions):
-            cutoff = now_ms - self.policy.lobby_ttl_s * 1000
-            for game_id in await self._due(self.lobbies_key(partition), cutoff):
-                report.lobbies_expired += await self.expire_lobby(game_id)
-            cutoff = now_ms - self.policy.finished_grace_s * 1000
-            for game_id, ended in await self._due_scored(self.finished_key(partition), cutoff):
-                packed, outcomes = await self.pack_finished(game_id, ended)
-                report.games_packed += packed
-                report.outcomes_deleted += outcomes
-            if self.policy.archive_dir is not None:
-                cutoff = now_ms - self.policy.archive_after_s * 1000
-                for game_id in await self._due(self.packed_index_key(partition), cutoff):
-                    report.games_archived += await self.archive_game(game_id)
-        for stream in self._streams():
-            report.entries_trimmed += await self.trim(stream)
-            report.consumers_removed += await self.remove_idle_consumers(stream)
-        return report
-
-    def _streams(self) -> list[str]:
-        feeds = [self.layout.feed_key(p) for p in range(self.layout.partitions)]
-        every = [
-            self.layout.command_stream(p, sender)
-            for p in range(self.layout.partitions)
-            for sender in COMMAND_SENDERS
-        ]
-        extra = self.streams if self.streams is not None else every
-        return [*feeds, *extra]
-
-    async def _due(self, key: str, cutoff_ms: int) -> list[str]:
-        return [game for game, _ in await self._due_scored(key, cutoff_ms)]
-
-    async def _due_scored(self, key: str, cutoff_ms: int) -> list[tuple[str, int]]:
+    async def due_scored(self, key: str, cutoff_ms: int) -> list[tuple[str, int]]:
         found = cast(
             "list[tuple[bytes, float]]",
             await self.redis.zrangebyscore(key, "-inf", cutoff_ms, withscores=True),
         )
         return [(_text(game), int(score)) for game, score in found]
 
-    # -- 1. following the feeds ---------------------------------------------------------------
-
-    async def follow_feeds(self, count: int = 1000) -> int:
-        """Index lobbies and finished games from the events appended since the last pass."""
-        feeds = {self.layout.feed_key(p): p for p in range(self.layout.partitions)}
-        for feed in feeds:
-            try:
-                await self.redis.xgroup_create(feed, GROUP, id="0", mkstream=True)
-            except ResponseError as error:
-                if "BUSYGROUP" not in str(error):
-                    raise
-        seen = 0
-        while True:
-            batches = cast(  # a bytes client
-                "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",
-                await self.redis.xreadgroup(
-                    GROUP, self.consumer, dict.fromkeys(feeds, ">"), count=count
-                ),
-            )
-            entries = sum(len(entries) for _, entries in batches or [])
-            if not entries:
-                return seen
-            pipe = self.redis.pipeline(transaction=False)
-            for stream, stream_entries in batches or []:
-                partition = feeds[_text(stream)]
-                ids = []
-                for entry_id, fields in stream_entries:
-                    ids.append(entry_id)
-                    self._index(pipe, partition, _text(entry_id), fields)
-                pipe.xack(stream, GROUP, *ids)
-            await pipe.execute()
-            seen += entries
-
-    def _index(self, pipe: Any, partition: int, entry_id: str, fields: dict[bytes, bytes]) -> None:
-        game = fields.get(b"game")
-        event = fields.get(b"event")
-        if game is None or event is None:
-            return
-        stage = self.stage_of(event)
-        at = int(entry_id.split("-")[0])
-        if stage == "created":
-            pipe.zadd(self.lobbies_key(partition), {game: at}, nx=True)
-        elif stage == "started":
-            pipe.zrem(self.lobbies_key(partition), game)
-        elif stage == "closed":
-            pipe.zrem(self.lobbies_key(partition), game)
-            pipe.zadd(self.finished_key(partition), {game: at}, nx=True)
-
-    # -- 2, 3, 4: lobbies, finished games, archives -------------------------------------------
+    # -- lobbies, finished games, archives -------------------------------------------
 
     async def _stream(self, game_id: str) -> list[tuple[str, StoredEvent]]:
         raw = cast(  # a bytes client
@@ -386,9 +283,9 @@ class Retention:
         )
         return done, len(outcomes) if done else 0
 
-    async def archive_game(self, game_id: str) -> int:
-        """Write a packed finished game to the archive directory, then remove it from Redis."""
-        assert self.policy.archive_dir is not None
+    async def archive_game(self, game_id: str, directory: str) -> int:
+        """Write a packed finished game to the archive ``directory``, then remove it from
+        Redis."""
         partition = self.layout.partition_of(game_id)
         blob = cast("bytes | None", await self.redis.get(archive.packed_key(self.layout, game_id)))
         if blob is None:
@@ -397,7 +294,7 @@ class Retention:
                 await self.redis.zrem(self.packed_index_key(partition), game_id)
                 return 0
             blob = archive.pack(stored for _, stored in entries)
-        archive.ArchiveDir(self.policy.archive_dir, self.layout).write(game_id, blob)
+        archive.ArchiveDir(directory, self.layout).write(game_id, blob)
         events = archive.unpack(blob)
         delete = [*self.game_keys(game_id), *self._outcome_keys(game_id, events)]
         entries = await self._stream(game_id)
@@ -407,7 +304,7 @@ class Retention:
             await self._unlist(game_id)
         return done
 
-    # -- 5, 6: streams and consumers ----------------------------------------------------------
+    # -- streams and consumers ----------------------------------------------------------
 
     async def trim(self, stream: str) -> int:
         """Trim ``stream`` below the oldest entry a consumer group still needs."""
@@ -431,14 +328,14 @@ class Retention:
         floor_id = f"{floor[0]}-{floor[1]}"
         return int(await self.redis.xtrim(stream, minid=floor_id, approximate=False) or 0)
 
-    async def remove_idle_consumers(self, stream: str) -> int:
-        """Remove consumers idle for ``consumer_idle_s`` that hold no pending entries."""
+    async def remove_idle_consumers(self, stream: str, idle_s: int) -> int:
+        """Remove consumers idle for ``idle_s`` that hold no pending entries."""
         try:
             groups = await self.redis.xinfo_groups(stream)
         except ResponseError:
             return 0
         removed = 0
-        limit_ms = self.policy.consumer_idle_s * 1000
+        limit_ms = idle_s * 1000
         for group in groups:
             name = _text(_field(group, "name"))
             for consumer in await self.redis.xinfo_consumers(stream, name):
@@ -466,26 +363,3 @@ def _parse_id(entry_id: str) -> tuple[int, int]:
 def _next_id(entry_id: str) -> tuple[int, int]:
     ms, seq = _parse_id(entry_id)
     return ms, seq + 1
-
-
-async def serve(
-    redis_url: str, layout: KeyLayout, policy: RetentionPolicy, consumer: str, stage_of: StageOf
-) -> None:
-    """Apply the policy every ``interval_s`` until cancelled (``renature serve retention``)."""
-    import asyncio
-    import logging
-
-    log = logging.getLogger("renature.retention")
-    redis = redis_client(redis_url)
-    janitor = Retention(redis, layout, policy, consumer=consumer, stage_of=stage_of)
-    try:
-        while True:
-            try:
-                report = await janitor.run_once()
-                busy = any(vars(report).values())
-                log.log(logging.INFO if busy else logging.DEBUG, "retention_pass %s", report)
-            except Exception:  # Redis restarting: the next pass finishes the work
-                log.exception("retention_failed")
-            await asyncio.sleep(policy.interval_s)
-    finally:
-        await redis.aclose()

@@ -376,7 +376,13 @@ async def test_projector_killed_mid_game_catches_up_without_double_counting(
         assert not game.done(), "the game ended before the projectors could be killed"
         for name in ("board", "score"):
             e2e_stack.services[name].kill()
-        await asyncio.sleep(0.5)  # moves keep coming while the projectors are down
+        with e2e_stack.client() as redis:  # moves keep coming while the projectors are down
+            down_at = redis.xlen(LAYOUT.game_key(game_id))
+            await eventually(
+                lambda: game.done() or redis.xlen(LAYOUT.game_key(game_id)) >= down_at + 10,
+                "10 more events stored while the projectors are down",
+                timeout=30,
+            )
         for name in ("board", "score"):
             e2e_stack.services[name].start()
         result = await asyncio.wait_for(game, 120)

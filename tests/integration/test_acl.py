@@ -28,10 +28,10 @@ from redis.exceptions import AuthenticationError, NoPermissionError, ResponseErr
 
 from devkit.redis_server import free_port
 from eventstore import KeyLayout
-from eventstore.retention_policy import Retention, RetentionPolicy
+from eventstore.retention_policy import RetentionPolicy
 from gameserver.gateway.app import create_app
 from gameserver.projectors import PROJECTIONS, create_projector
-from gameserver.retention.retention_service import stage_of
+from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime import bus, signing
 from gameserver.runtime.bus import COMMAND_PARTITIONS, CommandEnvelope

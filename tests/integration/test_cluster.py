@@ -23,6 +23,7 @@ from devkit.redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and
     cluster_redis_fixture,
     redis_cluster_fixture,
 )
+from devkit.waiting import eventually
 from eventstore import (
     Appended,
     Duplicate,
@@ -31,6 +32,7 @@ from eventstore import (
 )
 from eventstore.redis_client import is_cluster, is_cluster_url, plain_url, redis_client
 from renature import commands as c
+from support.reads import group_reads
 
 pytestmark = pytest.mark.redis
 
@@ -76,10 +78,15 @@ async def test_a_blocked_read_of_several_partitions_wakes_on_an_append(
     store = RedisEventStore(cluster_redis, durability="replica")  # type: ignore[arg-type]
     for p in store.partitions():
         await store.ensure_group(p, "g", start_id="$")
+    before = await group_reads(cluster_redis)
     reader = asyncio.create_task(
         store.read_group("g", "r", store.partitions(), count=10, block_ms=5_000)
     )
-    await asyncio.sleep(0.05)
+
+    async def reading() -> bool:  # a first round over every partition found nothing
+        return await group_reads(cluster_redis) >= before + len(store.partitions())
+
+    await eventually(reading, "the reader polling the feeds")
     started = time.monotonic()
     await store.append("late", command_id="c", expected_version=0, events=[event(1)], outcome=b"")
     found = await asyncio.wait_for(reader, timeout=5)

@@ -120,7 +120,7 @@ async def projected(url: str, game_id: str, timeout: float) -> None:
 async def test_services_started_before_redis_and_redis_coming_back_empty(
     port: int, services: dict[str, subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
-    await asyncio.sleep(3)  # the services start and find no Redis
+    await asyncio.sleep(3)  # deliberately idle: the services start, find no Redis, keep trying
     assert all(proc.poll() is None for proc in services.values()), "a service gave up"
     (tmp_path / "first").mkdir()
     (tmp_path / "empty").mkdir()

@@ -33,13 +33,13 @@ from websockets.asyncio.client import connect
 from devkit.redis_server import free_port
 from devkit.waiting import eventually
 from eventstore import KeyLayout, RedisEventStore
-from eventstore.retention_policy import Retention, RetentionPolicy
+from eventstore.retention_policy import RetentionPolicy
 from gameplatform import game_names, get_game
 from gameserver.cli import app as cli
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.projectors import BoardProjection, Projector, ScoreProjection
-from gameserver.retention.retention_service import stage_of
+from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import CommandHandler, RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.seed_vault import RedisSeedVault

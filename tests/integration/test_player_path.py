@@ -25,8 +25,8 @@ from devkit.waiting import eventually
 from eventstore import KeyLayout
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.gateway.server import SETTINGS_ENV, settings_from_env
 from gameserver.gateway.token_cache import CachedSeatTokens
+from gameserver.gateway.worker_settings import SETTINGS_ENV, settings_from_env
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.logging import SampledFilter
 from gameserver.runtime.settings import Settings
@@ -159,7 +159,8 @@ async def eventually_finished(http: httpx.AsyncClient, game_id: str) -> None:
 async def test_seat_tokens_are_looked_up_once_then_answered_from_memory(
     redis: aioredis.Redis,
 ) -> None:
-    tokens = CachedSeatTokens(redis, KeyLayout(), revalidate_s=0.3)
+    now = [100.0]
+    tokens = CachedSeatTokens(redis, KeyLayout(), revalidate_s=0.3, clock=lambda: now[0])
     assert await tokens.claim("g1", 0, "secret-0")
     for _ in range(5):
         assert await tokens.seat_of("g1", "secret-0") == 0
@@ -167,7 +168,7 @@ async def test_seat_tokens_are_looked_up_once_then_answered_from_memory(
     assert await tokens.seat_of("g1", "made-up") is None
     assert await tokens.seat_of("g1", "made-up") is None
     assert tokens.lookups == 3  # wrong tokens are never cached
-    await asyncio.sleep(0.35)
+    now[0] += 0.35  # past revalidate_s
     assert await tokens.seat_of("g1", "secret-0") == 0
     assert tokens.lookups == 4  # re-checked once the entry is older than revalidate_s
     await redis.delete(tokens.key("g1"))  # the seat hash lapsed (the game ended long ago)

@@ -8,7 +8,6 @@ Each test fails on the code before the retention service and passes with it.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -23,9 +22,9 @@ from faststream.redis import RedisBroker
 
 from eventstore import Appended, CommandPartitions, KeyLayout, RedisEventStore
 from eventstore import archive as packing
-from eventstore.retention_policy import GROUP, Retention, RetentionPolicy, Stage
+from eventstore.retention_policy import GROUP, RetentionPolicy, Stage
 from gameplatform import get_game
-from gameserver.retention.retention_service import stage_of
+from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import CommandHandler, RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.rules_client import send_command
@@ -202,7 +201,6 @@ async def test_idle_consumers_without_pending_entries_are_removed(
     done = await store.read_group("proj", "dead-and-done", [partition], count=1)
     await store.ack(partition, "proj", [done[0].entry_id])
     await store.read_group("proj", "dead-with-work", [partition], count=1)  # stays pending
-    await asyncio.sleep(0.05)
     report = await janitor(redis, consumer_idle_s=0).run_once()
     assert report.consumers_removed >= 1
     names = {c["name"].decode() for c in await redis.xinfo_consumers(feed, "proj")}

@@ -23,6 +23,7 @@ from devkit.redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and
     cluster_redis_fixture,
     redis_cluster_fixture,
 )
+from devkit.waiting import eventually
 from eventstore import (
     MAX_VERSION,
     Appended,
@@ -38,6 +39,7 @@ from eventstore import (
     partition_of,
 )
 from eventstore.memory_store import MemoryEventStore
+from support.reads import blocked_reads
 
 GAME = "game-1"  # partition 12 of 16: crc32(b"game-1") % 16
 
@@ -394,7 +396,7 @@ class TestEventStoreContract:
 
         # Not idle long enough yet: nothing to claim.
         assert await store.autoclaim(p, "proj", "alive", min_idle_ms=60_000) == []
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # deliberately idle past the 20 ms asked for below
         claimed = await store.autoclaim(p, "proj", "alive", min_idle_ms=20)
         assert [(f.entry_id, f.version, f.data) for f in claimed] == [
             (f.entry_id, f.version, f.data) for f in taken
@@ -408,8 +410,13 @@ class TestEventStoreContract:
     ) -> None:
         p = store.partition_of(GAME)
         await store.ensure_group(p, "proj")
+        before = await blocked_reads(store)
         reader = asyncio.create_task(store.read_group("proj", "r", [p], block_ms=5_000))
-        await asyncio.sleep(0.05)
+
+        async def waiting() -> bool:
+            return await blocked_reads(store) > before
+
+        await eventually(waiting, "the read waiting for an entry")
         assert not reader.done()
         await store.append(
             GAME, command_id="c1", expected_version=0, events=events("a"), outcome=b"1"

@@ -3,7 +3,6 @@ tests/integration/test_limits.py)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from gameserver.gateway.expiry import TokenExpiry
@@ -41,8 +40,8 @@ class FakeTokens:
 
 
 async def test_a_running_game_is_read_once_a_second_and_an_ended_one_once() -> None:
-    games, redis = FakeGames(), FakeRedis()
-    expiry = TokenExpiry(redis, FakeTokens(), after_end_s=60, recheck_s=0.2)  # type: ignore[arg-type]
+    games, redis, now = FakeGames(), FakeRedis(), [100.0]
+    expiry = TokenExpiry(redis, FakeTokens(), 60, 0.2, clock=lambda: now[0])  # type: ignore[arg-type]
     check: Any = expiry.check
     for _ in range(50):  # a seated player's requests while the game runs
         await check(games, "g")
@@ -50,7 +49,7 @@ async def test_a_running_game_is_read_once_a_second_and_an_ended_one_once() -> N
     games.over = True
     await check(games, "g")
     assert (games.reads, redis.expired) == (1, [])  # not looked at again yet
-    await asyncio.sleep(0.25)
+    now[0] += 0.25  # past recheck_s
     for _ in range(5):
         await check(games, "g")
     assert (games.reads, redis.expired) == (2, [("seats:g", 60)])

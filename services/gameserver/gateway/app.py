@@ -16,16 +16,16 @@ from gameserver.gateway import sender as senders
 from gameserver.gateway.client_address import TrustedNetworks, TrustedProxies
 from gameserver.gateway.command_relay import seat_command
 from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.expiry import TokenExpiry
 from gameserver.gateway.fast_moves import FastMoves
 from gameserver.gateway.frontends import SecurityHeaders
 from gameserver.gateway.frontends import install as install_frontends
 from gameserver.gateway.http_errors import install_error_handlers
 from gameserver.gateway.identity import IdentityProvider
-from gameserver.gateway.openapi import BODIES
+from gameserver.gateway.openapi import BODIES, document_limits
 from gameserver.gateway.openapi import install as install_openapi
-from gameserver.gateway.ratelimit import RateLimits
-from gameserver.gateway.request_limits import MAX_BODY_BYTES
-from gameserver.gateway.request_limits import install as install_limits
+from gameserver.gateway.ratelimit import Limiter, RateLimiting, RateLimits
+from gameserver.gateway.request_limits import MAX_BODY_BYTES, RequestLimits
 from gameserver.gateway.routers import (
     audit_routes,
     catalog_routes,
@@ -67,7 +67,7 @@ def create_app(
     ``allow_chosen_seeds`` lets ``POST /games`` take a seed: whoever chooses the seed knows
     every hand, so only test, bot and tournament servers switch it on. The limits (body size,
     rate limits when ``rate_limits`` is given, seat tokens lapsing ``token_ttl_after_end_s``
-    after the end) are those of ``gameserver.gateway.request_limits.install``; the proxies
+    after the end) are those of `_install_limits`; the proxies
     whose ``X-Forwarded-For`` is believed, `gateway.client_address`'s (none by default);
     ``identity`` the provider whose signed tokens bind seats to users (none by default)."""
     gateway = Gateway.connect(
@@ -100,7 +100,7 @@ def create_app(
     # Renature's state (named by its module: Renaissance has a GameState too) has its static
     # board in Python, not on the wire.
     install_openapi(app, BODIES, strip={"renature.state.GameState": ["board"]})
-    install_limits(
+    _install_limits(
         app,
         redis_url,
         prefix=prefix,
@@ -110,6 +110,31 @@ def create_app(
     )
     _install_outermost(app, trusted_proxies)
     return app
+
+
+def _install_limits(
+    app: FastAPI,
+    redis_url: str,
+    *,
+    prefix: str,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    rate_limits: RateLimits | None = None,
+    token_ttl_after_end_s: int | None = None,
+) -> None:
+    """Put the limits in front of ``app`` (the gateway): body size and depth always, the
+    rate limits when ``rate_limits`` is given and enabled (outermost, so a flood is turned
+    away before its bodies are read), seat tokens that lapse after the end when
+    ``token_ttl_after_end_s`` is given; and say so in the OpenAPI document (413 where a body
+    is taken, 429 everywhere but ``/healthz``)."""
+    gateway = app.state.gateway
+    app.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)
+    if rate_limits is not None and rate_limits.enabled:
+        limiter = Limiter(redis_url, rate_limits, prefix=prefix)
+        app.state.limiter = limiter
+        app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.seat_of)
+    if token_ttl_after_end_s is not None:
+        gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, token_ttl_after_end_s)
+    document_limits(app, limited=rate_limits is not None and rate_limits.enabled)
 
 
 def _install_outermost(app: FastAPI, trusted_proxies: str) -> None:

@@ -150,7 +150,6 @@ class DisputeDesk:
         self.workers = workers
         self._executor = executor
         self._slots = asyncio.Semaphore(workers + waiting)
-        self.busy_refusals = 0
 
     def _pool(self) -> Executor:
         if self._executor is None:  # spawn: a fresh interpreter, no copy of the loop's state
@@ -161,7 +160,6 @@ class DisputeDesk:
     async def inspect(self, raw: bytes, at: int | None) -> bytes:
         """The encoded inspection; 503 ``inspections_busy`` when every slot is taken."""
         if self._slots.locked():
-            self.busy_refusals += 1
             raise ApiError(
                 503, "inspections_busy", "Other files are being inspected; retry shortly."
             )

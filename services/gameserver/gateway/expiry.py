@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from redis.asyncio import Redis
 
@@ -32,9 +33,17 @@ class TokenExpiry:
     """Puts the TTL on the seat hash of each finished game once (per process)."""
 
     def __init__(
-        self, redis: Redis, tokens: SeatTokens, after_end_s: int, recheck_s: float = RECHECK_S
+        self,
+        redis: Redis,
+        tokens: SeatTokens,
+        after_end_s: int,
+        recheck_s: float = RECHECK_S,
+        *,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``clock`` tells the seconds that pass (a test's own clock)."""
         self._redis = redis
+        self._clock = clock
         self._tokens = tokens
         self.after_end_s = after_end_s
         self.recheck_s = recheck_s
@@ -44,7 +53,7 @@ class TokenExpiry:
 
     async def check(self, games: GameStates, game_id: str) -> None:
         """If the game has ended, make sure its tokens lapse ``after_end_s`` from now on."""
-        now = time.monotonic()
+        now = self._clock()
         if game_id in self._done or self._running.get(game_id, 0.0) > now:
             return
         try:

@@ -23,8 +23,7 @@ from redis.asyncio import Redis
 from eventstore import KeyLayout, RedisEventStore, StoreError
 from gameplatform.audit import AuditReport, Finding, failed
 from gameserver.gateway.game_states import GameStates
-from gameserver.gateway.http_errors import ApiError
-from gameserver.gateway.request_limits import bounded
+from gameserver.gateway.http_errors import ApiError, bounded
 from gameserver.runtime.logging import get_logger
 from gameserver.runtime.state_cache import AnyGame
 

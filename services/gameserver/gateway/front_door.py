@@ -36,6 +36,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gameserver.gateway.client_address import TrustedNetworks
 from gameserver.gateway.ratelimit import fields_from_env
+from gameserver.gateway.worker_settings import settings_from_env
 
 _REASONS = {
     408: "Request Timeout",
@@ -83,7 +84,7 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
     """uvicorn's httptools protocol with the bounds of `FrontDoor` (module docstring).
 
     Its bounds and trusted proxies are read from the environment in the worker process (the
-    settings `gateway.server` hands its workers) unless `configured` set them."""
+    settings `gateway.worker_settings` reads back) unless `configured` set them."""
 
     front_door: ClassVar[FrontDoor | None] = None
     trusted: ClassVar[TrustedNetworks] = TrustedNetworks()
@@ -108,8 +109,6 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
         super().__init__(*args, **kwargs)
         cls = type(self)
         if cls.front_door is None:
-            from gameserver.gateway.server import settings_from_env
-
             cls.trusted = TrustedNetworks.parse(settings_from_env().trusted_proxies)
             cls.front_door = FrontDoor.from_env()
         self.bounds: FrontDoor = cls.front_door

@@ -3,6 +3,9 @@
 Frontends branch on ``code`` (stable, machine-readable) and show ``message`` (a sentence a
 player can act on). FastAPI's own validation and HTTP errors are rewritten into the same shape so
 a client never has to parse two formats.
+
+`bounded` shortens text taken from a request before it goes into an error message or a log
+line, so no answer grows with what a client sent.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ from redis import exceptions as redis_errors
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from eventstore import StoreUnavailableError
-from gameserver.gateway.request_limits import bounded
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
 
 MAX_MESSAGE = 400
 """The longest error message (no answer grows with the input it refuses)."""
+MAX_ECHO = 120
+"""The most characters of a client's input an error message repeats."""
 
 # Statuses of rejection codes that do not mean "the rules refuse this now" (409): malformed
 # commands, a seat mismatch the rules service caught, and the service's own failures.
@@ -40,6 +44,13 @@ REJECTION_STATUS = {
 RETRY_AFTER = {"Retry-After": "1"}
 """Sent with every 503: the outage is transient (Redis restarting, an instance taking over), and
 services reconnect within a second of Redis answering again."""
+
+
+def bounded(text: str, limit: int = MAX_ECHO) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 class ApiError(Exception):

@@ -36,8 +36,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from gameserver.gateway.command_relay import relay
 from gameserver.gateway.dependencies import Gateway
-from gameserver.gateway.http_errors import ApiError
-from gameserver.gateway.request_limits import bounded
+from gameserver.gateway.http_errors import ApiError, bounded
 
 COMMAND_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 MAX_MESSAGE_BYTES = 65_536

@@ -195,3 +195,44 @@ def _drop_unreferenced(document: dict[str, Any]) -> None:
             return
         for name in unused:
             del schemas[name]
+
+
+def document_limits(app: FastAPI, *, limited: bool) -> None:
+    """Add the limits' answers to every operation of the app's OpenAPI document."""
+    build = app.openapi
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        document = build()
+        for path, operations in document.get("paths", {}).items():
+            for operation in operations.values():
+                responses = operation.setdefault("responses", {})
+                if "requestBody" in operation and "413" not in responses:
+                    responses["413"] = {
+                        "description": "The body is larger than the endpoint takes "
+                        "(`body_too_large`); nothing was read past the limit.",
+                        "content": error,
+                    }
+                if "requestBody" in operation and "422" not in responses:
+                    responses["422"] = {
+                        "description": "The body nests too deep (`body_too_deep`).",
+                        "content": error,
+                    }
+                if limited and path != "/healthz":
+                    responses["429"] = {
+                        "description": "Over a rate limit (`rate_limited`); retry after "
+                        "`Retry-After` seconds. Nothing of the request was done.",
+                        "headers": {
+                            "Retry-After": {
+                                "description": "Seconds to wait",
+                                "schema": {"type": "integer", "minimum": 1},
+                            }
+                        },
+                        "content": error,
+                    }
+        app.openapi_schema = document
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -12,23 +12,15 @@
 
 Bodies within the limits are handed to the app unchanged (they are at most ``max_body_bytes``
 long, so holding one in memory is bounded). WebSocket and lifespan scopes pass untouched.
-
-`bounded` shortens text taken from a request before it goes into an error message or a log
-line, so no answer grows with what a client sent.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 import msgspec
-from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-if TYPE_CHECKING:
-    from gameserver.gateway.ratelimit import RateLimits
 
 MAX_BODY_BYTES = 64 * 1024
 """The largest request body (a command is a few hundred bytes; a game creation fewer)."""
@@ -36,17 +28,8 @@ MAX_JSON_DEPTH = 16
 """The deepest JSON nesting a body may have (a command nests 3 levels)."""
 LARGER_BODIES: Mapping[str, int] = {"/disputes": 4 * 1024 * 1024}
 """Paths that take more: an exported events file to inspect (the route checks its own cap)."""
-MAX_ECHO = 120
-"""The most characters of a client's input an error message repeats."""
 
 _JSON_TOKENS = re.compile(rb'[\[\]{}"\\]')
-
-
-def bounded(text: str, limit: int = MAX_ECHO) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def json_depth_exceeds(body: bytes, limit: int) -> bool:
@@ -249,72 +232,3 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return message
 
     return replay
-
-
-def install(
-    app: FastAPI,
-    redis_url: str,
-    *,
-    prefix: str,
-    max_body_bytes: int = MAX_BODY_BYTES,
-    rate_limits: RateLimits | None = None,
-    token_ttl_after_end_s: int | None = None,
-) -> None:
-    """Put the limits in front of ``app`` (the gateway): body size and depth always, the
-    rate limits when ``rate_limits`` is given and enabled (outermost, so a flood is turned
-    away before its bodies are read), seat tokens that lapse after the end when
-    ``token_ttl_after_end_s`` is given; and say so in the OpenAPI document (413 where a body
-    is taken, 429 everywhere but ``/healthz``)."""
-    from gameserver.gateway.expiry import TokenExpiry
-    from gameserver.gateway.ratelimit import Limiter, RateLimiting
-
-    gateway = app.state.gateway
-    app.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)
-    if rate_limits is not None and rate_limits.enabled:
-        limiter = Limiter(redis_url, rate_limits, prefix=prefix)
-        app.state.limiter = limiter
-        app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.seat_of)
-    if token_ttl_after_end_s is not None:
-        gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, token_ttl_after_end_s)
-    _document(app, limited=rate_limits is not None and rate_limits.enabled)
-
-
-def _document(app: FastAPI, *, limited: bool) -> None:
-    """Add the limits' answers to every operation of the app's OpenAPI document."""
-    build = app.openapi
-    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is not None:
-            return app.openapi_schema
-        document = build()
-        for path, operations in document.get("paths", {}).items():
-            for operation in operations.values():
-                responses = operation.setdefault("responses", {})
-                if "requestBody" in operation and "413" not in responses:
-                    responses["413"] = {
-                        "description": "The body is larger than the endpoint takes "
-                        "(`body_too_large`); nothing was read past the limit.",
-                        "content": error,
-                    }
-                if "requestBody" in operation and "422" not in responses:
-                    responses["422"] = {
-                        "description": "The body nests too deep (`body_too_deep`).",
-                        "content": error,
-                    }
-                if limited and path != "/healthz":
-                    responses["429"] = {
-                        "description": "Over a rate limit (`rate_limited`); retry after "
-                        "`Retry-After` seconds. Nothing of the request was done.",
-                        "headers": {
-                            "Retry-After": {
-                                "description": "Seconds to wait",
-                                "schema": {"type": "integer", "minimum": 1},
-                            }
-                        },
-                        "content": error,
-                    }
-        app.openapi_schema = document
-        return document
-
-    app.openapi = openapi  # type: ignore[method-assign]

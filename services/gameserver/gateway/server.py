@@ -27,10 +27,9 @@ import os
 from typing import Any
 
 from gameserver.gateway.front_door import FrontDoor
+from gameserver.gateway.worker_settings import SETTINGS_ENV, settings_from_env
 from gameserver.runtime.logging import configure_logging
 from gameserver.runtime.settings import Settings
-
-SETTINGS_ENV = "RENATURE_GATEWAY_SETTINGS"
 
 
 def serve(settings: Settings, *, host: str, port: int) -> None:
@@ -53,16 +52,6 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
         log_config=None,  # the logs stay JSON (configure_logging)
         server_header=False,
     )
-
-
-def settings_from_env() -> Settings:
-    """The settings `serve` handed to this worker, or the environment's."""
-    text = os.environ.get(SETTINGS_ENV)
-    if not text:
-        return Settings.from_env()
-    fields = {f.name for f in dataclasses.fields(Settings)} - {"consumer"}  # one per process
-    values: dict[str, Any] = {k: v for k, v in json.loads(text).items() if k in fields}
-    return Settings(**values)
 
 
 def app_factory() -> Any:

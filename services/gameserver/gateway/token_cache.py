@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from redis.asyncio import Redis
 
@@ -34,8 +35,11 @@ class CachedSeatTokens(SeatTokens):
         *,
         max_entries: int = DEFAULT_ENTRIES,
         revalidate_s: float = DEFAULT_REVALIDATE_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``clock`` tells the seconds that pass (a test's own clock)."""
         super().__init__(redis, layout)
+        self._clock = clock
         self._max_entries = max_entries
         self._revalidate_s = revalidate_s
         self._seats: OrderedDict[tuple[str, str], tuple[int, float]] = OrderedDict()
@@ -48,7 +52,7 @@ class CachedSeatTokens(SeatTokens):
             self.lookups += 1
             return await super().seat_of(game_id, token)
         found = self._seats.get(key)
-        now = time.monotonic()
+        now = self._clock()
         if found is not None and now - found[1] < self._revalidate_s:
             self._seats.move_to_end(key)
             return found[0]

@@ -179,17 +179,6 @@ class Projector(Generic[F]):
         acked = [entry for game_id in done if game_id not in failed for entry in by_game[game_id]]
         await self.feeds.ack(acked)
 
-    async def project(self, game_id: str, entries: Sequence[FeedEntry]) -> bool:
-        """Bring the game's model up to at least the newest of ``entries``; True if written."""
-        ((stored, model_hash),) = await self.models.stored([game_id])
-        cached = await self.folds.advance(game_id, entries, stored, model_hash)
-        if cached is None:
-            return False
-        written = await self._store_model(game_id, cached)
-        if written == -1:
-            written = await self._store_model(game_id, await self.folds.replay(game_id))
-        return written == 1
-
     # -- rebuilding --------------------------------------------------------------------------
 
     async def rebuild(self) -> int:

@@ -28,7 +28,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from gameserver.runtime.logging import get_logger
 from gameserver.runtime.redis_auth import without_credentials
@@ -68,11 +67,9 @@ def run_service(
 
         rules_service.run(settings)
     elif name in ("board", "score"):
-        from gameserver.projectors import BoardProjection, ScoreProjection, projector_runner
+        from gameserver.projectors import PROJECTIONS, projector_runner
 
-        projection: projector_runner.Projection[Any] = (
-            BoardProjection() if name == "board" else ScoreProjection()
-        )
+        projection = PROJECTIONS[name]()
         if rebuild_only:
             projector_runner.rebuild_only(settings, projection)
         else:

@@ -36,8 +36,8 @@ from gameserver.gateway.schemas import (
 )
 from gameserver.gateway.seat_recovery import recovery_for
 from gameserver.gateway.seat_tokens import new_token
-from gameserver.gateway.seeds import choose_seed
 from gameserver.runtime.bus import CommandEnvelope
+from gameserver.runtime.seed_vault import RedisSeedVault
 
 router = APIRouter(tags=["games"])
 
@@ -163,7 +163,8 @@ async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str, *, retry: b
             "This server deals every game from a secret seed; it does not take a chosen "
             "seed (test and tournament servers set RENATURE_ALLOW_CHOSEN_SEEDS=1).",
         )
-    if not await choose_seed(gateway.redis, gateway.layout, game_id, seed) and not retry:
+    chosen = await RedisSeedVault(gateway.redis, gateway.layout).choose(game_id, seed)
+    if not chosen and not retry:
         raise ApiError(409, "game_exists", "A game with this id exists already; retry.")
 
 
