@@ -26,9 +26,10 @@ from renature.clock import TimeControl
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
 from renature.explain import Explanation, explain
 from renature.game import outcome, play, setup_commands
+from renature.legal_moves import legal_actions
 from renature.perspective import decode_state, encode_state, perspective
 from renature.picture import board_svg
-from renature.rules import RULES, legal_actions
+from renature.rules import RULES
 from renature.state import GameState, Phase
 from renature.view import GameView, view, visible_event
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 from gameplatform import corpus, simulation
 from renature import commands as c
 from renature.game import play, setup_commands, simulation_id
-from renature.rules import RULES, execute, legal_actions
+from renature.legal_moves import legal_actions
+from renature.rules import RULES, execute
 
 GAMES: tuple[tuple[str, int, str], ...] = tuple(
     (board, players, bot)

@@ -17,11 +17,12 @@ from collections import defaultdict
 
 import msgspec
 
+from renature.areas import live_areas
 from renature.board import Board
 from renature.components import NEUTRAL, components, plant_code, plant_value
 from renature.deal import commitment
 from renature.perspective import HIDDEN, perspective
-from renature.rules import area_awards, live_areas
+from renature.scoring import area_awards
 from renature.state import GameState
 
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
+from renature.areas import live_areas
 from renature.board import AREA, OFF, PATH, Board
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
-from renature.rules import colour_totals, live_areas, majority_ranks
+from renature.scoring import colour_totals, majority_ranks
 from renature.state import GameState
 
 CELL = 44
