@@ -22,8 +22,11 @@ from renaissance.bots import BOT_NAMES, EVALUATION_SCALE, Bot, make_bot, prospec
 from renaissance.components import COLOURS, components
 from renaissance.explain import Explanation, explain
 from renaissance.game import outcome, play, setup_commands, with_salt
+from renaissance.janken import JANKEN_HANDS
+from renaissance.legal_moves import legal_actions
 from renaissance.picture import board_svg, board_text
-from renaissance.rules import JANKEN_HANDS, RULES, legal_actions, variant_problem
+from renaissance.rules import RULES
+from renaissance.seating import variant_problem
 from renaissance.state import GameState, Phase
 from renaissance.view import GameView, masked_state, view, visible_event
 from renaissance.words import describe

@@ -15,13 +15,10 @@ from typing import Protocol
 from gameplatform import simulation
 from renaissance import commands as c
 from renaissance.components import components
-from renaissance.rules import (
-    execute,
-    legal_actions,
-    penalty,
-    phase1_points,
-    piece_index,
-)
+from renaissance.legal_moves import legal_actions
+from renaissance.position import piece_index
+from renaissance.rules import execute
+from renaissance.scoring import penalty, phase1_points
 from renaissance.state import GameState
 
 BOT_NAMES = ("random", "greedy")

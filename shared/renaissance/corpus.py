@@ -14,7 +14,8 @@ from gameplatform import corpus, simulation
 from renaissance import commands as c
 from renaissance.errors import RuleError
 from renaissance.game import play, setup_commands, simulation_id
-from renaissance.rules import RULES, legal_actions
+from renaissance.legal_moves import legal_actions
+from renaissance.rules import RULES
 
 GAMES: tuple[tuple[tuple[str, str], int, str, c.Variant | None], ...] = (
     (("random", "random"), 1, "points", None),

@@ -13,7 +13,7 @@ from typing import Any
 from renature import commands as c
 from renature import events as e
 from renature import seating
-from renature.board import PATH, Board
+from renature.board import PATH, Board, UnknownBoard
 from renature.clouds import cloud_action
 from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_code, plant_value
 from renature.deal import commitment, deal
@@ -62,8 +62,6 @@ def create(cmd: c.CreateGame) -> e.GameCreated:
 
 
 def Board_of_checked(board_id: str) -> Board:  # noqa: N802
-    from renature.board import UnknownBoard
-
     try:
         return Board_of(board_id)
     except UnknownBoard as err:

@@ -10,7 +10,7 @@ from msgspec.structs import replace
 
 from renature import events as e
 from renature import seating
-from renature.board import Board
+from renature.board import Board, load_board
 from renature.components import COLOURS, PLANT_TYPES, components, plant_code
 from renature.position import board_slot, set_at, with_seat
 from renature.state import GameState, SeatState
@@ -57,8 +57,6 @@ def _created(_: GameState | None, ev: e.GameCreated) -> GameState:
 
 
 def Board_of(board_id: str) -> Board:  # noqa: N802 - reads as a constructor
-    from renature.board import load_board
-
     return load_board(board_id)
 
 

@@ -35,7 +35,8 @@ from renaissance.errors import (
 )
 from renaissance.figures import extra_hands_made, makes_ring, rectangle_pieces
 from renaissance.game import play
-from renaissance.rules import execute, legal_actions, piece_index
+from renaissance.position import piece_index
+from renaissance.rules import execute, legal_actions
 from renaissance.view import masked_state, view, visible_event
 
 
