@@ -383,3 +383,29 @@ def _animal(px: int, py: int, name: str) -> str:
         f'<text font-size="11" text-anchor="middle" fill="#1d1d1b"><title>{name}</title>'
         f"{spans}</text>"
     )
+
+
+def board_text(state: GameState) -> str:
+    """The board as plain text: ``~`` free path, area letters, an animal's first letter on a
+    covered space, a plant's type letter (upper case for a colour, lower for neutral)."""
+    board = state.board
+    animals = components().animals
+    lines = []
+    for y in range(board.height):
+        row = ""
+        for x in range(board.width):
+            cell = board.index(x, y)
+            if board.kinds[cell] == OFF:
+                row += " "
+            elif state.plants[cell] >= 0:
+                code = state.plants[cell]
+                letter = PLANT_TYPES[plant_type(code)][0]
+                row += letter if COLOURS[plant_colour(code)] == "neutral" else letter.upper()
+            elif state.area_of[cell] >= 0:
+                row += board.area_ids[state.area_of[cell]]
+            elif state.cover[cell] >= 0:
+                row += animals[state.cover[cell]][0]
+            else:
+                row += "~"
+        lines.append(row.rstrip())
+    return "\n".join(lines)
