@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bench.service import percentile
+from bench.figures import percentile
 
 if TYPE_CHECKING:
     from bench.player import Result
