@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import bots, core, durability, flood, player, service, storage
+from bench import bots, core, durability, flood, player, processes, service, storage
 
 
 def main() -> None:
@@ -44,7 +44,7 @@ def main() -> None:
     counts = tuple(int(g) for g in args.games.split(",")) if args.games else player.GAME_COUNTS
     modes = tuple(args.modes.split(","))
     if args.topology:
-        topology = player.Topology.parse(args.topology)
+        topology = processes.Topology.parse(args.topology)
         if topology.instances > 1:
             player.run_scaling(topology, counts, modes)
         else:

@@ -34,6 +34,7 @@ from typing import Any
 
 import msgspec
 
+from bench.keepalive import Http, HttpError
 from renature import commands as c
 
 REPLY_TIMEOUT_S = 10.0
@@ -78,71 +79,6 @@ def games_for(count: int) -> list[Game]:
             steps.append(Step(kind, seat, command, body))
         pool.append(Game(scripted.seed, scripted.players, steps))
     return pool
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    if not ordered:
-        return float("nan")
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
-    return ordered[rank]
-
-
-# -- a minimal HTTP/1.1 keep-alive client ------------------------------------------------------
-
-
-class HttpError(RuntimeError):
-    pass
-
-
-class Http:
-    """One keep-alive connection, one request at a time (as a browser tab's fetches)."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-
-    async def request(
-        self, method: str, path: str, body: bytes = b"", token: str | None = None, key: str = ""
-    ) -> tuple[int, bytes]:
-        reused = self._writer is not None
-        try:
-            return await self._request(method, path, body, token, key)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            if not reused:
-                raise
-            await self.close()  # the server closed an idle keep-alive connection: reconnect
-            return await self._request(method, path, body, token, key)
-
-    async def _request(
-        self, method: str, path: str, body: bytes, token: str | None, key: str
-    ) -> tuple[int, bytes]:
-        if self._writer is None or self._reader is None:
-            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
-        auth = f"Authorization: Bearer {token}\r\n" if token else ""
-        if key:  # a creation or a join retried after a timeout answers the first outcome
-            auth += f"Idempotency-Key: {key}\r\n"
-        head = (
-            f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\n{auth}"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-        )
-        self._writer.write(head.encode() + body)
-        raw = await self._reader.readuntil(b"\r\n\r\n")
-        status = int(raw[9:12])
-        length = 0
-        for line in raw.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        return status, await self._reader.readexactly(length)
-
-    async def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            with contextlib.suppress(Exception):
-                await self._writer.wait_closed()
-        self._reader = self._writer = None
 
 
 # -- the load ----------------------------------------------------------------------------------
@@ -415,33 +351,37 @@ async def check_finished(load: Load, limit: int = 20) -> int:
     return checked
 
 
-async def main_async(config: dict[str, Any]) -> dict[str, Any]:
-    from eventstore import KeyLayout
+async def connect(config: dict[str, Any]) -> Any:
+    """A Redis client for the load: a cluster's, or one whose requests wait for a free
+    connection rather than fail (hundreds of games)."""
     from eventstore.redis_client import is_cluster_url, redis_client
 
     if is_cluster_url(config["redis_url"]):
         redis = redis_client(config["redis_url"])
         await redis.initialize()  # the slot map first: a pub/sub on a fresh client needs it
-    else:  # requests wait for a free connection rather than fail (hundreds of games)
-        from redis.asyncio import BlockingConnectionPool, Redis
+        return redis
+    from redis.asyncio import BlockingConnectionPool, Redis
 
-        pool = BlockingConnectionPool.from_url(config["redis_url"], max_connections=128)
-        redis = Redis.from_pool(pool)
-    layout = KeyLayout(prefix=config.get("prefix", "rn"), partitions=config.get("partitions", 16))
-    load = Load(config, games_for(config["scripts"]), redis, layout)
-    client = None
-    if config["mode"] == "bus":
-        from eventstore import CommandPartitions
-        from gameserver.runtime.rules_client import RulesClient
-        from gameserver.runtime.settings import Settings
+    pool = BlockingConnectionPool.from_url(config["redis_url"], max_connections=128)
+    return Redis.from_pool(pool)
 
-        # the services' count of command streams: they read it from the same environment
-        streams = CommandPartitions(layout, Settings.from_env().command_partitions)
-        client = RulesClient(redis, streams=streams)
-        await client.start()
-    play = {"bus": play_bus, "http": play_http, "ws": play_ws}[config["mode"]]
-    tasks = [asyncio.create_task(play(load, index, client)) for index in config["games"]]
-    failure = ""
+
+async def rules_client(redis: Any, layout: Any) -> Any:
+    """A started `RulesClient` on the services' command streams."""
+    from eventstore import CommandPartitions
+    from gameserver.runtime.rules_client import RulesClient
+    from gameserver.runtime.settings import Settings
+
+    # the services' count of command streams: they read it from the same environment
+    streams = CommandPartitions(layout, Settings.from_env().command_partitions)
+    client = RulesClient(redis, streams=streams)
+    await client.start()
+    return client
+
+
+async def run_window(load: Load, tasks: list[asyncio.Task[None]]) -> tuple[str, float]:
+    """Wait for every game to be set up, then for the window ``go`` names; the first failure
+    of a game (empty when none failed) and the CPU seconds the window cost."""
     try:
         # Every game set up (created, seats taken, started) before the window: it measures
         # moves, not the set-up of hundreds of games at once.
@@ -457,6 +397,7 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
         cpu_before = time.process_time()
         await asyncio.sleep(max(0.0, load.window[1] - time.monotonic()))
         load.stopping = True
+        failure = ""
         done, _ = await asyncio.wait(tasks, timeout=REPLY_TIMEOUT_S)
         for task in done:
             if task.exception() is not None:
@@ -470,7 +411,19 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    cpu = time.process_time() - cpu_before
+    return failure, time.process_time() - cpu_before
+
+
+async def main_async(config: dict[str, Any]) -> dict[str, Any]:
+    from eventstore import KeyLayout
+
+    redis = await connect(config)
+    layout = KeyLayout(prefix=config.get("prefix", "rn"), partitions=config.get("partitions", 16))
+    load = Load(config, games_for(config["scripts"]), redis, layout)
+    client = await rules_client(redis, layout) if config["mode"] == "bus" else None
+    play = {"bus": play_bus, "http": play_http, "ws": play_ws}[config["mode"]]
+    tasks = [asyncio.create_task(play(load, index, client)) for index in config["games"]]
+    failure, cpu = await run_window(load, tasks)
     checked = 0
     if not failure:
         try:

@@ -38,159 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from bench import targets
-from bench.service import cpu_seconds, machine_line, machine_ticks, percentile
-from devkit.redis_server import RedisServer, free_port
+from bench.figures import cpu_seconds, machine_line, machine_ticks, percentile
+from bench.processes import Group, Redises, Stack, Topology, start_stack
+from devkit.redis_server import free_port
 
 PEER_DIR = Path(__file__).resolve().parent / "peer"
 WARMUP_S = 2.0
 WINDOW_S = 5.0
 SCRIPTS = 60
 GAME_COUNTS = (1, 16, 256)
-READY_TIMEOUT_S = 60.0
-
-
-@dataclass(frozen=True)
-class Topology:
-    """Instances of each service, load processes, single Redis or cluster."""
-
-    rules: int = 1
-    board: int = 1
-    score: int = 1
-    gateway: int = 1  # worker processes of one gateway (uvicorn --workers)
-    load: int = 1
-    redis: str = "single"  # or "cluster"
-
-    @classmethod
-    def parse(cls, text: str) -> Topology:
-        """``rules=2,board=2,score=2,gateway=2,load=2,redis=cluster``; ``all=N`` sets every
-        service to N instances."""
-        values: dict[str, Any] = {}
-        for part in filter(None, (p.strip() for p in text.split(","))):
-            name, _, value = part.partition("=")
-            if name == "all":
-                for service in ("rules", "board", "score", "gateway"):
-                    values[service] = int(value)
-            elif name == "redis":
-                if value not in ("single", "cluster"):
-                    raise ValueError("redis=single or redis=cluster")
-                values[name] = value
-            elif name in ("rules", "board", "score", "gateway", "load"):
-                values[name] = int(value)
-            else:
-                raise ValueError(f"unknown topology item {name!r}")
-        return cls(**values)
-
-    def describe(self) -> str:
-        redis = (
-            "Redis Cluster (3 masters + 3 replicas, WAIT 1)"
-            if self.redis == "cluster"
-            else "one Redis (AOF, appendfsync always)"
-        )
-        return (
-            f"rules x{self.rules}, board x{self.board}, score x{self.score}, "
-            f"gateway x{self.gateway} workers, load x{self.load} processes, {redis}"
-        )
-
-    @property
-    def instances(self) -> int:
-        """Instances of each service, when they are all alike (for scaling efficiency)."""
-        return max(self.rules, self.board, self.score, self.gateway)
-
-
-# -- process groups ----------------------------------------------------------------------------
-
-
-def group_cpu(pgid: int) -> float:
-    """CPU seconds of every live process of a process group (a gateway and its workers)."""
-    total = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
-
-
-@dataclass
-class Group:
-    name: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def cpu(self) -> float:
-        return group_cpu(self.process.pid)
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def tail(self) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-15:])
-
-
-@dataclass
-class Stack:
-    redis_url: str
-    workdir: Path
-    env: dict[str, str]
-    groups: list[Group] = field(default_factory=list)
-
-    def start(self, name: str, *args: str) -> Group:
-        env = {**os.environ, **self.env, "REDIS_URL": self.redis_url}
-        env.pop("RENATURE_CONSUMER", None)
-        log = self.workdir / f"{name}-{len(self.groups)}.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "gameserver.runtime.supervisor", name, *args],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        group = Group(name, process, log)
-        self.groups.append(group)
-        return group
-
-    def check(self) -> None:
-        for group in self.groups:
-            if not group.alive():
-                raise RuntimeError(f"{group.name} exited early:\n{group.tail()}")
-
-    def stop(self) -> None:
-        stop_groups(self.groups)
-
-
-def stop_groups(groups: list[Group]) -> None:
-    for group in groups:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(group.process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 8
-    for group in groups:
-        try:
-            group.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(group.process.pid, signal.SIGKILL)
-            group.process.wait()
-
-
-def wait_http(port: int, path: str, timeout: float = READY_TIMEOUT_S) -> None:
-    """Until ``GET path`` answers 200 on 127.0.0.1:port."""
-    import http.client
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            conn.request("GET", path)
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"nothing answered GET {path} on port {port} within {timeout:g} s")
 
 
 # -- one measurement ---------------------------------------------------------------------------
@@ -267,18 +123,13 @@ def snapshot(groups: list[Group], extra: dict[str, int]) -> dict[str, float]:
     return cpu
 
 
-def run_load(
-    mode: str,
-    games: int,
-    topology: Topology,
-    stack: Stack,
-    gateway_port: int,
-    redis_pids: dict[str, int],
-    label: str,
-) -> Result:
-    """Start the load processes, wait for them to be ready, measure one window."""
+def start_loads(
+    mode: str, games: int, topology: Topology, stack: Stack, gateway_port: int
+) -> tuple[list[Group], dict[int, str]]:
+    """The load processes, each given its share of the games; and, by a process's pid, the
+    file it writes its result to."""
     loads: list[Group] = []
-    configs: dict[int, str] = {}  # a load process's pid: the file of its result
+    configs: dict[int, str] = {}
     share = [list(range(i, games, topology.load)) for i in range(topology.load)]
     share = [s for s in share if s]
     for number, indices in enumerate(share):
@@ -306,39 +157,73 @@ def run_load(
         process.stdin.flush()
         loads.append(Group("load", process, log))
         configs[process.pid] = str(result_file)
+    return loads, configs
+
+
+@dataclass
+class Window:
+    """What one measured window saw: CPU seconds by process group before and after it, the
+    machine's line, and each load process's result."""
+
+    before: dict[str, float]
+    after: dict[str, float]
+    machine: str
+    results: list[dict[str, Any]]
+
+
+def measure_window(
+    loads: list[Group], configs: dict[int, str], stack: Stack, redis_pids: dict[str, int]
+) -> Window:
+    """Once every load process is ready, one window after the warm-up, timed alike for all."""
+    for group in loads:
+        assert group.process.stdout is not None
+        if group.process.stdout.readline().strip() != b"ready":
+            raise RuntimeError(f"a load process failed:\n{group.tail()}")
+    start = time.monotonic() + WARMUP_S
+    for group in loads:
+        assert group.process.stdin is not None
+        group.process.stdin.write(f"go {start} {start + WINDOW_S}\n".encode())
+        group.process.stdin.flush()
+    time.sleep(max(0.0, start - time.monotonic()))
+    ticks = machine_ticks()
+    before = snapshot([*stack.groups, *loads], redis_pids)
+    time.sleep(max(0.0, start + WINDOW_S - time.monotonic()))
+    after = snapshot([*stack.groups, *loads], redis_pids)
+    machine = machine_line(ticks)
+    stack.check()
+    results = []
+    for group in loads:
+        assert group.process.stdout is not None
+        line = group.process.stdout.readline()
+        if line.strip() != b"done":
+            raise RuntimeError(f"a load process died:\n{group.tail()}")
+        results.append(json.loads(Path(configs[group.process.pid]).read_text()))
+    return Window(before, after, machine, results)
+
+
+def run_load(
+    mode: str,
+    games: int,
+    topology: Topology,
+    stack: Stack,
+    gateway_port: int,
+    redis_pids: dict[str, int],
+    label: str,
+) -> Result:
+    """Start the load processes, wait for them to be ready, measure one window."""
+    loads, configs = start_loads(mode, games, topology, stack, gateway_port)
     try:
-        for group in loads:
-            assert group.process.stdout is not None
-            if group.process.stdout.readline().strip() != b"ready":
-                raise RuntimeError(f"a load process failed:\n{group.tail()}")
-        start = time.monotonic() + WARMUP_S
-        for group in loads:
-            assert group.process.stdin is not None
-            group.process.stdin.write(f"go {start} {start + WINDOW_S}\n".encode())
-            group.process.stdin.flush()
-        time.sleep(max(0.0, start - time.monotonic()))
-        ticks = machine_ticks()
-        before = snapshot([*stack.groups, *loads], redis_pids)
-        time.sleep(max(0.0, start + WINDOW_S - time.monotonic()))
-        after = snapshot([*stack.groups, *loads], redis_pids)
-        machine = machine_line(ticks)
-        stack.check()
-        results = []
-        for group in loads:
-            assert group.process.stdout is not None
-            line = group.process.stdout.readline()
-            if line.strip() != b"done":
-                raise RuntimeError(f"a load process died:\n{group.tail()}")
-            results.append(json.loads(Path(configs[group.process.pid]).read_text()))
+        window = measure_window(loads, configs, stack, redis_pids)
     finally:
         for group in loads:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(group.process.pid, signal.SIGKILL)
             group.process.wait()
+    results = window.results
     failures = [r["failure"] for r in results if r["failure"]]
     if failures:
         raise RuntimeError(f"{mode} with {games} games failed: {failures[0]}")
-    cpu = {name: after[name] - before.get(name, 0.0) for name in after}
+    cpu = {name: window.after[name] - window.before.get(name, 0.0) for name in window.after}
     moves = sum(r["moves"] for r in results)
     return Result(
         label=label,
@@ -350,7 +235,7 @@ def run_load(
         moves=moves,
         finished=sum(r["games_finished"] for r in results),
         checked=sum(r["checked"] for r in results),
-        machine=machine,
+        machine=window.machine,
         retries=sum(r.get("retries", 0) for r in results),
     )
 
@@ -365,83 +250,6 @@ def idle_cores(stack: Stack, redis_pids: dict[str, int]) -> dict[str, float]:
     time.sleep(IDLE_S)
     after = snapshot(stack.groups, redis_pids)
     return {name: (after[name] - before.get(name, 0.0)) / IDLE_S for name in after}
-
-
-# -- the stack ---------------------------------------------------------------------------------
-
-
-class Redises:
-    """A private Redis, or a private Redis Cluster, for one run."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.single: RedisServer | None = None
-        self.cluster: Any = None
-
-    def __enter__(self) -> Redises:
-        if self.kind == "cluster":
-            from devkit.redis_cluster import RedisCluster as ClusterFixture
-
-            self.cluster = ClusterFixture(masters=3, replicas=1, appendonly=True).start()
-        else:
-            self.single = RedisServer(appendonly=True, appendfsync="always").start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.single is not None:
-            self.single.cleanup()
-        if self.cluster is not None:
-            self.cluster.cleanup()
-
-    @property
-    def url(self) -> str:
-        return self.cluster.url if self.cluster is not None else self.single.url  # type: ignore[union-attr]
-
-    def pids(self) -> dict[str, int]:
-        if self.cluster is not None:
-            return {"redis": 0, **{f"redis#{i}": pid for i, pid in enumerate(self.cluster.pids())}}
-        assert self.single is not None
-        assert self.single._process is not None
-        return {"redis": self.single._process.pid}
-
-
-def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stack, int]:
-    env = {
-        "RENATURE_ALLOW_CHOSEN_SEEDS": "1",
-        "RENATURE_GATEWAY_WORKERS": str(topology.gateway),
-        "RENATURE_RATE_LIMITS": "off",
-        # One load address holds a keep-alive connection per seat of every game: the front
-        # door's per-address bound (gateway/front_door.py) is lifted for it, as the rate limits.
-        "RENATURE_CONNECTIONS_PER_ADDRESS": "1000000",
-        "RENATURE_DURABILITY": "replica" if topology.redis == "cluster" else "always",
-        "RENATURE_DURABILITY_REPLICAS": "1",
-    }
-    stack = Stack(redis_url, workdir, env)
-    port = free_port()
-    for name, count in (("board", topology.board), ("score", topology.score)):
-        for _ in range(count):
-            stack.start(name)
-    for _ in range(topology.rules):
-        stack.start("rules")
-    stack.start("gateway", "--port", str(port))
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while True:
-        stack.check()
-        try:
-            wait_http(port, "/healthz", timeout=0.5)
-            break
-        except RuntimeError:
-            if time.monotonic() > deadline:
-                raise
-    started = "FastStream app started successfully"
-    while not all(
-        started in g.log.read_text(errors="replace") for g in stack.groups if g.name == "rules"
-    ):
-        stack.check()
-        if time.monotonic() > deadline:
-            raise RuntimeError("the rules service did not start")
-        time.sleep(0.1)
-    return stack, port
 
 
 # -- the peer ----------------------------------------------------------------------------------
@@ -479,26 +287,7 @@ def run_peer(games: int) -> Result:
         assert server.stdout is not None
         if not server.stdout.readline().startswith(b"ready"):
             raise RuntimeError("the boardgame.io server did not start")
-        client = subprocess.Popen(
-            [node, "client.js", str(port), str(games), str(WARMUP_S), str(WINDOW_S)],
-            cwd=PEER_DIR,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        assert client.stdout is not None
-        if client.stdout.readline().strip() != b"ready":  # every game set up
-            raise RuntimeError("the peer's client stopped before its games were set up")
-        time.sleep(WARMUP_S)
-        ticks = machine_ticks()
-        before = {"server": cpu_seconds(server.pid), "client": cpu_seconds(client.pid)}
-        time.sleep(WINDOW_S)
-        after = {"server": cpu_seconds(server.pid), "client": cpu_seconds(client.pid)}
-        machine = machine_line(ticks)
-        out, err = client.communicate(timeout=60)
-        if client.returncode != 0:
-            raise RuntimeError(f"the peer's client failed: {err.decode(errors='replace')[-500:]}")
-        data = json.loads(out)
+        data, cpu, machine = _peer_window(node, port, games, server.pid)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGKILL)
@@ -509,7 +298,7 @@ def run_peer(games: int) -> Result:
         rate=data["moves"] / WINDOW_S,
         round_trips=data["round_trips"],
         to_model=[],
-        cpu={f"peer {name}": after[name] - before[name] for name in after},
+        cpu=cpu,
         moves=data["moves"],
         finished=data["games_finished"],
         checked=0,
@@ -518,6 +307,34 @@ def run_peer(games: int) -> Result:
         if data.get("failures")
         else "",
     )
+
+
+def _peer_window(
+    node: str, port: int, games: int, server: int
+) -> tuple[dict[str, Any], dict[str, float], str]:
+    """The peer's client playing ``games`` against the server (pid ``server``) for one window:
+    its figures, the CPU seconds of server and client, the machine's line."""
+    client = subprocess.Popen(
+        [node, "client.js", str(port), str(games), str(WARMUP_S), str(WINDOW_S)],
+        cwd=PEER_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert client.stdout is not None
+    if client.stdout.readline().strip() != b"ready":  # every game set up
+        raise RuntimeError("the peer's client stopped before its games were set up")
+    time.sleep(WARMUP_S)
+    ticks = machine_ticks()
+    before = {"server": cpu_seconds(server), "client": cpu_seconds(client.pid)}
+    time.sleep(WINDOW_S)
+    after = {"server": cpu_seconds(server), "client": cpu_seconds(client.pid)}
+    machine = machine_line(ticks)
+    out, err = client.communicate(timeout=60)
+    if client.returncode != 0:
+        raise RuntimeError(f"the peer's client failed: {err.decode(errors='replace')[-500:]}")
+    cpu = {f"peer {name}": after[name] - before[name] for name in after}
+    return json.loads(out), cpu, machine
 
 
 # -- the run -----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from bench.service import percentile
+from bench.figures import percentile
 
 
 class Measured(Protocol):

@@ -47,6 +47,7 @@ class Node:
         return self.process is not None and self.process.poll() is None
 
 
+# long: a test cluster's whole life: launch, readiness, faults (kill, restart, failover), teardown
 class RedisCluster:
     """``masters`` masters with ``replicas`` replicas each, on 127.0.0.1."""
 

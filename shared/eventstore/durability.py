@@ -95,6 +95,7 @@ async def server_version(redis: Redis) -> str:
     return str(info.get("redis_version", "0"))
 
 
+# long: three durability modes, each checked against the server and stated in its own words
 async def check_durability(redis: Redis, mode: Durability, replicas: int = 1) -> DurabilityStatus:
     """Ask the server whether it keeps the promise of ``mode`` (start-up check, logged).
 

@@ -1,3 +1,4 @@
+# long: the whole EventStore contract on Redis in one class, and the parsers of its replies
 """The Redis Streams event store.
 
 One stream per game holds the game's events with explicit entry ids ``0-<version>``, so the

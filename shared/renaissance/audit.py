@@ -17,7 +17,9 @@ from gameplatform.audit import Auditor, AuditReport, Finding, points_add_up
 from gameplatform.sealed import reveal_problem
 from renaissance import events as e
 from renaissance.figures import extra_points
-from renaissance.rules import RULES, penalty, phase1_points, piece_index
+from renaissance.position import piece_index
+from renaissance.rules import RULES
+from renaissance.scoring import penalty, phase1_points
 from renaissance.state import GameState
 
 __all__ = ["AuditReport", "Finding", "audit", "recount"]

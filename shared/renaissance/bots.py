@@ -12,16 +12,17 @@ import random
 from collections.abc import Callable
 from typing import Protocol
 
-from gameplatform import simulation
+import msgspec
+
+from gameplatform import search, simulation
+from gameplatform.sealed import SealedChoice
 from renaissance import commands as c
 from renaissance.components import components
-from renaissance.rules import (
-    execute,
-    legal_actions,
-    penalty,
-    phase1_points,
-    piece_index,
-)
+from renaissance.janken import JANKEN_HANDS
+from renaissance.legal_moves import legal_actions
+from renaissance.position import piece_index
+from renaissance.rules import execute
+from renaissance.scoring import penalty, phase1_points
 from renaissance.state import GameState
 
 BOT_NAMES = ("random", "greedy")
@@ -135,3 +136,20 @@ def prospects(state: GameState) -> list[float]:
 def make_bot(name: str, seed: str) -> Bot:
     kinds: dict[str, Callable[[str], Bot]] = {"random": RandomBot, "greedy": GreedyBot}
     return simulation.make_bot(kinds, name, seed)
+
+
+def evaluate(state: GameState) -> list[float]:
+    """The search's value of an unfinished game for each seat: its prospects' margins."""
+    return search.margin_values(prospects(state), EVALUATION_SCALE)
+
+
+def determinize(state: GameState, seat: int, rng: random.Random, seed: str) -> GameState:
+    """The state itself, but for a Janken under way: another seat's sealed hand (blanked in
+    ``seat``'s perspective) is a hand drawn at random, sealed under ``seed``."""
+    janken = state.janken
+    if janken is None or janken.is_complete:
+        return state
+    for other, slot in enumerate(janken.slots):
+        if other != seat and slot.is_sealed:
+            janken = janken.put(other, SealedChoice.of(rng.choice(JANKEN_HANDS), seed))
+    return msgspec.structs.replace(state, janken=janken)

@@ -14,7 +14,8 @@ from gameplatform import corpus, simulation
 from renaissance import commands as c
 from renaissance.errors import RuleError
 from renaissance.game import play, setup_commands, simulation_id
-from renaissance.rules import RULES, legal_actions
+from renaissance.legal_moves import legal_actions
+from renaissance.rules import RULES
 
 GAMES: tuple[tuple[tuple[str, str], int, str, c.Variant | None], ...] = (
     (("random", "random"), 1, "points", None),
@@ -115,3 +116,17 @@ def _replayed(
         **corpus.recorded(played, counts, log, result),
         variant=msgspec.UNSET if variant is None else variant,
     )
+
+
+_decoder = msgspec.json.Decoder(CorpusGame)
+
+
+def records() -> list[CorpusGame]:
+    """Every corpus game, played and recorded."""
+    return [record(*game) for game in GAMES]
+
+
+def check_line(line: bytes) -> tuple[str, list[str]]:
+    """A corpus game from its JSON line: its name, and what differs from the record."""
+    game = _decoder.decode(line)
+    return f"{'/'.join(game.bots)}, {game.sets} set(s), {game.seed!r}", check(game)

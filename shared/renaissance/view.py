@@ -16,7 +16,9 @@ from msgspec.structs import replace
 from gameplatform.sealed import Sealed
 from renaissance import events as e
 from renaissance.components import CENTRE, COLOURS, EMPTY, MONOMINO, components
-from renaissance.rules import covered_pieces, hands_made, penalty, phase1_points, piece_name
+from renaissance.placement import covered_pieces
+from renaissance.position import piece_name
+from renaissance.scoring import hands_made, penalty, phase1_points
 from renaissance.state import GameState
 
 

@@ -11,17 +11,12 @@ from typing import Protocol
 
 from gameplatform import simulation
 from renature import commands as c
+from renature.areas import areas_closed_by
 from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, plant_code, plant_value
 from renature.geometry import geometry
-from renature.rules import (
-    areas_closed_by,
-    colour_totals,
-    legal_actions,
-    legal_placements,
-    majority_ranks,
-    plant_points,
-    rank_points,
-)
+from renature.legal_moves import legal_actions
+from renature.placement import legal_placements
+from renature.scoring import colour_totals, majority_ranks, plant_points, rank_points
 from renature.state import GameState
 
 BOT_NAMES = ("random", "greedy")

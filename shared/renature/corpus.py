@@ -13,10 +13,13 @@ cloud actions, mushrooms declined), greedy ones play like people who want points
 
 from __future__ import annotations
 
+import msgspec
+
 from gameplatform import corpus, simulation
 from renature import commands as c
 from renature.game import play, setup_commands, simulation_id
-from renature.rules import RULES, execute, legal_actions
+from renature.legal_moves import legal_actions
+from renature.rules import RULES, execute
 
 GAMES: tuple[tuple[str, int, str], ...] = tuple(
     (board, players, bot)
@@ -81,3 +84,17 @@ def _replayed(
         bots=bots,
         **corpus.recorded(played, counts, log, result),
     )
+
+
+_decoder = msgspec.json.Decoder(CorpusGame)
+
+
+def records() -> list[CorpusGame]:
+    """Every corpus game, played and recorded."""
+    return [record(*game) for game in GAMES]
+
+
+def check_line(line: bytes) -> tuple[str, list[str]]:
+    """A corpus game from its JSON line: its name, and what differs from the record."""
+    game = _decoder.decode(line)
+    return f"{game.board}, {game.players} players, {game.seed!r}", check(game)

@@ -17,11 +17,13 @@ from collections import defaultdict
 
 import msgspec
 
+from gameplatform import search
+from renature.areas import live_areas
 from renature.board import Board
 from renature.components import NEUTRAL, components, plant_code, plant_value
 from renature.deal import commitment
 from renature.perspective import HIDDEN, perspective
-from renature.rules import area_awards, live_areas
+from renature.scoring import area_awards
 from renature.state import GameState
 
 
@@ -109,3 +111,8 @@ def _front(state: GameState, area: int) -> tuple[int, int]:
         token = state.board.token(token_id)
         return token.main, token.minor
     return state.area_sizes[area], state.area_sizes[area] // 2
+
+
+def evaluate(state: GameState) -> list[float]:
+    """The search's value of an unfinished game for every seat: its prospects' margins."""
+    return search.margin_values(prospects(state), EVALUATION_SCALE)

@@ -8,7 +8,7 @@ from gameplatform import explanation
 from gameplatform.explanation import count_points
 from renature import events as e
 from renature.components import COLOURS
-from renature.rules import evolve
+from renature.evolve import evolve
 from renature.state import GameState
 
 

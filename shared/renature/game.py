@@ -75,3 +75,11 @@ def outcome(state: GameState, bots: Sequence[str], events: int) -> Outcome:
         colours=[COLOURS[seat.colour] for seat in state.seats],
         events=events,
     )
+
+
+def simulate(
+    seed: str, bots: Sequence[str], board: str, make: Callable[[str, str], Bot] = make_bot
+) -> tuple[list[e.Event], GameState, Outcome]:
+    """A whole game played by ``bots`` on ``board``: its events, last state and outcome."""
+    log, state = play(len(bots), seed, bots, board=board, make=make)
+    return log, state, outcome(state, bots, len(log))

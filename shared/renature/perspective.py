@@ -103,3 +103,8 @@ def _stand_ins(board_id: str) -> dict[str, str]:
         token.id: min(t.id for t in tokens if (t.main, t.minor) == (token.main, token.minor))
         for token in tokens
     }
+
+
+def state_json(state: GameState, seat: int | None) -> bytes:
+    """The state as ``seat`` may hold it (a spectator: no seat's secrets), encoded."""
+    return encode_state(perspective(state, -1 if seat is None else seat))

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
+from renature.areas import live_areas
 from renature.board import AREA, OFF, PATH, Board
 from renature.components import COLOURS, PLANT_TYPES, components, plant_colour, plant_type
-from renature.rules import colour_totals, live_areas, majority_ranks
+from renature.scoring import colour_totals, majority_ranks
 from renature.state import GameState
 
 CELL = 44
@@ -109,44 +110,58 @@ def _cells(state: GameState) -> list[str]:
         area = state.area_of[cell]
         if area >= 0:
             soil = AREA_SCORED if on_closing and area in scored else AREA_SOIL
-            owner = control.get(area)
-            out.append(
-                f'<rect class="cell area" data-cell="{cell}" {_xy(board, cell)} '
-                f'data-area="{board.area_ids[area]}" x="{px}" y="{py}" width="{CELL}" '
-                f'height="{CELL}" fill="{soil}" stroke="{AREA_EDGE}"/>'
-            )
-            if owner:
-                out.append(
-                    f'<rect x="{px}" y="{py}" width="{CELL}" height="{CELL}" '
-                    f'fill="{FILL[owner]}" fill-opacity="0.35" pointer-events="none"/>'
-                )
-            if kind != AREA:  # a Valley mushroom
-                out.append(
-                    f'<circle class="mushroom" cx="{px + 7}" cy="{py + 7}" r="5" fill="#c0392b">'
-                    "<title>mushroom</title></circle>"
-                )
+            out += _area_cell(board, cell, area, soil, control.get(area))
         elif kind == PATH:
-            fill = PATH_FILL["brook" if board.path_name == "brook" else "meadow"]
-            out.append(
-                f'<rect class="cell path" data-cell="{cell}" {_xy(board, cell)} x="{px}" '
-                f'y="{py}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="#9cc"/>'
-            )
-            if cell in board.starts:
-                out.append(
-                    f'<circle class="start" cx="{px + CELL / 2}" cy="{py + CELL / 2}" '
-                    f'r="{CELL / 3}" fill="none" stroke="#1a5276" stroke-width="2">'
-                    "<title>starting space</title></circle>"
-                )
-            if cell in board.stumps and state.cover[cell] < 0:
-                out.append(
-                    f'<rect class="stump" x="{px + 14}" y="{py + 14}" width="16" height="16" '
-                    'fill="#6e4b2a"><title>tree stump</title></rect>'
-                )
+            out += _path_cell(state, cell)
         if state.clouds[cell]:
             out.append(_cloud(px + CELL - 12, py + 9, state.clouds[cell]))
         token = state.area_tokens[area] if area >= 0 and area < len(state.area_tokens) else None
         if token is not None and cell == first_cell.get(area):
             out.append(_token(board, token, px + CELL - 10, py + CELL - 10))
+    return out
+
+
+def _area_cell(board: Board, cell: int, area: int, soil: str, owner: str | None) -> list[str]:
+    """An area space: its soil, shaded by the colour that controls the area, a mushroom."""
+    px, py = _corner(board, cell)
+    out = [
+        f'<rect class="cell area" data-cell="{cell}" {_xy(board, cell)} '
+        f'data-area="{board.area_ids[area]}" x="{px}" y="{py}" width="{CELL}" '
+        f'height="{CELL}" fill="{soil}" stroke="{AREA_EDGE}"/>'
+    ]
+    if owner:
+        out.append(
+            f'<rect x="{px}" y="{py}" width="{CELL}" height="{CELL}" '
+            f'fill="{FILL[owner]}" fill-opacity="0.35" pointer-events="none"/>'
+        )
+    if board.kinds[cell] != AREA:  # a Valley mushroom
+        out.append(
+            f'<circle class="mushroom" cx="{px + 7}" cy="{py + 7}" r="5" fill="#c0392b">'
+            "<title>mushroom</title></circle>"
+        )
+    return out
+
+
+def _path_cell(state: GameState, cell: int) -> list[str]:
+    """A brook (meadow) space: a starting space ringed, an uncovered stump drawn."""
+    board = state.board
+    px, py = _corner(board, cell)
+    fill = PATH_FILL["brook" if board.path_name == "brook" else "meadow"]
+    out = [
+        f'<rect class="cell path" data-cell="{cell}" {_xy(board, cell)} x="{px}" '
+        f'y="{py}" width="{CELL}" height="{CELL}" fill="{fill}" stroke="#9cc"/>'
+    ]
+    if cell in board.starts:
+        out.append(
+            f'<circle class="start" cx="{px + CELL / 2}" cy="{py + CELL / 2}" '
+            f'r="{CELL / 3}" fill="none" stroke="#1a5276" stroke-width="2">'
+            "<title>starting space</title></circle>"
+        )
+    if cell in board.stumps and state.cover[cell] < 0:
+        out.append(
+            f'<rect class="stump" x="{px + 14}" y="{py + 14}" width="16" height="16" '
+            'fill="#6e4b2a"><title>tree stump</title></rect>'
+        )
     return out
 
 
@@ -382,3 +397,29 @@ def _animal(px: int, py: int, name: str) -> str:
         f'<text font-size="11" text-anchor="middle" fill="#1d1d1b"><title>{name}</title>'
         f"{spans}</text>"
     )
+
+
+def board_text(state: GameState) -> str:
+    """The board as plain text: ``~`` free path, area letters, an animal's first letter on a
+    covered space, a plant's type letter (upper case for a colour, lower for neutral)."""
+    board = state.board
+    animals = components().animals
+    lines = []
+    for y in range(board.height):
+        row = ""
+        for x in range(board.width):
+            cell = board.index(x, y)
+            if board.kinds[cell] == OFF:
+                row += " "
+            elif state.plants[cell] >= 0:
+                code = state.plants[cell]
+                letter = PLANT_TYPES[plant_type(code)][0]
+                row += letter if COLOURS[plant_colour(code)] == "neutral" else letter.upper()
+            elif state.area_of[cell] >= 0:
+                row += board.area_ids[state.area_of[cell]]
+            elif state.cover[cell] >= 0:
+                row += animals[state.cover[cell]][0]
+            else:
+                row += "~"
+        lines.append(row.rstrip())
+    return "\n".join(lines)

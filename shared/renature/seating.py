@@ -16,7 +16,7 @@ outcome of that command.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 from msgspec.structs import replace
@@ -26,10 +26,9 @@ from renature import commands as c
 from renature import events as e
 from renature.components import COLOURS
 from renature.errors import GameOver, InvalidCommand, RuleError, WrongPhase
+from renature.legal_moves import legal_actions
 from renature.state import GameState, SeatState
-
-if TYPE_CHECKING:
-    from renature.rules import Batch
+from renature.turns import Batch, end_turn
 
 SeatStatus = Literal["playing", "bot", "resigned", "removed"]
 """``bot``: timed out, a bot plays on for it; ``resigned``: resigned; ``removed``: timed out
@@ -238,8 +237,6 @@ def remove(b: Batch, seat: int, reason: str) -> None:
     """Take ``seat`` out of the game: its dominoes go back to the box unseen, the turn passes
     on if it was its turn, and the game goes to the final scoring once fewer than two seats
     are left in it."""
-    from renature.rules import _end_turn
-
     s: GameState = b.state
     was_current = s.current == seat
     held = len(s.seats[seat].hand) + len(s.seats[seat].reserve)
@@ -264,7 +261,7 @@ def remove(b: Batch, seat: int, reason: str) -> None:
             )
         )
     elif was_current:
-        _end_turn(b, seat)
+        end_turn(b, seat)
 
 
 DECIDERS: dict[type[c.Command], Any] = {
@@ -279,8 +276,6 @@ DECIDERS: dict[type[c.Command], Any] = {
 def play_on(b: Batch, deciders: dict[type[c.Command], Any]) -> None:
     """While the turn is a bot-played seat's, play its first legal action (never a cloud
     action: every phase lists a plain move before them)."""
-    from renature.rules import legal_actions
-
     while b.state.phase in PLAY_PHASES and b.state.seats[b.state.current].status == "bot":
         action = legal_actions(b.state, b.state.current)[0]
         deciders[type(action)](b, action)

@@ -16,9 +16,11 @@ import msgspec
 from msgspec.structs import replace
 
 from renature import events as e
+from renature.areas import is_closed
 from renature.board import PATH
 from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_colour, plant_type
-from renature.rules import area_awards, board_capacity, is_closed
+from renature.position import board_capacity
+from renature.scoring import area_awards
 from renature.seating import ClockView, clock_view
 from renature.state import GameState
 

@@ -33,7 +33,8 @@ from renature import events as e
 from renature.board import PATH
 from renature.bots import make_bot
 from renature.game import bot_seed, replay
-from renature.rules import legal_actions, mushroom_spaces
+from renature.placement import mushroom_spaces
+from renature.rules import legal_actions
 from renature.state import GameState
 from renature.view import view
 from support.boards import areas_beside

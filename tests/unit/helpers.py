@@ -28,9 +28,10 @@ from msgspec.structs import replace
 
 from renature import commands as c
 from renature import events as e
+from renature.areas import is_closed
 from renature.board import AREA, OFF, PATH
 from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_code
-from renature.rules import execute, is_closed
+from renature.rules import execute
 from renature.state import GameState
 
 SEED = "unit-test seed"

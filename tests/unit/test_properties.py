@@ -34,7 +34,8 @@ from renature.bots import make_bot
 from renature.components import COLOURS, PLANT_TYPES, components
 from renature.errors import RuleError
 from renature.game import bot_seed, play, replay, setup_commands, simulation_id
-from renature.rules import can_spend_clouds, cloud_actions, decide, evolve, execute, legal_actions
+from renature.legal_moves import can_spend_clouds, cloud_actions
+from renature.rules import decide, evolve, execute, legal_actions
 from renature.state import GameState
 from renature.view import view, visible_event
 

@@ -31,7 +31,8 @@ from helpers import (
 
 from renature import commands as c
 from renature import events as e
-from renature.rules import area_awards, is_closed, is_isolated
+from renature.areas import is_closed, is_isolated
+from renature.scoring import area_awards
 
 MARY, FRANK = 0, 2
 

@@ -37,7 +37,8 @@ from helpers import (
 from renature import commands as c
 from renature import events as e
 from renature.errors import IllegalCloudAction, NotEnoughClouds, NotYourTurn, WrongPhase
-from renature.rules import area_awards, legal_actions
+from renature.rules import legal_actions
+from renature.scoring import area_awards
 
 MARY, FRANK = 0, 2
 CLOUD_SPACE = (9, 5)

@@ -24,7 +24,8 @@ from helpers import (
 from renature import commands as c
 from renature import events as e
 from renature.errors import IllegalPlacement, NotInHand
-from renature.rules import legal_actions, legal_placements
+from renature.placement import legal_placements
+from renature.rules import legal_actions
 from renature.state import GameState
 
 

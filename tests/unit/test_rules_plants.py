@@ -30,7 +30,7 @@ from helpers import (
 from renature import commands as c
 from renature import events as e
 from renature.errors import IllegalPlant, WrongPhase
-from renature.rules import plant_points
+from renature.scoring import plant_points
 
 MARY, FRANK = 0, 2
 ORANGE_BUSH = 1  # slot of the orange bush on Mary's player board

@@ -18,7 +18,7 @@ from gameplatform.sealed import reveal_problem
 from goofspiel.view import perspective as goofspiel_perspective
 from renaissance import commands as renaissance_commands
 from renaissance.game import setup_commands as renaissance_setup
-from renaissance.rules import JANKEN_HANDS
+from renaissance.janken import JANKEN_HANDS
 from renature import determinize as sampling
 from renature.components import components
 from renature.game import play, replay

@@ -38,11 +38,12 @@ from msgspec.structs import replace
 
 from renature import commands as c
 from renature import events as e
+from renature.areas import is_closed
 from renature.board import AREA, PATH
 from renature.components import COLOURS, components
 from renature.errors import IllegalMushroom, NotYourTurn, WrongPhase
 from renature.game import play, replay
-from renature.rules import decide, evolve, is_closed, legal_actions
+from renature.rules import decide, evolve, legal_actions
 from renature.state import GameState
 from renature.view import view
 

@@ -1,3 +1,4 @@
+# long: one limiter's buckets, request classes and its middleware's HTTP, SSE and WebSocket paths
 """Rate limits and quotas of the gateway, kept in Redis so they hold across gateway instances.
 
 `RateLimiting` is an ASGI middleware in front of every route. It sorts each request into one

@@ -35,7 +35,8 @@ from eventstore import RedisEventStore
 from eventstore.keys import format_partitions
 from eventstore.redis_client import healing_options, is_cluster_url, plain_url, redis_client
 from eventstore.retention_policy import RetentionPolicy
-from gameserver.rules.command_handler import BatchMeta, CommandHandler
+from gameserver.rules.command_handler import CommandHandler
+from gameserver.rules.envelopes import BatchMeta
 from gameserver.runtime import bus, healing, signing
 from gameserver.runtime.logging import configure_logging, get_logger, stdlib_logger
 from gameserver.runtime.seed_vault import RedisSeedVault

@@ -336,6 +336,29 @@ def durability_line(mode: str) -> str:
     return f"Durability: {mode} (no acknowledged move is lost, power cuts included)."
 
 
+def announce_stack(
+    stack: Stack, redis_url: str, server: PrivateRedis | None, announce: Callable[[str], None]
+) -> None:
+    """Where the running stack is: Redis, its durability, the pages, whether seeds may be
+    chosen, and how the CLI reaches it."""
+    if server is not None:
+        announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
+    announce(durability_line(Settings.from_env().durability))
+    announce(f"Play: {stack.gateway_url}/  (lobby, table and dispute viewer in a browser)")
+    announce(f"Gateway: {stack.gateway_url}")
+    announce(f"API docs: {stack.gateway_url}/docs")
+    if Settings.from_env().allow_chosen_seeds:
+        announce(
+            "Chosen seeds: ON (RENATURE_ALLOW_CHOSEN_SEEDS=1): POST /games takes a seed, and "
+            "whoever chooses it knows every hand (games say chosen_seed). Development only."
+        )
+    else:
+        announce("Chosen seeds: off (every game is dealt from a secret random seed).")
+    announce("For the CLI (renature audit, explain, replay) in another shell:")
+    for line in cli_environment(redis_url, server):
+        announce(line)
+
+
 def run_all(
     redis_url: str | None,
     *,
@@ -365,22 +388,7 @@ def run_all(
         if not wait_for_port(host, port, stack):
             announce(f"The stack did not come up ({stack.dead() or 'no gateway'}); stopping.")
             return 1
-        if server is not None:
-            announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
-        announce(durability_line(Settings.from_env().durability))
-        announce(f"Play: {stack.gateway_url}/  (lobby, table and dispute viewer in a browser)")
-        announce(f"Gateway: {stack.gateway_url}")
-        announce(f"API docs: {stack.gateway_url}/docs")
-        if Settings.from_env().allow_chosen_seeds:
-            announce(
-                "Chosen seeds: ON (RENATURE_ALLOW_CHOSEN_SEEDS=1): POST /games takes a seed, and "
-                "whoever chooses it knows every hand (games say chosen_seed). Development only."
-            )
-        else:
-            announce("Chosen seeds: off (every game is dealt from a secret random seed).")
-        announce("For the CLI (renature audit, explain, replay) in another shell:")
-        for line in cli_environment(redis_url, server):
-            announce(line)
+        announce_stack(stack, redis_url, server, announce)
         announce("Press Ctrl+C to stop.")
         while not stopping:
             if dead := stack.dead():

@@ -20,7 +20,8 @@ from renaissance import commands as c
 from renaissance import events as e
 from renaissance.components import CENTRE, EMPTY, MONOMINO, components
 from renaissance.game import setup_commands
-from renaissance.rules import execute, piece_index
+from renaissance.position import piece_index
+from renaissance.rules import execute
 from renaissance.state import GameState
 
 SILVER_SEAT, GOLD_SEAT = 0, 1

@@ -4,6 +4,7 @@ passes one store suite). Renature goes through its adapter unchanged."""
 from __future__ import annotations
 
 from typing import Any
+from xml.etree import ElementTree
 
 import msgspec
 import pytest
@@ -185,3 +186,16 @@ def test_the_state_a_seat_reads_decodes_to_what_it_may_know(name: str) -> None:
     if not game.hidden_information:
         assert seen == state
     assert game.table(seen) == game.table(state)
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_both_pictures_draw_every_prefix_of_a_game_from_its_creation_on(name: str) -> None:
+    """Any state a replay reaches has a picture: the lobby (before any set, deal or round) as
+    well as the game under way and its end."""
+    game = get_game(name)
+    log, _, _ = game.simulate("pictures", ["random", "random"], SETTINGS[name][1])
+    for k in range(1, len(log) + 1):
+        state = game.replay(log[:k])
+        assert game.picture_text(state).strip(), k
+        svg = ElementTree.fromstring(game.picture_svg(state, f"after event {k}"))
+        assert svg.tag == "{http://www.w3.org/2000/svg}svg", k

@@ -9,7 +9,8 @@ from renaissance import commands as c
 from renaissance import events as e
 from renaissance.components import MONOMINO
 from renaissance.errors import IllegalProposal, WrongPhase
-from renaissance.rules import legal_actions, piece_index
+from renaissance.position import piece_index
+from renaissance.rules import legal_actions
 
 # An L tetromino (L) in the top-left corner, a domino (D) under it, monominoes elsewhere.
 BOARD = """

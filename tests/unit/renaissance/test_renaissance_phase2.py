@@ -9,7 +9,8 @@ from rn_positions import GOLD_SEAT, SILVER_SEAT, of_type, phase1, phase2, play, 
 from renaissance import commands as c
 from renaissance import events as e
 from renaissance.errors import IllegalMove, IllegalPreparation, PieceDoesNotFit
-from renaissance.rules import legal_actions, piece_index
+from renaissance.position import piece_index
+from renaissance.rules import legal_actions
 
 EMPTY_BOARD = """
     .......

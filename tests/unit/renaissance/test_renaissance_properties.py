@@ -31,7 +31,8 @@ from renaissance.components import (
 )
 from renaissance.errors import RuleError
 from renaissance.game import play, replay
-from renaissance.rules import decide, evolve, legal_actions, penalty, phase1_points
+from renaissance.rules import decide, evolve, legal_actions
+from renaissance.scoring import penalty, phase1_points
 from renaissance.state import GameState
 from renaissance.view import view
 

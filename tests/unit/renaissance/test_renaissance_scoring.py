@@ -8,7 +8,8 @@ from rn_positions import GOLD_SEAT, SILVER_SEAT, of_type, phase1, play
 from renaissance import commands as c
 from renaissance import events as e
 from renaissance.components import components
-from renaissance.rules import hands_made, phase1_points, piece_index
+from renaissance.position import piece_index
+from renaissance.scoring import hands_made, phase1_points
 
 DOMINOES = ("domino-1", "domino-2", "domino-3", "domino-4")
 TRI_I = ("tri-I-1", "tri-I-2")

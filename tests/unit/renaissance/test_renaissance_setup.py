@@ -15,7 +15,9 @@ from renaissance import events as e
 from renaissance.components import MONOMINO, components, orientations
 from renaissance.errors import NotYourTurn, PieceDoesNotFit, RelocationRule
 from renaissance.packing import can_pack, shape_counts
-from renaissance.rules import free_mask, free_placements, legal_actions, piece_index, pieces_fit
+from renaissance.placement import free_placements, pieces_fit
+from renaissance.position import free_mask, piece_index
+from renaissance.rules import legal_actions
 
 LEGEND = {
     "A": "domino-1",

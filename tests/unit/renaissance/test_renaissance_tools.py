@@ -96,6 +96,23 @@ def test_the_pictures_show_every_piece_and_marker() -> None:
     assert sum(cell[1] in "sg" for cell in cells) == sum(m >= 0 for m in state.markers)
 
 
+def test_the_pictures_of_the_lobby_show_the_empty_board_and_who_has_sat_down() -> None:
+    log, _ = game()
+    joined = next(i for i, ev in enumerate(log) if isinstance(ev, e.PlayerJoined))
+    lobby = replay(log[: joined + 1])
+    assert lobby is not None
+    assert lobby.phase == "lobby"
+    text = board_text(lobby)
+    rows = text.splitlines()[1:8]
+    assert "".join(rows).count("#") == 1  # the centre; every other square free
+    assert "".join(row[3:] for row in rows).replace(" ", "").count(".") == 48
+    assert text.splitlines()[-1] == "waiting for the first set (seated: greedy)"
+    svg = board_svg(lobby, "lobby")
+    assert svg.count('class="square"') == 49
+    assert 'class="marker"' not in svg
+    assert "waiting for the first set (seated: greedy)" in svg
+
+
 @cache
 def published() -> list[corpus.CorpusGame]:
     decoder = msgspec.json.Decoder(corpus.CorpusGame)

@@ -24,7 +24,8 @@ from renaissance.audit import audit
 from renaissance.components import components
 from renaissance.figures import extra_points
 from renaissance.game import play, replay
-from renaissance.rules import evolve, legal_actions, penalty, phase1_points
+from renaissance.rules import evolve, legal_actions
+from renaissance.scoring import penalty, phase1_points
 from renaissance.state import GameState
 from renaissance.view import view, visible_event
 

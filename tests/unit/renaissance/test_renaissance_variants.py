@@ -23,7 +23,7 @@ from rn_variants import (
 from gameplatform.sealed import commitment
 from renaissance import commands as c
 from renaissance import events as e
-from renaissance.adapter import GAME, options_of
+from renaissance.adapter import GAME
 from renaissance.audit import audit
 from renaissance.components import components
 from renaissance.errors import (
@@ -35,7 +35,9 @@ from renaissance.errors import (
 )
 from renaissance.figures import extra_hands_made, makes_ring, rectangle_pieces
 from renaissance.game import play
-from renaissance.rules import execute, legal_actions, piece_index
+from renaissance.hosting import options_of
+from renaissance.position import piece_index
+from renaissance.rules import execute, legal_actions
 from renaissance.view import masked_state, view, visible_event
 
 

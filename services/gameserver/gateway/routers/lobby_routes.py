@@ -57,6 +57,7 @@ class LobbyPage(BaseModel):
     next_cursor: str | None = Field(description="Pass as ?cursor= for the next page")
 
 
+# long: seven documented query parameters (the OpenAPI surface) before a short paging loop
 @router.get("/games", response_model=LobbyPage, responses=errors(422, 503))
 async def list_games(
     gateway: GatewayDep,

@@ -1,0 +1,234 @@
+"""The benchmark's processes: the topology of a run, process groups and their CPU, the services'
+stack (every service a process group) on a private Redis or Redis Cluster, and waiting for it
+to answer over HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from devkit.redis_server import RedisServer, free_port
+
+READY_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Instances of each service, load processes, single Redis or cluster."""
+
+    rules: int = 1
+    board: int = 1
+    score: int = 1
+    gateway: int = 1  # worker processes of one gateway (uvicorn --workers)
+    load: int = 1
+    redis: str = "single"  # or "cluster"
+
+    @classmethod
+    def parse(cls, text: str) -> Topology:
+        """``rules=2,board=2,score=2,gateway=2,load=2,redis=cluster``; ``all=N`` sets every
+        service to N instances."""
+        values: dict[str, Any] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, _, value = part.partition("=")
+            if name == "all":
+                for service in ("rules", "board", "score", "gateway"):
+                    values[service] = int(value)
+            elif name == "redis":
+                if value not in ("single", "cluster"):
+                    raise ValueError("redis=single or redis=cluster")
+                values[name] = value
+            elif name in ("rules", "board", "score", "gateway", "load"):
+                values[name] = int(value)
+            else:
+                raise ValueError(f"unknown topology item {name!r}")
+        return cls(**values)
+
+    def describe(self) -> str:
+        redis = (
+            "Redis Cluster (3 masters + 3 replicas, WAIT 1)"
+            if self.redis == "cluster"
+            else "one Redis (AOF, appendfsync always)"
+        )
+        return (
+            f"rules x{self.rules}, board x{self.board}, score x{self.score}, "
+            f"gateway x{self.gateway} workers, load x{self.load} processes, {redis}"
+        )
+
+    @property
+    def instances(self) -> int:
+        """Instances of each service, when they are all alike (for scaling efficiency)."""
+        return max(self.rules, self.board, self.score, self.gateway)
+
+
+def group_cpu(pgid: int) -> float:
+    """CPU seconds of every live process of a process group (a gateway and its workers)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+@dataclass
+class Group:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def cpu(self) -> float:
+        return group_cpu(self.process.pid)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def tail(self) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-15:])
+
+
+@dataclass
+class Stack:
+    redis_url: str
+    workdir: Path
+    env: dict[str, str]
+    groups: list[Group] = field(default_factory=list)
+
+    def start(self, name: str, *args: str) -> Group:
+        env = {**os.environ, **self.env, "REDIS_URL": self.redis_url}
+        env.pop("RENATURE_CONSUMER", None)
+        log = self.workdir / f"{name}-{len(self.groups)}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "gameserver.runtime.supervisor", name, *args],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        group = Group(name, process, log)
+        self.groups.append(group)
+        return group
+
+    def check(self) -> None:
+        for group in self.groups:
+            if not group.alive():
+                raise RuntimeError(f"{group.name} exited early:\n{group.tail()}")
+
+    def stop(self) -> None:
+        stop_groups(self.groups)
+
+
+def stop_groups(groups: list[Group]) -> None:
+    for group in groups:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group.process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 8
+    for group in groups:
+        try:
+            group.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group.process.pid, signal.SIGKILL)
+            group.process.wait()
+
+
+def wait_http(port: int, path: str, timeout: float = READY_TIMEOUT_S) -> None:
+    """Until ``GET path`` answers 200 on 127.0.0.1:port."""
+    import http.client
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", path)
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing answered GET {path} on port {port} within {timeout:g} s")
+
+
+class Redises:
+    """A private Redis, or a private Redis Cluster, for one run."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.single: RedisServer | None = None
+        self.cluster: Any = None
+
+    def __enter__(self) -> Redises:
+        if self.kind == "cluster":
+            from devkit.redis_cluster import RedisCluster as ClusterFixture
+
+            self.cluster = ClusterFixture(masters=3, replicas=1, appendonly=True).start()
+        else:
+            self.single = RedisServer(appendonly=True, appendfsync="always").start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.single is not None:
+            self.single.cleanup()
+        if self.cluster is not None:
+            self.cluster.cleanup()
+
+    @property
+    def url(self) -> str:
+        return self.cluster.url if self.cluster is not None else self.single.url  # type: ignore[union-attr]
+
+    def pids(self) -> dict[str, int]:
+        if self.cluster is not None:
+            return {"redis": 0, **{f"redis#{i}": pid for i, pid in enumerate(self.cluster.pids())}}
+        assert self.single is not None
+        assert self.single._process is not None
+        return {"redis": self.single._process.pid}
+
+
+def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stack, int]:
+    env = {
+        "RENATURE_ALLOW_CHOSEN_SEEDS": "1",
+        "RENATURE_GATEWAY_WORKERS": str(topology.gateway),
+        "RENATURE_RATE_LIMITS": "off",
+        # One load address holds a keep-alive connection per seat of every game: the front
+        # door's per-address bound (gateway/front_door.py) is lifted for it, as the rate limits.
+        "RENATURE_CONNECTIONS_PER_ADDRESS": "1000000",
+        "RENATURE_DURABILITY": "replica" if topology.redis == "cluster" else "always",
+        "RENATURE_DURABILITY_REPLICAS": "1",
+    }
+    stack = Stack(redis_url, workdir, env)
+    port = free_port()
+    for name, count in (("board", topology.board), ("score", topology.score)):
+        for _ in range(count):
+            stack.start(name)
+    for _ in range(topology.rules):
+        stack.start("rules")
+    stack.start("gateway", "--port", str(port))
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        stack.check()
+        try:
+            wait_http(port, "/healthz", timeout=0.5)
+            break
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                raise
+    started = "FastStream app started successfully"
+    while not all(
+        started in g.log.read_text(errors="replace") for g in stack.groups if g.name == "rules"
+    ):
+        stack.check()
+        if time.monotonic() > deadline:
+            raise RuntimeError("the rules service did not start")
+        time.sleep(0.1)
+    return stack, port
