@@ -25,13 +25,6 @@ SOURCES = (ROOT / "shared", ROOT / "services", ROOT)
 CHECKED = (ROOT / "shared", ROOT / "services", ROOT / "bench")
 CODE_MAP = ROOT / "docs" / "code-map.md"
 
-ALLOWED_CYCLES: set[tuple[str, ...]] = {
-    # Inside the two game cores that are being split into modules: these circles close when
-    # their `rules.py` is split, and this list is then emptied. Nothing else may be added.
-    ("renature.rules", "renature.seating"),
-}
-"""Known circles, each as its modules in order starting from the smallest name."""
-
 
 def _module_name(path: Path) -> str:
     for source in SOURCES:
@@ -158,13 +151,8 @@ def _shown(cycle: tuple[str, ...]) -> str:
 
 
 def test_no_module_imports_itself_round_a_circle() -> None:
-    found = [cycle for cycle in cycles() if cycle not in ALLOWED_CYCLES]
+    found = cycles()
     assert not found, "import circles:\n" + "\n".join(_shown(cycle) for cycle in found)
-
-
-def test_the_allowed_circles_still_exist() -> None:
-    """An allowed circle that is gone leaves the list: the list only shrinks."""
-    assert set(cycles()) >= ALLOWED_CYCLES
 
 
 def test_the_graph_sees_relative_function_level_and_submodule_imports() -> None:
