@@ -18,7 +18,7 @@ from goofspiel import events as e
 from goofspiel.audit import audit
 from goofspiel.bots import BOT_NAMES, Bot, make_bot
 from goofspiel.explain import Explanation, explain
-from goofspiel.for_platform import commitment
+from gameplatform.dealing import commitment
 from goofspiel.game import outcome, play, setup_commands
 from goofspiel.picture import board_svg, board_text
 from goofspiel.rules import RULES, legal_actions, public_command

@@ -23,7 +23,7 @@ from msgspec.structs import replace
 from gameplatform.audit import Auditor, AuditReport, Finding, points_add_up
 from goofspiel import commands as c
 from goofspiel import events as e
-from goofspiel.for_platform import commitment
+from gameplatform.dealing import commitment
 from goofspiel.rules import RULES
 from goofspiel.state import GameState
 

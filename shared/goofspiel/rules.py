@@ -20,7 +20,7 @@ from goofspiel.errors import (
     SeedMismatch,
     WrongPhase,
 )
-from goofspiel.for_platform import commitment, portable_shuffle
+from gameplatform.dealing import commitment, portable_shuffle
 from goofspiel.state import NO_BID, GameState
 
 SEATS = (0, 1)

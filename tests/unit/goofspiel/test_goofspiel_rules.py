@@ -15,7 +15,7 @@ from goofspiel.errors import (
     SeedMismatch,
     WrongPhase,
 )
-from goofspiel.for_platform import commitment
+from gameplatform.dealing import commitment
 from goofspiel.rules import execute, legal_actions, prize_deck
 from goofspiel.view import view, visible_event
 
