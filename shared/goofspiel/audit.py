@@ -21,9 +21,9 @@ import msgspec
 from msgspec.structs import replace
 
 from gameplatform.audit import Auditor, AuditReport, Finding, points_add_up
+from gameplatform.dealing import commitment
 from goofspiel import commands as c
 from goofspiel import events as e
-from gameplatform.dealing import commitment
 from goofspiel.rules import RULES
 from goofspiel.state import GameState
 
