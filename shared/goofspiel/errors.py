@@ -23,6 +23,7 @@ __all__ = [
     "InvalidCommand",
     "NotPlayedByBot",
     "NotYourTurn",
+    "PlayedByBot",
     "RuleError",
     "SeedMismatch",
     "WrongPhase",
@@ -51,3 +52,9 @@ class NotPlayedByBot(RuleError):
     """A seat taken back that no bot plays (it never timed out, or was taken back already)."""
 
     code = "not_played_by_bot"
+
+
+class PlayedByBot(RuleError):
+    """A bid for a seat a bot plays since its timeout: its player takes it back first."""
+
+    code = "played_by_bot"

@@ -21,6 +21,7 @@ from goofspiel.errors import (
     GameOver,
     InvalidCommand,
     NotYourTurn,
+    PlayedByBot,
     SeedMismatch,
     WrongPhase,
 )
@@ -96,6 +97,14 @@ def _start(batch: Batch[GameState, e.Event], command: c.StartGame) -> None:
 
 
 def _bid(batch: Batch[GameState, e.Event], command: c.Bid) -> None:
+    """A player's bid: refused for a seat a bot plays (the bot's bids are `_bid_card`'s)."""
+    state: GameState = batch.state
+    if state.phase == "bidding" and command.seat in SEATS and state.statuses[command.seat] == "bot":
+        raise PlayedByBot("A bot bids for this seat since its time ran out: take it back first.")
+    _bid_card(batch, command)
+
+
+def _bid_card(batch: Batch[GameState, e.Event], command: c.Bid) -> None:
     state: GameState = batch.state
     if state.phase in ("final_scoring", "finished"):
         raise WrongPhase("Every prize has been bid for: the game is over.")
@@ -302,7 +311,7 @@ def _cause(command: c.Command, command_id: str | None, time: str | None) -> e.Ca
 
 
 def _play_on(batch: Batch[GameState, e.Event]) -> None:
-    seating.play_on(batch, _bid)
+    seating.play_on(batch, _bid_card)
 
 
 RULES: Rulebook[GameState, c.Command, e.Event] = Rulebook(

@@ -107,6 +107,8 @@ def _cancel(batch: GoofBatch, command: c.CancelGame) -> None:
 
 
 def _in_play(state: GameState, seat: int) -> None:
+    if state.phase == "cancelled":
+        raise GameOver("The game was cancelled.")
     if state.phase == "lobby":
         raise WrongPhase("The game has not started: no clock runs and no bot plays.")
     if state.phase != "bidding":
