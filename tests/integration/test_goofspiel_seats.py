@@ -8,7 +8,6 @@ game."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -20,14 +19,11 @@ import redis.asyncio as aioredis
 
 from eventstore import KeyLayout, RedisEventStore
 from eventstore.retention_policy import Retention, RetentionPolicy
-from gameserver.clock.clock_service import ClockService
 from gameserver.gateway.app import create_app
 from gameserver.retention.retention_service import stage_of
 from gameserver.rules.rules_service import RulesService
-from gameserver.runtime import bus
-from gameserver.runtime.bus import COMMAND_PARTITIONS
-from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.settings import Settings
+from support.clock import clock_service
 
 pytestmark = pytest.mark.redis
 
@@ -51,21 +47,6 @@ async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
     ):
         yield Stack(http, redis, RedisEventStore(redis))
-
-
-@contextlib.asynccontextmanager
-async def clock_service(redis: aioredis.Redis) -> AsyncIterator[ClockService]:
-    """The real clock service, in this event loop until the block ends."""
-    client = RulesClient(redis, streams=bus.streams_of(COMMAND_PARTITIONS, bus.CLOCK))
-    service = ClockService(redis, RedisEventStore(redis), client, "clock-goofspiel")
-    stop = asyncio.Event()
-    task = asyncio.create_task(service.run(stop))
-    try:
-        yield service
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 10)
-        await client.aclose()
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -125,7 +106,7 @@ async def test_a_seat_that_never_bids_is_bid_for_by_the_rules_to_the_end(stack: 
     control = {"per_turn": 1, "on_timeout": "bot"}
     game_id, tokens = await started(stack, cards=4, time_control=control)
     assert (await summary(stack, game_id))["clock"]["running_for"] == 0
-    async with clock_service(stack.redis) as service:
+    async with clock_service(stack.redis, "clock-goofspiel") as service:
         final = await bid_while_waited_for(stack, game_id, 1, tokens[1], 30)
     assert service.claims >= 1
     assert final["seats"][0]["status"] == "bot"
@@ -144,7 +125,7 @@ async def test_a_seat_whose_time_runs_out_loses_with_remove(stack: Stack) -> Non
     control = {"per_turn": 1, "on_timeout": "remove"}
     game_id, _ = await started(stack, time_control=control)
     began = time.monotonic()
-    async with clock_service(stack.redis) as service:
+    async with clock_service(stack.redis, "clock-goofspiel") as service:
         deadline = time.monotonic() + 15
         while (final := await summary(stack, game_id))["phase"] != "finished":
             assert time.monotonic() < deadline, final
@@ -162,7 +143,7 @@ async def test_a_seat_whose_time_runs_out_loses_with_remove(stack: Stack) -> Non
 
 async def test_a_seat_taken_back_from_the_bot_bids_for_itself_again(stack: Stack) -> None:
     game_id, tokens = await started(stack, time_control={"per_turn": 1, "on_timeout": "bot"})
-    async with clock_service(stack.redis):
+    async with clock_service(stack.redis, "clock-goofspiel"):
         deadline = time.monotonic() + 15
         while (now := await summary(stack, game_id))["seats"][0]["status"] != "bot":
             assert time.monotonic() < deadline, now
