@@ -160,34 +160,41 @@ def test_the_same_seed_and_bots_play_the_same_game() -> None:
     assert msgspec.json.encode(first) == msgspec.json.encode(again)
 
 
-scripts = st.lists(st.integers(min_value=0, max_value=9), max_size=40)
-"""What happens at each step of a clocked game: 0 to 5 a bid, 6 a timeout claimed at the
-deadline, 7 a resignation, 8 a seat taken back from the bot (a bid when no bot plays)."""
+odds = st.tuples(
+    st.integers(min_value=0, max_value=60),
+    st.integers(min_value=0, max_value=8),
+    st.integers(min_value=0, max_value=60),
+)
+"""The odds in a hundred that a step of a clocked game is a timeout claimed at the deadline, a
+resignation, a seat taken back from the bot (where a bot plays one); a bid otherwise."""
 
 
-def next_command(state: GameState, step: int, rng: random.Random) -> tuple[c.Command, bool]:
+def next_command(
+    state: GameState, chances: tuple[int, int, int], rng: random.Random
+) -> tuple[c.Command, bool]:
     """The command of a step, and whether it is claimed at the running seat's deadline."""
     seat = state.to_move
     assert seat is not None
     bots = [s for s in (0, 1) if state.statuses[s] == "bot"]
-    if step == 6:
+    timeout, resign, reclaim = chances
+    if rng.randrange(100) < timeout:
         return c.ClaimTimeout(seat=seat), True
-    if step == 7:
+    if rng.randrange(100) < resign:
         return c.Resign(seat=rng.choice((0, 1))), False
-    if step == 8 and bots:
+    if bots and rng.randrange(100) < reclaim:
         return c.ReclaimSeat(seat=bots[0]), False
     return rng.choice(legal_actions(state, seat)), False
 
 
 @GAMES
-@given(seeds, cards, st.sampled_from(["bot", "remove"]), scripts)
+@given(seeds, cards, st.sampled_from(["bot", "remove"]), odds)
 def test_whole_games_with_random_timeouts_and_resignations_end_with_consistent_scores(
-    seed: str, count: int, on_timeout: str, script: list[int]
+    seed: str, count: int, on_timeout: str, chances: tuple[int, int, int]
 ) -> None:
     log, state = clocked(on_timeout, count, seed, total=60, increment=2)
-    rng, now, steps = random.Random(seed), epoch_ms(T0), iter(script)
+    rng, now = random.Random(seed), epoch_ms(T0)
     while state.phase == "bidding":
-        command, at_deadline = next_command(state, next(steps, 0), rng)
+        command, at_deadline = next_command(state, chances, rng)
         clock = GAME.clock(state)
         assert clock is not None
         now = clock.deadline_ms if at_deadline and clock.deadline_ms else now + 1500
