@@ -1,10 +1,12 @@
 """Whole games in process, the same for every game: a game set up by its commands and played
 out by bots (one per seat, each seeded from the game's seed), and a recorded list of seat
-commands replayed with the acting seat's legal actions counted before each (the corpus)."""
+commands replayed with the acting seat's legal actions counted before each (the corpus); and
+`RandomBot`, the bot every game has, that plays any legal action."""
 
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -99,6 +101,17 @@ def replay_counting(
 
 
 B = TypeVar("B")
+
+
+class RandomBot:
+    """Any legal action, uniformly, from the bot's own seeded generator (``random.Random``)."""
+
+    def __init__(self, seed: str, legal_actions: Callable[[Any, int], Sequence[Any]]) -> None:
+        self.rng = random.Random(seed)
+        self._legal_actions = legal_actions
+
+    def choose(self, state: Any, seat: int) -> Any:
+        return self.rng.choice(self._legal_actions(state, seat))
 
 
 def make_bot(kinds: Mapping[str, Callable[[str], B]], name: str, seed: str) -> B:

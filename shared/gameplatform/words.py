@@ -9,7 +9,7 @@ pass only what the reader may see (a visible event, the reader's own legal comma
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -26,6 +26,23 @@ def words(game: object, item: msgspec.Struct, seats: Sequence[str]) -> str:
     if isinstance(game, Describes):
         return game.describe(item, seats)
     return plain_words(item, seats)
+
+
+def phrased(
+    item: Any,
+    seats: Sequence[str],
+    phrases: Mapping[str, Callable[[Any, Sequence[str]], str]],
+    subject: frozenset[str],
+) -> str:
+    """``item`` told by its game's ``phrases`` (by type name; plain words for the rest), a
+    sentence with its seat as the subject where its kind is in ``subject``."""
+    kind = type(item).__name__
+    phrase = phrases.get(kind)
+    if phrase is None:
+        return plain_words(item, seats)
+    who = seat_name(getattr(item, "seat", None), seats) if kind in subject else None
+    sentence = f"{who} {phrase(item, seats)}" if who else phrase(item, seats)
+    return f"{sentence[0].upper()}{sentence[1:]}."
 
 
 def plain_words(item: msgspec.Struct, seats: Sequence[str]) -> str:

@@ -11,27 +11,28 @@ import msgspec
 from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Clock, Game, Table
+from gameplatform.dealing import commitment
+from gameplatform.interface import Award, Clock, Game, Table, platform_clock
 from goofspiel import commands as c
 from goofspiel import corpus as recorded
 from goofspiel import events as e
 from goofspiel.audit import audit
 from goofspiel.bots import BOT_NAMES, Bot, make_bot
 from goofspiel.explain import Explanation, explain
-from goofspiel.for_platform import commitment
 from goofspiel.game import outcome, play, setup_commands
 from goofspiel.picture import board_svg, board_text
 from goofspiel.rules import RULES, legal_actions, public_command
 from goofspiel.state import NO_BID, PHASES, GameState
 from goofspiel.view import COLOURS, GameView, perspective, view, visible_event
+from goofspiel.words import describe
 
 _corpus_decoder = msgspec.json.Decoder(recorded.CorpusGame)
 _state_decoder = msgspec.json.Decoder(GameState)
 
 
 def options_of(options: dict[str, Any] | None) -> c.Options:
-    """A game's options from JSON-like data: ``cards`` and ``ties``; anything else, or a value
-    out of range, raises ``msgspec.ValidationError`` naming it."""
+    """A game's options from JSON-like data: ``cards``, ``ties`` and ``time_control``; anything
+    else, or a value out of range, raises ``msgspec.ValidationError`` naming it."""
     return msgspec.convert(options or {}, c.Options)
 
 
@@ -50,9 +51,15 @@ class GoofspielGame(CoreAdapter):
     options_type: Any = c.Options
     """The options a creation takes (validated; unknown fields refused)."""
     phases: tuple[str, ...] = PHASES
+    cancel_type: Any = c.CancelGame
+    leave_type: Any = c.LeaveGame
+    remove_type: Any = c.RemovePlayer
     resign_type: Any = c.Resign
-    """A resignation loses (rulings, 8). No time control yet: ``clock`` is None, so the
-    lobby offers none and the catalog says so."""
+    """A resignation loses (rulings, 8); the lobby's seats come and go (rulings, 9)."""
+    timeout_type: Any = c.ClaimTimeout
+    """A time control's timeout (rulings, 10 and 11): a bot bids on for the seat, or it loses."""
+    reclaim_type: Any = c.ReclaimSeat
+    """A seat a bot plays since its timeout taken back by its player (rulings, 12)."""
     event_type: Any = e.AnyEvent
     rules: Any = RULES
     hidden_information: bool = True
@@ -81,8 +88,14 @@ class GoofspielGame(CoreAdapter):
         options: dict[str, Any] | None = None,
     ) -> c.Command:
         chosen = options_of(options)
+        control = chosen.time_control
         return c.CreateGame(
-            game_id=game_id, seed="", players=players, cards=chosen.cards, ties=chosen.ties
+            game_id=game_id,
+            seed="",
+            players=players,
+            cards=chosen.cards,
+            ties=chosen.ties,
+            clock=msgspec.UNSET if control is None else control,
         )
 
     def with_seed(
@@ -107,16 +120,16 @@ class GoofspielGame(CoreAdapter):
         return isinstance(event, e.GameEnded)
 
     def closes(self, event: e.Event) -> bool:
-        return self.ends(event)  # no game is called off before its end
+        return isinstance(event, e.GameEnded | e.GameCancelled)
 
     def is_closed(self, state: GameState) -> bool:
-        return state.is_over
+        return state.is_closed
 
     def starts(self, event: e.Event) -> bool:
         return isinstance(event, e.GameStarted)
 
     def clock(self, state: GameState) -> Clock | None:
-        return None
+        return platform_clock(state.clock)
 
     def progress(self, state: GameState) -> str:
         return f"{state.phase}, version {state.version}"
@@ -139,7 +152,7 @@ class GoofspielGame(CoreAdapter):
             seed="chosen" if state.chosen_seed else "secret",
             names=list(state.names),
             colours=list(COLOURS),
-            statuses=["resigned" if seat == state.resigned else "playing" for seat in (0, 1)],
+            statuses=list(state.statuses),
             scores=list(state.scores),
             ranking=list(state.ranking),
             winners=list(state.winners),
@@ -214,6 +227,9 @@ class GoofspielGame(CoreAdapter):
 
     def picture_text(self, state: GameState) -> str:
         return board_text(state)
+
+    def describe(self, item: Any, seats: Sequence[str]) -> str:
+        return describe(item, seats)
 
     def explain(self, events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         return explain(events, seat)

@@ -8,7 +8,9 @@ The checks, in order of the stream:
 - every batch starts with its cause, and re-deciding that command on the replayed state gives
   exactly the stored events: every sealed bid was a card of its seat's hand, every reveal names
   the bids that were sealed, the pot went to the higher bid or was discarded or carried as the
-  game's tie rule says;
+  game's tie rule says; a timeout claim is re-decided at its recorded time against the clock
+  folded from the times recorded before it (a claim recorded before its deadline is refused),
+  and a bot's bids for a timed-out seat are re-decided with the batch that made them;
 - at the end, the scores are the sums of the pots won, and the cards add up: each seat showed
   each card of its suit once, and every prize was won or discarded exactly once.
 """
@@ -21,9 +23,9 @@ import msgspec
 from msgspec.structs import replace
 
 from gameplatform.audit import Auditor, AuditReport, Finding, points_add_up
+from gameplatform.dealing import commitment
 from goofspiel import commands as c
 from goofspiel import events as e
-from goofspiel.for_platform import commitment
 from goofspiel.rules import RULES
 from goofspiel.state import GameState
 

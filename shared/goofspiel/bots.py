@@ -7,8 +7,8 @@ A bot sees what its seat may see (it never reads the other seat's sealed bid).
 from __future__ import annotations
 
 from gameplatform import interface
+from gameplatform.simulation import RandomBot
 from goofspiel import commands as c
-from goofspiel.for_platform import RandomBot
 from goofspiel.rules import legal_actions
 from goofspiel.state import GameState
 

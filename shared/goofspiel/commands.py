@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from gameplatform.clock import TimeControl
+
 MAX_CARDS = 13
 SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=1)]
 Card = Annotated[int, msgspec.Meta(ge=1, le=MAX_CARDS, description="1 (ace) to 13 (king)")]
@@ -28,6 +30,13 @@ class Options(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     cards: CardCount = MAX_CARDS
     ties: Ties = "discard"
+    time_control: TimeControl | None = None
+    """A turn clock (rulings 10 and 11): ``per_turn`` seconds for each bid, or a ``total`` per
+    seat plus an ``increment`` per bid; ``on_timeout`` ``bot`` or ``remove``."""
+
+    def problem(self) -> str | None:
+        """Why these options cannot be used together, or None."""
+        return None if self.time_control is None else self.time_control.problem()
 
 
 class Command(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fields=True):
@@ -45,6 +54,8 @@ class CreateGame(Command, frozen=True):
     ties: Ties = "discard"
     salt: str = ""
     chosen_seed: bool = False
+    clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
+    """The turn clock, where the game has one (left out otherwise)."""
 
 
 class JoinGame(Command, frozen=True):
@@ -69,6 +80,34 @@ class Resign(Command, frozen=True):
     seat: SeatNumber
 
 
+class LeaveGame(Command, frozen=True):
+    """A seated player leaves the lobby before the start (rulings, 9)."""
+
+    seat: SeatNumber
+
+
+class RemovePlayer(Command, frozen=True):
+    """The host frees a lobby seat before the start (rulings, 9)."""
+
+    seat: SeatNumber
+
+
+class CancelGame(Command, frozen=True):
+    """The host calls the game off before its start; nothing follows (rulings, 9)."""
+
+
+class ClaimTimeout(Command, frozen=True):
+    """The clock service's: ``seat``'s time has run out (rulings, 10 and 11)."""
+
+    seat: SeatNumber
+
+
+class ReclaimSeat(Command, frozen=True):
+    """The player of a seat a bot plays since its timeout takes it back (rulings, 12)."""
+
+    seat: SeatNumber
+
+
 class FinishGame(Command, frozen=True):
     """The service's, once the last prize is settled: reveal the seed (and the salt of its
     commitment) so that anyone can check the prize deck."""
@@ -77,5 +116,17 @@ class FinishGame(Command, frozen=True):
     salt: str = ""
 
 
-SeatCommand = Bid | Resign
-AnyCommand = CreateGame | JoinGame | StartGame | Bid | Resign | FinishGame
+SeatCommand = Bid | Resign | ReclaimSeat
+AnyCommand = (
+    CreateGame
+    | JoinGame
+    | StartGame
+    | Bid
+    | Resign
+    | FinishGame
+    | LeaveGame
+    | RemovePlayer
+    | CancelGame
+    | ClaimTimeout
+    | ReclaimSeat
+)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from gameplatform.errors import (
     GameAlreadyExists,
     GameNotFound,
+    GameOver,
     InvalidCommand,
     NotYourTurn,
     RuleError,
@@ -15,10 +16,14 @@ from gameplatform.errors import (
 __all__ = [
     "AlreadyBid",
     "CardNotInHand",
+    "ClockRunning",
     "GameAlreadyExists",
     "GameNotFound",
+    "GameOver",
     "InvalidCommand",
+    "NotPlayedByBot",
     "NotYourTurn",
+    "PlayedByBot",
     "RuleError",
     "SeedMismatch",
     "WrongPhase",
@@ -35,3 +40,21 @@ class CardNotInHand(RuleError):
 
 class SeedMismatch(RuleError):
     code = "seed_mismatch"
+
+
+class ClockRunning(RuleError):
+    """A timeout claimed before the seat's time ran out, or of a seat whose time does not run."""
+
+    code = "clock_running"
+
+
+class NotPlayedByBot(RuleError):
+    """A seat taken back that no bot plays (it never timed out, or was taken back already)."""
+
+    code = "not_played_by_bot"
+
+
+class PlayedByBot(RuleError):
+    """A bid for a seat a bot plays since its timeout: its player takes it back first."""
+
+    code = "played_by_bot"

@@ -16,6 +16,7 @@ import msgspec
 from gameplatform import chain
 from gameplatform.chain import encode as encode
 from gameplatform.chain import seal as seal
+from gameplatform.clock import TimeControl
 from gameplatform.forms import decoder
 from goofspiel.commands import AnyCommand
 
@@ -42,6 +43,8 @@ class GameCreated(Event, frozen=True):
     prizes: list[int]
     """The prize deck top first (secret: blanked for every viewer until the end)."""
     chosen_seed: bool = False
+    clock: TimeControl | msgspec.UnsetType = msgspec.UNSET
+    """The turn clock, where the game has one (left out otherwise)."""
 
 
 class PlayerJoined(Event, frozen=True):
@@ -83,6 +86,30 @@ class PlayerResigned(Event, frozen=True):
     """``seat`` conceded: no more prizes are played; the other seat wins."""
 
 
+class PlayerLeft(Event, frozen=True):
+    """``seat``'s player left the lobby (``reason``: ``left``) or the host freed the seat
+    (``removed``): the seat is open again."""
+
+    reason: str
+
+
+class GameCancelled(Event, frozen=True):
+    """The host called the game off before its start: nothing follows."""
+
+
+class SeatTimedOut(Event, frozen=True):
+    """``seat``'s time ran out at ``deadline``. ``on_timeout``: ``bot`` (the rules bid for it
+    from now on, the lowest card of its hand) or ``remove`` (it loses, as a resignation
+    does: no more prizes are played)."""
+
+    deadline: str
+    on_timeout: str
+
+
+class SeatReclaimed(Event, frozen=True):
+    """The player of ``seat`` took it back from the bot: it bids for itself again."""
+
+
 class GameEnded(Event, frozen=True):
     """The last prize is settled and the seed revealed: the final result."""
 
@@ -104,6 +131,10 @@ AnyEvent = (
     | BidsRevealed
     | PlayerResigned
     | GameEnded
+    | PlayerLeft
+    | GameCancelled
+    | SeatTimedOut
+    | SeatReclaimed
 )
 
 

@@ -7,6 +7,10 @@ from collections.abc import Sequence
 from gameplatform import explanation
 from goofspiel import events as e
 from goofspiel.view import COLOURS
+from goofspiel.words import describe
+
+SEAT_EVENTS = (e.PlayerResigned, e.SeatTimedOut, e.SeatReclaimed, e.GameCancelled)
+"""Events that change who plays a seat, or end the game without its prizes: told as notes."""
 
 
 class PointLine(explanation.PointLine, frozen=True, kw_only=True):
@@ -21,6 +25,8 @@ class Explanation(explanation.Explanation, frozen=True, kw_only=True):
     lines: list[PointLine]
     discarded: list[int] = []
     """Prizes nobody took (tied bids)."""
+    notes: list[str] = []
+    """What happened to the seats, in words (a resignation, a timeout, a seat taken back)."""
 
 
 def _text(event: e.BidsRevealed, seat: int) -> str:
@@ -32,6 +38,21 @@ def _text(event: e.BidsRevealed, seat: int) -> str:
     )
 
 
+def _line(event: e.BidsRevealed, winner: int, total: int) -> PointLine:
+    return PointLine(
+        version=event.version,
+        turn=event.turn,
+        seat=winner,
+        colour=COLOURS[winner],
+        points=event.points,
+        total=total,
+        bids=list(event.bids),
+        pot=list(event.pot),
+        rule="prize",
+        text=_text(event, winner),
+    )
+
+
 def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
     """Every point of every seat (or of one seat), in the order they were scored."""
     totals = [0, 0]
@@ -39,7 +60,10 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
     discarded: list[int] = []
     ended: e.GameEnded | None = None
     names = ["", ""]
+    notes = []
     for event in events:
+        if isinstance(event, SEAT_EVENTS):
+            notes.append(f"Event {event.version}: {describe(event, COLOURS)}")
         if isinstance(event, e.PlayerJoined) and event.seat is not None:
             names[event.seat] = event.name
         if isinstance(event, e.GameEnded):
@@ -52,20 +76,7 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
             continue
         totals[event.winner] += event.points
         if seat in (None, event.winner):
-            lines.append(
-                PointLine(
-                    version=event.version,
-                    turn=event.turn,
-                    seat=event.winner,
-                    colour=COLOURS[event.winner],
-                    points=event.points,
-                    total=totals[event.winner],
-                    bids=list(event.bids),
-                    pot=list(event.pot),
-                    rule="prize",
-                    text=_text(event, event.winner),
-                )
-            )
+            lines.append(_line(event, event.winner, totals[event.winner]))
     ranking, winners = (list(ended.ranking), list(ended.winners)) if ended else ([], [])
     game_id = events[0].game_id if events else ""
     return Explanation(
@@ -77,4 +88,5 @@ def explain(events: Sequence[e.Event], seat: int | None = None) -> Explanation:
         colours=list(COLOURS),
         names=names,
         discarded=discarded,
+        notes=notes,
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+import msgspec
+
 from gameplatform import simulation
 from goofspiel import commands as c
 from goofspiel import events as e
@@ -30,7 +32,13 @@ def setup_commands(
 ) -> list[c.Command]:
     options = options or c.Options()
     return [
-        c.CreateGame(game_id=game_id, seed=seed, cards=options.cards, ties=options.ties),
+        c.CreateGame(
+            game_id=game_id,
+            seed=seed,
+            cards=options.cards,
+            ties=options.ties,
+            clock=msgspec.UNSET if options.time_control is None else options.time_control,
+        ),
         *(c.JoinGame(seat=seat, name=name) for seat, name in enumerate(names)),
         c.StartGame(),
     ]

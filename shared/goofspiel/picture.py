@@ -42,6 +42,14 @@ def _row(y: int, label: str, cards: list[int | None], suit: str) -> list[str]:
     return out
 
 
+def _marks(state: GameState, seat: int, bid: str = "bid") -> str:
+    """What a seat's label adds: that it has bid, and who plays it when not its player."""
+    marks = [bid] if state.bids[seat] != NO_BID else []
+    if state.statuses[seat] != "playing":
+        marks.append("a bot bids" if state.statuses[seat] == "bot" else state.statuses[seat])
+    return f" ({', '.join(marks)})" if marks else ""
+
+
 def board_svg(state: GameState, title: str = "") -> str:
     rows = 5
     height = rows * (CARD_H + 2 * GAP) + 30
@@ -61,8 +69,7 @@ def board_svg(state: GameState, title: str = "") -> str:
     for seat in (0, 1):
         y += CARD_H + 2 * GAP
         name = state.names[seat] or f"seat {seat}"
-        sealed = " (bid)" if state.bids[seat] != NO_BID else ""
-        label = f"{name} {state.scores[seat]}{sealed}"
+        label = f"{name} {state.scores[seat]}{_marks(state, seat)}"
         cards: list[int | None] = [*sorted(state.hands[seat])]
         out += _row(y, label, cards, COLOURS[seat])
     y += CARD_H + 2 * GAP
@@ -87,9 +94,10 @@ def board_text(state: GameState) -> str:
         f"prizes face down: {len(prizes_left(state))}",
     ]
     for seat in (0, 1):
-        bid = ", has bid" if state.bids[seat] != NO_BID else ""
         name = state.names[seat] or f"seat {seat}"
         hand = cards(sorted(state.hands[seat]))
-        lines.append(f"{name} ({COLOURS[seat]}) {state.scores[seat]}{bid}: {hand}")
+        lines.append(
+            f"{name} ({COLOURS[seat]}) {state.scores[seat]}{_marks(state, seat, 'has bid')}: {hand}"
+        )
     lines.append(f"discarded: {cards(list(state.discarded))}")
     return "\n".join(lines)

@@ -8,22 +8,26 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from gameplatform.clock import TimeControl
+from gameplatform.dealing import commitment, portable_shuffle
 from gameplatform.execution import Batch, Rulebook
 from goofspiel import commands as c
 from goofspiel import events as e
+from goofspiel import seating
 from goofspiel.errors import (
     AlreadyBid,
     CardNotInHand,
     GameNotFound,
+    GameOver,
     InvalidCommand,
     NotYourTurn,
+    PlayedByBot,
     SeedMismatch,
     WrongPhase,
 )
-from goofspiel.for_platform import commitment, portable_shuffle
 from goofspiel.state import NO_BID, GameState
 
-SEATS = (0, 1)
+SEATS = seating.SEATS
 
 
 def prize_deck(seed: str, cards: int) -> list[int]:
@@ -52,6 +56,9 @@ def _create(command: c.CreateGame) -> e.GameCreated:
         raise InvalidCommand(f"A tie discards or carries the prize, not {command.ties!r}.")
     if not command.seed:
         raise InvalidCommand("A game needs a seed: it shuffles the prize deck.")
+    control = command.clock
+    if isinstance(control, TimeControl) and (problem := control.problem()):
+        raise InvalidCommand(problem)
     return e.GameCreated(
         game_id=command.game_id,
         version=1,
@@ -61,6 +68,7 @@ def _create(command: c.CreateGame) -> e.GameCreated:
         seed_commitment=commitment(command.seed, command.salt),
         prizes=prize_deck(command.seed, command.cards),
         chosen_seed=command.chosen_seed,
+        clock=control,
     )
 
 
@@ -89,6 +97,14 @@ def _start(batch: Batch[GameState, e.Event], command: c.StartGame) -> None:
 
 
 def _bid(batch: Batch[GameState, e.Event], command: c.Bid) -> None:
+    """A player's bid: refused for a seat a bot plays (the bot's bids are `_bid_card`'s)."""
+    state: GameState = batch.state
+    if state.phase == "bidding" and command.seat in SEATS and state.statuses[command.seat] == "bot":
+        raise PlayedByBot("A bot bids for this seat since its time ran out: take it back first.")
+    _bid_card(batch, command)
+
+
+def _bid_card(batch: Batch[GameState, e.Event], command: c.Bid) -> None:
     state: GameState = batch.state
     if state.phase in ("final_scoring", "finished"):
         raise WrongPhase("Every prize has been bid for: the game is over.")
@@ -157,12 +173,27 @@ def _finish(batch: Batch[GameState, e.Event], command: c.FinishGame) -> None:
     )
 
 
-_DECIDERS: dict[type, Callable[[Batch[GameState, e.Event], Any], None]] = {
-    c.JoinGame: _join,
-    c.StartGame: _start,
-    c.Bid: _bid,
-    c.Resign: _resign,
-    c.FinishGame: _finish,
+Decider = Callable[[Batch[GameState, e.Event], Any], None]
+
+
+def _open(decide: Decider) -> Decider:
+    """``decide``, refused in a cancelled game (nothing follows a cancellation)."""
+
+    def deciding(batch: Batch[GameState, e.Event], command: Any) -> None:
+        if batch.state.phase == "cancelled":
+            raise GameOver("The game was cancelled before its start.")
+        decide(batch, command)
+
+    return deciding
+
+
+_DECIDERS: dict[type, Decider] = {
+    c.JoinGame: _open(_join),
+    c.StartGame: _open(_start),
+    c.Bid: _open(_bid),
+    c.Resign: _open(_resign),
+    c.FinishGame: _open(_finish),
+    **seating.DECIDERS,
 }
 
 
@@ -238,7 +269,10 @@ def _evolved(state: GameState, event: e.Event) -> GameState:
         case e.BidsRevealed():
             return _revealed(state, event)
         case e.PlayerResigned(seat=int(seat)):
-            return replace(state, phase="final_scoring", resigned=seat)
+            statuses = seating.with_status(state, seat, "resigned")
+            return replace(state, phase="final_scoring", resigned=seat, statuses=statuses)
+        case e.PlayerLeft() | e.GameCancelled() | e.SeatTimedOut() | e.SeatReclaimed():
+            return seating.EVOLVERS[type(event)](state, event)
         case e.GameEnded():
             ranking, winners = tuple(event.ranking), tuple(event.winners)
             return replace(
@@ -263,11 +297,12 @@ def evolve(state: GameState | None, event: e.Event) -> GameState:
             commitment=event.seed_commitment,
             prizes=tuple(event.prizes),
             chosen_seed=event.chosen_seed,
+            clock=seating.started(event.clock),
         )
     elif state is None:
         raise GameNotFound("An event of a game that was never created.")
     else:
-        new = _evolved(state, event)
+        new = seating.after_event(_evolved(state, event), event)
     return replace(new, version=event.version, last_hash=event.hash)
 
 
@@ -275,7 +310,16 @@ def _cause(command: c.Command, command_id: str | None, time: str | None) -> e.Ca
     return e.Cause(public_command(command), command_id, time)  # type: ignore[arg-type]
 
 
+def _play_on(batch: Batch[GameState, e.Event]) -> None:
+    seating.play_on(batch, _bid_card)
+
+
 RULES: Rulebook[GameState, c.Command, e.Event] = Rulebook(
-    creation=c.CreateGame, create=_create, deciders=_DECIDERS, evolve=evolve, cause=_cause
+    creation=c.CreateGame,
+    create=_create,
+    deciders=_DECIDERS,
+    evolve=evolve,
+    cause=_cause,
+    after=_play_on,
 )
 """Goofspiel's rules as the platform runs them (`gameplatform.execution`)."""

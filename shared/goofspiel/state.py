@@ -11,10 +11,15 @@ from typing import Literal, get_args
 
 import msgspec
 
+from gameplatform.clock import ClockState
+
 NO_BID = -1
 SEALED = 0
-Phase = Literal["lobby", "bidding", "final_scoring", "finished"]
+Phase = Literal["lobby", "bidding", "final_scoring", "finished", "cancelled"]
 PHASES: tuple[str, ...] = get_args(Phase)
+SeatStatus = Literal["playing", "bot", "resigned", "removed"]
+"""``bot``: timed out, the rules bid for it (rulings, 10); ``resigned``: conceded;
+``removed``: timed out in a game whose clock removes such seats (it loses)."""
 
 
 class GameState(msgspec.Struct, frozen=True):
@@ -42,7 +47,10 @@ class GameState(msgspec.Struct, frozen=True):
     ranking: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()
     resigned: int | None = None
-    """The seat that conceded, if one did."""
+    """The seat that conceded (or was removed when its time ran out), if one did."""
+    statuses: tuple[SeatStatus, ...] = ("playing", "playing")
+    clock: ClockState | None = None
+    """The turn clock (rulings, 10), where the game has one."""
     seed: str = ""
     salt: str = ""
     last_hash: str = ""
@@ -50,6 +58,11 @@ class GameState(msgspec.Struct, frozen=True):
     @property
     def is_over(self) -> bool:
         return self.phase == "finished"
+
+    @property
+    def is_closed(self) -> bool:
+        """Nothing more will happen: the game ended or was cancelled."""
+        return self.phase in ("finished", "cancelled")
 
     @property
     def to_move(self) -> int | None:

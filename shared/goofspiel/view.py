@@ -11,6 +11,7 @@ from __future__ import annotations
 import msgspec
 from msgspec.structs import replace
 
+from gameplatform.interface import Clock, platform_clock
 from goofspiel import events as e
 from goofspiel.state import NO_BID, SEALED, GameState
 
@@ -30,6 +31,9 @@ class SeatView(msgspec.Struct, frozen=True):
     """The sealed bid, to its own seat only (None to everyone else, and before it bids)."""
     won: list[int]
     shown: list[int]
+    status: str = "playing"
+    """``playing``, ``bot`` (a bot bids for it since its time ran out), ``resigned`` or
+    ``removed`` (its time ran out in a game whose clock removes such seats)."""
 
 
 class GameView(msgspec.Struct, frozen=True):
@@ -55,6 +59,8 @@ class GameView(msgspec.Struct, frozen=True):
     seed_commitment: str
     resigned: int | None = None
     hidden_information: bool = True
+    clock: Clock | None = None
+    """The turn clock (rulings, 10), where the game has one: whose time runs, until when."""
 
 
 def prizes_left(state: GameState) -> list[int]:
@@ -73,6 +79,7 @@ def _seat(state: GameState, seat: int, viewer: int | None) -> SeatView:
         bid=bid if bid > SEALED and viewer == seat else None,
         won=list(state.won[seat]),
         shown=list(state.shown[seat]),
+        status=state.statuses[seat],
     )
 
 
@@ -99,6 +106,7 @@ def view(state: GameState, viewer: int | None) -> GameView:
         seed=state.seed,
         seed_commitment=state.commitment,
         resigned=state.resigned,
+        clock=platform_clock(state.clock),
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gameplatform.words import plain_words, seat_name
+from gameplatform.words import phrased, seat_name
 
 Square = Any
 """A command's ``Square`` or an event's ``At``: anything with ``x`` and ``y``."""
@@ -103,10 +103,4 @@ reader's own move, told without one (``Place ...``)."""
 
 def describe(item: Any, seats: Sequence[str]) -> str:
     """A Renaissance command or event in words; ``seats`` names the seats."""
-    kind = type(item).__name__
-    phrase = PHRASES.get(kind)
-    if phrase is None:
-        return plain_words(item, seats)
-    who = seat_name(getattr(item, "seat", None), seats) if kind in _SUBJECT else None
-    sentence = f"{who} {phrase(item, seats)}" if who else phrase(item, seats)
-    return f"{sentence[0].upper()}{sentence[1:]}."
+    return phrased(item, seats, PHRASES, _SUBJECT)

@@ -26,14 +26,11 @@ class Bot(Protocol):
     def choose(self, state: GameState, seat: int) -> c.Command: ...
 
 
-class RandomBot:
-    """Picks uniformly among every legal action."""
+class RandomBot(simulation.RandomBot):
+    """Picks uniformly among every legal action (the platform's random bot)."""
 
     def __init__(self, seed: str) -> None:
-        self.rng = random.Random(seed)
-
-    def choose(self, state: GameState, seat: int) -> c.Command:
-        return self.rng.choice(legal_actions(state, seat))
+        super().__init__(seed, legal_actions)
 
 
 class GreedyBot:

@@ -1,51 +1,23 @@
 """The deal, derived from the game seed only.
 
-Shuffles use a documented, portable generator so that any implementation can reproduce a deal
-from a revealed seed: the j-th random number for a purpose is the SHA-256 of
-``"{seed}|{purpose}|{j}"`` read as a big-endian integer, and a list is shuffled by Fisher-Yates
-from the last position down, swapping position i with ``number mod (i + 1)``.
+Shuffles use the platform's documented, portable generator (`gameplatform.dealing`) so that any
+implementation can reproduce a deal from a revealed seed: the j-th random number for a purpose
+is the SHA-256 of ``"{seed}|{purpose}|{j}"`` read as a big-endian integer, and a list is
+shuffled by Fisher-Yates from the last position down, swapping position i with
+``number mod (i + 1)``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-from collections.abc import Sequence
-from typing import TypeVar
-
+from gameplatform.dealing import SALTED, commitment
+from gameplatform.dealing import portable_shuffle as shuffled
 from renature.board import Board
 from renature.components import components
 from renature.events import Deal
 
-T = TypeVar("T")
-
-
-SALTED = "hmac-sha256:"
-"""The label of a salted commitment (what the services publish for every game they create)."""
-
-
-def commitment(seed: str, salt: str = "") -> str:
-    """The commitment to a seed, published at creation and checked when the seed is revealed.
-
-    With a ``salt`` (the services draw 256 random bits per game and reveal them with the seed):
-    ``"hmac-sha256:"`` and the hex HMAC-SHA256 of the seed keyed with the salt, so that nobody
-    can test candidate seeds against the commitment before the end, however small the seed (a
-    chosen seed such as ``731337`` included). Without a salt (in-process simulations, whose
-    seed is public anyway, and games recorded before salts): the bare hex SHA-256 of the seed,
-    which a short seed does not hide.
-    """
-    if not salt:
-        return hashlib.sha256(seed.encode()).hexdigest()
-    return SALTED + hmac.new(salt.encode(), seed.encode(), hashlib.sha256).hexdigest()
-
-
-def shuffled(seed: str, purpose: str, items: Sequence[T]) -> list[T]:
-    out = list(items)
-    for j, i in enumerate(range(len(out) - 1, 0, -1)):
-        digest = hashlib.sha256(f"{seed}|{purpose}|{j}".encode()).digest()
-        k = int.from_bytes(digest, "big") % (i + 1)
-        out[i], out[k] = out[k], out[i]
-    return out
+__all__ = ["SALTED", "commitment", "deal", "shuffled"]
+"""The seed commitment and the shuffle are the platform's (`gameplatform.dealing`), kept here
+under their names; the deal itself is Renature's."""
 
 
 def deal(seed: str, players: int, board: Board) -> Deal:

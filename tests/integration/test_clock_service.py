@@ -5,7 +5,6 @@ deadlines survive a restart of the service because they live in Redis."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -15,20 +14,15 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from eventstore import RedisEventStore
-from gameserver.clock.clock_service import ClockService
 from gameserver.gateway.app import create_app
 from gameserver.rules.rules_service import RulesService
-from gameserver.runtime import bus
-from gameserver.runtime.bus import COMMAND_PARTITIONS, CommandEnvelope
+from gameserver.runtime.bus import CommandEnvelope
 from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.settings import Settings
 from renature import commands as c
+from support.clock import CLOCK_STREAMS, clock_service
 
 pytestmark = pytest.mark.redis
-
-
-CLOCK_STREAMS = bus.streams_of(COMMAND_PARTITIONS, bus.CLOCK)
 
 
 @dataclass
@@ -48,21 +42,6 @@ async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
     ):
         yield Stack(http, app, redis)
-
-
-@contextlib.asynccontextmanager
-async def clock_service(redis: aioredis.Redis, consumer: str) -> AsyncIterator[ClockService]:
-    """A clock service running in this event loop until the block ends."""
-    client = RulesClient(redis, streams=CLOCK_STREAMS)
-    service = ClockService(redis, RedisEventStore(redis), client, consumer)
-    stop = asyncio.Event()
-    task = asyncio.create_task(service.run(stop))
-    try:
-        yield service
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 10)
-        await client.aclose()
 
 
 async def started(stack: Stack, time_control: dict[str, Any], **body: Any) -> tuple[str, list[str]]:

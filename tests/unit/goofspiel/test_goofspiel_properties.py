@@ -6,15 +6,18 @@ whatever card was sealed."""
 
 from __future__ import annotations
 
+import random
 import string
 from collections import Counter
 from functools import cache
 
 import msgspec
+from gs_clocks import T0, clocked
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
+from gameplatform.clock import epoch_ms, iso
 from goofspiel import commands as c
 from goofspiel import events as e
 from goofspiel.adapter import GAME
@@ -155,3 +158,63 @@ def test_the_same_seed_and_bots_play_the_same_game() -> None:
     first, _ = played("same", ("random", "random"), 13, "discard")
     again = GAME.simulate("same", ["random", "random"])[0]
     assert msgspec.json.encode(first) == msgspec.json.encode(again)
+
+
+odds = st.tuples(
+    st.integers(min_value=0, max_value=60),
+    st.integers(min_value=0, max_value=8),
+    st.integers(min_value=0, max_value=60),
+)
+"""The odds in a hundred that a step of a clocked game is a timeout claimed at the deadline, a
+resignation, a seat taken back from the bot (where a bot plays one); a bid otherwise."""
+
+
+def next_command(
+    state: GameState, chances: tuple[int, int, int], rng: random.Random
+) -> tuple[c.Command, bool]:
+    """The command of a step, and whether it is claimed at the running seat's deadline."""
+    seat = state.to_move
+    assert seat is not None
+    bots = [s for s in (0, 1) if state.statuses[s] == "bot"]
+    timeout, resign, reclaim = chances
+    if rng.randrange(100) < timeout:
+        return c.ClaimTimeout(seat=seat), True
+    if rng.randrange(100) < resign:
+        return c.Resign(seat=rng.choice((0, 1))), False
+    if bots and rng.randrange(100) < reclaim:
+        return c.ReclaimSeat(seat=bots[0]), False
+    return rng.choice(legal_actions(state, seat)), False
+
+
+@GAMES
+@given(seeds, cards, st.sampled_from(["bot", "remove"]), odds)
+def test_whole_games_with_random_timeouts_and_resignations_end_with_consistent_scores(
+    seed: str, count: int, on_timeout: str, chances: tuple[int, int, int]
+) -> None:
+    log, state = clocked(on_timeout, count, seed, total=60, increment=2)
+    rng, now = random.Random(seed), epoch_ms(T0)
+    while state.phase == "bidding":
+        command, at_deadline = next_command(state, chances, rng)
+        clock = GAME.clock(state)
+        assert clock is not None
+        now = clock.deadline_ms if at_deadline and clock.deadline_ms else now + 1500
+        events, state = execute(state, command, time=iso(now))
+        log += events
+    events, state = execute(state, c.FinishGame(seed=seed), time=iso(now + 1))
+    log += events
+    assert state.is_over
+    report = audit(log)
+    assert report.ok, report.findings
+    awarded = [0, 0]
+    for event in log:
+        for seat, points, _ in e.points_awarded(event):
+            awarded[seat] += points
+    assert list(state.scores) == awarded == explain(log).scores
+    out = state.resigned
+    if out is not None:
+        assert (state.winners, state.ranking) == ((1 - out,), (1 - out, out))
+        assert state.statuses[out] in ("resigned", "removed")
+    else:
+        assert state.winners == tuple(s for s in (0, 1) if state.scores[s] == max(state.scores))
+        assert sorted([*state.won[0], *state.won[1], *state.discarded]) == suit(state)
+    assert replay(log) == state

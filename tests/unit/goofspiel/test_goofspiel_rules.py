@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from gs_games import SEED, bids, started
 
+from gameplatform.dealing import commitment
 from goofspiel import commands as c
 from goofspiel import events as e
 from goofspiel.errors import (
@@ -15,7 +16,6 @@ from goofspiel.errors import (
     SeedMismatch,
     WrongPhase,
 )
-from goofspiel.for_platform import commitment
 from goofspiel.rules import execute, legal_actions, prize_deck
 from goofspiel.view import view, visible_event
 

@@ -157,6 +157,18 @@ export type ChoosePiece = {
   piece: string;
 };
 
+/** A game's turn clock as the platform reads it (the clock service, the lobby): its time */
+export type Clock = {
+  per_turn: number | null;
+  total: number | null;
+  increment: number;
+  on_timeout: string;
+  running_for: number | null;
+  turn_started_ms: number | null;
+  deadline_ms: number | null;
+  remaining_ms: Array<number>;
+};
+
 /** The clock of a game with a time control. ``owner`` is the seat whose time runs (-1 for */
 export type ClockState = {
   control: TimeControl;
@@ -359,6 +371,9 @@ export type CommandRequest = {
   card: number;
 } | {
   type: "Resign";
+  seat?: number;
+} | {
+  type: "ReclaimSeat";
   seat?: number;
 };
 };
@@ -1193,6 +1208,12 @@ export type ReclaimResponse = {
   recovery: string;
 };
 
+/** The player of a seat a bot plays since its timeout takes it back (rulings, 12). */
+export type ReclaimSeat = {
+  type: "ReclaimSeat";
+  seat: number;
+};
+
 /** Set-up: the seat to move cannot fit any piece left (ruling 4): it must lift pieces. */
 export type RelocationRequired = {
   type: "RelocationRequired";
@@ -1225,6 +1246,17 @@ export type SealedChoice = {
   commitment?: string;
   choice?: string;
   salt?: string;
+};
+
+/** The player of ``seat`` took it back from the bot: it bids for itself again. */
+export type SeatReclaimed = {
+  type: "SeatReclaimed";
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
 };
 
 /** SeatScore */
@@ -1434,6 +1466,17 @@ export type gameplatform_explanation_PointLine = {
   text: string;
 };
 
+/** The host calls the game off before its start; nothing follows (rulings, 9). */
+export type goofspiel_commands_CancelGame = {
+  type: "CancelGame";
+};
+
+/** The clock service's: ``seat``'s time has run out (rulings, 10 and 11). */
+export type goofspiel_commands_ClaimTimeout = {
+  type: "ClaimTimeout";
+  seat: number;
+};
+
 /** Create a game whose prize deck is shuffled from ``seed``. The service fills ``seed`` and */
 export type goofspiel_commands_CreateGame = {
   type: "CreateGame";
@@ -1444,6 +1487,7 @@ export type goofspiel_commands_CreateGame = {
   ties?: "carry" | "discard";
   salt?: string;
   chosen_seed?: boolean;
+  clock?: TimeControl;
 };
 
 /** The service's, once the last prize is settled: reveal the seed (and the salt of its */
@@ -1460,6 +1504,18 @@ export type goofspiel_commands_JoinGame = {
   name: string;
 };
 
+/** A seated player leaves the lobby before the start (rulings, 9). */
+export type goofspiel_commands_LeaveGame = {
+  type: "LeaveGame";
+  seat: number;
+};
+
+/** The host frees a lobby seat before the start (rulings, 9). */
+export type goofspiel_commands_RemovePlayer = {
+  type: "RemovePlayer";
+  seat: number;
+};
+
 /** Concede the game: the other seat wins, whatever the scores (rulings, 8). */
 export type goofspiel_commands_Resign = {
   type: "Resign";
@@ -1473,9 +1529,20 @@ export type goofspiel_commands_StartGame = {
 
 /** The command that caused a batch (on its first event), the client's id and the time. */
 export type goofspiel_events_Cause = {
-  command: goofspiel_commands_CreateGame | goofspiel_commands_JoinGame | goofspiel_commands_StartGame | Bid | goofspiel_commands_Resign | goofspiel_commands_FinishGame;
+  command: goofspiel_commands_CreateGame | goofspiel_commands_JoinGame | goofspiel_commands_StartGame | Bid | goofspiel_commands_Resign | goofspiel_commands_FinishGame | goofspiel_commands_LeaveGame | goofspiel_commands_RemovePlayer | goofspiel_commands_CancelGame | goofspiel_commands_ClaimTimeout | ReclaimSeat;
   command_id?: string | null;
   time?: string | null;
+};
+
+/** The host called the game off before its start: nothing follows. */
+export type goofspiel_events_GameCancelled = {
+  type: "GameCancelled";
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
 };
 
 /** GameCreated */
@@ -1487,6 +1554,7 @@ export type goofspiel_events_GameCreated = {
   seed_commitment: string;
   prizes: Array<number>;
   chosen_seed?: boolean;
+  clock?: TimeControl;
   game_id: string;
   version: number;
   seat?: number | null;
@@ -1535,6 +1603,31 @@ export type goofspiel_events_PlayerJoined = {
   hash?: string;
 };
 
+/** ``seat``'s player left the lobby (``reason``: ``left``) or the host freed the seat */
+export type goofspiel_events_PlayerLeft = {
+  type: "PlayerLeft";
+  reason: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** ``seat``'s time ran out at ``deadline``. ``on_timeout``: ``bot`` (the rules bid for it */
+export type goofspiel_events_SeatTimedOut = {
+  type: "SeatTimedOut";
+  deadline: string;
+  on_timeout: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
 /** Explanation */
 export type goofspiel_explain_Explanation = {
   game_id: string;
@@ -1545,6 +1638,7 @@ export type goofspiel_explain_Explanation = {
   colours: Array<string>;
   names?: Array<string>;
   discarded?: Array<number>;
+  notes?: Array<string>;
 };
 
 /** Points one seat took with one bid: the turn, the bids and the pot. */
@@ -1571,7 +1665,7 @@ export type goofspiel_state_GameState = {
   prizes: Array<number>;
   chosen_seed?: boolean;
   names?: Array<string | null>;
-  phase?: "bidding" | "final_scoring" | "finished" | "lobby";
+  phase?: "bidding" | "cancelled" | "final_scoring" | "finished" | "lobby";
   turn?: number;
   pot?: Array<number>;
   hands?: Array<Array<number>>;
@@ -1583,6 +1677,8 @@ export type goofspiel_state_GameState = {
   ranking?: Array<number>;
   winners?: Array<number>;
   resigned?: number | null;
+  statuses?: Array<"bot" | "playing" | "removed" | "resigned">;
+  clock?: ClockState | null;
   seed?: string;
   salt?: string;
   last_hash?: string;
@@ -1611,6 +1707,7 @@ export type goofspiel_view_GameView = {
   seed_commitment: string;
   resigned?: number | null;
   hidden_information?: boolean;
+  clock?: Clock | null;
 };
 
 /** SeatView */
@@ -1624,6 +1721,7 @@ export type goofspiel_view_SeatView = {
   bid: number | null;
   won: Array<number>;
   shown: Array<number>;
+  status?: string;
 };
 
 /** The host's: call the game off before the start (ruling 17). */
@@ -2240,6 +2338,12 @@ export type NewGame = {
   seating?: "invite" | "open";
   cards?: number;
   ties?: "carry" | "discard";
+  time_control?: {
+  per_turn?: number | null;
+  total?: number | null;
+  increment?: number;
+  on_timeout?: "bot" | "remove";
+} | null;
 };
 
 /** Each hosted game's bodies, by the game's name. */
@@ -2260,8 +2364,8 @@ export interface Games {
   };
   "goofspiel": {
     view: goofspiel_view_GameView;
-    command: Bid | goofspiel_commands_Resign;
-    event: goofspiel_events_GameCreated | goofspiel_events_PlayerJoined | goofspiel_events_GameStarted | PrizeRevealed | BidSealed | BidsRevealed | PlayerResigned | goofspiel_events_GameEnded;
+    command: Bid | goofspiel_commands_Resign | ReclaimSeat;
+    event: goofspiel_events_GameCreated | goofspiel_events_PlayerJoined | goofspiel_events_GameStarted | PrizeRevealed | BidSealed | BidsRevealed | PlayerResigned | goofspiel_events_GameEnded | goofspiel_events_PlayerLeft | goofspiel_events_GameCancelled | goofspiel_events_SeatTimedOut | SeatReclaimed;
     state: goofspiel_state_GameState;
     explanation: goofspiel_explain_Explanation;
   };
