@@ -211,6 +211,10 @@ class Game(Protocol[State, Command, Event]):
         """The clock service's claim that ``seat`` ran out of time (the core checks it)."""
         ...
 
+    def reclaim_command(self, seat: int) -> Command | None:
+        """The seat's player takes back a seat a bot plays since its time ran out."""
+        ...
+
     def with_seed(
         self, command: Command, seed: str, salt: str = "", chosen: bool = False
     ) -> Command:
