@@ -286,6 +286,9 @@ export type CommandRequest = {
   type: "EndTurn";
   seat?: number;
 } | {
+  type: "ReclaimSeat";
+  seat?: number;
+} | {
   type: "PlacePiece";
   seat?: number;
   piece: string;
@@ -1193,6 +1196,12 @@ export type ReclaimResponse = {
   recovery: string;
 };
 
+/** The player of ``seat`` takes it back from the bot that plays it since its time ran out */
+export type ReclaimSeat = {
+  type: "ReclaimSeat";
+  seat: number;
+};
+
 /** Set-up: the seat to move cannot fit any piece left (ruling 4): it must lift pieces. */
 export type RelocationRequired = {
   type: "RelocationRequired";
@@ -1225,6 +1234,17 @@ export type SealedChoice = {
   commitment?: string;
   choice?: string;
   salt?: string;
+};
+
+/** ``seat``'s player took the seat back from the bot that played it since its time ran */
+export type SeatReclaimed = {
+  type: "SeatReclaimed";
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renature_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
 };
 
 /** SeatScore */
@@ -1977,7 +1997,7 @@ export type renature_commands_StartGame = {
 
 /** Provenance of a batch: the command that caused it (on the batch's first event), the */
 export type renature_events_Cause = {
-  command: renature_commands_CreateGame | renature_commands_JoinGame | renature_commands_StartGame | PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn | renature_commands_FinishGame | renature_commands_LeaveGame | renature_commands_RemovePlayer | renature_commands_CancelGame | renature_commands_Resign | renature_commands_ClaimTimeout;
+  command: renature_commands_CreateGame | renature_commands_JoinGame | renature_commands_StartGame | PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn | renature_commands_FinishGame | renature_commands_LeaveGame | renature_commands_RemovePlayer | renature_commands_CancelGame | renature_commands_Resign | renature_commands_ClaimTimeout | ReclaimSeat;
   command_id?: string | null;
   time?: string | null;
 };
@@ -2246,8 +2266,8 @@ export type NewGame = {
 export interface Games {
   "renature": {
     view: renature_view_GameView;
-    command: PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn;
-    event: renature_events_GameCreated | renature_events_PlayerJoined | renature_events_GameStarted | DominoPlaced | DominoDiscarded | PlantPlaced | PlantSkipped | AreaScored | DominoDrawn | JokerChanged | PlantReturned | ExtraTurnTaken | MushroomGained | MushroomPlaced | MushroomDeclined | MushroomLost | renature_events_TurnEnded | CloudsScored | PlantsPenalised | TokensRevealed | renature_events_GameEnded | renature_events_PlayerLeft | renature_events_GameCancelled | renature_events_SeatTimedOut | renature_events_SeatResigned;
+    command: PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn | ReclaimSeat;
+    event: renature_events_GameCreated | renature_events_PlayerJoined | renature_events_GameStarted | DominoPlaced | DominoDiscarded | PlantPlaced | PlantSkipped | AreaScored | DominoDrawn | JokerChanged | PlantReturned | ExtraTurnTaken | MushroomGained | MushroomPlaced | MushroomDeclined | MushroomLost | renature_events_TurnEnded | CloudsScored | PlantsPenalised | TokensRevealed | renature_events_GameEnded | renature_events_PlayerLeft | renature_events_GameCancelled | renature_events_SeatTimedOut | renature_events_SeatResigned | SeatReclaimed;
     state: renature_state_GameState;
     explanation: renature_explain_Explanation;
   };
