@@ -75,7 +75,9 @@ class Table(msgspec.Struct, frozen=True):
     """Each seat's colour as the game names it."""
     statuses: list[str]
     """Each seat's standing: ``playing``, or how it stopped playing (Renature: ``bot``,
-    ``resigned``, ``removed``)."""
+    ``resigned``, ``removed``). ``bot``: a bot plays the seat since its time ran out; its
+    player takes it back with ``reclaim_command`` (the gateway sends it before any command of
+    theirs)."""
     scores: list[int]
     ranking: list[int]
     winners: list[int]
