@@ -1,5 +1,6 @@
-"""Turn clocks, timeouts, resigning, leaving and cancelling, decided by the pure core from the
-recorded times (renature.clock, renature.seating; docs/rules.md "Leaving, resigning, clocks")."""
+"""Turn clocks, timeouts and a timed-out seat taken back, resigning, leaving and cancelling,
+decided by the pure core from the recorded times (renature.clock, renature.seating; docs/rules.md
+"Leaving, resigning, clocks")."""
 
 from __future__ import annotations
 
