@@ -58,9 +58,10 @@ class CommandForms:
     remove_type: Any = None
     resign_type: Any = None
     timeout_type: Any = None
+    reclaim_type: Any = None
     """The seat commands the platform sends for any game (``CancelGame()``, ``LeaveGame(seat)``,
-    ``RemovePlayer(seat)``, ``Resign(seat)``, ``ClaimTimeout(seat)``); None where a game has
-    no such command yet (the gateway then answers 409 ``not_offered``)."""
+    ``RemovePlayer(seat)``, ``Resign(seat)``, ``ClaimTimeout(seat)``, ``ReclaimSeat(seat)``);
+    None where a game has no such command yet (the gateway then answers 409 ``not_offered``)."""
 
     def seat_command_schema(self) -> dict[str, Any]:
         """The JSON schema of a command a seated player sends (each variant inlined, ``seat``
@@ -110,3 +111,6 @@ class CommandForms:
 
     def timeout_command(self, seat: int) -> Any | None:
         return None if self.timeout_type is None else self.timeout_type(seat=seat)
+
+    def reclaim_command(self, seat: int) -> Any | None:
+        return None if self.reclaim_type is None else self.reclaim_type(seat=seat)

@@ -75,7 +75,9 @@ class Table(msgspec.Struct, frozen=True):
     """Each seat's colour as the game names it."""
     statuses: list[str]
     """Each seat's standing: ``playing``, or how it stopped playing (Renature: ``bot``,
-    ``resigned``, ``removed``)."""
+    ``resigned``, ``removed``). ``bot``: a bot plays the seat since its time ran out; its
+    player takes it back with ``reclaim_command`` (the gateway sends it before any command of
+    theirs)."""
     scores: list[int]
     ranking: list[int]
     winners: list[int]
@@ -209,6 +211,10 @@ class Game(Protocol[State, Command, Event]):
 
     def timeout_command(self, seat: int) -> Command | None:
         """The clock service's claim that ``seat`` ran out of time (the core checks it)."""
+        ...
+
+    def reclaim_command(self, seat: int) -> Command | None:
+        """The seat's player takes back a seat a bot plays since its time ran out."""
         ...
 
     def with_seed(

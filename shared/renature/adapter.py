@@ -49,6 +49,7 @@ class RenatureGame(CoreAdapter):
     remove_type: Any = c.RemovePlayer
     resign_type: Any = c.Resign
     timeout_type: Any = c.ClaimTimeout
+    reclaim_type: Any = c.ReclaimSeat
     event_type: Any = e.AnyEvent
     rules: Any = RULES
     hidden_information: bool = True

@@ -169,6 +169,13 @@ class ClaimTimeout(Command, frozen=True):
     seat: SeatNumber
 
 
+class ReclaimSeat(Command, frozen=True):
+    """The player of ``seat`` takes it back from the bot that plays it since its time ran out
+    (refused while the seat plays for itself)."""
+
+    seat: SeatNumber
+
+
 class FinishGame(Command, frozen=True):
     """Reveal the seed (and the salt of its commitment) and carry out the final scoring
     (after the last domino)."""
@@ -186,6 +193,7 @@ SeatCommand = (
     | PlaceMushroom
     | SkipMushroom
     | EndTurn
+    | ReclaimSeat
 )
 AnyCommand = (
     CreateGame
@@ -205,6 +213,7 @@ AnyCommand = (
     | CancelGame
     | Resign
     | ClaimTimeout
+    | ReclaimSeat
 )
 
 command_decoder = msgspec.json.Decoder(AnyCommand)

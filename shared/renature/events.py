@@ -228,6 +228,11 @@ class SeatTimedOut(Event, frozen=True):
     on_timeout: str
 
 
+class SeatReclaimed(Event, frozen=True):
+    """``seat``'s player took the seat back from the bot that played it since its time ran
+    out: it plays for itself again."""
+
+
 class SeatResigned(Event, frozen=True):
     """``seat`` is out of the game (``reason``: ``resigned``, or ``timeout``): its
     ``dominoes_returned`` dominoes (hand and reserve) go back to the box unseen."""
@@ -262,6 +267,7 @@ AnyEvent = (
     | GameCancelled
     | SeatTimedOut
     | SeatResigned
+    | SeatReclaimed
 )
 
 event_decoder = msgspec.json.Decoder(AnyEvent)

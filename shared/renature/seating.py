@@ -11,7 +11,8 @@ A seat that timed out in a game with ``on_timeout="bot"`` is played on by a bot:
 turn is such a seat's, `play_on` plays the first legal action until the turn passes (placing
 a domino where it can, the first plant spot, never a cloud action), inside the batch of the
 command that gave it the turn, so the bot's moves are part of the recorded, re-decidable
-outcome of that command.
+outcome of that command. The seat's player takes it back with ``ReclaimSeat`` (accepted
+only while a bot plays the seat): it plays for itself again from its next turn on.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ class ClockRunning(RuleError):
     """A timeout claimed before the deadline (or for a seat whose time is not running)."""
 
     code = "clock_running"
+
+
+class NotABotSeat(RuleError):
+    """A seat taken back that no bot plays (it plays for itself, or is out of the game)."""
+
+    code = "not_a_bot_seat"
 
 
 class ClockView(msgspec.Struct, frozen=True):
@@ -136,6 +143,11 @@ def _timed_out(s: GameState, ev: e.SeatTimedOut) -> GameState:
     return s
 
 
+def _reclaimed(s: GameState, ev: e.SeatReclaimed) -> GameState:
+    assert ev.seat is not None
+    return replace(s, seats=_with_seat(s, ev.seat, status="playing"))
+
+
 def _resigned(s: GameState, ev: e.SeatResigned) -> GameState:
     assert ev.seat is not None
     seat = s.seats[ev.seat]
@@ -152,6 +164,7 @@ EVOLVERS: dict[type[e.Event], Any] = {
     e.GameCancelled: _cancelled,
     e.SeatTimedOut: _timed_out,
     e.SeatResigned: _resigned,
+    e.SeatReclaimed: _reclaimed,
 }
 
 
@@ -233,6 +246,15 @@ def _claim_timeout(b: Batch, cmd: c.ClaimTimeout) -> None:
         remove(b, cmd.seat, "timeout")
 
 
+def _reclaim(b: Batch, cmd: c.ReclaimSeat) -> None:
+    status = _in_play(b.state, cmd.seat).status
+    if status != "bot":
+        colour = COLOURS[b.state.seats[cmd.seat].colour].capitalize()
+        how = "plays for itself" if status == "playing" else "is out of the game"
+        raise NotABotSeat(f"No bot plays {colour}'s seat: it {how}.")
+    b.emit(e.SeatReclaimed(game_id=b.game_id, version=b.next_version, seat=cmd.seat))
+
+
 def remove(b: Batch, seat: int, reason: str) -> None:
     """Take ``seat`` out of the game: its dominoes go back to the box unseen, the turn passes
     on if it was its turn, and the game goes to the final scoring once fewer than two seats
@@ -270,6 +292,7 @@ DECIDERS: dict[type[c.Command], Any] = {
     c.CancelGame: _cancel,
     c.Resign: _resign,
     c.ClaimTimeout: _claim_timeout,
+    c.ReclaimSeat: _reclaim,
 }
 
 

@@ -304,6 +304,48 @@ def test_a_refused_move_is_shown_as_a_clear_error(base_url: str, browser: Browse
     first.wait_for_selector("#start:not([hidden])")  # the seat is still the first one's
 
 
+def test_a_timed_out_seat_shows_bot_and_its_player_takes_it_back(
+    base_url: str, browser: Browser
+) -> None:
+    """Seat 0's player does not move: its time runs out and a bot plays on; the players list
+    says "(bot)" and the player gets "Take my seat back", which gives the seat back to them."""
+    per_turn = 8  # seat 1's turn lasts this long too: the take-back happens within it
+    control = {"per_turn": per_turn, "on_timeout": "bot"}
+    created = httpx.post(f"{base_url}/games", json={"players": 2, "time_control": control}).json()
+    game_id = created["game_id"]
+    tokens = []
+    for seat in range(2):
+        joined = httpx.post(f"{base_url}/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
+        tokens.append(joined.json()["token"])
+    host = {"Authorization": f"Bearer {created['host_token']}"}
+    assert httpx.post(f"{base_url}/games/{game_id}/start", headers=host).status_code == 200
+    page = new_page(browser)
+    page.goto(f"{base_url}/")  # the table's origin, whose storage holds the seat
+    page.evaluate(
+        "([id, seat]) => localStorage.setItem(`renature:seat:${id}`, JSON.stringify(seat))",
+        [game_id, {"seat": 0, "token": tokens[0]}],
+    )
+    page.goto(f"{base_url}/play/{game_id}")
+    settled(page)
+    seat = page.locator("#players li[data-seat='0']")
+    assert "(bot)" not in seat.inner_text()
+    assert page.locator("#take-back").is_hidden()
+    page.wait_for_selector("#take-back:not([hidden])", timeout=(per_turn + 10) * 1000)
+    assert "(bot)" in seat.inner_text()
+    page.click("#take-back")
+    page.wait_for_selector("#take-back", state="hidden", timeout=5000)
+    assert "(bot)" not in seat.inner_text()
+    assert page.evaluate("window.table.facts.statuses[0]") == "playing"
+    events = httpx.get(f"{base_url}/games/{game_id}/events").json()
+    kinds = [event["type"] for event in events]
+    assert kinds.index("SeatTimedOut") < kinds.index("SeatReclaimed")
+    page.wait_for_function(  # the log tells both hand-overs in words
+        "document.querySelector('#log').textContent.includes('took the seat back from the bot')"
+    )
+    assert "ran out of time; a bot plays on." in page.inner_text("#log")
+    assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
+
+
 def test_an_outage_error_clears_when_the_page_is_live_again(
     base_url: str, browser: Browser
 ) -> None:

@@ -5,6 +5,7 @@ deadlines survive a restart of the service because they live in Redis."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -14,7 +15,9 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
+from gameplatform import get_game
 from gameserver.gateway.app import create_app
+from gameserver.gateway.live_commands import answer
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.bus import CommandEnvelope
 from gameserver.runtime.rules_client import RulesClient
@@ -158,3 +161,101 @@ async def test_a_renaissance_seat_whose_time_is_up_loses(stack: Stack) -> None:
         "/games", json={"game": "renaissance", "time_control": {"per_turn": 2}}
     )
     assert refused.status_code == 422, refused.text  # no bot plays on: a timeout loses
+
+
+# --- a timeout is not for ever: the seat taken back -------------------------------------------
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def timed_out(stack: Stack, game_id: str, seat: int) -> list[str]:
+    """Run the clock service until ``seat`` times out (a bot plays it on), then stop it (so no
+    other seat times out); the table's statuses."""
+    async with clock_service(stack.redis, f"clock-{seat}") as service:
+        deadline = time.monotonic() + 10
+        while not service.claims:  # stopped at its first claim (the block waits for its reply)
+            assert time.monotonic() < deadline, "no timeout was claimed"
+            await asyncio.sleep(0.01)
+    table = (await stack.http.get(f"/games/{game_id}/table")).json()
+    statuses: list[str] = table["statuses"]
+    return statuses
+
+
+async def move(stack: Stack, game_id: str, token: str, command_id: str) -> httpx.Response:
+    """The seat's first legal action, sent as a move (its seat filled in by the gateway)."""
+    legal = (await stack.http.get(f"/games/{game_id}/legal-actions", headers=bearer(token))).json()
+    command = legal[0] if legal else {"type": "EndTurn"}
+    body = {"command_id": command_id, "command": command}
+    return await stack.http.post(f"/games/{game_id}/commands", json=body, headers=bearer(token))
+
+
+async def kinds_after(stack: Stack, game_id: str, version: int) -> list[str]:
+    events = (await stack.http.get(f"/games/{game_id}/events", params={"after": version})).json()
+    return [event["type"] for event in events]
+
+
+async def test_a_timed_out_seat_is_taken_back_by_its_next_command(stack: Stack) -> None:
+    game_id, tokens = await started(stack, {"per_turn": 1, "on_timeout": "bot"})
+    gateway = stack.app.state.gateway
+    before = await gateway.store.version(game_id)
+    assert await timed_out(stack, game_id, 0) == ["bot", "playing"]
+    # Seat 0's player is back: any command of theirs takes the seat back first (this one
+    # comes on seat 1's turn, so the move itself is refused as ever).
+    answer = await move(stack, game_id, tokens[0], "back-1")
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["error"]["code"] == "not_your_turn"
+    table = (await stack.http.get(f"/games/{game_id}/table")).json()
+    assert table["statuses"] == ["playing", "playing"]
+    kinds = await kinds_after(stack, game_id, before)
+    assert kinds[0] == "SeatTimedOut"
+    assert kinds[-1] == "SeatReclaimed"
+    # The game goes on, and seat 0's turn waits for its player: no bot plays it.
+    for number in range(20):
+        if (await stack.http.get(f"/games/{game_id}/table")).json()["current"] == 0:
+            break
+        assert (await move(stack, game_id, tokens[1], f"on-{number}")).status_code == 200
+    version = await gateway.store.version(game_id)
+    assert (await move(stack, game_id, tokens[0], "mine")).status_code == 200
+    assert "SeatReclaimed" not in await kinds_after(stack, game_id, version)
+    # Both hand-overs are recorded commands: the audit re-decides them (the game is unfinished,
+    # so the route does not audit it yet; the core does).
+    report = get_game("renature").audit(await gateway.games.events(game_id, 0))
+    assert report.ok, report.first_bad
+
+
+async def test_a_timed_out_seat_is_taken_back_over_the_live_socket(stack: Stack) -> None:
+    game_id, _ = await started(stack, {"per_turn": 1, "on_timeout": "bot"})
+    gateway = stack.app.state.gateway
+    assert await timed_out(stack, game_id, 0) == ["bot", "playing"]
+    message = json.dumps({"command_id": "live-1", "command": {"type": "EndTurn"}})
+    reply = json.loads(await answer(gateway, game_id, 0, message))
+    assert reply["answer"]["error"]["code"] == "not_your_turn"
+    table = (await stack.http.get(f"/games/{game_id}/table")).json()
+    assert table["statuses"] == ["playing", "playing"]
+
+
+async def test_the_take_back_route_and_its_refusals(stack: Stack) -> None:
+    game_id, tokens = await started(stack, {"per_turn": 1, "on_timeout": "bot"})
+    url = f"/games/{game_id}/take-back"
+    assert (await stack.http.post(url)).status_code == 401
+    refused = await stack.http.post(url, headers=bearer(tokens[0]))
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["code"] == "not_a_bot_seat"  # it plays for itself
+    assert await timed_out(stack, game_id, 0) == ["bot", "playing"]
+    refused = await stack.http.post(url, headers=bearer(tokens[1]))
+    assert refused.json()["error"]["code"] == "not_a_bot_seat"  # no bot plays seat 1
+    taken = await stack.http.post(url, headers=bearer(tokens[0]))
+    assert taken.status_code == 200, taken.text
+    assert await kinds_after(stack, game_id, taken.json()["first_version"] - 1) == ["SeatReclaimed"]
+    table = (await stack.http.get(f"/games/{game_id}/table")).json()
+    assert table["statuses"] == ["playing", "playing"]
+    again = await stack.http.post(url, headers=bearer(tokens[0]))
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "not_a_bot_seat")
+    # A game without a take-back (a Renaissance timeout loses) does not offer it.
+    other, other_tokens = await started(
+        stack, {"per_turn": 60, "on_timeout": "remove"}, game="renaissance"
+    )
+    refused = await stack.http.post(f"/games/{other}/take-back", headers=bearer(other_tokens[0]))
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "not_offered")

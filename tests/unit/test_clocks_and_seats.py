@@ -1,10 +1,12 @@
-"""Turn clocks, timeouts, resigning, leaving and cancelling, decided by the pure core from the
-recorded times (renature.clock, renature.seating; docs/rules.md "Leaving, resigning, clocks")."""
+"""Turn clocks, timeouts and a timed-out seat taken back, resigning, leaving and cancelling,
+decided by the pure core from the recorded times (renature.clock, renature.seating; docs/rules.md
+"Leaving, resigning, clocks")."""
 
 from __future__ import annotations
 
 import msgspec
 import pytest
+from msgspec.structs import replace
 
 from renature import clock as clk
 from renature import commands as c
@@ -13,9 +15,10 @@ from renature.audit import audit
 from renature.errors import GameOver, InvalidCommand, RuleError, WrongPhase
 from renature.game import replay
 from renature.rules import execute, legal_actions
-from renature.seating import ClockRunning
+from renature.seating import ClockRunning, NotABotSeat
 from renature.state import GameState
 from renature.view import view
+from support.chain import rechained
 
 T0 = clk.epoch_ms("2026-01-01T12:00:00+00:00")
 
@@ -227,3 +230,115 @@ def test_resigning_before_the_start_or_after_the_end_is_refused() -> None:
     game.play_until_over()
     with pytest.raises(GameOver):
         game.run(c.Resign(0))
+
+
+# --- a timed-out seat taken back ---------------------------------------------------------------
+
+
+def timed_out(control: clk.TimeControl, players: int = 2) -> Game:
+    """A started game whose seat 0 ran out of time on its first turn (a bot played it on)."""
+    game = Game(players=players, control=control)
+    game.start()
+    assert game.s.clock is not None
+    deadline = clk.deadline_ms(game.s.clock)
+    assert deadline is not None
+    game.run(c.ClaimTimeout(0), after=(deadline - T0) / 1000 - game.time)
+    assert game.s.seats[0].status == "bot"
+    return game
+
+
+def test_a_player_takes_back_the_seat_a_bot_plays_and_plays_the_next_turn_themselves() -> None:
+    game = timed_out(clk.TimeControl(per_turn=30, on_timeout="bot"))
+    assert game.s.current == 1
+    assert game.s.clock is not None
+    deadline = clk.deadline_ms(game.s.clock)
+    events = game.run(c.ReclaimSeat(0), after=2)
+    assert [type(ev) for ev in events] == [e.SeatReclaimed]
+    assert events[0].seat == 0
+    assert game.s.seats[0].status == "playing"
+    assert view(game.s, 1).seats[0].status == "playing"
+    # The hand-back charges nobody: seat 1's turn runs on to the same deadline.
+    assert game.s.clock.owner == 1
+    assert clk.deadline_ms(game.s.clock) == deadline
+    while game.s.current == 1:
+        last = game.run(legal_actions(game.s, 1)[0], after=1)
+    # No bot plays seat 0 any more: the turn waits for its player, whose clock runs.
+    assert isinstance(last[-1], e.TurnEnded)
+    assert last[-1].next_seat == 0
+    assert game.s.current == 0
+    assert legal_actions(game.s, 0)
+    assert game.s.clock.owner == 0
+    assert clk.deadline_ms(game.s.clock) == T0 + int((game.time + 30) * 1000)
+    # The player may run out of time again: a bot plays on again.
+    (again, *_) = game.run(c.ClaimTimeout(0), after=30)
+    assert isinstance(again, e.SeatTimedOut)
+    assert game.s.seats[0].status == "bot"
+    game.play_until_over()
+    assert replay(game.events) == game.s
+    assert audit(game.events).ok
+
+
+def test_a_seat_taken_back_in_total_mode_plays_on_with_what_is_left_of_its_bank() -> None:
+    game = timed_out(clk.TimeControl(total=60, increment=5, on_timeout="bot"))
+    assert game.s.clock is not None
+    started = game.s.clock.turn_started_ms
+    assert game.s.clock.remaining_ms[0] == 5_000  # the bank ran out; the turn's increment
+    game.run(c.ReclaimSeat(0), after=4)
+    assert game.s.clock.owner == 1
+    assert game.s.clock.turn_started_ms == started  # seat 1's turn is not restarted
+    while game.s.current == 1:
+        game.run(legal_actions(game.s, 1)[0], after=2)
+    assert started is not None
+    used = T0 + int(game.time * 1000) - started
+    assert game.s.clock.remaining_ms[1] == 60_000 - used + 5_000
+    assert game.s.clock.remaining_ms[0] == 5_000
+    assert clk.deadline_ms(game.s.clock) == T0 + int(game.time * 1000) + 5_000
+
+
+def test_a_seat_is_taken_back_only_from_a_bot_and_only_during_the_game() -> None:
+    game = Game(players=3, control=clk.TimeControl(per_turn=30, on_timeout="bot"))
+    game.lobby()
+    with pytest.raises(WrongPhase):
+        game.run(c.ReclaimSeat(0))
+    game.run(c.StartGame())
+    with pytest.raises(NotABotSeat, match="plays for itself") as refused:
+        game.run(c.ReclaimSeat(1))
+    assert refused.value.code == "not_a_bot_seat"
+    with pytest.raises(InvalidCommand, match="no seat"):
+        game.run(c.ReclaimSeat(3))
+    game.run(c.Resign(2))
+    with pytest.raises(NotABotSeat, match="out of the game"):
+        game.run(c.ReclaimSeat(2))
+    game.run(c.ClaimTimeout(0), after=30)
+    game.run(c.ReclaimSeat(0))
+    taken_back = game.s
+    with pytest.raises(NotABotSeat):
+        game.run(c.ReclaimSeat(0))  # taken back once: it plays for itself
+    assert game.s is taken_back  # a refusal changes nothing
+    game.play_until_over()
+    with pytest.raises(GameOver):
+        game.run(c.ReclaimSeat(0))
+
+
+def test_both_hand_overs_are_audited_and_a_forged_hand_back_fails_the_audit() -> None:
+    game = timed_out(clk.TimeControl(per_turn=30, on_timeout="bot"))
+    game.run(c.ReclaimSeat(0), after=1)
+    report = audit(game.events)
+    assert report.ok, report.first_bad
+    recorded = [ev.cause.command for ev in game.events if ev.cause is not None]
+    assert c.ClaimTimeout(0) in recorded
+    assert c.ReclaimSeat(0) in recorded
+    # A hand-back without the command that asked for it (added to the batch before it).
+    bare = timed_out(clk.TimeControl(per_turn=30, on_timeout="bot"))
+    forged = e.SeatReclaimed(game_id="g", version=len(bare.events) + 1, seat=0)
+    report = audit(rechained([*bare.events, forged]))
+    assert not report.ok
+    assert report.first_bad is not None
+    assert (report.first_bad.version, report.first_bad.check) == (forged.version, "rules")
+    # A hand-back of a seat no bot plays, its command forged too.
+    cause = e.Cause(c.ReclaimSeat(1), "forged", at(bare.time + 1))
+    forged_too = replace(forged, seat=1, cause=cause)
+    report = audit(rechained([*bare.events, forged_too]))
+    assert report.first_bad is not None
+    assert (report.first_bad.version, report.first_bad.check) == (forged.version, "legality")
+    assert "No bot plays" in report.first_bad.message

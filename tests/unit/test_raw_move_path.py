@@ -8,10 +8,13 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+from helpers import new_game, with_seat
+
 from gameplatform import get_game
 from gameserver.gateway.fast_moves import FastMoves
 from gameserver.gateway.http_errors import ApiError
 from gameserver.runtime.bus import Reply
+from renature import commands as c
 
 TOKEN = "tok-0"
 
@@ -19,9 +22,9 @@ TOKEN = "tok-0"
 class StandInGateway:
     """Seat 0 of game ``g1`` holds ``TOKEN``; every command is accepted at version 7."""
 
-    def __init__(self) -> None:
+    def __init__(self, cached: Any = None) -> None:
         self.sent: list[Any] = []
-        self.games = SimpleNamespace(game_of=self._game_of)
+        self.games = SimpleNamespace(game_of=self._game_of, cached=lambda game_id: cached)
 
     async def _game_of(self, game_id: str) -> Any:
         return get_game("renature")
@@ -45,8 +48,13 @@ class StandInGateway:
         )
 
 
-async def call(body: bytes, headers: list[tuple[bytes, bytes]], path: str = "/games/g1/commands"):
-    gateway = StandInGateway()
+async def call(
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    path: str = "/games/g1/commands",
+    cached: Any = None,
+):
+    gateway = StandInGateway(cached)
     inner: list[bytes] = []
 
     async def route(scope: Any, receive: Any, send: Any) -> None:
@@ -91,6 +99,20 @@ async def test_a_well_formed_move_is_served_without_the_route() -> None:
     (envelope,) = gateway.sent
     assert envelope.command_id == "seat0:m1"
     assert envelope.seat == 0
+
+
+async def test_a_move_from_a_seat_a_bot_plays_takes_the_seat_back_first() -> None:
+    """The cached state alone is looked at: seat 0 timed out, a bot plays it."""
+    bot_played = with_seat(new_game(players=2), 0, status="bot")
+    sent, _, gateway = await call(MOVE, [JSON, BEARER], cached=bot_played)
+    assert sent[0]["status"] == 200
+    reclaim, move = gateway.sent
+    assert reclaim.command == c.ReclaimSeat(0)
+    assert reclaim.seat == 0
+    assert move.command == c.EndTurn(0)
+    assert move.command_id == "seat0:m1"
+    _, _, gateway = await call(MOVE, [JSON, BEARER], cached=new_game(players=2))
+    assert [envelope.command for envelope in gateway.sent] == [c.EndTurn(0)]
 
 
 async def test_refusals_are_the_error_shape_and_send_nothing() -> None:

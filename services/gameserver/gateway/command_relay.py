@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -55,11 +57,46 @@ async def relay(
 ) -> tuple[Accepted, AnyGame]:
     """Hand a seat's command to the rules service: the reply as a 200 body (and the game),
     or the refusal as an `ApiError`. Command ids are namespaced per seat, so one seat can
-    never pre-empt (or read the outcome of) another seat's command by guessing its id."""
+    never pre-empt (or read the outcome of) another seat's command by guessing its id.
+    A seat a bot plays (its time ran out) is taken back first (`take_back_first`)."""
     game = await gateway.games.game_of(game_id)
     command = seat_command(payload, seat, game)
+    await take_back_first(gateway, game_id, seat, game)
     envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat, game.name)
     return accepted_or_raise(await gateway.send(envelope), command_id), game
+
+
+async def send_seat_action(
+    gateway: Gateway, game_id: str, make: Callable[[AnyGame], Any], seat: int | None
+) -> Accepted:
+    """Send the game's own command for a seat action (``make`` asks the game for it); 409
+    ``not_offered`` where the game has none, the rule's refusal as its `ApiError`."""
+    game = await gateway.games.game_of(game_id)
+    command = make(game)
+    if command is None:
+        raise ApiError(409, "not_offered", f"A {game.name} game does not offer this.")
+    command_id = f"{type(command).__name__}:{uuid.uuid4().hex}"
+    reply = await gateway.send(CommandEnvelope(game_id, command_id, command, seat, game.name))
+    return accepted_or_raise(reply, command_id)
+
+
+BOT_PLAYED = "bot"
+"""The status (`Table.statuses`) of a seat a bot plays since its time ran out."""
+
+
+async def take_back_first(gateway: Gateway, game_id: str, seat: int, game: AnyGame) -> None:
+    """A seated player's command is their return: where the game's state as cached here says
+    a bot plays ``seat``, the game's ``reclaim_command`` goes first. Only the cache is looked
+    at (a move costs no read); a take-back the rules refuse (the seat was taken back already)
+    leaves the command to be decided as it is."""
+    state = gateway.games.cached(game_id)
+    if state is None or game.table(state).statuses[seat] != BOT_PLAYED:
+        return
+    try:
+        await send_seat_action(gateway, game_id, lambda g: g.reclaim_command(seat), seat)
+    except ApiError as error:
+        if error.status != 409:
+            raise
 
 
 def seat_command(payload: dict[str, Any], seat: int, game: AnyGame) -> Any:

@@ -49,6 +49,12 @@ class GameStates:
             raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
         return Played(entry.adapter, entry.value)
 
+    def cached(self, game_id: str) -> Any | None:
+        """The game's state as last folded here, without reading the store (None when the game
+        is not cached): possibly behind the stream, for a cheap look only."""
+        entry = self._loader.cache.get(game_id)
+        return None if entry is None else entry.value
+
     async def state(self, game_id: str) -> Any:
         """The game's current state (`played`)."""
         return (await self.played(game_id)).state

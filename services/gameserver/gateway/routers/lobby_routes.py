@@ -1,18 +1,17 @@
 """The lobby and the host: find games, cancel a game, remove or let go of a player before the
-start, resign a started game (docs/http-api.md, "Lobby and seats")."""
+start, resign a started game, take back a seat a bot plays since its time ran out
+(docs/http-api.md, "Lobby and seats")."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field
 
-from gameplatform.interface import Game, Table
-from gameserver.gateway.command_relay import accepted_or_raise
+from gameplatform.interface import Table
+from gameserver.gateway.command_relay import send_seat_action
 from gameserver.gateway.dependencies import Credentials, GameId, Gateway, GatewayDep
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.lobby_entries import (
@@ -33,7 +32,6 @@ from gameserver.gateway.schemas import (
     GameName,
     PhaseFilter,
 )
-from gameserver.runtime.bus import CommandEnvelope
 
 router = APIRouter(tags=["lobby"])
 
@@ -149,20 +147,6 @@ async def _host(gateway: Gateway, game_id: str, credentials: Credentials) -> Non
         raise ApiError(403, "not_host", "Only the host (who created the game) may do this.")
 
 
-async def _send(
-    gateway: Gateway, game_id: str, make: Callable[[Game[Any, Any, Any]], Any], seat: int | None
-) -> Accepted:
-    """Send the game's own command for a seat action (``make`` asks the game for it); 409
-    ``not_offered`` where the game has none."""
-    game = await gateway.games.game_of(game_id)
-    command = make(game)
-    if command is None:
-        raise ApiError(409, "not_offered", f"A {game.name} game does not offer this.")
-    command_id = f"{type(command).__name__}:{uuid.uuid4().hex}"
-    reply = await gateway.send(CommandEnvelope(game_id, command_id, command, seat, game.name))
-    return accepted_or_raise(reply, command_id)
-
-
 @router.post(
     "/games/{game_id}/cancel",
     response_model=Accepted,
@@ -171,7 +155,7 @@ async def _send(
 async def cancel_game(game_id: GameId, gateway: GatewayDep, credentials: Credentials) -> Accepted:
     """The host cancels a game that has not started (409 ``wrong_phase`` once it has)."""
     await _host(gateway, game_id, credentials)
-    return await _send(gateway, game_id, lambda game: game.cancel_command(), None)
+    return await send_seat_action(gateway, game_id, lambda game: game.cancel_command(), None)
 
 
 @router.delete(
@@ -191,12 +175,12 @@ async def leave_seat(
     if credentials is None or not credentials.credentials:
         raise ApiError(401, "missing_token", "Send the seat's token or the host token.")
     if await Lobby(gateway.redis, gateway.layout).is_host(game_id, credentials):
-        result = await _send(gateway, game_id, lambda game: game.remove_command(seat), None)
+        result = await send_seat_action(gateway, game_id, lambda g: g.remove_command(seat), None)
     else:
         own = await gateway.seat_of(game_id, credentials)
         if own != seat:
             raise ApiError(403, "not_your_seat", "Only its player or the host may free a seat.")
-        result = await _send(gateway, game_id, lambda game: game.leave_command(seat), seat)
+        result = await send_seat_action(gateway, game_id, lambda g: g.leave_command(seat), seat)
     layout = gateway.layout
     pipe = gateway.redis.pipeline(transaction=False)
     pipe.hdel(layout.seats_key(game_id), str(seat))
@@ -218,4 +202,19 @@ async def resign(game_id: GameId, gateway: GatewayDep, credentials: Credentials)
     """Give up a started game: the seat is out of the game (docs/rules.md, "Leaving,
     resigning, clocks"); 409 ``wrong_phase`` before the start (leave the lobby instead)."""
     seat = await gateway.seated(game_id, credentials)
-    return await _send(gateway, game_id, lambda game: game.resign_command(seat), seat)
+    return await send_seat_action(gateway, game_id, lambda game: game.resign_command(seat), seat)
+
+
+@router.post(
+    "/games/{game_id}/take-back",
+    response_model=Accepted,
+    responses=errors(401, 403, 404, 409, 503, 504),
+)
+async def take_back(game_id: GameId, gateway: GatewayDep, credentials: Credentials) -> Accepted:
+    """Take back your seat from the bot that plays it since your time ran out (the game's
+    ``reclaim_command``): you play your next turns yourself. 409 ``not_offered`` for a game
+    without it, the rule's code otherwise (Renature: ``not_a_bot_seat`` while you play it,
+    ``wrong_phase`` before the start, ``game_over`` after the end). Any command you send takes
+    the seat back as well, before it is decided."""
+    seat = await gateway.seated(game_id, credentials)
+    return await send_seat_action(gateway, game_id, lambda game: game.reclaim_command(seat), seat)

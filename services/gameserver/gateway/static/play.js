@@ -151,6 +151,7 @@ function render(memo = focusMemo()) {
   (table.client && table.client.renderPlayers ? table.client.renderPlayers : renderPlayers)(view);
   $("clock").textContent = clockLine(clockOf());
   $("resign").hidden = !table.seat || !facts.started || table.over;
+  $("take-back").hidden = !table.seat || table.over || facts.statuses[table.seat.seat] !== "bot";
   table.staging = el("div");
   if (table.client && table.client.renderMoves) table.client.renderMoves(view);
   else renderMoves();
@@ -320,6 +321,9 @@ $("resign").addEventListener("click", async () => {
     await lobbyAction(() => game().resign());
   }
 });
+
+// Your time ran out and a bot plays your seat: this (or any move you make) takes it back.
+$("take-back").addEventListener("click", () => lobbyAction(() => game().takeBack()));
 
 // The generic players: each seat's colour, player, score and standing, whose turn it is.
 function renderPlayers() {

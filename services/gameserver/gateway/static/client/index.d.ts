@@ -122,6 +122,8 @@ export class GameClient<G extends GameName = GameName> {
   explanation(seat?: string): Promise<Games[G]["explanation"]>;
   start(hostToken?: string): Promise<Accepted>;
   resign(): Promise<Accepted>;
+  /** Takes this seat back from the bot that plays it since its time ran out (409 where no bot plays it). */
+  takeBack(): Promise<Accepted>;
   cancel(hostToken: string): Promise<Accepted>;
   leave(seat?: number, hostToken?: string): Promise<Accepted>;
   send(command: Games[G]["command"] | Omit<Games[G]["command"], "seat">, options?: { commandId?: string }): Promise<Accepted>;

@@ -194,6 +194,8 @@ export class GameClient {
 
   start(hostToken) { return this.post("/start", { token: hostToken || this.token }); }
   resign() { return this.post("/resign"); }
+  /** Takes this seat back from the bot that plays it since its time ran out. */
+  takeBack() { return this.post("/take-back"); }
   cancel(hostToken) { return this.post("/cancel", { token: hostToken }); }
   leave(seat = this.seat, hostToken) {
     return this.http.request("DELETE", `/games/${enc(this.gameId)}/seats/${seat}`, { token: hostToken || this.token });

@@ -298,6 +298,9 @@ export type CommandRequest = {
   type: "EndTurn";
   seat?: number;
 } | {
+  type: "ReclaimSeat";
+  seat?: number;
+} | {
   type: "PlacePiece";
   seat?: number;
   piece: string;
@@ -371,9 +374,6 @@ export type CommandRequest = {
   card: number;
 } | {
   type: "Resign";
-  seat?: number;
-} | {
-  type: "ReclaimSeat";
   seat?: number;
 };
 };
@@ -1208,12 +1208,6 @@ export type ReclaimResponse = {
   recovery: string;
 };
 
-/** The player of a seat a bot plays since its timeout takes it back (rulings, 12). */
-export type ReclaimSeat = {
-  type: "ReclaimSeat";
-  seat: number;
-};
-
 /** Set-up: the seat to move cannot fit any piece left (ruling 4): it must lift pieces. */
 export type RelocationRequired = {
   type: "RelocationRequired";
@@ -1246,17 +1240,6 @@ export type SealedChoice = {
   commitment?: string;
   choice?: string;
   salt?: string;
-};
-
-/** The player of ``seat`` took it back from the bot: it bids for itself again. */
-export type SeatReclaimed = {
-  type: "SeatReclaimed";
-  game_id: string;
-  version: number;
-  seat?: number | null;
-  cause?: goofspiel_events_Cause | null;
-  prev_hash?: string;
-  hash?: string;
 };
 
 /** SeatScore */
@@ -1510,6 +1493,12 @@ export type goofspiel_commands_LeaveGame = {
   seat: number;
 };
 
+/** The player of a seat a bot plays since its timeout takes it back (rulings, 12). */
+export type goofspiel_commands_ReclaimSeat = {
+  type: "ReclaimSeat";
+  seat: number;
+};
+
 /** The host frees a lobby seat before the start (rulings, 9). */
 export type goofspiel_commands_RemovePlayer = {
   type: "RemovePlayer";
@@ -1529,7 +1518,7 @@ export type goofspiel_commands_StartGame = {
 
 /** The command that caused a batch (on its first event), the client's id and the time. */
 export type goofspiel_events_Cause = {
-  command: goofspiel_commands_CreateGame | goofspiel_commands_JoinGame | goofspiel_commands_StartGame | Bid | goofspiel_commands_Resign | goofspiel_commands_FinishGame | goofspiel_commands_LeaveGame | goofspiel_commands_RemovePlayer | goofspiel_commands_CancelGame | goofspiel_commands_ClaimTimeout | ReclaimSeat;
+  command: goofspiel_commands_CreateGame | goofspiel_commands_JoinGame | goofspiel_commands_StartGame | Bid | goofspiel_commands_Resign | goofspiel_commands_FinishGame | goofspiel_commands_LeaveGame | goofspiel_commands_RemovePlayer | goofspiel_commands_CancelGame | goofspiel_commands_ClaimTimeout | goofspiel_commands_ReclaimSeat;
   command_id?: string | null;
   time?: string | null;
 };
@@ -1607,6 +1596,17 @@ export type goofspiel_events_PlayerJoined = {
 export type goofspiel_events_PlayerLeft = {
   type: "PlayerLeft";
   reason: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: goofspiel_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** The player of ``seat`` took it back from the bot: it bids for itself again. */
+export type goofspiel_events_SeatReclaimed = {
+  type: "SeatReclaimed";
   game_id: string;
   version: number;
   seat?: number | null;
@@ -2056,6 +2056,12 @@ export type renature_commands_LeaveGame = {
   seat: number;
 };
 
+/** The player of ``seat`` takes it back from the bot that plays it since its time ran out */
+export type renature_commands_ReclaimSeat = {
+  type: "ReclaimSeat";
+  seat: number;
+};
+
 /** The host removes a player from the lobby (before the start). */
 export type renature_commands_RemovePlayer = {
   type: "RemovePlayer";
@@ -2075,7 +2081,7 @@ export type renature_commands_StartGame = {
 
 /** Provenance of a batch: the command that caused it (on the batch's first event), the */
 export type renature_events_Cause = {
-  command: renature_commands_CreateGame | renature_commands_JoinGame | renature_commands_StartGame | PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn | renature_commands_FinishGame | renature_commands_LeaveGame | renature_commands_RemovePlayer | renature_commands_CancelGame | renature_commands_Resign | renature_commands_ClaimTimeout;
+  command: renature_commands_CreateGame | renature_commands_JoinGame | renature_commands_StartGame | PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn | renature_commands_FinishGame | renature_commands_LeaveGame | renature_commands_RemovePlayer | renature_commands_CancelGame | renature_commands_Resign | renature_commands_ClaimTimeout | renature_commands_ReclaimSeat;
   command_id?: string | null;
   time?: string | null;
 };
@@ -2156,6 +2162,17 @@ export type renature_events_PlayerJoined = {
 export type renature_events_PlayerLeft = {
   type: "PlayerLeft";
   reason: string;
+  game_id: string;
+  version: number;
+  seat?: number | null;
+  cause?: renature_events_Cause | null;
+  prev_hash?: string;
+  hash?: string;
+};
+
+/** ``seat``'s player took the seat back from the bot that played it since its time ran */
+export type renature_events_SeatReclaimed = {
+  type: "SeatReclaimed";
   game_id: string;
   version: number;
   seat?: number | null;
@@ -2350,8 +2367,8 @@ export type NewGame = {
 export interface Games {
   "renature": {
     view: renature_view_GameView;
-    command: PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn;
-    event: renature_events_GameCreated | renature_events_PlayerJoined | renature_events_GameStarted | DominoPlaced | DominoDiscarded | PlantPlaced | PlantSkipped | AreaScored | DominoDrawn | JokerChanged | PlantReturned | ExtraTurnTaken | MushroomGained | MushroomPlaced | MushroomDeclined | MushroomLost | renature_events_TurnEnded | CloudsScored | PlantsPenalised | TokensRevealed | renature_events_GameEnded | renature_events_PlayerLeft | renature_events_GameCancelled | renature_events_SeatTimedOut | renature_events_SeatResigned;
+    command: PlaceDomino | DiscardDomino | PlacePlant | SkipPlant | CloudAction | PlaceMushroom | SkipMushroom | EndTurn | renature_commands_ReclaimSeat;
+    event: renature_events_GameCreated | renature_events_PlayerJoined | renature_events_GameStarted | DominoPlaced | DominoDiscarded | PlantPlaced | PlantSkipped | AreaScored | DominoDrawn | JokerChanged | PlantReturned | ExtraTurnTaken | MushroomGained | MushroomPlaced | MushroomDeclined | MushroomLost | renature_events_TurnEnded | CloudsScored | PlantsPenalised | TokensRevealed | renature_events_GameEnded | renature_events_PlayerLeft | renature_events_GameCancelled | renature_events_SeatTimedOut | renature_events_SeatResigned | renature_events_SeatReclaimed;
     state: renature_state_GameState;
     explanation: renature_explain_Explanation;
   };
@@ -2364,8 +2381,8 @@ export interface Games {
   };
   "goofspiel": {
     view: goofspiel_view_GameView;
-    command: Bid | goofspiel_commands_Resign | ReclaimSeat;
-    event: goofspiel_events_GameCreated | goofspiel_events_PlayerJoined | goofspiel_events_GameStarted | PrizeRevealed | BidSealed | BidsRevealed | PlayerResigned | goofspiel_events_GameEnded | goofspiel_events_PlayerLeft | goofspiel_events_GameCancelled | goofspiel_events_SeatTimedOut | SeatReclaimed;
+    command: Bid | goofspiel_commands_Resign | goofspiel_commands_ReclaimSeat;
+    event: goofspiel_events_GameCreated | goofspiel_events_PlayerJoined | goofspiel_events_GameStarted | PrizeRevealed | BidSealed | BidsRevealed | PlayerResigned | goofspiel_events_GameEnded | goofspiel_events_PlayerLeft | goofspiel_events_GameCancelled | goofspiel_events_SeatTimedOut | goofspiel_events_SeatReclaimed;
     state: goofspiel_state_GameState;
     explanation: goofspiel_explain_Explanation;
   };

@@ -79,6 +79,8 @@ function describe(event, colours) {
       return "The host cancelled the game.";
     case "SeatTimedOut":
       return `${who} ran out of time` + (event.on_timeout === "bot" ? "; a bot plays on." : ".");
+    case "SeatReclaimed":
+      return `${who} took the seat back from the bot and plays on.`;
     case "SeatResigned":
       return `${who} is out of the game (${event.reason}); ${event.dominoes_returned} domino(es) go back to the box.`;
     default:
@@ -92,6 +94,7 @@ function renderPlayers(view) {
     return el("li", { "data-seat": number, "aria-current": current ? "true" : null },
       el("strong", {}, seat.colour), ` ${seat.name || "(open)"}: ${seat.score} points, ${seat.clouds} clouds, `,
       `${seat.hand_count} in hand, ${seat.reserve_count} in reserve`,
+      seat.status && seat.status !== "playing" ? ` (${seat.status})` : "",
       table.seat && table.seat.seat === number ? " (you)" : "",
       current ? el("span", { class: "turn" }, " — to play") : "");
   }));
