@@ -51,6 +51,7 @@ from eventstore import (
 )
 from eventstore.keys import check_game_id
 from gameplatform import get_game
+from gameserver.rules.withdrawals import check_withdrawal, is_withdrawal, withdraw
 from gameserver.runtime import bus
 from gameserver.runtime.logging import bind_command, get_logger
 from gameserver.runtime.seed_vault import SeedVault, as_secret
@@ -145,6 +146,8 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
         return rejected(envelope, "invalid_command", str(error))
     if not envelope.command_id:
         return rejected(envelope, "invalid_command", "A command needs a non-empty command id.")
+    if is_withdrawal(envelope):
+        return check_withdrawal(envelope)
     command = envelope.command
     game = get_game(envelope.game)
     if game.is_creation(command) and command.game_id != envelope.game_id:
@@ -164,7 +167,8 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
 def wrong_sender(envelope: bus.CommandEnvelope, sender: str) -> bus.Reply | None:
     """The refusal of a command its sender may not send (`Game.sender_of`): a forged envelope
     is answered, logged and stored nowhere (None when the sender may send it)."""
-    allowed = get_game(envelope.game).sender_of(envelope.command)
+    command = envelope.command
+    allowed = bus.GATEWAY if is_withdrawal(envelope) else get_game(envelope.game).sender_of(command)
     if allowed == sender:
         return None
     kind = type(envelope.command).__name__
@@ -277,6 +281,8 @@ class CommandHandler:
                 log.info("command_rejected", code=problem.code)
                 return bus.encoder.encode(problem)
             try:
+                if is_withdrawal(envelope):
+                    return await withdraw(self, envelope)
                 outcome = await self.store.get_outcome(envelope.game_id, envelope.command_id)
                 if outcome is None:
                     outcome = await self.decide_and_append(envelope)
@@ -569,7 +575,10 @@ class BatchRounds:
 
 
 def _needs_seed(envelope: bus.CommandEnvelope) -> bool:
-    """Creations and finishes (which may read the seed vault) take the one-command path."""
+    """Creations and finishes (which may read the seed vault) take the one-command path, and
+    so do withdrawn joins (`gameserver.rules.withdrawals`)."""
+    if is_withdrawal(envelope):
+        return True
     game = get_game(envelope.game)
     return game.is_creation(envelope.command) or game.needs_seed(envelope.command)
 
