@@ -5,7 +5,7 @@ UV := $(shell command -v uv 2>/dev/null || echo "$(PYTHON) -m uv")
 RUN := $(UV) run --frozen
 STAMP := .venv/.synced
 
-.PHONY: install run browser test test-unit test-integration test-e2e lint fmt bench chaos clean
+.PHONY: install run browser proxy test test-unit test-integration test-e2e lint fmt bench chaos clean
 
 $(STAMP): pyproject.toml uv.lock
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
@@ -35,11 +35,20 @@ browser:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null) \
 		|| echo "node is not installed: the JavaScript client's Node tests will not run (apt-get install nodejs)"; }
 
+## Debian's nginx for the front-door test (tests/integration/test_front_door_nginx.py runs the
+## shipped infra/nginx/nginx.conf), installed when missing and apt-get can (as root); never a
+## download from elsewhere. Without it that test skips loudly (fails in CI).
+proxy:
+	@{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] \
+		&& command -v apt-get >/dev/null \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null) \
+		|| echo "nginx is not installed: the front-door test will not run (apt-get install nginx)"; }
+
 ## The whole suite: unit, integration (real Redis), end-to-end and browser tests, then the linters.
 ## The files run side by side in TEST_WORKERS processes (pytest-xdist; each worker starts its own
 ## Redis servers on free ports): most tests wait on servers, sockets and the browser, not the CPU.
 TEST_WORKERS ?= 3
-test: $(STAMP) browser
+test: $(STAMP) browser proxy
 	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadfile
 	$(MAKE) --no-print-directory lint
 

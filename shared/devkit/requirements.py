@@ -1,7 +1,7 @@
-"""What a test needs from the machine, said once: a missing ``redis-server`` or ``chromium``
-skips the test loudly on a developer's machine and fails it where the environment says it is
-mandatory (``RENATURE_REQUIRE_REDIS=1``, set by ``.ci/run``), so CI never counts a test that
-did not run."""
+"""What a test needs from the machine, said once: a missing ``redis-server``, ``chromium`` or
+``nginx`` skips the test loudly on a developer's machine and fails it where the environment
+says it is mandatory (``RENATURE_REQUIRE_REDIS=1``, set by ``.ci/run``), so CI never counts a
+test that did not run."""
 
 from __future__ import annotations
 
@@ -35,8 +35,15 @@ def node_path() -> str:
     return _program("node", "RENATURE_NODE", "apt-get install nodejs; version 20 or later")
 
 
+def nginx_path() -> str:
+    """Debian's nginx (or ``RENATURE_NGINX``), for the front-door test; the Makefile's ``proxy``
+    target installs it for ``make test``. It lives in /usr/sbin, often not on a user's PATH."""
+    return _program("nginx", "RENATURE_NGINX", "apt-get install nginx")
+
+
 def _program(name: str, variable: str, install: str) -> str:
-    path = os.environ.get(variable) or shutil.which(name)
+    search = os.pathsep.join([os.environ.get("PATH", os.defpath), "/usr/sbin", "/sbin"])
+    path = os.environ.get(variable) or shutil.which(name, path=search)
     if path is None:
         unavailable(f"{name} is not installed ({install})")
         raise AssertionError("unreachable")  # unavailable() always raises

@@ -6,7 +6,7 @@ each service as its own user: the rules service, both projectors, the gateway an
 service play, project, serve and compact a whole game. And every access a service must not have
 is refused with NOPERM: only the rules service reads seeds, only the gateway (and the clock's
 system commands) writes the command stream, projectors cannot change streams, nobody without a
-password gets in.
+password gets in. The gateway cannot touch outcomes: the rules service fences an abandoned join.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from devkit.redis_server import free_port
 from eventstore import KeyLayout
 from eventstore.retention_policy import RetentionPolicy
 from gameserver.gateway.app import create_app
+from gameserver.gateway.idempotency import CLAIM_GRACE_S
 from gameserver.projectors import PROJECTIONS, create_projector
 from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import RulesService
@@ -236,6 +238,7 @@ COMMANDS = "rn:{p03}:commands"  # one of the gateway's command streams
 CLOCK_COMMANDS = "rn:{p03}:commands:clock"  # one of the clock's
 CHOSEN = "rn:{p03}:chosen:g"  # a chosen seed staged by the gateway
 REPLY = "rn:reply:someone"
+OUTCOME = "rn:{p03}:cmd:g:join:0:abc"  # a command's outcome: the rules service's alone
 
 FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
     "gateway": [
@@ -247,6 +250,14 @@ FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
         ("UNLINK", SEED),
         ("GETDEL", SEED),
         ("RENAME", SEED, "rn:{p03}:seats:g"),
+        ("SET", OUTCOME, "forged"),  # outcomes are the rules service's (it fences joins too)
+        ("SET", "rn:{p03}:cmd:g:fresh", "forged", "NX"),
+        ("DEL", OUTCOME),
+        ("HSET", OUTCOME, "status", "accepted"),
+        ("GET", OUTCOME),
+        ("GETDEL", OUTCOME),
+        ("EXPIRE", OUTCOME, "1"),
+        ("RENAME", "rn:{p03}:seats:g", OUTCOME),
         ("GET", CHOSEN),  # staged seeds: write only
         ("SCRIPT", "FLUSH"),  # the services' scripts stay loaded
         ("SCRIPT", "KILL"),
@@ -332,6 +343,8 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
     await admin.xadd(COMMANDS, {"x": "y"})
     await admin.xadd(CLOCK_COMMANDS, {"x": "y"})
     await admin.set(CHOSEN, "staged")
+    await admin.set(OUTCOME, "stored")
+    await admin.hset("rn:{p03}:seats:g", "0", "digest")
     client = flushed.client(user)
     try:
         for command in FORBIDDEN[user]:
@@ -341,6 +354,8 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
         await client.aclose()
     assert await admin.get(SEED) == b"secret-seed"
     assert await admin.get(CHOSEN) == b"staged"
+    assert (await admin.get(OUTCOME), await admin.ttl(OUTCOME)) == (b"stored", -1)
+    assert not await admin.exists("rn:{p03}:cmd:g:fresh")
     assert (await admin.xlen(COMMANDS), await admin.xlen(CLOCK_COMMANDS)) == (1, 1)
     assert await admin.xlen(FEED) == 1
     assert await admin.exists(GAME)
@@ -399,3 +414,45 @@ def test_the_probe_takes_its_password_from_the_environment(acl_redis: AclRedis) 
     command = ["redis-cli", "-p", str(acl_redis.port), "--no-auth-warning", "--user", "auditor"]
     probe = subprocess.run([*command, "ping"], env=env, capture_output=True, text=True, timeout=10)
     assert probe.stdout.strip() == "PONG"
+
+
+async def test_an_abandoned_join_is_fenced_by_the_rules_service(flushed: AclRedis) -> None:
+    """The gateway may not write outcomes: a seat whose claimed join never landed is freed by
+    the rules service fencing that join (``join_abandoned``), each service as its own user.
+    A withdrawal of anything but a join, or from the clock's streams, is refused unrecorded."""
+    settings = Settings(redis_url=flushed.url("rules"), consumer="rules-1")
+    app = create_app(flushed.url("gateway"), command_timeout=10.0)
+    transport = httpx.ASGITransport(app=app)
+    admin = flushed.client("admin")
+    async with (
+        RulesService(settings),
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(base_url="http://gw", transport=transport, timeout=10) as http,
+    ):
+        game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
+        layout = KeyLayout()
+        dead_join = bus.join_command_id(0, "dead-gateway")
+        await admin.hset(layout.seats_key(game_id), "0", "digest-of-a-dead-gateway")
+        stale = f"{int((time.time() - CLAIM_GRACE_S - 1) * 1000)}|{dead_join}|"
+        await admin.hset(layout.game_scoped_key("claims", game_id), "0", stale)
+        joined = await http.post(f"/games/{game_id}/seats/0", json={"name": "Bo"})
+        assert joined.status_code == 201, joined.text
+        fenced = await admin.get(layout.command_key(game_id, dead_join))
+        assert bus.reply_decoder.decode(fenced or b"").code == "join_abandoned"
+
+        gateway = flushed.client("gateway")
+        clock = flushed.client("clock")
+        async with (
+            RulesClient(gateway, streams=COMMAND_PARTITIONS) as by_gateway,
+            RulesClient(clock, streams=bus.streams_of(COMMAND_PARTITIONS, bus.CLOCK)) as by_clock,
+        ):
+            move = bus.withdrawal(game_id, "seat1:m1", 1, "renature")  # a seat's move id
+            assert (await by_gateway.send(move, 10)).code == "not_a_join"
+            join = bus.withdrawal(game_id, bus.join_command_id(1, "x"), 1, "renature")
+            assert (await by_clock.send(join, 10)).code == "wrong_sender"
+        await gateway.aclose()
+        await clock.aclose()
+        stored = {key.decode() for key in await admin.keys("rn:*:cmd:*")}
+        assert layout.command_key(game_id, "seat1:m1") not in stored
+        assert layout.command_key(game_id, bus.join_command_id(1, "x")) not in stored
+    await admin.aclose()

@@ -213,6 +213,40 @@ async def test_an_abandoned_claim_is_fenced_and_released(
     assert await handler_store.version(game_id) == before
 
 
+async def test_a_join_queued_behind_an_outage_is_not_fenced(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    """The rules service is down: Ada's keyed join times out (504) and waits on the command
+    stream. Her claim grows older than the grace period and Bo asks for the seat: the
+    withdrawal of her join queues behind it (Bo gets 504), so once the service is back her join
+    lands first, the withdrawal finds it accepted, Bo is refused and Ada's retry gets the seat."""
+    async with gateway_alone(redis_url, command_timeout=0.5) as http:
+        async with RulesService(Settings(redis_url=redis_url, consumer="rules-early")):
+            game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
+        url = f"/games/{game_id}/seats/0"
+        lost = await http.post(url, json={"name": "Ada"}, headers=key("ada"))
+        assert lost.status_code == 504
+        claims_key = RedisEventStore(redis).layout.game_scoped_key("claims", game_id)
+        _, command_id, request = parse_claim((await redis.hget(claims_key, "0") or b"").decode())
+        old_stamp = int((time.time() - CLAIM_GRACE_S - 1) * 1000)
+        await redis.hset(claims_key, "0", f"{old_stamp}|{command_id}|{request}")
+        bo = await http.post(url, json={"name": "Bo"})
+        assert bo.status_code == 504, bo.text  # the withdrawal waits for the rules service
+        async with RulesService(Settings(redis_url=redis_url, consumer="rules-back")):
+            answers: list[httpx.Response] = []
+
+            async def ada_seated() -> bool:
+                answers.append(await http.post(url, json={"name": "Ada"}, headers=key("ada")))
+                return answers[-1].status_code == 201
+
+            await eventually(ada_seated, "Ada's retry seated", timeout=15, interval=0.2)
+            assert answers[-1].json()["seat"] == 0
+            bo = await http.post(url, json={"name": "Bo"})
+            assert (bo.status_code, bo.json()["error"]["code"]) == (409, "seat_taken")
+        outcome = await RedisEventStore(redis).get_outcome(game_id, command_id)
+        assert bus.reply_decoder.decode(outcome or b"").status == "accepted"
+
+
 async def test_a_join_retried_with_another_body_keeps_its_seat(
     http: httpx.AsyncClient, redis: aioredis.Redis
 ) -> None:

@@ -28,10 +28,12 @@ the seat that the first request took (issue 26).
 
 A claim whose ``JoinGame`` never landed (the gateway died, the command was lost) no longer
 holds the seat forever: a later claimant of a seat that the game shows free, claimed more than
-`CLAIM_GRACE_S` ago, first fences the old join (records a rejection ``join_abandoned`` as the
-outcome of its command id, first writer wins, so it can never be appended later) and then
-releases the claim. If the old join did land meanwhile, the fence finds its accepted outcome
-and the seat stays taken.
+`CLAIM_GRACE_S` ago, first has the old join fenced and then releases the claim. The gateway
+cannot write outcomes (its Redis user may not): it sends a `bus.WithdrawJoin` for the old
+join's command id, behind the join on the game's command stream, and the rules service records
+the rejection ``join_abandoned`` as that command id's outcome (first writer wins), so the join
+can never be appended later (`gameserver.rules.withdrawals`). If the old join landed (or was
+still queued and lands first), the answer is its accepted outcome and the seat stays taken.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import hmac
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Final
 
 from pydantic import BaseModel
@@ -67,6 +69,9 @@ KEY_PATTERN: Final = re.compile(r"^[A-Za-z0-9._~-]{16,128}$")
 CLAIM_GRACE_S: Final = 20.0
 """A claim this old whose join the game does not show is taken to be abandoned: twice the
 gateway's default command timeout, so a join still on its way is never fenced."""
+
+ABANDONED: Final = "join_abandoned"
+"""The rules service's answer to a withdrawal once the withdrawn join can never land."""
 
 IN_FLIGHT_MARGIN_S: Final = 2.0
 """A keyed request's lease outlives the command timeout by this much (then it lapses)."""
@@ -179,9 +184,19 @@ def token_for(key: str, game_id: str, seat: int) -> str:
 class SeatClaims:
     """Claims of seats with the command id of their join, released when abandoned."""
 
-    def __init__(self, redis: Redis, store: RedisEventStore, grace_s: float = CLAIM_GRACE_S):
+    def __init__(
+        self,
+        redis: Redis,
+        store: RedisEventStore,
+        grace_s: float = CLAIM_GRACE_S,
+        *,
+        send: Callable[[bus.CommandEnvelope], Awaitable[bus.Reply]] | None = None,
+    ):
+        """``send`` hands a withdrawal to the rules service (`Gateway.send`); without it no
+        abandoned claim is released."""
         self._redis = redis
         self._store = store
+        self._send = send
         self._grace_ms = int(grace_s * 1000)
         self._claim = redis.register_script(CLAIM_LUA)
         self._release = redis.register_script(RELEASE_LUA)
@@ -195,7 +210,7 @@ class SeatClaims:
     ) -> tuple[int, str]:
         """``(status, claim)``: 1 claimed now, 2 ours already, 0 another token's; the claim is
         ``<ms>|<command id>|<request fingerprint>`` (`parse_claim`)."""
-        fresh = f"{int(time.time() * 1000)}|join:{seat}:{uuid.uuid4().hex}|{request}"
+        fresh = f"{int(time.time() * 1000)}|{bus.join_command_id(seat, uuid.uuid4().hex)}|{request}"
         status, claim = await self._claim(
             keys=self._keys(game_id), args=[seat, token_digest(token), fresh]
         )
@@ -207,24 +222,20 @@ class SeatClaims:
         keys = self._keys(game_id)
         return bool(await self._release(keys=keys, args=[seat, "digest", token_digest(token)]))
 
-    async def release_abandoned(self, game_id: str, seat: int, claim: str) -> bool:
-        """Fence and release a claim whose join never landed; False when it is too young or
-        its join did land."""
+    async def release_abandoned(self, game_id: str, seat: int, claim: str, game: str) -> bool:
+        """Have the rules service fence a claim's join that never landed, then release the
+        claim; False when it is too young or its join did land (504 when the rules service
+        does not answer: the claim is kept)."""
         stamp, command_id, _ = parse_claim(claim)
-        if not command_id or not stamp.isdigit():
+        if not command_id or not stamp.isdigit() or self._send is None:
             return False
         if int(time.time() * 1000) - int(stamp) < self._grace_ms:
             return False
-        fence = bus.Reply(
-            status="rejected",
-            game_id=game_id,
-            command_id=command_id,
-            code="join_abandoned",
-            message="This join was not completed in time and the seat was released; join again.",
-        )
-        previous = await self._store.record_outcome(game_id, command_id, bus.encoder.encode(fence))
-        if previous is not None and bus.reply_decoder.decode(previous.outcome).status == "accepted":
-            return False  # the join landed after all: the seat is taken
+        reply = await self._send(bus.withdrawal(game_id, command_id, seat, game))
+        if reply.code in ("store_unavailable", "internal_error"):
+            accepted_or_raise(reply, command_id)  # 503 / 500: the claim is kept
+        if (reply.status, reply.code) != ("rejected", ABANDONED):
+            return False  # the join landed after all (the seat is taken), or no such join
         released = bool(await self._release(keys=self._keys(game_id), args=[seat, "claim", claim]))
         if released:
             log.info("seat_claim_released", game_id=game_id, seat=seat)
@@ -267,11 +278,11 @@ async def _join(
     token: str,
     request: str,
 ) -> tuple[str, int, str]:
-    claims = SeatClaims(gateway.redis, gateway.store)
+    claims = SeatClaims(gateway.redis, gateway.store, send=gateway.send)
     status, claim = await claims.claim(game_id, seat, token, request)
     game = played.game
     free = game.table(played.state).names[seat] is None
-    if status == 0 and free and await claims.release_abandoned(game_id, seat, claim):
+    if status == 0 and free and await claims.release_abandoned(game_id, seat, claim, game.name):
         status, claim = await claims.claim(game_id, seat, token, request)
     _, command_id, first_request = parse_claim(claim)
     if status == 2 and first_request and first_request != request:
@@ -280,7 +291,7 @@ async def _join(
         if status == 1:
             await claims.release(game_id, seat, token)
         raise ApiError(409, "seat_taken", f"Seat {seat} is taken already.")
-    command_id = command_id or f"join:{seat}:{uuid.uuid4().hex}"
+    command_id = command_id or bus.join_command_id(seat, uuid.uuid4().hex)
     envelope = bus.CommandEnvelope(
         game_id, command_id, game.join_command(seat, name), seat, game.name
     )

@@ -60,6 +60,7 @@ from gameserver.rules.envelopes import (
     wrong_game,
     wrong_sender,
 )
+from gameserver.rules.withdrawals import is_withdrawal, withdraw
 from gameserver.runtime import bus
 from gameserver.runtime.logging import bind_command, get_logger
 from gameserver.runtime.seed_vault import SeedVault, as_secret
@@ -123,6 +124,8 @@ class CommandHandler:
                 log.info("command_rejected", code=problem.code)
                 return bus.encoder.encode(problem)
             try:
+                if is_withdrawal(envelope):
+                    return await withdraw(self, envelope)
                 outcome = await self.store.get_outcome(envelope.game_id, envelope.command_id)
                 if outcome is None:
                     outcome = await self.decide_and_append(envelope)

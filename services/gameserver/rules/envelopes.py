@@ -18,6 +18,7 @@ from eventstore import (
 )
 from eventstore.keys import check_game_id
 from gameplatform import get_game
+from gameserver.rules.withdrawals import check_withdrawal, is_withdrawal
 from gameserver.runtime import bus
 from gameserver.runtime.logging import bind_command, get_logger
 from gameserver.runtime.state_cache import (
@@ -101,6 +102,8 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
         return rejected(envelope, "invalid_command", str(error))
     if not envelope.command_id:
         return rejected(envelope, "invalid_command", "A command needs a non-empty command id.")
+    if is_withdrawal(envelope):
+        return check_withdrawal(envelope)
     command = envelope.command
     game = get_game(envelope.game)
     if game.is_creation(command) and command.game_id != envelope.game_id:
@@ -120,7 +123,8 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
 def wrong_sender(envelope: bus.CommandEnvelope, sender: str) -> bus.Reply | None:
     """The refusal of a command its sender may not send (`Game.sender_of`): a forged envelope
     is answered, logged and stored nowhere (None when the sender may send it)."""
-    allowed = get_game(envelope.game).sender_of(envelope.command)
+    command = envelope.command
+    allowed = bus.GATEWAY if is_withdrawal(envelope) else get_game(envelope.game).sender_of(command)
     if allowed == sender:
         return None
     kind = type(envelope.command).__name__
@@ -197,7 +201,10 @@ def decide_envelope(envelope: bus.CommandEnvelope, state: Any, command: Any, now
 
 
 def needs_seed(envelope: bus.CommandEnvelope) -> bool:
-    """Creations and finishes (which may read the seed vault) take the one-command path."""
+    """Creations and finishes (which may read the seed vault) take the one-command path, and
+    so do withdrawn joins (`gameserver.rules.withdrawals`)."""
+    if is_withdrawal(envelope):
+        return True
     game = get_game(envelope.game)
     return game.is_creation(envelope.command) or game.needs_seed(envelope.command)
 

@@ -63,6 +63,41 @@ class CommandEnvelope(msgspec.Struct, frozen=True):
     game: str = DEFAULT_GAME
 
 
+class WithdrawJoin(
+    msgspec.Struct, frozen=True, tag=True, tag_field="type", forbid_unknown_fields=True
+):
+    """Not a game's command: the gateway's notice that the join it sent for ``seat`` under the
+    envelope's command id (`join_command_id`) was abandoned (its claim lapsed before the game
+    showed the seat taken). The rules service decides it (`gameserver.rules.withdrawals`): it
+    records the join's refusal ``join_abandoned`` as that command id's outcome unless one is
+    stored already (first writer wins), and answers the refusal, or the join's acceptance when
+    the join landed first. Only the gateway sends it, with no seat, and only for a join's
+    command id: it can never pre-empt a seat's move."""
+
+    seat: int
+
+
+JOIN_PREFIX = "join:"
+"""Command ids of the gateway's joins: ``join:<seat>:<random>``. No client command id has a
+colon (the gateway namespaces a seat's as ``seat<n>:<id>``), so none is taken for a join's."""
+
+
+def join_command_id(seat: int, unique: str) -> str:
+    """The command id of a join of ``seat`` (``unique``: a fresh random string)."""
+    return f"{JOIN_PREFIX}{seat}:{unique}"
+
+
+def is_join_of(command_id: str, seat: int) -> bool:
+    """Whether ``command_id`` is the id of a join of ``seat`` (`join_command_id`)."""
+    head = f"{JOIN_PREFIX}{seat}:"
+    return command_id.startswith(head) and len(command_id) > len(head)
+
+
+def withdrawal(game_id: str, command_id: str, seat: int, game: str) -> CommandEnvelope:
+    """The envelope that withdraws the abandoned join ``command_id`` of ``seat``."""
+    return CommandEnvelope(game_id, command_id, WithdrawJoin(seat), None, game)
+
+
 class WireEnvelope(msgspec.Struct, frozen=True):
     """`CommandEnvelope` as read off the bus: the command still JSON, to be read by the
     decoder of the game the envelope names (two games' commands share tags such as
@@ -95,6 +130,7 @@ class Reply(msgspec.Struct, frozen=True):
 reply_decoder = msgspec.json.Decoder(Reply)
 encoder = msgspec.json.Encoder()
 _wire_decoder = msgspec.json.Decoder(WireEnvelope)
+_withdraw_decoder = msgspec.json.Decoder(WithdrawJoin)
 
 
 class UnknownGameError(ValueError):
@@ -107,7 +143,13 @@ def decode_envelope(body: bytes | str) -> CommandEnvelope:
     wire = _wire_decoder.decode(body)
     if wire.game not in game_names():
         raise UnknownGameError(f"unknown game {wire.game!r}; games: {', '.join(game_names())}")
-    command = get_game(wire.game).decode_command(wire.command)
+    try:
+        command = get_game(wire.game).decode_command(wire.command)
+    except msgspec.ValidationError as error:
+        try:  # the one platform command, tried only once no game's command fits
+            command = _withdraw_decoder.decode(wire.command)
+        except msgspec.ValidationError:
+            raise error from None
     return CommandEnvelope(wire.game_id, wire.command_id, command, wire.seat, wire.game)
 
 
@@ -122,8 +164,10 @@ def envelope_schema() -> dict[str, Any]:
     of the game named by ``game``."""
     schema = inline_schema(WireEnvelope)
     schema["properties"]["command"] = {
-        "anyOf": [inline_schema(get_game(name).command_type) for name in game_names()],
-        "description": "One command of the game named by `game`.",
+        "anyOf": [inline_schema(get_game(name).command_type) for name in game_names()]
+        + [inline_schema(WithdrawJoin)],
+        "description": "One command of the game named by `game`, or the gateway's "
+        "`WithdrawJoin` of an abandoned join.",
     }
     schema["properties"]["game"]["enum"] = list(game_names())
     return schema
