@@ -58,6 +58,13 @@ class Budget:
     rollout_policy: str = "greedy"
     exploration: float = 0.3
     widening: float = 1.0
+    opponent_model: float | None = None
+    """None: every seat's decisions in the tree are searched (UCB1), as in SO-ISMCTS. A weight
+    w in [0, 1]: the other seats are not searched but modelled, in the tree and in rollouts,
+    each decision the rollout policy's choice with probability w, else a legal action drawn
+    uniformly; the tree then has nodes for the searching seat's own actions only (open loop
+    over the others' moves). For games with simultaneous sealed moves: a searched opponent
+    would choose knowing the searcher's sealed move, a modelled one reads only its own view."""
 
 
 DEFAULT_BUDGET = Budget()
@@ -86,7 +93,7 @@ def action_key(action: Any) -> bytes:
 
 
 class _Node:
-    __slots__ = ("availability", "children", "mover", "total", "visits")
+    __slots__ = ("availability", "children", "guided", "mover", "total", "visits")
 
     def __init__(self, mover: int) -> None:
         self.mover = mover
@@ -95,6 +102,9 @@ class _Node:
         self.visits = 0
         self.availability = 0
         self.total = 0.0
+        self.guided = False
+        """Whether the rollout policy was asked for this node's first new child (it is asked
+        once: its choice is tried first, the later new children are drawn at random)."""
 
     def ucb(self, exploration: float) -> float:
         mean = self.total / self.visits
@@ -149,6 +159,9 @@ class SearchBot:
             mover = game.to_move(position)
             if mover is None:
                 break
+            if mover != seat and self.budget.opponent_model is not None:
+                position = self._play(position, self._modelled(position, mover))
+                continue
             actions = {action_key(a): a for a in game.legal_actions(position, mover)}
             for key in actions:
                 if key in node.children:
@@ -163,19 +176,22 @@ class SearchBot:
             node = node.children[key]
             path.append(node)
             position = self._play(position, actions[key])
-        values = self._value(self._rollout(position))
+        values = self._value(self._rollout(position, seat))
         for visited in path:
             visited.visits += 1
             visited.total += values[visited.mover]
 
     def _select(self, node: _Node, position: Any, mover: int, actions: dict[bytes, Any]) -> bytes:
         """The child to follow: a new one while the node may widen (the rollout policy's choice
-        first, then a random one), else the available child of the best UCB1."""
+        first, then random ones; the policy is asked once per node, as a move of the greedy
+        bot may cost as much as the rest of an iteration), else the available child of the
+        best UCB1."""
         tried = [key for key in actions if key in node.children]
         untried = [key for key in actions if key not in node.children]
         width = math.ceil(self.budget.widening * math.sqrt(node.visits + 1))
         if untried and (not tried or len(tried) < width):
-            if self.policy is not None:
+            if self.policy is not None and not node.guided:
+                node.guided = True
                 preferred = action_key(self.policy.choose(position, mover))
                 if preferred in untried:
                     return preferred
@@ -183,7 +199,7 @@ class SearchBot:
         exploration = self.budget.exploration
         return max(tried, key=lambda key: node.children[key].ucb(exploration))
 
-    def _rollout(self, position: Any) -> Any:
+    def _rollout(self, position: Any, seat: int) -> Any:
         game = self.game
         for _ in range(self.budget.rollout_depth):
             if game.is_over(position):
@@ -191,12 +207,22 @@ class SearchBot:
             mover = game.to_move(position)
             if mover is None:
                 break
-            if self.policy is None:
+            if self.budget.opponent_model is not None and mover != seat:
+                action = self._modelled(position, mover)
+            elif self.policy is None:
                 action = self.rng.choice(game.legal_actions(position, mover))
             else:
                 action = self.policy.choose(position, mover)
             position = self._play(position, action)
         return position
+
+    def _modelled(self, position: Any, mover: int) -> Any:
+        """Another seat's action by ``opponent_model``: the rollout policy's choice with
+        probability w, else a legal action drawn uniformly (one draw of the bot's rng each)."""
+        weight = self.budget.opponent_model or 0.0
+        if self.policy is not None and self.rng.random() < weight:
+            return self.policy.choose(position, mover)
+        return self.rng.choice(self.game.legal_actions(position, mover))
 
     def _play(self, position: Any, action: Any) -> Any:
         return self._settled(self.game.execute(position, action)[1])

@@ -17,8 +17,9 @@ from gameplatform.sealed import SealedChoice
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
+from renaissance import search_model
 from renaissance.audit import audit
-from renaissance.bots import BOT_NAMES, EVALUATION_SCALE, Bot, make_bot, prospects
+from renaissance.bots import BOT_NAMES, Bot, make_bot
 from renaissance.components import COLOURS, components
 from renaissance.explain import Explanation, explain
 from renaissance.game import outcome, play, setup_commands, with_salt
@@ -95,12 +96,7 @@ class RenaissanceGame(CoreAdapter):
     phases: tuple[str, ...] = get_args(Phase)
     boards: tuple[str, ...] = ("standard",)
     bot_names: tuple[str, ...] = (*BOT_NAMES, search.NAME)
-    search_budget: search.Budget = search.Budget(
-        iterations=200, rollout_depth=0, rollout_policy="random", widening=100.0
-    )
-    """A move of the greedy bot costs milliseconds here (it plays every action out), too much
-    for rollouts: the search values each new node by the heuristic alone and looks wider and
-    deeper instead."""
+    search_budget: search.Budget = search_model.BUDGET
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
     create_type: Any = c.CreateGame
@@ -245,7 +241,7 @@ class RenaissanceGame(CoreAdapter):
         return msgspec.structs.replace(state, janken=janken)
 
     def evaluate(self, state: GameState) -> list[float]:
-        return search.margin_values(prospects(state), EVALUATION_SCALE)
+        return search_model.evaluate(state)
 
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)

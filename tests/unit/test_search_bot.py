@@ -348,3 +348,35 @@ def test_a_time_budget_is_the_callers_and_still_plays_a_legal_move() -> None:
     assert choose(state, seat) in game.legal_actions(state, seat)
     greedy = game.make_bot("greedy", "g")
     assert timed(greedy, 0.05) == greedy.choose
+
+
+class _Recorder(search.SearchBot):
+    """A search bot that records the seat of every node it adds to its tree."""
+
+    movers: list[int]
+
+    def _select(self, node: Any, position: Any, mover: int, actions: dict[bytes, Any]) -> bytes:
+        self.movers.append(mover)
+        return super()._select(node, position, mover, actions)
+
+
+@pytest.mark.parametrize("name", game_names())
+def test_a_modelled_opponent_is_never_searched(name: str) -> None:
+    game = get_game(name)
+    state = advanced(game, f"modelled-{name}", 3)
+    seat = game.to_move(state)
+    bot = _Recorder(game, "m", search.Budget(iterations=20, rollout_depth=2, opponent_model=0.5))
+    bot.movers = []
+    assert bot.choose(state, seat) in game.legal_actions(state, seat)
+    assert bot.movers
+    assert set(bot.movers) == {seat}
+
+
+def test_a_modelled_opponent_plays_the_policys_choice_at_weight_one_and_any_at_zero() -> None:
+    game = get_game("goofspiel")
+    state = advanced(game, "weights", 2)
+    greedy = game.make_bot("greedy", "g").choose(state, 0)
+    always = search.SearchBot(game, "w", search.Budget(opponent_model=1.0))
+    assert {always._modelled(state, 0) for _ in range(50)} == {greedy}
+    never = search.SearchBot(game, "w", search.Budget(opponent_model=0.0))
+    assert {never._modelled(state, 0) for _ in range(400)} == set(game.legal_actions(state, 0))
