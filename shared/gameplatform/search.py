@@ -139,11 +139,11 @@ class SearchBot:
         if len(legal) == 1:
             return legal[0]
         root = _Node(mover=seat)
+        by_key = {action_key(action): action for action in legal}
         done = 0
         while done == 0 or keep_going(done):
-            self._iterate(root, state, seat)
+            self._iterate(root, state, seat, by_key)
             done += 1
-        by_key = {action_key(action): action for action in legal}
         ranked = sorted(
             (key for key in root.children if key in by_key),
             key=lambda key: (root.children[key].visits, root.children[key].total),
@@ -151,7 +151,9 @@ class SearchBot:
         )
         return by_key[ranked[0]] if ranked else legal[0]
 
-    def _iterate(self, root: _Node, state: Any, seat: int) -> None:
+    def _iterate(self, root: _Node, state: Any, seat: int, at_root: dict[bytes, Any]) -> None:
+        """One iteration. ``at_root`` are the seat's legal actions now: a seat knows what it may
+        do, so they are the same in every determinization and are listed once per decision."""
         game = self.game
         position = self._settled(game.determinize(state, seat, self.rng, FINISH_SEED))
         node, path = root, [root]
@@ -162,7 +164,11 @@ class SearchBot:
             if mover != seat and self.budget.opponent_model is not None:
                 position = self._play(position, self._modelled(position, mover))
                 continue
-            actions = {action_key(a): a for a in game.legal_actions(position, mover)}
+            actions = (
+                at_root
+                if node is root and mover == seat
+                else {action_key(a): a for a in game.legal_actions(position, mover)}
+            )
             for key in actions:
                 if key in node.children:
                     node.children[key].availability += 1

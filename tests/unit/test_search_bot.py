@@ -20,9 +20,10 @@ from renaissance import commands as renaissance_commands
 from renaissance.game import setup_commands as renaissance_setup
 from renaissance.rules import JANKEN_HANDS
 from renature import determinize as sampling
-from renature.components import components
+from renature.components import NEUTRAL, components, plant_code, plant_value
 from renature.game import play, replay
 from renature.perspective import perspective
+from renature.rules import area_awards
 from renature.state import GameState
 
 QUICK = search.Budget(iterations=6, rollout_depth=2)
@@ -380,3 +381,39 @@ def test_a_modelled_opponent_plays_the_policys_choice_at_weight_one_and_any_at_z
     assert {always._modelled(state, 0) for _ in range(50)} == {greedy}
     never = search.SearchBot(game, "w", search.Budget(opponent_model=0.0))
     assert {never._modelled(state, 0) for _ in range(400)} == set(game.legal_actions(state, 0))
+
+
+def _prospects_by_awards(state: GameState) -> list[float]:
+    """The heuristic written with the rules' own area scoring (``area_awards``)."""
+    points = [0.0] * state.players
+    for area in sampling._scored_at_the_end(state):
+        token_id = state.area_tokens[area]
+        if token_id is None:
+            front = (state.area_sizes[area], state.area_sizes[area] // 2)
+        else:
+            front = (state.board.token(token_id).main, state.board.token(token_id).minor)
+        for award in area_awards(state, area, *front)[2]:
+            points[award.seat] += award.points
+    for number, seat in enumerate(state.seats):
+        left = sum(
+            count * plant_value(plant_code(seat.colour if slot < 4 else NEUTRAL, slot % 4))
+            for slot, count in enumerate(seat.plants)
+        )
+        backs = sum(state.board.token(t).back for t in seat.tokens)
+        points[number] += seat.score + seat.clouds - left + backs
+    return points
+
+
+@pytest.mark.parametrize(("players", "board"), [(2, "base"), (3, "base"), (2, "valley")])
+def test_renatures_heuristic_counts_majorities_as_the_area_scoring_awards_them(
+    players: int, board: str
+) -> None:
+    events, _ = play(players, f"heuristic-{board}", ["greedy"] * players, board=board)
+    checked = 0
+    for upto in range(20, len(events), 7):
+        state = replay(events[:upto])
+        if state.phase == "finished":
+            break
+        assert sampling.prospects(state) == _prospects_by_awards(state)
+        checked += 1
+    assert checked > 5
