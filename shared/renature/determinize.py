@@ -98,9 +98,9 @@ def prospects(state: GameState) -> list[float]:
     for area in _scored_at_the_end(state):
         main, minor = _front(state, area, tokens)
         for colour, rank in majority_ranks(colour_totals(state, area))[1]:
-            seat = seat_of_colour(state, colour)
-            if seat is not None and colour != NEUTRAL:
-                points[seat] += rank_points(rank, main, minor)
+            owner = seat_of_colour(state, colour)
+            if owner is not None and colour != NEUTRAL:
+                points[owner] += rank_points(rank, main, minor)
     for number, seat in enumerate(state.seats):
         left = sum(
             count * plant_value(plant_code(seat.colour if slot < 4 else NEUTRAL, slot % 4))
