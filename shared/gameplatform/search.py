@@ -15,6 +15,11 @@ game's heuristic (``Game.evaluate``: current scores plus what is already decided
 never has to play a long game out. Every node on the path adds the value of the seat that moved
 into it. The bot plays the root's most visited action.
 
+In a game of simultaneous sealed moves a searched opponent would reply knowing the searcher's
+sealed move; ``Budget.opponent_model`` models the other seats instead (the rollout policy's
+choice with a stated probability, else a uniform legal action), in the tree and in rollouts,
+and the tree keeps the searching seat's own moves only (see ``Budget``).
+
 Pure, as the games are: its only randomness is its own ``random.Random`` seeded from the bot's
 seed, the budget is a number of iterations (the same seed and budget give the same choice), and
 the clock stays with the caller: ``choose_within`` asks a caller's ``keep_going`` before each
@@ -187,10 +192,10 @@ class SearchBot:
     def _select(self, node: _Node, position: Any, mover: int, actions: dict[bytes, Any]) -> bytes:
         """The child to follow: a new one while the node may widen (the rollout policy's choice
         in this determinization if untried, else a random one), else the available child of
-        the best UCB1. Asking the policy once per node instead saved a tenth of Renature's
-        time and cost much of its strength (58% of 60 games against greedy, from 82%): at
-        another seat's node each determinization deals another hand, and the policy's choice
-        in it is the likeliest reply still untried."""
+        the best UCB1. Asking the policy once per node instead saved little time and cost much
+        of Renature's strength (58% of 60 games against greedy, from 82%): at another seat's
+        node each determinization deals another hand, and the policy's choice in it is the
+        likeliest reply still untried."""
         tried = [key for key in actions if key in node.children]
         untried = [key for key in actions if key not in node.children]
         width = math.ceil(self.budget.widening * math.sqrt(node.visits + 1))
