@@ -21,6 +21,7 @@ Options:
                                     first is the games per hosted game;
                                     `--only bots --games 200` is the win rate's run)
     --jobs N                        bots: games played at once (default: every core)
+    --game goofspiel,renature       bots: only these hosted games (default: every one)
     --modes bus,http,ws             paths of the player's-path run
     --no-peer                       leave boardgame.io out
 """
@@ -40,6 +41,7 @@ def main() -> None:
     parser.add_argument("--modes", default="bus,http,ws")
     parser.add_argument("--no-peer", action="store_true")
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--game", default=None)
     args = parser.parse_args()
     counts = tuple(int(g) for g in args.games.split(",")) if args.games else player.GAME_COUNTS
     modes = tuple(args.modes.split(","))
@@ -64,7 +66,7 @@ def main() -> None:
     if "durability" in parts:  # the cost of each durability mode
         durability.run()
     if "bots" in parts:
-        bots.run(counts[0] if args.games else bots.DEFAULT_GAMES, args.jobs)
+        bots.run(counts[0] if args.games else bots.DEFAULT_GAMES, args.jobs, args.game)
 
 
 main()

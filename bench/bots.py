@@ -90,11 +90,15 @@ def summary(duels: list[Duel]) -> str:
     )
 
 
-def run(games: int = DEFAULT_GAMES, jobs: int | None = None) -> None:
+def run(games: int = DEFAULT_GAMES, jobs: int | None = None, only: str | None = None) -> None:
+    """Every hosted game's figure, or ``only`` that game's (a comma-separated list)."""
     print(f"== search bot against greedy ({games} games per game, seats alternated) ==")
     workers = jobs or os.cpu_count() or 1
+    names = [name for name in game_names() if only is None or name in only.split(",")]
+    if not names:
+        raise SystemExit(f"no hosted game {only!r}; games: {', '.join(game_names())}")
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for name in game_names():
+        for name in names:
             bot = get_game(name).make_bot(search.NAME, "")
             assert isinstance(bot, search.SearchBot)
             budget = bot.budget

@@ -11,18 +11,18 @@ import msgspec
 from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.dealing import commitment
 from gameplatform.interface import Award, Clock, Game, Table, platform_clock
 from goofspiel import commands as c
 from goofspiel import corpus as recorded
 from goofspiel import events as e
+from goofspiel import search_model
 from goofspiel.audit import audit
 from goofspiel.bots import BOT_NAMES, Bot, make_bot
 from goofspiel.explain import Explanation, explain
 from goofspiel.game import outcome, play, setup_commands
 from goofspiel.picture import board_svg, board_text
 from goofspiel.rules import RULES, legal_actions, public_command
-from goofspiel.state import NO_BID, PHASES, GameState
+from goofspiel.state import PHASES, GameState
 from goofspiel.view import COLOURS, GameView, perspective, view, visible_event
 from goofspiel.words import describe
 
@@ -68,6 +68,7 @@ class GoofspielGame(CoreAdapter):
     view_type: Any = GameView
     audit_type: Any = AuditReport
     explanation_type: Any = Explanation
+    search_budget: search.Budget = search_model.BUDGET
 
     def setup_commands(
         self,
@@ -184,23 +185,7 @@ class GoofspielGame(CoreAdapter):
         return make_bot(name, seed)
 
     def determinize(self, state: GameState, seat: int, rng: random.Random, seed: str) -> GameState:
-        """A state ``seat`` cannot tell from this one: the prizes not yet turned up shuffled,
-        the other seat's sealed bid (if it has bid) drawn from its hand, and the seed
-        commitment that of ``seed``, so that the ``FinishGame`` of a rollout is accepted."""
-        if state.phase not in ("bidding", "final_scoring"):
-            return state
-        unseen = sorted(state.prizes[state.turn :])  # in an order the secret order cannot sway
-        rng.shuffle(unseen)
-        bids = tuple(
-            rng.choice(state.hands[other]) if other != seat and bid != NO_BID else bid
-            for other, bid in enumerate(state.bids)
-        )
-        return msgspec.structs.replace(
-            state,
-            prizes=(*state.prizes[: state.turn], *unseen),
-            bids=bids,
-            commitment=commitment(seed),
-        )
+        return search_model.determinize(state, seat, rng, seed)
 
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)

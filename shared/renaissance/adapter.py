@@ -15,9 +15,9 @@ from gameplatform.interface import Award, Clock, Game, Table, platform_clock
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
-from renaissance import hosting
+from renaissance import hosting, search_model
 from renaissance.audit import audit
-from renaissance.bots import BOT_NAMES, Bot, determinize, evaluate, make_bot
+from renaissance.bots import BOT_NAMES, Bot, determinize, make_bot
 from renaissance.explain import Explanation, explain
 from renaissance.game import outcome
 from renaissance.hosting import Options
@@ -37,12 +37,7 @@ class RenaissanceGame(CoreAdapter):
     phases: tuple[str, ...] = get_args(Phase)
     boards: tuple[str, ...] = ("standard",)
     bot_names: tuple[str, ...] = (*BOT_NAMES, search.NAME)
-    search_budget: search.Budget = search.Budget(
-        iterations=200, rollout_depth=0, rollout_policy="random", widening=100.0
-    )
-    """A move of the greedy bot costs milliseconds here (it plays every action out), too much
-    for rollouts: the search values each new node by the heuristic alone and looks wider and
-    deeper instead."""
+    search_budget: search.Budget = search_model.BUDGET
     command_type: Any = c.AnyCommand
     seat_command_type: Any = c.SeatCommand
     create_type: Any = c.CreateGame
@@ -142,7 +137,7 @@ class RenaissanceGame(CoreAdapter):
         return determinize(state, seat, rng, seed)
 
     def evaluate(self, state: GameState) -> list[float]:
-        return evaluate(state)
+        return search_model.evaluate(state)
 
     def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
         return outcome(state, bots, events)

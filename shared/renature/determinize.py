@@ -19,11 +19,12 @@ import msgspec
 
 from gameplatform import search
 from renature.areas import live_areas
-from renature.board import Board
+from renature.board import Board, Token
 from renature.components import NEUTRAL, components, plant_code, plant_value
 from renature.deal import commitment
 from renature.perspective import HIDDEN, perspective
-from renature.scoring import area_awards
+from renature.position import seat_of_colour
+from renature.scoring import colour_totals, majority_ranks, rank_points
 from renature.state import GameState
 
 
@@ -62,7 +63,7 @@ class _TokenDeal:
     """The tokens ``seat`` has not seen, shuffled per front (main, minor points)."""
 
     def __init__(self, board: Board, held: tuple[str, ...], rng: random.Random) -> None:
-        self.board = board
+        self.tokens = tokens_by_id(board)
         self.piles: dict[tuple[int, int], list[str]] = defaultdict(list)
         for token in board.tokens:
             if token.id not in held:
@@ -71,8 +72,13 @@ class _TokenDeal:
             rng.shuffle(pile)
 
     def draw(self, stand_in: str) -> str:
-        token = self.board.token(stand_in)
+        token = self.tokens[stand_in]
         return self.piles[(token.main, token.minor)].pop()
+
+
+def tokens_by_id(board: Board) -> dict[str, Token]:
+    """The board's tokens by id, read once per call (``Board.token`` scans them all)."""
+    return {token.id: token for token in board.tokens}
 
 
 EVALUATION_SCALE = 8.0
@@ -82,18 +88,22 @@ EVALUATION_SCALE = 8.0
 def prospects(state: GameState) -> list[float]:
     """Each seat's points as the end would count them if the game stopped now: its score, the
     majorities it holds in the areas the final scoring would score, its clouds (1 point each),
-    less the plants still on its player board, plus its tokens' backs."""
-    board = state.board
+    less the plants still on its player board, plus its tokens' backs. The majorities are
+    counted as ``rules.area_awards`` awards them (ruling 7), without writing the awards out."""
+    tokens = tokens_by_id(state.board)
     points = [0.0] * state.players
     for area in _scored_at_the_end(state):
-        for award in area_awards(state, area, *_front(state, area))[2]:
-            points[award.seat] += award.points
+        main, minor = _front(state, area, tokens)
+        for colour, rank in majority_ranks(colour_totals(state, area))[1]:
+            owner = seat_of_colour(state, colour)
+            if owner is not None and colour != NEUTRAL:
+                points[owner] += rank_points(rank, main, minor)
     for number, seat in enumerate(state.seats):
         left = sum(
             count * plant_value(plant_code(seat.colour if slot < 4 else NEUTRAL, slot % 4))
             for slot, count in enumerate(seat.plants)
         )
-        backs = sum(board.token(t).back for t in seat.tokens)
+        backs = sum(tokens[t].back for t in seat.tokens)
         points[number] += seat.score + seat.clouds - left + backs
     return points
 
@@ -104,11 +114,11 @@ def _scored_at_the_end(state: GameState) -> list[int]:
     return live_areas(state)
 
 
-def _front(state: GameState, area: int) -> tuple[int, int]:
+def _front(state: GameState, area: int, tokens: dict[str, Token]) -> tuple[int, int]:
     """An area's (main, minor) points: its token's front, or by its size (Valley)."""
     token_id = state.area_tokens[area]
     if token_id is not None:
-        token = state.board.token(token_id)
+        token = tokens[token_id]
         return token.main, token.minor
     return state.area_sizes[area], state.area_sizes[area] // 2
 

@@ -347,6 +347,7 @@ def command_kinds(players, board):
         ),
         c.PlaceMushroom: st.builds(c.PlaceMushroom, seats, cells),
         c.SkipMushroom: st.builds(c.SkipMushroom, seats),
+        c.ReclaimSeat: st.builds(c.ReclaimSeat, seats),
     }
 
 

@@ -20,9 +20,10 @@ from renaissance import commands as renaissance_commands
 from renaissance.game import setup_commands as renaissance_setup
 from renaissance.janken import JANKEN_HANDS
 from renature import determinize as sampling
-from renature.components import components
+from renature.components import NEUTRAL, components, plant_code, plant_value
 from renature.game import play, replay
 from renature.perspective import perspective
+from renature.scoring import area_awards
 from renature.state import GameState
 
 QUICK = search.Budget(iterations=6, rollout_depth=2)
@@ -348,3 +349,71 @@ def test_a_time_budget_is_the_callers_and_still_plays_a_legal_move() -> None:
     assert choose(state, seat) in game.legal_actions(state, seat)
     greedy = game.make_bot("greedy", "g")
     assert timed(greedy, 0.05) == greedy.choose
+
+
+class _Recorder(search.SearchBot):
+    """A search bot that records the seat of every node it adds to its tree."""
+
+    movers: list[int]
+
+    def _select(self, node: Any, position: Any, mover: int, actions: dict[bytes, Any]) -> bytes:
+        self.movers.append(mover)
+        return super()._select(node, position, mover, actions)
+
+
+@pytest.mark.parametrize("name", game_names())
+def test_a_modelled_opponent_is_never_searched(name: str) -> None:
+    game = get_game(name)
+    state = advanced(game, f"modelled-{name}", 3)
+    seat = game.to_move(state)
+    bot = _Recorder(game, "m", search.Budget(iterations=20, rollout_depth=2, opponent_model=0.5))
+    bot.movers = []
+    assert bot.choose(state, seat) in game.legal_actions(state, seat)
+    assert bot.movers
+    assert set(bot.movers) == {seat}
+
+
+def test_a_modelled_opponent_plays_the_policys_choice_at_weight_one_and_any_at_zero() -> None:
+    game = get_game("goofspiel")
+    state = advanced(game, "weights", 2)
+    greedy = game.make_bot("greedy", "g").choose(state, 0)
+    always = search.SearchBot(game, "w", search.Budget(opponent_model=1.0))
+    assert {always._modelled(state, 0) for _ in range(50)} == {greedy}
+    never = search.SearchBot(game, "w", search.Budget(opponent_model=0.0))
+    assert {never._modelled(state, 0) for _ in range(400)} == set(game.legal_actions(state, 0))
+
+
+def _prospects_by_awards(state: GameState) -> list[float]:
+    """The heuristic written with the rules' own area scoring (``area_awards``)."""
+    points = [0.0] * state.players
+    for area in sampling._scored_at_the_end(state):
+        token_id = state.area_tokens[area]
+        if token_id is None:
+            front = (state.area_sizes[area], state.area_sizes[area] // 2)
+        else:
+            front = (state.board.token(token_id).main, state.board.token(token_id).minor)
+        for award in area_awards(state, area, *front)[2]:
+            points[award.seat] += award.points
+    for number, seat in enumerate(state.seats):
+        left = sum(
+            count * plant_value(plant_code(seat.colour if slot < 4 else NEUTRAL, slot % 4))
+            for slot, count in enumerate(seat.plants)
+        )
+        backs = sum(state.board.token(t).back for t in seat.tokens)
+        points[number] += seat.score + seat.clouds - left + backs
+    return points
+
+
+@pytest.mark.parametrize(("players", "board"), [(2, "base"), (3, "base"), (2, "valley")])
+def test_renatures_heuristic_counts_majorities_as_the_area_scoring_awards_them(
+    players: int, board: str
+) -> None:
+    events, _ = play(players, f"heuristic-{board}", ["greedy"] * players, board=board)
+    checked = 0
+    for upto in range(20, len(events), 7):
+        state = replay(events[:upto])
+        if state.phase == "finished":
+            break
+        assert sampling.prospects(state) == _prospects_by_awards(state)
+        checked += 1
+    assert checked > 5
