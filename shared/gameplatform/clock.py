@@ -19,6 +19,8 @@ from typing import Literal
 
 import msgspec
 
+from gameplatform.errors import ClockRunning, InvalidCommand
+
 OnTimeout = Literal["bot", "remove"]
 
 
@@ -154,3 +156,19 @@ def iso(ms: int) -> str:
     hh, rest = divmod(rest, 3600)
     mm, ss = divmod(rest, 60)
     return f"{y:04d}-{m:02d}-{d:02d}T{hh:02d}:{mm:02d}:{ss:02d}.{millis:03d}Z"
+
+
+def deadline_passed(clock: ClockState | None, seat: int, now: str | None) -> str:
+    """The deadline ``seat`` missed (ISO 8601) at the recorded time ``now``, or the rule error
+    that refuses a timeout claim: no clock, the seat's time not running, or time left."""
+    if clock is None:
+        raise InvalidCommand("This game has no clock.")
+    if clock.owner != seat:
+        raise ClockRunning(f"Seat {seat}'s time is not running: the game does not wait for it.")
+    deadline = deadline_ms(clock)
+    if now is None or deadline is None:
+        raise InvalidCommand("A timeout is decided at a recorded time; none was given.")
+    left = deadline - epoch_ms(now)
+    if left > 0:
+        raise ClockRunning(f"Seat {seat} has {left / 1000:.1f} s left.")
+    return iso(deadline)

@@ -43,3 +43,9 @@ class WrongPhase(RuleError):
 
 class GameOver(RuleError):
     code = "game_over"
+
+
+class ClockRunning(RuleError):
+    """A timeout claimed before the seat's time ran out, or of a seat whose time does not run."""
+
+    code = "clock_running"

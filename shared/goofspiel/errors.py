@@ -4,6 +4,7 @@ errors every game has come from ``gameplatform.errors``; these are Goofspiel's o
 from __future__ import annotations
 
 from gameplatform.errors import (
+    ClockRunning,
     GameAlreadyExists,
     GameNotFound,
     GameOver,
@@ -40,12 +41,6 @@ class CardNotInHand(RuleError):
 
 class SeedMismatch(RuleError):
     code = "seed_mismatch"
-
-
-class ClockRunning(RuleError):
-    """A timeout claimed before the seat's time ran out, or of a seat whose time does not run."""
-
-    code = "clock_running"
 
 
 class NotPlayedByBot(RuleError):

@@ -26,7 +26,7 @@ from gameplatform import clock as clk
 from gameplatform.execution import Batch
 from goofspiel import commands as c
 from goofspiel import events as e
-from goofspiel.errors import ClockRunning, GameOver, InvalidCommand, NotPlayedByBot, WrongPhase
+from goofspiel.errors import GameOver, InvalidCommand, NotPlayedByBot, WrongPhase
 from goofspiel.state import GameState, SeatStatus
 
 SEATS = (0, 1)
@@ -59,19 +59,8 @@ def after_event(state: GameState, event: e.Event) -> GameState:
 
 
 def deadline_passed(state: GameState, seat: int, now: str | None) -> str:
-    """The deadline ``seat`` missed (ISO 8601), or the rule error that refuses the claim."""
-    clock = state.clock
-    if clock is None:
-        raise InvalidCommand("This game has no clock.")
-    if clock.owner != seat:
-        raise ClockRunning(f"Seat {seat}'s time is not running: the game does not wait for it.")
-    deadline = clk.deadline_ms(clock)
-    if now is None or deadline is None:
-        raise InvalidCommand("A timeout is decided at a recorded time; none was given.")
-    left = deadline - clk.epoch_ms(now)
-    if left > 0:
-        raise ClockRunning(f"Seat {seat} has {left / 1000:.1f} s left.")
-    return clk.iso(deadline)
+    """The deadline ``seat`` missed, or the rule error that refuses the claim (the platform's)."""
+    return clk.deadline_passed(state.clock, seat, now)
 
 
 # --- deciding ----------------------------------------------------------------------------------

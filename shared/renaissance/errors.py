@@ -4,9 +4,17 @@ errors every game shares (`RuleError`, the base, among them) are the platform's
 
 from __future__ import annotations
 
-from gameplatform.errors import GameOver, InvalidCommand, NotYourTurn, RuleError, WrongPhase
+from gameplatform.errors import (
+    ClockRunning,
+    GameOver,
+    InvalidCommand,
+    NotYourTurn,
+    RuleError,
+    WrongPhase,
+)
 
 __all__ = [  # the platform's errors that Renaissance's rules raise, and its own
+    "ClockRunning",
     "GameOver",
     "IllegalMarker",
     "IllegalMove",
@@ -20,12 +28,6 @@ __all__ = [  # the platform's errors that Renaissance's rules raise, and its own
     "RuleError",
     "WrongPhase",
 ]
-
-
-class ClockRunning(RuleError):
-    """A timeout claimed before the seat's time ran out (or of a seat whose time does not run)."""
-
-    code = "clock_running"
 
 
 class PieceDoesNotFit(RuleError):

@@ -8,7 +8,7 @@ from msgspec.structs import replace
 
 from gameplatform import clock as clk
 from renaissance import events as e
-from renaissance.errors import ClockRunning, InvalidCommand
+from renaissance.errors import InvalidCommand
 from renaissance.state import GameState
 
 IDLE_PHASES = ("lobby", "finished", "cancelled")
@@ -46,16 +46,5 @@ def after_event(state: GameState, event: e.Event) -> GameState:
 
 
 def deadline_passed(state: GameState, seat: int, now: str | None) -> str:
-    """The deadline ``seat`` missed (ISO), or the rule error that refuses the claim."""
-    clock = state.clock
-    if clock is None:
-        raise InvalidCommand("This game has no clock.")
-    if clock.owner != seat:
-        raise ClockRunning(f"Seat {seat}'s time is not running.")
-    deadline = clk.deadline_ms(clock)
-    if now is None or deadline is None:
-        raise InvalidCommand("A timeout is decided at a recorded time; none was given.")
-    left = deadline - clk.epoch_ms(now)
-    if left > 0:
-        raise ClockRunning(f"Seat {seat} has {left / 1000:.1f} s left.")
-    return clk.iso(deadline)
+    """The deadline ``seat`` missed, or the rule error that refuses the claim (the platform's)."""
+    return clk.deadline_passed(state.clock, seat, now)
