@@ -686,3 +686,41 @@ def test_each_generic_page_passes_the_accessibility_check(
     page.wait_for_load_state("networkidle")
     assert_accessible(page)
     assert page.locator("#board svg").get_attribute("role") == "img"
+
+
+def test_a_seat_taken_here_is_taken_back_on_another_device_by_its_recovery_link(
+    base_url: str, browser: Browser
+) -> None:
+    """A guest takes a seat: the page shows the seat's recovery link once. Opened in another
+    browser (another device: no storage shared), the link gives that browser the seat, with a
+    new link; the first device's token stops working."""
+    host, guest = new_page(browser), new_page(browser)
+    host.goto(f"{base_url}/")
+    host.click("#create button[type=submit]")
+    host.wait_for_url("**/play/**")
+    game_id = host.url.rsplit("/", 1)[-1].split("?")[0]
+    guest.goto(host.url)
+    guest.wait_for_selector("#open-seats button")
+    guest.click("#open-seats button")
+    guest.wait_for_selector("#recovery:not([hidden])")
+    link = guest.inner_text("#recovery code")
+    assert link.startswith(f"{base_url}/play/{game_id}#recover=1.")
+    old_token = guest.evaluate("window.table.seat.token")
+    other = browser.new_context().new_page()
+    other.goto(link)
+    other.wait_for_function("window.table && window.table.seat && window.table.seat.seat === 1")
+    assert "#recover" not in other.url  # the used code leaves the address bar
+    new_link = other.inner_text("#recovery code")
+    assert new_link != link
+    assert "#recover=1." in new_link
+    new_token = other.evaluate("window.table.seat.token")
+    assert new_token != old_token
+    old = httpx.get(
+        f"{base_url}/games/{game_id}/view", headers={"Authorization": f"Bearer {old_token}"}
+    )
+    assert old.status_code == 403  # the token no longer acts for the seat
+    new = httpx.get(
+        f"{base_url}/games/{game_id}/view", headers={"Authorization": f"Bearer {new_token}"}
+    )
+    assert new.status_code == 200
+    assert not PAGE_ERRORS[id(guest)], PAGE_ERRORS[id(guest)]

@@ -276,6 +276,7 @@ async function takeSeat(seat) {
     const { joined } = await lobby.join(gameId, seat, { name: form.get("name") || "Player", invite: form.get("code") });
     table.seat = { seat, token: joined.token };
     seats.set(gameId, table.seat);
+    showRecovery(seat, joined.recovery);
     errorBox.hidden = true;
     if (table.lastInput === "key") $("start").focus();
     connect(true);
@@ -285,13 +286,41 @@ async function takeSeat(seat) {
   }
 }
 
-async function copyLink(link) {
+async function copyLink(link, box = "invite", button = "copy-invite") {
   try {
     await navigator.clipboard.writeText(link);
-    $("copy-invite").textContent = "Copied";
+    $(button).textContent = "Copied";
   } catch (_) { // no clipboard here (an insecure page): the link is selected, to copy by hand
-    getSelection().selectAllChildren($("invite").querySelector("code"));
-    $("copy-invite").textContent = "Selected: copy it";
+    getSelection().selectAllChildren($(box).querySelector("code"));
+    $(button).textContent = "Selected: copy it";
+  }
+}
+
+// The seat's recovery link, shown once (the server keeps only its hash): opened on another
+// device, it takes the seat there (and this device's token stops working).
+function showRecovery(seat, code) {
+  if (!code) return;
+  const link = `${location.origin}/play/${gameId}#recover=${seat}.${encodeURIComponent(code)}`;
+  const box = $("recovery");
+  patch(box, [el("span", {}, "Your seat's recovery link, shown only now: keep it to take your seat on another device. ",
+    el("code", {}, link), " ",
+    el("button", { type: "button", id: "copy-recovery", "data-key": "copy-recovery", onclick: () => copyLink(link, "recovery", "copy-recovery") }, "Copy the recovery link"))]);
+  box.hidden = false;
+}
+
+// Opened with a recovery link: the seat is taken back here, with a new token and a new link.
+async function recoverFromLink() {
+  const match = /^#recover=(\d+)\.(.+)$/.exec(location.hash);
+  if (!match) return;
+  history.replaceState(null, "", location.pathname + location.search);
+  const seat = Number(match[1]);
+  try {
+    const { reclaimed } = await lobby.reclaim(gameId, seat, { recovery: decodeURIComponent(match[2]) });
+    table.seat = { seat, token: reclaimed.token };
+    seats.set(gameId, table.seat);
+    showRecovery(seat, reclaimed.recovery);
+  } catch (error) {
+    fail(error);
   }
 }
 
@@ -495,6 +524,7 @@ function connect(restart = false) {
 
 async function start() {
   if (!gameId) { showError(errorBox, "No game id in the address."); return; }
+  await recoverFromLink();
   try {
     table.summary = await game().summary();
     table.game = table.summary.game;

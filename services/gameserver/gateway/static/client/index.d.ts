@@ -67,6 +67,8 @@ export class LobbyClient {
   games(filters?: Parameters<LobbyClient["list"]>[0]): AsyncGenerator<LobbyPage["games"][number]>;
   create(request: NewGame): Promise<CreateGameResponse>;
   join<G extends GameName = GameName>(gameId: string, seat: number, options?: { name?: string; invite?: string }): Promise<GameClient<G> & { joined: JoinResponse }>;
+  /** POST /games/{id}/seats/{seat}/reclaim: the seat on this device, with its recovery code. */
+  reclaim<G extends GameName = GameName>(gameId: string, seat: number, options: { recovery: string }): Promise<GameClient<G> & { reclaimed: ReclaimResponse }>;
   /** POST /disputes: an exported events file audited, explained and drawn (at a step). */
   inspect(eventsText: string, at?: number | null): Promise<Inspection>;
   game<G extends GameName = GameName>(gameId: string, options?: { token?: string | null; seat?: number | null }): GameClient<G>;

@@ -149,6 +149,13 @@ export class LobbyClient {
     return Object.assign(new GameClient(gameId, { http: this.http, token: joined.token, seat: joined.seat }), { joined });
   }
 
+  /** Takes a seat back on another device with its recovery code (shown once at the join); answers
+   * a GameClient holding the new token (also `.reclaimed`, with the next recovery code). */
+  async reclaim(gameId, seat, { recovery }) {
+    const reclaimed = await this.http.request("POST", `/games/${enc(gameId)}/seats/${seat}/reclaim`, { body: { recovery } });
+    return Object.assign(new GameClient(gameId, { http: this.http, token: reclaimed.token, seat }), { reclaimed });
+  }
+
   /** Audits, explains and draws an exported events file (`at`: a step), storing nothing. */
   inspect(eventsText, at) {
     return this.http.request("POST", `/disputes${query({ at })}`, { body: eventsText, headers: { "Content-Type": "application/x-ndjson" }, repeatable: true });
