@@ -18,9 +18,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from eventstore import KeyLayout, RedisEventStore
-from eventstore.retention_policy import Retention, RetentionPolicy
+from eventstore.retention_policy import RetentionPolicy
 from gameserver.gateway.app import create_app
-from gameserver.retention.retention_service import stage_of
+from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
 from support.clock import clock_service
