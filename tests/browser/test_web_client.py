@@ -706,7 +706,7 @@ def test_a_seat_taken_here_is_taken_back_on_another_device_by_its_recovery_link(
     link = guest.inner_text("#recovery code")
     assert link.startswith(f"{base_url}/play/{game_id}#recover=1.")
     old_token = guest.evaluate("window.table.seat.token")
-    other = browser.new_context().new_page()
+    other = new_page(browser)  # a context of its own: another device
     other.goto(link)
     other.wait_for_function("window.table && window.table.seat && window.table.seat.seat === 1")
     assert "#recover" not in other.url  # the used code leaves the address bar
