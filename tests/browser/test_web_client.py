@@ -388,6 +388,10 @@ def test_the_dispute_viewer_shows_the_board_and_scores_at_chosen_steps(
         assert dominoes == sorted(d for d, _, _ in state.dominoes)
         plants = page.locator("#board circle.plant").count()
         assert plants == sum(1 for code in state.plants if code >= 0)
+        # The scores line is drawn beside the board, a moment apart: wait for this step's.
+        page.wait_for_function(
+            f"document.querySelector('#scores')?.textContent.startsWith('After event {step}:')"
+        )
         scores = page.inner_text("#scores")
         for seat in state.seats:
             assert f"{state_colour(seat.colour)} {seat.score}" in scores

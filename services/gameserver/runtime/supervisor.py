@@ -304,9 +304,9 @@ class Stack:
         }
 
 
-def wait_for_port(host: str, port: int, stack: Stack, timeout: float = 60.0) -> bool:
+def wait_for_port(host: str, port: int, stack: Stack, timeout: float = 180.0) -> bool:
     """Wait until the gateway accepts connections; False when a service died or time ran
-    out first."""
+    out first. Generous: on a busy two-core machine importing five services has taken 50 s."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not stack.dead():
         try:
