@@ -24,7 +24,7 @@ import base64
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from cryptography.exceptions import InvalidSignature
@@ -173,15 +173,57 @@ def first_difference(seal: Seal, lines: Sequence[bytes]) -> str | None:
     """What differs between the event ``lines`` of a file and what ``seal`` signed, naming the
     first event that differs (None when the file holds exactly the signed events, or the
     signed events followed by later ones)."""
-    for number, (line, signed) in enumerate(zip(lines, seal.digests, strict=False), start=1):
-        if digest(line) != signed:
-            return f"event {number} differs from what the server signed"
-    if len(lines) < seal.events:
+    number = first_differing_event(seal, lines)
+    if number is None:
+        return None
+    if number > len(lines):
         return (
-            f"event {len(lines) + 1} is missing: the server signed {seal.events} events, "
+            f"event {number} is missing: the server signed {seal.events} events, "
             f"the file holds {len(lines)} (truncated)"
         )
-    return None
+    return f"event {number} differs from what the server signed"
+
+
+def first_differing_event(seal: Seal, lines: Sequence[bytes]) -> int | None:
+    """The number of the first event of ``lines`` that is not the one ``seal`` signed, or the
+    first signed event the file lacks (None: the signed events are all there, unchanged)."""
+    for number, (line, signed) in enumerate(zip(lines, seal.digests, strict=False), start=1):
+        if digest(line) != signed:
+            return number
+    return len(lines) + 1 if len(lines) < seal.events else None
+
+
+class SealVerdict(msgspec.Struct, frozen=True):
+    """What a file's seal proves against a server's published keys: ``signed`` (events 1 to
+    ``signed_events`` are the ones the server signed with key ``key_id``; any later ones are
+    not signed), ``not_signed`` (no seal, or none this server's keys verify) or ``differs``
+    (a seal of this server, but event ``first_difference`` is not what it signed, or is
+    missing)."""
+
+    status: Literal["signed", "not_signed", "differs"]
+    message: str
+    key_id: str | None = None
+    signed_events: int = 0
+    first_difference: int | None = None
+
+
+def verdict(
+    seal: Seal | None, keys: Mapping[str, Ed25519PublicKey], lines: Sequence[bytes]
+) -> SealVerdict:
+    """The `SealVerdict` of a file's event ``lines`` and its ``seal`` against ``keys``."""
+    if seal is None:
+        return SealVerdict("not_signed", "the file carries no seal of the server")
+    problem = check_seal(seal, keys)
+    if problem is not None:
+        return SealVerdict("not_signed", problem, seal.key_id)
+    number = first_differing_event(seal, lines)
+    if number is not None:
+        message = first_difference(seal, lines) or ""
+        return SealVerdict("differs", message, seal.key_id, seal.events, number)
+    message = f"signed by the server (key {seal.key_id}): events 1 to {seal.events}"
+    if len(lines) > seal.events:
+        message += f"; events {seal.events + 1} to {len(lines)} came later and are not signed"
+    return SealVerdict("signed", message, seal.key_id, seal.events)
 
 
 # -- the rules service's side: sealing games as they are appended ----------------------------
