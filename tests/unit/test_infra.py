@@ -20,6 +20,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 INFRA = Path(__file__).resolve().parents[2] / "infra"
 K8S_VERSION = "1.30.0"
@@ -178,6 +180,44 @@ def test_the_secrets_are_generated_once_never_applied_from_a_file(tmp_path: Path
     assert "redis-cli" in probes
     assert "--pass" not in probes  # probe passwords come from REDISCLI_AUTH, not argv
     assert " -a " not in probes
+
+
+def test_the_signing_key_is_a_secret_mounted_into_the_rules_service_alone(
+    tmp_path: Path,
+) -> None:
+    """The Ed25519 key that seals game records: created once by create-secrets.sh (an Ed25519
+    private key, never on a command line), in no manifest (applying them cannot replace or
+    wipe it), mounted read-only (0400) into the rules service, the one that signs, and into
+    no other workload; the gateway publishes the public keys from Redis."""
+    created_secret(tmp_path)
+    key = (tmp_path / "record.pem").read_bytes()
+
+    assert isinstance(load_pem_private_key(key, password=None), Ed25519PrivateKey)
+    args = (tmp_path / "record.renature-signing-key.args").read_text().split()
+    assert args[:4] == ["create", "secret", "generic", "renature-signing-key"]
+    assert not any("PRIVATE" in arg for arg in args)  # the key went through a file
+    assert not by_kind("Secret")
+    mounting = []
+    for workload in workloads():
+        spec = workload["spec"]["template"]["spec"]
+        volumes = {
+            v["name"]: v for v in spec.get("volumes", []) if v.get("secret", {}).get("secretName")
+        }
+        for name, volume in volumes.items():
+            if volume["secret"]["secretName"] == "renature-signing-key":
+                mounting.append(workload["metadata"]["name"])
+                assert volume["secret"]["defaultMode"] == 0o400
+                (container,) = containers(workload)
+                (mount,) = [m for m in container["volumeMounts"] if m["name"] == name]
+                assert mount["readOnly"] is True
+                env = {v["name"]: v.get("value") for v in container["env"]}
+                assert env["RENATURE_SIGNING_KEY_FILE"] == f"{mount['mountPath']}/signing.pem"
+        for container in containers(workload):
+            named_env = {v["name"] for v in container.get("env", [])}
+            if workload["metadata"]["name"] != "renature-rules":
+                assert "RENATURE_SIGNING_KEY_FILE" not in named_env
+    assert mounting == ["renature-rules"]
+    assert "RENATURE_SIGNING_KEY_FILE" not in named("ConfigMap", "renature-env")["data"]
 
 
 def test_network_policies_deny_by_default_and_open_redis_to_renature_pods_only() -> None:
