@@ -187,6 +187,18 @@ async def test_an_archived_game_keeps_its_seal_and_its_export_proves_itself(
     truncated.write_bytes(b"\n".join([*lines[:10], lines[-1]]) + b"\n")
     assert "event 11 is missing" in await refused(truncated, keys)
 
+    # sealed again with another key (after a leak): the archive file is written again
+    other, other_id = new_key_file(tmp_path / "other.pem")
+    again = await cli("seal", outcome.game_id, "--signing-key", other, "--redis-url", redis_url)
+    assert again.exit_code == 0, again.output
+    assert f"in the archive: events 1 to {len(stored)}, key {other_id}" in said(again)
+    assert packing.unpack(archived.read_bytes()) == stored
+    keys = await published_without_services(redis_url, tmp_path / "keys-now.json")
+    resealed = await export(outcome.game_id, redis_url, tmp_path / "resealed.jsonl")
+    assert f"key {other_id}" in await proved(resealed, keys)
+    unknown = await cli("seal", "no-such-game", "--signing-key", other, "--redis-url", redis_url)
+    assert unknown.exit_code == 2
+
 
 async def test_a_running_game_is_sealed_every_64_events_and_a_rotated_key_still_verifies(
     redis: aioredis.Redis, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -214,11 +226,18 @@ async def test_a_running_game_is_sealed_every_64_events_and_a_rotated_key_still_
     ) in await proved(now, keys)
 
     before = await export(first.game_id, redis_url, tmp_path / "before.jsonl")
+    first_events = before.read_bytes().splitlines()[:-1]
     assert f"Signed by the server (key {old_id})" in await proved(before, keys)  # the retired key
     await redis.hdel(KeyLayout().signing_keys_key(), old_id)  # the old key leaked: taken off
     keys = await published_without_services(redis_url, tmp_path / "keys-now.json")
     assert "not among the keys given" in await refused(before, keys)
     assert f"key {new_id}" in await proved(now, keys)
+    again = await cli("seal", first.game_id, "--signing-key", new, "--redis-url", redis_url)
+    assert again.exit_code == 0, again.output  # the games that matter, sealed again
+    assert f"in Redis: events 1 to {len(first_events)}, key {new_id}" in said(again)
+    resealed = await export(first.game_id, redis_url, tmp_path / "resealed.jsonl")
+    assert resealed.read_bytes().splitlines()[:-1] == first_events
+    assert f"Signed by the server (key {new_id})" in await proved(resealed, keys)
 
 
 async def published_without_services(redis_url: str, path: Path) -> Path:

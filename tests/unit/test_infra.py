@@ -220,6 +220,37 @@ def test_the_signing_key_is_a_secret_mounted_into_the_rules_service_alone(
     assert "RENATURE_SIGNING_KEY_FILE" not in named("ConfigMap", "renature-env")["data"]
 
 
+def test_the_signing_key_is_rotated_by_deleting_its_secret_and_running_the_script_again(
+    tmp_path: Path,
+) -> None:
+    """With the Redis passwords' Secret in place (kubectl refuses it: AlreadyExists), running
+    create-secrets.sh again leaves it and creates the signing key's; any other refusal fails."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "kubectl"
+    fake.write_text(
+        '#!/bin/sh\nif [ "$4" = "$EXISTS" ]; then\n'
+        '  echo "Error from server ($REASON): secrets \\"$4\\" already exists" >&2; exit 1; fi\n'
+        'echo "$4" >> "$RECORD"\n'
+    )
+    fake.chmod(0o755)
+    record = tmp_path / "record"
+    script = INFRA / "k8s" / "create-secrets.sh"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "RECORD": str(record)}
+    again = {**env, "EXISTS": "renature-redis-auth", "REASON": "AlreadyExists"}
+    run = ["sh", str(script)]
+    done = subprocess.run(run, env=again, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "renature-redis-auth exists: left as it is" in done.stderr
+    assert record.read_text().split() == ["renature-signing-key"]
+    record.unlink()
+    denied = {**env, "EXISTS": "renature-redis-auth", "REASON": "Forbidden"}
+    done = subprocess.run(run, env=denied, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 1
+    assert "Forbidden" in done.stderr
+    assert not record.exists()
+
+
 def test_network_policies_deny_by_default_and_open_redis_to_renature_pods_only() -> None:
     policies = {p["metadata"]["name"]: p["spec"] for p in by_kind("NetworkPolicy")}
     deny = policies["renature-default-deny"]
