@@ -238,6 +238,11 @@ async def test_a_running_game_is_sealed_every_64_events_and_a_rotated_key_still_
     resealed = await export(first.game_id, redis_url, tmp_path / "resealed.jsonl")
     assert resealed.read_bytes().splitlines()[:-1] == first_events
     assert f"Signed by the server (key {new_id})" in await proved(resealed, keys)
+    stranger = signing.public_key_entry(signing.new_key().public_key()).public_key
+    await redis.hset(KeyLayout().signing_keys_key(), old_id, stranger)  # another key, old id
+    keys = await published_without_services(redis_url, tmp_path / "keys-last.json")
+    listed = msgspec.json.decode(keys.read_bytes(), type=signing.KeySet).keys
+    assert [entry.key_id for entry in listed] == [new_id]  # an id is its key's digest
 
 
 async def published_without_services(redis_url: str, path: Path) -> Path:

@@ -55,6 +55,8 @@ def test_the_key_is_the_published_document_or_one_pem_public_key() -> None:
     keys = signing.read_public_keys(msgspec.json.encode(document))
     assert set(keys) == {signing.key_id(old), signing.key_id(new)}
     assert set(signing.read_public_keys(signing.public_pem(new))) == {signing.key_id(new)}
+    lying = signing.PublicKey(signing.key_id(old), signing.public_key_entry(new).public_key)
+    assert signing.read_public_keys(msgspec.json.encode(signing.KeySet([lying]))) == {}
     for wrong in (b"", b"not a key", b'{"keys": 3}', signing.private_pem(signing.new_key())):
         with pytest.raises(ValueError, match=r"PEM|public key"):
             signing.read_public_keys(wrong)

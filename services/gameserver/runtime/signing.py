@@ -144,13 +144,15 @@ def read_public_keys(data: bytes) -> dict[str, Ed25519PublicKey]:
         return {key_id(key): key}
     try:
         keyset = msgspec.json.decode(data, type=KeySet)
-        return {
+        keys = {
             entry.key_id: Ed25519PublicKey.from_public_bytes(base64.b64decode(entry.public_key))
             for entry in keyset.keys
             if entry.algorithm == "Ed25519"
         }
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as error:
         raise ValueError(f"not a PEM public key nor a key set: {error}") from None
+    # An id is its key's digest: an entry that names another key's id proves nothing.
+    return {kid: key for kid, key in keys.items() if key_id(key) == kid}
 
 
 def check_seal(seal: Seal, keys: Mapping[str, Ed25519PublicKey]) -> str | None:
@@ -298,10 +300,20 @@ async def stored_seal(redis: Redis, layout: KeyLayout, game_id: str) -> Seal | N
 
 
 async def published_keys(redis: Redis, layout: KeyLayout) -> KeySet:
-    """Every signing key the rules service has used (the gateway's well-known document)."""
+    """Every signing key the rules service has used (the gateway's well-known document), each
+    under its own id only."""
     entries = await redis.hgetall(layout.signing_keys_key())
     keys = [PublicKey(_text(kid), _text(value)) for kid, value in sorted(entries.items())]
-    return KeySet(keys)
+    return KeySet([entry for entry in keys if _names_its_key(entry)])
+
+
+def _names_its_key(entry: PublicKey) -> bool:
+    """Whether an entry's id is its key's (one written under another key's id is left out)."""
+    try:
+        raw = base64.b64decode(entry.public_key, validate=True)
+        return key_id(Ed25519PublicKey.from_public_bytes(raw)) == entry.key_id
+    except ValueError:
+        return False
 
 
 def _text(value: bytes | str) -> str:
