@@ -240,6 +240,10 @@ CHOSEN = "rn:{p03}:chosen:g"  # a chosen seed staged by the gateway
 REPLY = "rn:reply:someone"
 OUTCOME = "rn:{p03}:cmd:g:join:0:abc"  # a command's outcome: the rules service's alone
 
+SIGNING_KEYS = "rn:signing-keys"  # the published keys: the rules service adds its own, no more
+SEAL = "rn:{p03}:seal:g"
+TAKE_OFF_KEYS = [("HDEL", SIGNING_KEYS, "k"), ("DEL", SIGNING_KEYS)]  # an administrator's
+ADD_KEY = [("HSET", SIGNING_KEYS, "forged", "key"), *TAKE_OFF_KEYS]
 FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
     "gateway": [
         ("GET", SEED),  # only the rules service reads seeds
@@ -332,6 +336,12 @@ FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
 }
 
 
+for _user, _forbidden in FORBIDDEN.items():  # nobody but an administrator takes a key off
+    _forbidden += TAKE_OFF_KEYS if _user == "rules" else ADD_KEY
+FORBIDDEN["gateway"] += [("SET", SEAL, "forged"), ("DEL", SEAL)]  # reads seals, never writes
+FORBIDDEN["auditor"] += [("SET", SEAL, "forged")]
+
+
 @pytest.mark.parametrize("user", sorted(FORBIDDEN))
 async def test_what_a_service_must_not_do_is_refused_with_noperm(
     flushed: AclRedis, user: str
@@ -345,6 +355,8 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
     await admin.set(CHOSEN, "staged")
     await admin.set(OUTCOME, "stored")
     await admin.hset("rn:{p03}:seats:g", "0", "digest")
+    await admin.hset(SIGNING_KEYS, "k", "public")
+    await admin.set(SEAL, "sealed")
     client = flushed.client(user)
     try:
         for command in FORBIDDEN[user]:
@@ -359,6 +371,8 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
     assert (await admin.xlen(COMMANDS), await admin.xlen(CLOCK_COMMANDS)) == (1, 1)
     assert await admin.xlen(FEED) == 1
     assert await admin.exists(GAME)
+    assert await admin.hgetall(SIGNING_KEYS) == {b"k": b"public"}
+    assert await admin.get(SEAL) == b"sealed"
     await admin.aclose()
 
 

@@ -177,6 +177,9 @@ async def test_an_archived_game_keeps_its_seal_and_its_export_proves_itself(
     assert msgspec.json.decode(lines[-1], type=signing.SealLine).seal == seal
     signed = f"Signed by the server (key {kid}): events 1 to {len(stored)} are the ones it signed."
     assert signed in await proved(exported, keys)
+    for reader in (["explain"], ["replay", "--to", "5"]):  # the seal line is skipped
+        read = await cli(*reader, "--events", exported)
+        assert read.exit_code == 0, read.output
 
     events = [e.decode(line) for line in lines[:-1]]
     changed = [*events[:6], e.seal(replace(events[6], seat=1), events[5].hash)]
