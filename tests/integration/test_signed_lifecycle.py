@@ -151,15 +151,22 @@ async def test_an_archived_game_keeps_its_seal_and_its_export_proves_itself(
     stored = await RedisEventStore(redis).read(outcome.game_id)
     seal = await sealed(redis, outcome.game_id, len(stored))
     assert seal.events == len(stored)  # the finished game's head
-    archive_dir = tmp_path / "archive"
-    policy = RetentionPolicy().with_(
-        finished_grace_s=0, archive_after_s=5, archive_dir=str(archive_dir)
+    packing_only = RetentionPolicy().with_(finished_grace_s=0)  # packed, still in Redis
+    retention = Retention(
+        redis, KeyLayout(), packing_only, clock=lambda: time.time() + 10, stage_of=stage_of
     )
+    assert (await retention.run_once()).games_packed == 1
+    assert not await redis.exists(KeyLayout().game_key(outcome.game_id))  # its stream is gone
+    packed = await export(outcome.game_id, redis_url, tmp_path / "packed.jsonl")
+    assert f"key {kid}" in await proved(packed, keys)
+
+    archive_dir = tmp_path / "archive"
+    policy = packing_only.with_(archive_after_s=5, archive_dir=str(archive_dir))
     retention = Retention(
         redis, KeyLayout(), policy, clock=lambda: time.time() + 10, stage_of=stage_of
     )
     report = await retention.run_once()
-    assert (report.games_packed, report.games_archived) == (1, 1)
+    assert report.games_archived == 1
     layout = KeyLayout()
     assert (
         await redis.exists(layout.seal_key(outcome.game_id), layout.game_key(outcome.game_id)) == 0
