@@ -81,3 +81,21 @@ def test_the_verdict_names_the_first_event_that_differs_or_is_missing() -> None:
     other = signing.verdict(seal, {}, LINES)
     assert (other.status, other.key_id) == ("not_signed", seal.key_id)
     assert "not among the keys given" in other.message
+
+
+def test_a_seal_line_with_unbounded_values_is_no_seal() -> None:
+    """A seal is read from files others make, and its key id appears in messages: each of its
+    values is bounded, so a seal of megabytes is refused as it is decoded."""
+    seal = signing.sign(signing.new_key(), "g1", LINES)
+    line = msgspec.json.encode(signing.SealLine(seal))
+    assert msgspec.json.decode(line, type=signing.SealLine).seal == seal
+    for field, value in (
+        ("key_id", "k" * 1_000_000),
+        ("game_id", "g" * 65),
+        ("digests", ["0" * 63]),
+        ("signature", "s" * 129),
+        ("events", -1),
+    ):
+        bloated = msgspec.json.encode({"seal": {**msgspec.to_builtins(seal), field: value}})
+        with pytest.raises(msgspec.ValidationError):
+            msgspec.json.decode(bloated, type=signing.SealLine)

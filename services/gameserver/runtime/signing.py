@@ -24,7 +24,7 @@ import base64
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 from cryptography.exceptions import InvalidSignature
@@ -47,15 +47,21 @@ SEAL_CONTEXT = b"renature-seal/1\n"
 """Signed before the seal's body: a signature made for anything else never verifies as a seal."""
 
 
-class Seal(msgspec.Struct, frozen=True):
-    """The server's signature over the first ``events`` events of a game."""
+KeyId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
+Digest = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
 
-    key_id: str
-    game_id: str
-    events: int
-    digests: list[str]
+
+class Seal(msgspec.Struct, frozen=True):
+    """The server's signature over the first ``events`` events of a game. Every field is
+    bounded: a seal line in a file someone else made is read before it is believed, and its
+    values appear in messages."""
+
+    key_id: KeyId
+    game_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    events: Annotated[int, msgspec.Meta(ge=0)]
+    digests: list[Digest]
     """SHA-256 (hex) of each event's stored bytes, in order: ``digests[n - 1]`` is event n's."""
-    signature: str
+    signature: Annotated[str, msgspec.Meta(max_length=128)]
     """Ed25519 over `SEAL_CONTEXT` and the JSON of ``[game_id, events, digests]`` (base64)."""
 
 
