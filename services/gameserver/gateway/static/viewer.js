@@ -1,8 +1,8 @@
 // The dispute viewer: step or slide through a game's events; at each step the board and the
 // scores; the audit verdict with each finding linked to its event; the explanation point by
-// point, each point linked to the event that gave it; for an uploaded file, whether this server
-// signed it (its seal checked by POST /disputes against the keys the server publishes). A stored game is read through the public
-// API; an exported file is inspected by POST /disputes (the server keeps nothing of it). Any
+// point, each point linked to the event that gave it. A stored game is read through the public
+// API; an exported file is inspected by POST /disputes (the server keeps nothing of it), which
+// also says whether this server signed it (its seal checked against the keys it publishes). Any
 // hosted game: its events in the server's words (or its own module's), its own picture.
 "use strict";
 const { lobby, gameOf, ApiError, el, loadPicture, showPicture, showError, clientOf } = window.Renature;
@@ -133,7 +133,7 @@ function renderSeal(seal) {
   const box = $("seal");
   box.replaceChildren();
   if (seal === undefined) {
-    box.append(el("p", { class: "muted" }, "A game of this server's store: its export (renature export) carries the server's seal."));
+    box.append(el("p", { class: "muted" }, "Read from this server's store. A seal is checked on an exported file (renature export) opened here."));
     return;
   }
   if (!seal) return;
