@@ -26,10 +26,13 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from redis.exceptions import AuthenticationError, NoPermissionError, ResponseError
+from typer.testing import CliRunner, Result
 
 from devkit.redis_server import free_port
 from eventstore import KeyLayout
+from eventstore.archive import ArchiveDir
 from eventstore.retention_policy import RetentionPolicy
+from gameserver.cli import app as cli
 from gameserver.gateway.app import create_app
 from gameserver.gateway.idempotency import CLAIM_GRACE_S
 from gameserver.projectors import PROJECTIONS, create_projector
@@ -196,11 +199,41 @@ async def test_every_service_works_as_its_own_user(
             view = await http.get(f"/games/{game_id}/spectator")  # read from the packed game
             assert view.status_code == 200, view.text
             assert view.json()["phase"] == "finished"
+            await sealed_again_and_archived(flushed, game_id, key_file, tmp_path, monkeypatch)
     finally:
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         for client in projector_clients.values():
             await client.aclose()
+
+
+async def sealed_again_and_archived(
+    acl: AclRedis, game_id: str, key_file: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``renature seal`` as the rules service's user seals the packed game again; the retention
+    service's user archives it with its seal (and deletes the seal key); sealed again in the
+    archive."""
+
+    def seal_again() -> Result:
+        args = ["seal", game_id, "--signing-key", str(key_file), "--redis-url", acl.url("rules")]
+        return CliRunner().invoke(cli, args)
+
+    done = await asyncio.to_thread(seal_again)
+    assert done.exit_code == 0, done.output
+    assert "in Redis" in done.output
+    janitor_redis = acl.client("retention")
+    policy = RetentionPolicy().with_(finished_grace_s=0, archive_after_s=0, archive_dir=str(tmp))
+    janitor = Retention(
+        janitor_redis, KeyLayout(), policy, consumer="retention-1", stage_of=stage_of
+    )
+    assert (await janitor.run_once()).games_archived == 1
+    assert not await janitor_redis.exists(KeyLayout().seal_key(game_id))
+    await janitor_redis.aclose()
+    assert ArchiveDir(tmp).read_seal(game_id) is not None
+    monkeypatch.setenv("RENATURE_ARCHIVE_DIR", str(tmp))
+    done = await asyncio.to_thread(seal_again)
+    assert done.exit_code == 0, done.output
+    assert "in the archive" in done.output
 
 
 async def play_whole_game(http: httpx.AsyncClient) -> str:
