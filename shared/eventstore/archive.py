@@ -5,7 +5,13 @@ One format for both: gzip-compressed JSON lines, one stored event a line,
     {"version": 7, "event": {...the event's JSON...}, "meta": {...} | null, "hash": "..." | null}
 
 i.e. exactly what the game stream held (`StoredEvent`), so a game read back from either place is
-the game that was played: the audit checks it like any other.
+the game that was played: the audit checks it like any other. An archived game whose server
+signs its records ends with one more line, its latest seal as the rules service stored it,
+
+    {"seal": {...}}
+
+so that the archive carries the signature and key id out of Redis with the events (the store
+keeps the seal's bytes as they are; ``gameserver.runtime.signing`` reads them).
 
 - **Packed** (`packed_key`, ``<prefix>:{pNN}:packed:<game_id>``, in the game's hash slot): the
   retention service replaces a finished game's stream by this one string once the game's grace
@@ -42,8 +48,16 @@ class _Line(msgspec.Struct, frozen=True):
     hash: str | None = None
 
 
+class _SealLine(msgspec.Struct, frozen=True):
+    seal: msgspec.Raw
+
+
+SEAL_LINE = b'{"seal":'
+"""How the seal line of an archive begins (the same line as an export's last)."""
+
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(_Line)
+_seal_decoder = msgspec.json.Decoder(_SealLine)
 
 
 def packed_key(layout: KeyLayout, game_id: str) -> str:
@@ -51,8 +65,9 @@ def packed_key(layout: KeyLayout, game_id: str) -> str:
     return f"{layout.base(layout.partition_of(game_id))}:packed:{game_id}"
 
 
-def pack(events: Iterable[StoredEvent]) -> bytes:
-    """Stored events as gzip-compressed JSON lines (deterministic: no file name, no time)."""
+def pack(events: Iterable[StoredEvent], seal: bytes | None = None) -> bytes:
+    """Stored events as gzip-compressed JSON lines (deterministic: no file name, no time),
+    then the game's ``seal`` (its JSON as stored) where it has one."""
     lines = b"".join(
         _encoder.encode(
             _Line(
@@ -65,14 +80,16 @@ def pack(events: Iterable[StoredEvent]) -> bytes:
         + b"\n"
         for event in events
     )
+    if seal is not None:
+        lines += _encoder.encode(_SealLine(msgspec.Raw(seal))) + b"\n"
     return gzip.compress(lines, compresslevel=9, mtime=0)
 
 
 def unpack(blob: bytes) -> list[StoredEvent]:
-    """The stored events of a packed or archived game, in version order."""
+    """The stored events of a packed or archived game, in version order (its seal aside)."""
     out = []
     for line in gzip.decompress(blob).splitlines():
-        if not line.strip():
+        if not line.strip() or line.startswith(SEAL_LINE):
             continue
         parsed = _decoder.decode(line)
         out.append(
@@ -84,6 +101,19 @@ def unpack(blob: bytes) -> list[StoredEvent]:
             )
         )
     return out
+
+
+def unpack_seal(blob: bytes) -> bytes | None:
+    """The seal's JSON that a packed or archived game carries (None when it has none)."""
+    for line in reversed(gzip.decompress(blob).splitlines()):
+        if line.startswith(SEAL_LINE):
+            return bytes(_seal_decoder.decode(line).seal)
+    return None
+
+
+def with_seal(blob: bytes, seal: bytes | None) -> bytes:
+    """A packed game carrying ``seal`` (its events unchanged; ``blob`` as it is without one)."""
+    return blob if seal is None else pack(unpack(blob), seal)
 
 
 def after(
@@ -134,6 +164,14 @@ class ArchiveDir:
         except FileNotFoundError:
             return None
         return unpack(blob)
+
+    def read_seal(self, game_id: str) -> bytes | None:
+        """The seal's JSON an archived game carries (None: not archived here, or no seal)."""
+        try:
+            blob = self.path(game_id).read_bytes()
+        except FileNotFoundError:
+            return None
+        return unpack_seal(blob)
 
     def games(self) -> list[str]:
         """The ids of every archived game."""

@@ -12,8 +12,9 @@
 - **a finished game packed**: its stream replaced by one gzip-compressed string
   (`eventstore.archive`, about a fifth of the size, read transparently by the event store) and
   the outcomes of its commands deleted (no command can be accepted after the end);
-- **a packed game archived** to ``<dir>/pNN/<game>.jsonl.gz`` (fsynced, renamed), then every key
-  of the game deleted;
+- **a packed game archived** to ``<dir>/pNN/<game>.jsonl.gz`` (fsynced, renamed) with its latest
+  seal (the server's signature of its events, where it signs), then every key of the game
+  deleted, the seal's included;
 - **a stream trimmed** below what every consumer group has acknowledged (``XTRIM MINID`` to the
   oldest entry some group has not acknowledged yet, or not yet been delivered): a group that
   lags keeps its entries;
@@ -52,6 +53,7 @@ GAME_KEY_KINDS = (
     "board",
     "score",
     "packed",
+    "seal",
 )
 """Kinds of ``<prefix>:{pNN}:<kind>:<game_id>`` keys deleted with a game (besides its stream
 and its command outcomes). A new per-game key kind belongs here."""
@@ -284,8 +286,8 @@ class RetentionStore:
         return done, len(outcomes) if done else 0
 
     async def archive_game(self, game_id: str, directory: str) -> int:
-        """Write a packed finished game to the archive ``directory``, then remove it from
-        Redis."""
+        """Write a packed finished game to the archive ``directory``, with its seal where it
+        has one, then remove it from Redis (the seal too)."""
         partition = self.layout.partition_of(game_id)
         blob = cast("bytes | None", await self.redis.get(archive.packed_key(self.layout, game_id)))
         if blob is None:
@@ -294,6 +296,8 @@ class RetentionStore:
                 await self.redis.zrem(self.packed_index_key(partition), game_id)
                 return 0
             blob = archive.pack(stored for _, stored in entries)
+        seal = cast("bytes | None", await self.redis.get(self.layout.seal_key(game_id)))
+        blob = archive.with_seal(blob, seal)  # the signature leaves Redis with the events
         archive.ArchiveDir(directory, self.layout).write(game_id, blob)
         events = archive.unpack(blob)
         delete = [*self.game_keys(game_id), *self._outcome_keys(game_id, events)]

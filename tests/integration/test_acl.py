@@ -26,10 +26,13 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from redis.exceptions import AuthenticationError, NoPermissionError, ResponseError
+from typer.testing import CliRunner, Result
 
 from devkit.redis_server import free_port
 from eventstore import KeyLayout
+from eventstore.archive import ArchiveDir
 from eventstore.retention_policy import RetentionPolicy
+from gameserver.cli import app as cli
 from gameserver.gateway.app import create_app
 from gameserver.gateway.idempotency import CLAIM_GRACE_S
 from gameserver.projectors import PROJECTIONS, create_projector
@@ -196,11 +199,41 @@ async def test_every_service_works_as_its_own_user(
             view = await http.get(f"/games/{game_id}/spectator")  # read from the packed game
             assert view.status_code == 200, view.text
             assert view.json()["phase"] == "finished"
+            await sealed_again_and_archived(flushed, game_id, key_file, tmp_path, monkeypatch)
     finally:
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         for client in projector_clients.values():
             await client.aclose()
+
+
+async def sealed_again_and_archived(
+    acl: AclRedis, game_id: str, key_file: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``renature seal`` as the rules service's user seals the packed game again; the retention
+    service's user archives it with its seal (and deletes the seal key); sealed again in the
+    archive."""
+
+    def seal_again() -> Result:
+        args = ["seal", game_id, "--signing-key", str(key_file), "--redis-url", acl.url("rules")]
+        return CliRunner().invoke(cli, args)
+
+    done = await asyncio.to_thread(seal_again)
+    assert done.exit_code == 0, done.output
+    assert "in Redis" in done.output
+    janitor_redis = acl.client("retention")
+    policy = RetentionPolicy().with_(finished_grace_s=0, archive_after_s=0, archive_dir=str(tmp))
+    janitor = Retention(
+        janitor_redis, KeyLayout(), policy, consumer="retention-1", stage_of=stage_of
+    )
+    assert (await janitor.run_once()).games_archived == 1
+    assert not await janitor_redis.exists(KeyLayout().seal_key(game_id))
+    await janitor_redis.aclose()
+    assert ArchiveDir(tmp).read_seal(game_id) is not None
+    monkeypatch.setenv("RENATURE_ARCHIVE_DIR", str(tmp))
+    done = await asyncio.to_thread(seal_again)
+    assert done.exit_code == 0, done.output
+    assert "in the archive" in done.output
 
 
 async def play_whole_game(http: httpx.AsyncClient) -> str:
@@ -240,6 +273,10 @@ CHOSEN = "rn:{p03}:chosen:g"  # a chosen seed staged by the gateway
 REPLY = "rn:reply:someone"
 OUTCOME = "rn:{p03}:cmd:g:join:0:abc"  # a command's outcome: the rules service's alone
 
+SIGNING_KEYS = "rn:signing-keys"  # the published keys: the rules service adds its own, no more
+SEAL = "rn:{p03}:seal:g"
+TAKE_OFF_KEYS = [("HDEL", SIGNING_KEYS, "k"), ("DEL", SIGNING_KEYS)]  # an administrator's
+ADD_KEY = [("HSET", SIGNING_KEYS, "forged", "key"), *TAKE_OFF_KEYS]
 FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
     "gateway": [
         ("GET", SEED),  # only the rules service reads seeds
@@ -332,6 +369,12 @@ FORBIDDEN: dict[str, list[tuple[str, ...]]] = {
 }
 
 
+for _user, _forbidden in FORBIDDEN.items():  # nobody but an administrator takes a key off
+    _forbidden += TAKE_OFF_KEYS if _user == "rules" else ADD_KEY
+FORBIDDEN["gateway"] += [("SET", SEAL, "forged"), ("DEL", SEAL)]  # reads seals, never writes
+FORBIDDEN["auditor"] += [("SET", SEAL, "forged")]
+
+
 @pytest.mark.parametrize("user", sorted(FORBIDDEN))
 async def test_what_a_service_must_not_do_is_refused_with_noperm(
     flushed: AclRedis, user: str
@@ -345,6 +388,8 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
     await admin.set(CHOSEN, "staged")
     await admin.set(OUTCOME, "stored")
     await admin.hset("rn:{p03}:seats:g", "0", "digest")
+    await admin.hset(SIGNING_KEYS, "k", "public")
+    await admin.set(SEAL, "sealed")
     client = flushed.client(user)
     try:
         for command in FORBIDDEN[user]:
@@ -359,6 +404,8 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
     assert (await admin.xlen(COMMANDS), await admin.xlen(CLOCK_COMMANDS)) == (1, 1)
     assert await admin.xlen(FEED) == 1
     assert await admin.exists(GAME)
+    assert await admin.hgetall(SIGNING_KEYS) == {b"k": b"public"}
+    assert await admin.get(SEAL) == b"sealed"
     await admin.aclose()
 
 

@@ -120,13 +120,7 @@ async def test_a_resealed_event_is_named_though_its_chain_holds(
 ) -> None:
     exported, keys_file, _ = signed_export
     events, seal = events_and_seal(exported)
-    forged: list[e.Event] = []
-    prev = ""
-    for event in events:  # event 5 changed, the chain recomputed with the project's own seal
-        changed = replace(event, seat=(event.seat or 0) + 1) if event.version == 5 else event
-        forged.append(e.seal(changed, prev))
-        prev = forged[-1].hash
-    path = write(tmp_path / "resealed.jsonl", forged, seal)
+    path = write(tmp_path / "resealed.jsonl", resealed(events, 5), seal)
     assert "event 5 differs from what the server signed" in refused(path, keys_file)
     unsigned = cli("audit", "--events", path, "--json")  # the chain holds: re-sealed
     assert msgspec.json.decode(unsigned.stdout, type=AuditReport).first_bad.check != "hash chain"
@@ -160,16 +154,69 @@ async def test_another_key_or_a_forged_seal_fails(
     assert "signature does not verify" in refused(path, keys_file)
 
 
-async def test_the_dispute_viewer_reads_a_signed_export(
-    signed_export: tuple[Path, Path, str], redis_url: str
+def resealed(events: list[e.Event], number: int) -> list[e.Event]:
+    """``events`` with event ``number`` changed and the chain recomputed with the project's own
+    `seal`: the hash chain holds, only the signature can tell."""
+    forged: list[e.Event] = []
+    prev = ""
+    for event in events:
+        changed = replace(event, seat=(event.seat or 0) + 1) if event.version == number else event
+        forged.append(e.seal(changed, prev))
+        prev = forged[-1].hash
+    return forged
+
+
+async def test_the_dispute_desk_says_whether_this_server_signed_the_file(
+    signed_export: tuple[Path, Path, str], redis_url: str, tmp_path: Path
 ) -> None:
-    exported, _, _ = signed_export
+    """``POST /disputes`` checks the seal against the keys this server publishes: signed (the
+    key, up to which event), not signed (none, or another server's), or differs at event N."""
+    exported, keys_file, _ = signed_export
+    events, seal_line = events_and_seal(exported)
+    seal = msgspec.json.decode(seal_line, type=signing.SealLine).seal
+    (published,) = msgspec.json.decode(keys_file.read_bytes(), type=signing.KeySet).keys
+    assert published.key_id == seal.key_id
+    lines = exported.read_bytes().splitlines()[:-1]
+    stranger = signing.sign(signing.new_key(), seal.game_id, lines)  # another server's seal
+    files = {
+        "honest": exported.read_bytes(),
+        "resealed": write(tmp_path / "r.jsonl", resealed(events, 5), seal_line).read_bytes(),
+        "truncated": write(tmp_path / "t.jsonl", events[:-3], seal_line).read_bytes(),
+        "unsigned": b"".join(e.encode(ev) + b"\n" for ev in events),
+        "stranger": write(
+            tmp_path / "s.jsonl", events, msgspec.json.encode(signing.SealLine(stranger))
+        ).read_bytes(),
+    }
     gateway = create_app(redis_url)
     transport = httpx.ASGITransport(app=gateway)
     async with (
         gateway.router.lifespan_context(gateway),
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
     ):
-        inspected = await http.post("/disputes", content=exported.read_bytes())
-    assert inspected.status_code == 200, inspected.text
-    assert inspected.json()["audit"]["ok"] is True
+        answers = {}
+        for name, raw in files.items():
+            inspected = await http.post("/disputes", content=raw)
+            assert inspected.status_code == 200, inspected.text
+            answers[name] = inspected.json()
+        picture = await http.post("/disputes", params={"at": 3}, content=files["honest"])
+    assert answers["honest"]["audit"]["ok"] is True
+    assert answers["honest"]["seal"] == {
+        "status": "signed",
+        "message": f"signed by the server (key {seal.key_id}): events 1 to {len(events)}",
+        "key_id": seal.key_id,
+        "signed_events": len(events),
+        "first_difference": None,
+    }
+    differs = answers["resealed"]["seal"]
+    assert (differs["status"], differs["first_difference"]) == ("differs", 5)
+    assert differs["message"] == "event 5 differs from what the server signed"
+    assert answers["resealed"]["audit"]["first_bad"]["check"] != "hash chain"  # re-sealed
+    cut = answers["truncated"]["seal"]
+    assert (cut["status"], cut["first_difference"]) == ("differs", len(events) - 2)
+    assert "is missing" in cut["message"]
+    assert answers["unsigned"]["seal"]["status"] == "not_signed"
+    assert "carries no seal" in answers["unsigned"]["seal"]["message"]
+    assert answers["stranger"]["seal"]["status"] == "not_signed"
+    assert "not among the keys given" in answers["stranger"]["seal"]["message"]
+    assert picture.status_code == 200
+    assert picture.json()["seal"] is None  # ?at=N answers the picture alone

@@ -20,6 +20,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 INFRA = Path(__file__).resolve().parents[2] / "infra"
 K8S_VERSION = "1.30.0"
@@ -178,6 +180,75 @@ def test_the_secrets_are_generated_once_never_applied_from_a_file(tmp_path: Path
     assert "redis-cli" in probes
     assert "--pass" not in probes  # probe passwords come from REDISCLI_AUTH, not argv
     assert " -a " not in probes
+
+
+def test_the_signing_key_is_a_secret_mounted_into_the_rules_service_alone(
+    tmp_path: Path,
+) -> None:
+    """The Ed25519 key that seals game records: created once by create-secrets.sh (an Ed25519
+    private key, never on a command line), in no manifest (applying them cannot replace or
+    wipe it), mounted read-only (0400) into the rules service, the one that signs, and into
+    no other workload; the gateway publishes the public keys from Redis."""
+    created_secret(tmp_path)
+    key = (tmp_path / "record.pem").read_bytes()
+
+    assert isinstance(load_pem_private_key(key, password=None), Ed25519PrivateKey)
+    args = (tmp_path / "record.renature-signing-key.args").read_text().split()
+    assert args[:4] == ["create", "secret", "generic", "renature-signing-key"]
+    assert not any("PRIVATE" in arg for arg in args)  # the key went through a file
+    assert not by_kind("Secret")
+    mounting = []
+    for workload in workloads():
+        spec = workload["spec"]["template"]["spec"]
+        volumes = {
+            v["name"]: v for v in spec.get("volumes", []) if v.get("secret", {}).get("secretName")
+        }
+        for name, volume in volumes.items():
+            if volume["secret"]["secretName"] == "renature-signing-key":
+                mounting.append(workload["metadata"]["name"])
+                assert volume["secret"]["defaultMode"] == 0o400
+                (container,) = containers(workload)
+                (mount,) = [m for m in container["volumeMounts"] if m["name"] == name]
+                assert mount["readOnly"] is True
+                env = {v["name"]: v.get("value") for v in container["env"]}
+                assert env["RENATURE_SIGNING_KEY_FILE"] == f"{mount['mountPath']}/signing.pem"
+        for container in containers(workload):
+            named_env = {v["name"] for v in container.get("env", [])}
+            if workload["metadata"]["name"] != "renature-rules":
+                assert "RENATURE_SIGNING_KEY_FILE" not in named_env
+    assert mounting == ["renature-rules"]
+    assert "RENATURE_SIGNING_KEY_FILE" not in named("ConfigMap", "renature-env")["data"]
+
+
+def test_the_signing_key_is_rotated_by_deleting_its_secret_and_running_the_script_again(
+    tmp_path: Path,
+) -> None:
+    """With the Redis passwords' Secret in place (kubectl refuses it: AlreadyExists), running
+    create-secrets.sh again leaves it and creates the signing key's; any other refusal fails."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "kubectl"
+    fake.write_text(
+        '#!/bin/sh\nif [ "$4" = "$EXISTS" ]; then\n'
+        '  echo "Error from server ($REASON): secrets \\"$4\\" already exists" >&2; exit 1; fi\n'
+        'echo "$4" >> "$RECORD"\n'
+    )
+    fake.chmod(0o755)
+    record = tmp_path / "record"
+    script = INFRA / "k8s" / "create-secrets.sh"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "RECORD": str(record)}
+    again = {**env, "EXISTS": "renature-redis-auth", "REASON": "AlreadyExists"}
+    run = ["sh", str(script)]
+    done = subprocess.run(run, env=again, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "renature-redis-auth exists: left as it is" in done.stderr
+    assert record.read_text().split() == ["renature-signing-key"]
+    record.unlink()
+    denied = {**env, "EXISTS": "renature-redis-auth", "REASON": "Forbidden"}
+    done = subprocess.run(run, env=denied, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 1
+    assert "Forbidden" in done.stderr
+    assert not record.exists()
 
 
 def test_network_policies_deny_by_default_and_open_redis_to_renature_pods_only() -> None:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import typer
 
-from gameserver.cli import audit_commands, bot_commands, local_commands, serve_commands
+from gameserver.cli import (
+    audit_commands,
+    bot_commands,
+    local_commands,
+    seal_commands,
+    serve_commands,
+)
 
 app = typer.Typer(
     help="Renature server: rules, simulation, services and audit.",
@@ -13,6 +19,7 @@ app = typer.Typer(
 )
 local_commands.register(app)
 audit_commands.register(app)
+seal_commands.register(app)
 app.add_typer(serve_commands.app, name="serve")
 app.add_typer(bot_commands.app, name="bots")
 

@@ -11,8 +11,9 @@ takes minutes over a megabyte)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import msgspec
 import typer
@@ -22,6 +23,7 @@ from rich.markup import escape
 from gameserver.cli import game_commands
 from gameserver.cli.event_source import clipped
 
+T = TypeVar("T")
 GameArg = Annotated[str | None, typer.Argument(help="game id in Redis (or use --events)")]
 if TYPE_CHECKING:
     from gameserver.cli.event_source import Loaded
@@ -61,12 +63,19 @@ def _events(
 ) -> Loaded:
     """The game's events and its game: a stored game's or a file's own (its first event names
     it); ``--game``, where given, must be that game."""
+    from gameserver.cli.event_source import load
+
+    return _reading(lambda: load(game_id, events_file, redis_url, game))
+
+
+def _reading(read: Callable[[], T]) -> T:
+    """What ``read`` reads, or the exit of the CLI that says why it cannot be read."""
     # Imported here: redis takes a third of a second to import, and most commands never need it.
     from eventstore import StoreError
-    from gameserver.cli.event_source import NoSuchGame, UnreadableFile, load
+    from gameserver.cli.event_source import NoSuchGame, UnreadableFile
 
     try:
-        return load(game_id, events_file, redis_url, game)
+        return read()
     except UnreadableFile as err:
         complain(str(err), EXIT_UNREADABLE)
     except (NoSuchGame, OSError) as err:
@@ -149,18 +158,15 @@ def check_signed(events_file: Path | None, key: Path, *, quiet: bool) -> None:
         complain(str(err), EXIT_UNREADABLE)
     except OSError as err:
         complain(str(err), EXIT_NOTHING)
-    problem = (
-        "the file carries no seal: it cannot be shown to come from the server"
-        if seal is None
-        else signing.check_seal(seal, keys) or signing.first_difference(seal, lines)
-    )
-    if problem is not None:
-        complain(f"Not what the server signed: {problem}.", EXIT_FAILS)
-    assert seal is not None
+    found = signing.verdict(seal, keys, lines)
+    if found.status != "signed":
+        complain(f"Not what the server signed: {found.message}.", EXIT_FAILS)
     if not quiet:
+        later = len(lines) - found.signed_events
         console().print(
-            f"Signed by the server (key {seal.key_id}): events 1 to {seal.events} are the ones "
-            "it signed."
+            f"Signed by the server (key {found.key_id}): events 1 to {found.signed_events} are "
+            "the ones it signed"
+            + (f"; the {later} events after them are not signed." if later else ".")
         )
 
 
@@ -200,28 +206,20 @@ def export(
     ] = None,
     redis_url: RedisOpt = None,
 ) -> None:
-    """Write a game's event log as JSON lines (the input of ``renature audit --events``), and
-    the server's latest seal of it as a last line when the server signs its games."""
-    game, events = _events(game_id, None, redis_url)
-    encode = game_commands.the_game(game).encode_event
-    data = b"".join(encode(ev) + b"\n" for ev in events)
-    data += _seal_line(game_id, redis_url)
+    """Write a game's event log as JSON lines (the input of ``renature audit --events``): its
+    events as the server stored them, from Redis or the archive, and the server's latest seal
+    of it as a last line when the server signs its games."""
+    import asyncio
+
+    from gameserver.cli.event_source import read_export
+    from gameserver.runtime.settings import Settings
+
+    settings = Settings.from_env(redis_url=redis_url)
+    data = _reading(lambda: asyncio.run(read_export(game_id, settings)))
     if out is None:
         sys.stdout.buffer.write(data)
     else:
         out.write_bytes(data)
-
-
-def _seal_line(game_id: str, redis_url: str | None) -> bytes:
-    """The seal as an export's last line (nothing when the game has none)."""
-    import asyncio
-
-    from gameserver.cli.event_source import read_seal
-    from gameserver.runtime.settings import Settings
-    from gameserver.runtime.signing import SealLine
-
-    seal = asyncio.run(read_seal(game_id, Settings.from_env(redis_url=redis_url)))
-    return b"" if seal is None else msgspec.json.encode(SealLine(seal)) + b"\n"
 
 
 def register(app: typer.Typer) -> None:

@@ -138,28 +138,70 @@ def _decoded(decode: Callable[[bytes], Any], line: bytes, where: str) -> Any:
         raise UnreadableFile(f"{where} is not an event: {clipped(str(error))}") from None
 
 
-async def read_store(game_id: str, settings: Settings) -> Loaded:
-    # Imported here: redis takes a third of a second to import, and a file needs none of it.
-    import redis.asyncio as aioredis
-
+async def _stored(client: Any, game_id: str, settings: Settings) -> list[Any]:
+    """A game's stored events: in Redis (a stream, or packed), else in the archive."""
     from eventstore import KeyLayout, RedisEventStore
     from eventstore.archive import ArchiveDir
-    from gameserver.runtime.state_cache import game_of_stream
 
-    client = aioredis.from_url(settings.redis_url)
-    try:
-        store = RedisEventStore(client, prefix=settings.prefix, partitions=settings.partitions)
-        stored = await store.read(game_id)
-    finally:
-        await client.aclose()
+    store = RedisEventStore(client, prefix=settings.prefix, partitions=settings.partitions)
+    stored: list[Any] = await store.read(game_id)
     if not stored and (directory := os.environ.get("RENATURE_ARCHIVE_DIR")):
         layout = KeyLayout(settings.prefix, settings.partitions)
         stored = ArchiveDir(directory, layout).read(game_id) or []
     if not stored:
         where = without_credentials(settings.redis_url)  # never print a password
         raise NoSuchGame(f"There is no game {clipped(repr(game_id))} in the store at {where}.")
+    return stored
+
+
+async def read_store(game_id: str, settings: Settings) -> Loaded:
+    # Imported here: redis takes a third of a second to import, and a file needs none of it.
+    import redis.asyncio as aioredis
+
+    from gameserver.runtime.state_cache import game_of_stream
+
+    client = aioredis.from_url(settings.redis_url)
+    try:
+        stored = await _stored(client, game_id, settings)
+    finally:
+        await client.aclose()
     game = game_of_stream(stored)  # the stream names its game on its first event
     return Loaded(game.name, [game.decode_event(s.data) for s in stored])
+
+
+async def read_export(game_id: str, settings: Settings) -> bytes:
+    """What ``renature export`` writes: a stored game's events as the server stored them (the
+    very bytes its seal signed), one a line, then its latest seal where it has one, read from
+    Redis or, for an archived game, from its archive. `NoSuchGame` as `read_store`."""
+    import redis.asyncio as aioredis
+
+    from gameserver.runtime.state_cache import game_of_stream
+
+    client = aioredis.from_url(settings.redis_url)
+    try:
+        stored = await _stored(client, game_id, settings)
+        seal = await _seal(client, game_id, settings)
+    finally:
+        await client.aclose()
+    game = game_of_stream(stored)
+    for event in stored:  # a stored event that is no event of its game is no export
+        game.decode_event(event.data)
+    data = b"".join(event.data + b"\n" for event in stored)
+    return data if seal is None else data + msgspec.json.encode(SealLine(seal)) + b"\n"
+
+
+async def _seal(client: Any, game_id: str, settings: Settings) -> Seal | None:
+    """A game's latest seal: in Redis while the game is there, else in its archive."""
+    from eventstore import KeyLayout
+    from eventstore.archive import ArchiveDir
+    from gameserver.runtime.signing import stored_seal
+
+    layout = KeyLayout(settings.prefix, settings.partitions)
+    seal = await stored_seal(client, layout, game_id)
+    if seal is None and (directory := os.environ.get("RENATURE_ARCHIVE_DIR")):
+        raw = ArchiveDir(directory, layout).read_seal(game_id)
+        seal = None if raw is None else msgspec.json.decode(raw, type=Seal)
+    return seal
 
 
 def load(
@@ -172,17 +214,3 @@ def load(
     if game_id is None:
         raise NoSuchGame("Name a game id (read from Redis) or an --events file.")
     return asyncio.run(read_store(game_id, Settings.from_env(redis_url=redis_url)))
-
-
-async def read_seal(game_id: str, settings: Settings) -> Seal | None:
-    """The latest seal of a stored game (None when the deployment signs nothing)."""
-    import redis.asyncio as aioredis
-
-    from eventstore import KeyLayout
-    from gameserver.runtime.signing import stored_seal
-
-    client = aioredis.from_url(settings.redis_url)
-    try:
-        return await stored_seal(client, KeyLayout(settings.prefix, settings.partitions), game_id)
-    finally:
-        await client.aclose()

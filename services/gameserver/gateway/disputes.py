@@ -9,8 +9,14 @@ lets at most ``waiting`` more uploads wait for one; past that the answer is 503
 also has its own rate (``RENATURE_LIMIT_DISPUTE``, `gateway.ratelimit`).
 
 The answer is no larger than it needs: never the events back (the client holds the file it
-sent; the viewer reads its events from it), the audit and the explanation only for the whole
-file, and with ``?at=N`` only the picture after event N.
+sent; the viewer reads its events from it), the audit, the explanation and the seal's verdict
+only for the whole file, and with ``?at=N`` only the picture after event N.
+
+The seal's verdict (`signing.SealVerdict`): the file's seal line checked against the keys this
+server publishes (``/.well-known/renature-keys.json``, handed to the worker by the route) and
+its event lines against the digests the seal signed: signed by this server (which key, up to
+which event), not signed (no seal, or none of this server's keys verifies it), or differs from
+what was signed at event N.
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ from gameplatform.explanation import Explanation
 from gameplatform.interface import Table
 from gameplatform.words import words
 from gameserver.gateway.http_errors import ApiError
-from gameserver.runtime.signing import SEAL_LINE
+from gameserver.runtime import signing
+from gameserver.runtime.signing import SEAL_LINE, SealVerdict
 from gameserver.runtime.state_cache import AnyGame, game_reading
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -61,11 +68,14 @@ class Inspection(msgspec.Struct, frozen=True):
     """The table after event ``at`` (seats, scores), None where the file cannot be folded."""
     client: str | None = None
     """The web client's own module for the game, as the catalog says."""
+    seal: SealVerdict | None = None
+    """Whether this server signed the file's events (the whole file only)."""
 
 
-def inspect_file(raw: bytes, at: int | None) -> bytes:
-    """The encoded `Inspection` of the file ``raw`` (run in a worker process)."""
-    # A signed export ends with its seal (docs/security.md): not an event, not checked here.
+def inspect_file(raw: bytes, at: int | None, keys: bytes = b'{"keys": []}') -> bytes:
+    """The encoded `Inspection` of the file ``raw`` (run in a worker process); ``keys``: the
+    server's published `signing.KeySet`, against which the file's seal is checked."""
+    # A signed export ends with its seal (docs/security.md): no event, checked by itself.
     lines = [line for line in raw.splitlines() if line.strip() and not line.startswith(SEAL_LINE)]
     # An export holds the events alone, not the provenance that names its game.
     game = (game_reading(lines[0]) if lines else None) or get_game(game_names()[0])
@@ -92,8 +102,24 @@ def inspect_file(raw: bytes, at: int | None) -> bytes:
         log=log,
         table=game.table(state) if state is not None else None,
         client=plugin_of(game.name),
+        seal=sealed(raw, lines, keys) if at is None else None,
     )
     return msgspec.json.encode(inspection)
+
+
+_seal_line = msgspec.json.Decoder(signing.SealLine)
+
+
+def sealed(raw: bytes, lines: list[bytes], keys: bytes) -> SealVerdict:
+    """The verdict on the file's seal (its last seal line) and its event ``lines``."""
+    found = [line for line in raw.splitlines() if line.startswith(SEAL_LINE)]
+    if not found:
+        return signing.verdict(None, {}, lines)
+    try:
+        seal = _seal_line.decode(found[-1]).seal
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return SealVerdict("not_signed", "the file's seal line is no seal")
+    return signing.verdict(seal, signing.read_public_keys(keys), lines)
 
 
 def plugin_of(name: str) -> str | None:
@@ -157,15 +183,16 @@ class DisputeDesk:
             self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
         return self._executor
 
-    async def inspect(self, raw: bytes, at: int | None) -> bytes:
-        """The encoded inspection; 503 ``inspections_busy`` when every slot is taken."""
+    async def inspect(self, raw: bytes, at: int | None, keys: bytes) -> bytes:
+        """The encoded inspection (the seal checked against ``keys``, the server's published
+        `signing.KeySet`); 503 ``inspections_busy`` when every slot is taken."""
         if self._slots.locked():
             raise ApiError(
                 503, "inspections_busy", "Other files are being inspected; retry shortly."
             )
         async with self._slots:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._pool(), inspect_file, raw, at)
+            return await loop.run_in_executor(self._pool(), inspect_file, raw, at, keys)
 
     def close(self) -> None:
         if self._executor is not None:

@@ -24,7 +24,7 @@ import base64
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 from cryptography.exceptions import InvalidSignature
@@ -47,15 +47,21 @@ SEAL_CONTEXT = b"renature-seal/1\n"
 """Signed before the seal's body: a signature made for anything else never verifies as a seal."""
 
 
-class Seal(msgspec.Struct, frozen=True):
-    """The server's signature over the first ``events`` events of a game."""
+KeyId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{16}$")]
+Digest = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
 
-    key_id: str
-    game_id: str
-    events: int
-    digests: list[str]
+
+class Seal(msgspec.Struct, frozen=True):
+    """The server's signature over the first ``events`` events of a game. Every field is
+    bounded: a seal line in a file someone else made is read before it is believed, and its
+    values appear in messages."""
+
+    key_id: KeyId
+    game_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    events: Annotated[int, msgspec.Meta(ge=0)]
+    digests: list[Digest]
     """SHA-256 (hex) of each event's stored bytes, in order: ``digests[n - 1]`` is event n's."""
-    signature: str
+    signature: Annotated[str, msgspec.Meta(max_length=128)]
     """Ed25519 over `SEAL_CONTEXT` and the JSON of ``[game_id, events, digests]`` (base64)."""
 
 
@@ -144,13 +150,15 @@ def read_public_keys(data: bytes) -> dict[str, Ed25519PublicKey]:
         return {key_id(key): key}
     try:
         keyset = msgspec.json.decode(data, type=KeySet)
-        return {
+        keys = {
             entry.key_id: Ed25519PublicKey.from_public_bytes(base64.b64decode(entry.public_key))
             for entry in keyset.keys
             if entry.algorithm == "Ed25519"
         }
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as error:
         raise ValueError(f"not a PEM public key nor a key set: {error}") from None
+    # An id is its key's digest: an entry that names another key's id proves nothing.
+    return {kid: key for kid, key in keys.items() if key_id(key) == kid}
 
 
 def check_seal(seal: Seal, keys: Mapping[str, Ed25519PublicKey]) -> str | None:
@@ -173,15 +181,57 @@ def first_difference(seal: Seal, lines: Sequence[bytes]) -> str | None:
     """What differs between the event ``lines`` of a file and what ``seal`` signed, naming the
     first event that differs (None when the file holds exactly the signed events, or the
     signed events followed by later ones)."""
-    for number, (line, signed) in enumerate(zip(lines, seal.digests, strict=False), start=1):
-        if digest(line) != signed:
-            return f"event {number} differs from what the server signed"
-    if len(lines) < seal.events:
+    number = first_differing_event(seal, lines)
+    if number is None:
+        return None
+    if number > len(lines):
         return (
-            f"event {len(lines) + 1} is missing: the server signed {seal.events} events, "
+            f"event {number} is missing: the server signed {seal.events} events, "
             f"the file holds {len(lines)} (truncated)"
         )
-    return None
+    return f"event {number} differs from what the server signed"
+
+
+def first_differing_event(seal: Seal, lines: Sequence[bytes]) -> int | None:
+    """The number of the first event of ``lines`` that is not the one ``seal`` signed, or the
+    first signed event the file lacks (None: the signed events are all there, unchanged)."""
+    for number, (line, signed) in enumerate(zip(lines, seal.digests, strict=False), start=1):
+        if digest(line) != signed:
+            return number
+    return len(lines) + 1 if len(lines) < seal.events else None
+
+
+class SealVerdict(msgspec.Struct, frozen=True):
+    """What a file's seal proves against a server's published keys: ``signed`` (events 1 to
+    ``signed_events`` are the ones the server signed with key ``key_id``; any later ones are
+    not signed), ``not_signed`` (no seal, or none this server's keys verify) or ``differs``
+    (a seal of this server, but event ``first_difference`` is not what it signed, or is
+    missing)."""
+
+    status: Literal["signed", "not_signed", "differs"]
+    message: str
+    key_id: str | None = None
+    signed_events: int = 0
+    first_difference: int | None = None
+
+
+def verdict(
+    seal: Seal | None, keys: Mapping[str, Ed25519PublicKey], lines: Sequence[bytes]
+) -> SealVerdict:
+    """The `SealVerdict` of a file's event ``lines`` and its ``seal`` against ``keys``."""
+    if seal is None:
+        return SealVerdict("not_signed", "the file carries no seal of the server")
+    problem = check_seal(seal, keys)
+    if problem is not None:
+        return SealVerdict("not_signed", problem, seal.key_id)
+    number = first_differing_event(seal, lines)
+    if number is not None:
+        message = first_difference(seal, lines) or ""
+        return SealVerdict("differs", message, seal.key_id, seal.events, number)
+    message = f"signed by the server (key {seal.key_id}): events 1 to {seal.events}"
+    if len(lines) > seal.events:
+        message += f"; events {seal.events + 1} to {len(lines)} came later and are not signed"
+    return SealVerdict("signed", message, seal.key_id, seal.events)
 
 
 # -- the rules service's side: sealing games as they are appended ----------------------------
@@ -256,10 +306,20 @@ async def stored_seal(redis: Redis, layout: KeyLayout, game_id: str) -> Seal | N
 
 
 async def published_keys(redis: Redis, layout: KeyLayout) -> KeySet:
-    """Every signing key the rules service has used (the gateway's well-known document)."""
+    """Every signing key the rules service has used (the gateway's well-known document), each
+    under its own id only."""
     entries = await redis.hgetall(layout.signing_keys_key())
     keys = [PublicKey(_text(kid), _text(value)) for kid, value in sorted(entries.items())]
-    return KeySet(keys)
+    return KeySet([entry for entry in keys if _names_its_key(entry)])
+
+
+def _names_its_key(entry: PublicKey) -> bool:
+    """Whether an entry's id is its key's (one written under another key's id is left out)."""
+    try:
+        raw = base64.b64decode(entry.public_key, validate=True)
+        return key_id(Ed25519PublicKey.from_public_bytes(raw)) == entry.key_id
+    except ValueError:
+        return False
 
 
 def _text(value: bytes | str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 from fastapi import APIRouter, FastAPI, Query, Request
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -22,6 +23,7 @@ from gameserver.gateway.disputes import Inspection, plugin_of, replayed, title
 __all__ = ["At", "plugin_of", "replayed", "router"]
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.openapi import body, errors
+from gameserver.runtime.signing import published_keys
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
@@ -95,14 +97,19 @@ async def game_picture(game_id: GameId, gateway: GatewayDep, at: At = None) -> R
     },
 )
 async def inspect_dispute(request: Request, gateway: GatewayDep, at: At = None) -> Response:
-    """Audit an exported events file without storing anything: the verdict and the
-    explanation (when the game is finished and holds), or with ``at`` only the board after
-    event ``at``. A file that is not a game answers 200 too, with a failed audit that says
-    why. Worked out in a process of its own (`gateway.disputes`); 503 when too many wait."""
+    """Audit an exported events file without storing anything: the verdict, the explanation
+    (when the game is finished and holds) and whether this server signed it (`seal`: signed,
+    with the key and up to which event; not signed; or differs from what it signed at event
+    N), or with ``at`` only the board after event ``at``. A file that is not a game answers
+    200 too, with a failed audit that says why. Worked out in a process of its own
+    (`gateway.disputes`); 503 when too many wait."""
     raw = await request.body()  # at most LARGER_BODIES['/disputes']: the limits middleware
     if not raw:
         raise ApiError(422, "malformed_request", "Send the events file as the request body.")
-    return Response(await gateway.disputes.inspect(raw, at), media_type="application/json")
+    keys = b'{"keys": []}'
+    if at is None:  # the seal is checked against the keys this server publishes
+        keys = msgspec.json.encode(await published_keys(gateway.redis, gateway.layout))
+    return Response(await gateway.disputes.inspect(raw, at, keys), media_type="application/json")
 
 
 def install(app: FastAPI) -> None:

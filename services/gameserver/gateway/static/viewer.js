@@ -1,7 +1,8 @@
 // The dispute viewer: step or slide through a game's events; at each step the board and the
 // scores; the audit verdict with each finding linked to its event; the explanation point by
 // point, each point linked to the event that gave it. A stored game is read through the public
-// API; an exported file is inspected by POST /disputes (the server keeps nothing of it). Any
+// API; an exported file is inspected by POST /disputes (the server keeps nothing of it), which
+// also says whether this server signed it (its seal checked against the keys it publishes). Any
 // hosted game: its events in the server's words (or its own module's), its own picture.
 "use strict";
 const { lobby, gameOf, ApiError, el, loadPicture, showPicture, showError, clientOf } = window.Renature;
@@ -31,6 +32,7 @@ async function openGame(gameId) {
       if (!(error instanceof ApiError && error.code === "game_not_finished")) throw error;
     }
     showAll(report, explanation);
+    renderSeal(undefined);
   } catch (error) {
     showError(errorBox, error);
   }
@@ -48,6 +50,7 @@ async function openFile(text) {
     viewer.texts = inspection.log;
     viewer.colours = inspection.table ? inspection.table.colours : [];
     showAll(inspection.audit, inspection.explanation);
+    renderSeal(inspection.seal);
   } catch (error) {
     showError(errorBox, error);
   }
@@ -121,6 +124,30 @@ function renderAudit(report) {
     box.append(el("h3", {}, "Findings"));
     box.append(el("ol", { id: "findings" }, report.findings.map((finding) =>
       el("li", { class: "finding", "data-version": finding.version }, link(finding.version), ` ${finding.check}: ${finding.message}`))));
+  }
+}
+
+// The seal's verdict on an uploaded file: signed by this server (which key, up to which
+// event), not signed, or differs from what it signed at event N (linked).
+function renderSeal(seal) {
+  const box = $("seal");
+  box.replaceChildren();
+  if (seal === undefined) {
+    box.append(el("p", { class: "muted" }, "Read from this server's store. A seal is checked on an exported file (renature export) opened here."));
+    return;
+  }
+  if (!seal) return;
+  if (seal.status === "signed") {
+    const later = viewer.events.length - seal.signed_events;
+    box.append(el("p", { class: "ok", id: "seal-verdict", "data-status": seal.status },
+      `Signed by this server (key ${seal.key_id}): events 1 to ${seal.signed_events} are the ones it signed.`
+        + (later > 0 ? ` Events ${seal.signed_events + 1} to ${viewer.events.length} came later and are not signed.` : "")));
+  } else if (seal.status === "differs") {
+    box.append(el("p", { class: "error", id: "seal-verdict", "data-status": seal.status },
+      `Differs from what this server signed (key ${seal.key_id}) at `, link(seal.first_difference), `: ${seal.message}.`));
+  } else {
+    box.append(el("p", { class: "error", id: "seal-verdict", "data-status": seal.status },
+      `Not signed by this server: ${seal.message}.`));
   }
 }
 

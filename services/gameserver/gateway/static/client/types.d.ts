@@ -571,6 +571,7 @@ export type Inspection = {
   log?: Array<string>;
   table?: Table | null;
   client?: string | null;
+  seal?: SealVerdict | null;
 };
 
 /** Both hands revealed (by seat) with their salts; ``winner`` is None for a draw. */
@@ -1228,6 +1229,15 @@ export type ScoreModel = {
   seats: Array<SeatScore>;
   ranking: Array<number>;
   winners: Array<number>;
+};
+
+/** What a file's seal proves against a server's published keys: ``signed`` (events 1 to */
+export type SealVerdict = {
+  status: "differs" | "not_signed" | "signed";
+  message: string;
+  key_id?: string | null;
+  signed_events?: number;
+  first_difference?: number | null;
 };
 
 /** The sealed choices of one simultaneous decision, a slot a seat. */
