@@ -11,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, Response
-from fastapi.staticfiles import StaticFiles
 
 from eventstore import MAX_VERSION
 from gameserver.gateway.dependencies import GameId, GatewayDep
@@ -103,9 +102,3 @@ async def inspect_dispute(request: Request, gateway: GatewayDep, at: At = None) 
     if not raw:
         raise ApiError(422, "malformed_request", "Send the events file as the request body.")
     return Response(await gateway.disputes.inspect(raw, at), media_type="application/json")
-
-
-def install(app: FastAPI) -> None:
-    """The pages, their assets under /static and the picture routes."""
-    app.include_router(router)
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
