@@ -5,10 +5,6 @@ each sends, and which games a lobby page shows."""
 from __future__ import annotations
 
 import pytest
-
-from gameserver.gateway.use_cases.game_listing import GameListing, Wanted
-from gameserver.gateway.use_cases.refusals import Refusal
-from gameserver.gateway.use_cases.seat_actions import SeatActions
 from use_case_fakes import (
     FakeBus,
     FakeGame,
@@ -20,6 +16,10 @@ from use_case_fakes import (
     seated,
     table,
 )
+
+from gameserver.gateway.use_cases.game_listing import GameListing, Wanted
+from gameserver.gateway.use_cases.refusals import Refusal
+from gameserver.gateway.use_cases.seat_actions import SeatActions
 
 
 class Table:
@@ -40,7 +40,8 @@ class Table:
 async def test_a_player_leaves_their_own_seat_before_the_start_and_it_is_freed() -> None:
     case = Table()
     outcome = await case.actions.leave("g1", 0, "ann")
-    assert outcome.command_id.startswith("Command:") and outcome.version == 2
+    assert outcome.command_id.startswith("Command:")
+    assert outcome.version == 2
     assert case.sent() == [("LeaveGame", 0, 0)]
     assert case.tokens.freed == [("g1", 0)]
     with pytest.raises(Refusal) as gone:  # the token no longer holds the seat
@@ -54,7 +55,8 @@ async def test_the_host_removes_a_player_and_nobody_else_frees_anothers_seat() -
     with pytest.raises(Refusal) as refused:
         await case.actions.leave("g1", 0, "bob")
     assert (refused.value.kind, refused.value.code) == ("forbidden", "not_your_seat")
-    assert case.bus.sent == [] and case.tokens.freed == []
+    assert case.bus.sent == []
+    assert case.tokens.freed == []
     await case.actions.leave("g1", 0, "host")
     assert case.sent() == [("RemoveSeat", 0, None)]
     assert case.tokens.freed == [("g1", 0)]
@@ -144,7 +146,8 @@ async def test_a_scan_stops_at_its_limit_and_says_where_to_go_on() -> None:
     games, lobby, marks = lobby_of(12)
     listing = GameListing(games, lobby, marks, scan_limit=5)
     page = await listing.page(Wanted(phase="playing"), None, 3)
-    assert page.games == [] and page.next_cursor == "g4"
+    assert page.games == []
+    assert page.next_cursor == "g4"
 
 
 async def test_a_summary_tells_the_table_the_seed_origin_and_the_seating() -> None:

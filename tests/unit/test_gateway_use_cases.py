@@ -7,13 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from gameplatform import game_names, get_game
-from gameserver.gateway.http_errors import REJECTION_STATUS, STATUS, ApiError, api_error
-from gameserver.gateway.idempotency import game_id_for
-from gameserver.gateway.use_cases.game_creation import CreateGame
-from gameserver.gateway.use_cases.refusals import Refusal
-from gameserver.gateway.use_cases.seat_taking import ReclaimSeat, SeatAsk, TakeSeat, Users
 from use_case_fakes import (
     FakeBus,
     FakeClaims,
@@ -29,6 +22,13 @@ from use_case_fakes import (
     seated,
     table,
 )
+
+from gameplatform import game_names, get_game
+from gameserver.gateway.http_errors import REJECTION_STATUS, STATUS, ApiError, api_error
+from gameserver.gateway.idempotency import game_id_for
+from gameserver.gateway.use_cases.game_creation import CreateGame
+from gameserver.gateway.use_cases.refusals import Refusal
+from gameserver.gateway.use_cases.seat_taking import ReclaimSeat, SeatAsk, TakeSeat, Users
 
 KEY = "a-secret-key-of-the-client-0123456789"
 SECRET_GAME = next(name for name in game_names() if get_game(name).seed_secret)
@@ -144,7 +144,8 @@ async def test_a_body_that_asks_for_nothing_hosted_is_invalid(
     with pytest.raises(Refusal) as refused:
         await case.create(asked, None)
     assert (refused.value.kind, refused.value.code) == ("invalid", code)
-    assert case.bus.sent == [] and case.lobby.index == []
+    assert case.bus.sent == []
+    assert case.lobby.index == []
 
 
 class Seating:
@@ -174,9 +175,12 @@ async def test_a_seat_is_taken_with_a_token_and_a_recovery_code() -> None:
     case = Seating()
     taken = await case.take("g1", 1, ask(), None)
     assert (taken.seat, taken.bound, taken.version, taken.seed) == (1, False, 2, "secret")
-    assert taken.token and taken.recovery and taken.token != taken.recovery
+    assert taken.token
+    assert taken.recovery
+    assert taken.token != taken.recovery
     assert case.recovery.bound[("g1", 1)] == (taken.recovery, None)
-    assert case.bus.kinds() == ["JoinGame"] and case.bus.sent[0].seat == 1
+    assert case.bus.kinds() == ["JoinGame"]
+    assert case.bus.sent[0].seat == 1
 
 
 async def test_a_seat_the_game_has_not_is_not_found() -> None:
@@ -246,10 +250,12 @@ async def test_invitations_and_identities_are_checked_before_any_claim() -> None
         "invalid",
         "identity_not_configured",
     )
-    assert case.claims.claims == {} and case.bus.sent == []
+    assert case.claims.claims == {}
+    assert case.bus.sent == []
     bound = Seating(identity=FakeIdentities({"jwt": "user-1"}))
     taken = await bound.take("g1", 0, ask(id_token="jwt"), None)
-    assert taken.bound and bound.recovery.bound[("g1", 0)][1] == "user-1"
+    assert taken.bound
+    assert bound.recovery.bound[("g1", 0)][1] == "user-1"
 
 
 async def test_a_reclaimed_seat_gets_a_new_token_and_the_old_one_is_revoked() -> None:
@@ -274,7 +280,9 @@ def test_every_kind_of_refusal_has_its_status_and_an_api_error_keeps_its_own() -
         "unavailable": 503,
     }
     own = ApiError(409, "idempotency_key_in_flight", "Still being answered.")
-    assert api_error(own) is own and own.kind == "conflict" and not own.retryable
+    assert api_error(own) is own
+    assert own.kind == "conflict"
+    assert not own.retryable
     assert ApiError(504, "rules_timeout", "Late.").retryable
     assert REJECTION_STATUS == {
         "invalid_command": 422,

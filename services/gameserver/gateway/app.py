@@ -27,7 +27,7 @@ __all__ = ["Gateway", "app_from_settings", "create_app", "seat_command"]
 DEFAULT_COMMAND_TIMEOUT = 10.0
 
 
-# long: the one place that assembles the gateway, every option named
+# long: every option of the gateway named and passed on
 def create_app(
     redis_url: str,
     *,

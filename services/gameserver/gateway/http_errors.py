@@ -4,6 +4,10 @@ Frontends branch on ``code`` (stable, machine-readable) and show ``message`` (a 
 player can act on). FastAPI's own validation and HTTP errors are rewritten into the same shape so
 a client never has to parse two formats.
 
+A use case refuses with a `Refusal` of some kind (``gateway.use_cases.refusals``), which knows
+no HTTP; `STATUS` gives each kind its status, and `ApiError` is a refusal that carries its status
+itself (what the HTTP layer and its adapters raise).
+
 `bounded` shortens text taken from a request before it goes into an error message or a log
 line, so no answer grows with what a client sent.
 """

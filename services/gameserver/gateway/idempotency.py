@@ -24,7 +24,7 @@ changes nothing; a retry while the first request with the key is still being ans
 ``idempotency_key_in_flight`` (a lease per key, `IN_FLIGHT_MARGIN_S` past the command timeout,
 so a gateway that died mid-request blocks its retries no longer than that). A claim is released
 only by the request that made it, and only when its own join was refused: a retry never undoes
-the seat that the first request took (issue 26).
+the seat that the first request took.
 
 A claim whose ``JoinGame`` never landed (the gateway died, the command was lost) no longer
 holds the seat forever: a later claimant of a seat that the game shows free, claimed more than
@@ -34,6 +34,10 @@ join's command id, behind the join on the game's command stream, and the rules s
 the rejection ``join_abandoned`` as that command id's outcome (first writer wins), so the join
 can never be appended later (`gameserver.rules.withdrawals`). If the old join landed (or was
 still queued and lands first), the answer is its accepted outcome and the seat stays taken.
+
+This module keeps the keys, the fingerprints and the records in Redis (`RedisKeyLeases`,
+`SeatClaims`); the steps of a creation and a join are the use cases'
+(``gateway.use_cases.game_creation``, ``gateway.use_cases.seat_taking``).
 """
 
 from __future__ import annotations
@@ -54,8 +58,8 @@ from redis.asyncio import Redis
 
 from eventstore import KeyLayout, RedisEventStore
 from gameserver.gateway.command_relay import accepted_or_raise
-from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.seat_tokens import token_digest
+from gameserver.gateway.use_cases.refusals import Refusal
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -116,10 +120,11 @@ return 1
 
 
 def check_key(key: str) -> str:
-    """The key as sent, or 422 when it cannot be a secret (too short, odd characters)."""
+    """The key as sent, or ``invalid`` (422) when it cannot be a secret (too short, odd
+    characters)."""
     if not KEY_PATTERN.match(key):
-        raise ApiError(
-            422,
+        raise Refusal(
+            "invalid",
             "malformed_request",
             f"{IDEMPOTENCY_HEADER}: 16 to 128 characters from A-Z a-z 0-9 - _ . ~, a secret "
             "you generate (e.g. 32 random bytes, base64url) and send again with every retry.",
@@ -140,10 +145,11 @@ def fingerprint(key: str, body: BaseModel | bytes) -> str:
     return hmac.new(key.encode(), text, hashlib.sha256).hexdigest()[:32]
 
 
-def key_reused() -> ApiError:
-    """422 ``idempotency_key_reused``: the key's first request had another body."""
-    return ApiError(
-        422,
+def key_reused() -> Refusal:
+    """``invalid`` (422) ``idempotency_key_reused``: the key's first request had another
+    body."""
+    return Refusal(
+        "invalid",
         "idempotency_key_reused",
         f"This {IDEMPOTENCY_HEADER} was first sent with another request body; a retry must "
         "repeat its request unchanged (a new request takes a new key). Nothing was changed.",
@@ -161,13 +167,13 @@ class RedisKeyLeases:
 
     @contextlib.asynccontextmanager
     async def hold(self, game_id: str, scope: str) -> AsyncIterator[None]:
-        """Hold the key's lease while its request is answered: 409
+        """Hold the key's lease while its request is answered: ``conflict`` (409)
         ``idempotency_key_in_flight`` when another request with the key holds it."""
         lease = self._layout.game_scoped_key(f"inflight:{scope}", game_id)
         owner = uuid.uuid4().hex
         if not await self._redis.set(lease, owner, nx=True, px=self._ttl_ms):
-            raise ApiError(
-                409,
+            raise Refusal(
+                "conflict",
                 "idempotency_key_in_flight",
                 f"A request with this {IDEMPOTENCY_HEADER} is still being answered; retry it "
                 "once that one is (or in a few seconds).",

@@ -67,7 +67,6 @@ ROUTERS: tuple[APIRouter, ...] = (
 """The API's routers, in the order their paths are matched (the pages' come after the docs)."""
 
 
-# long: the one place that assembles the gateway, every option named
 def wire(
     app: FastAPI,
     gateway: Gateway,
