@@ -201,6 +201,18 @@ async def test_a_seat_another_claimant_holds_is_taken_and_the_join_is_not_sent()
     assert case.bus.kinds() == ["JoinGame"]
 
 
+async def test_a_full_game_takes_nobody_and_keeps_no_claim() -> None:
+    case = Seating()
+    case.sit(0)
+    case.sit(1)  # both seats show a player, whatever the claims say
+    for seat in (0, 1):
+        with pytest.raises(Refusal) as refused:
+            await case.take("g1", seat, ask("Cid"), None)
+        assert (refused.value.kind, refused.value.code) == ("conflict", "seat_taken")
+    assert case.claims.claims == {}
+    assert case.bus.sent == []
+
+
 async def test_a_keyed_join_retried_gets_the_same_seat_token_and_recovery_code() -> None:
     case = Seating()
     first = await case.take("g1", 0, ask(), KEY)
