@@ -29,8 +29,10 @@ from gameserver.gateway.identity import IdentityProvider
 from gameserver.gateway.live_hub import LiveHub
 from gameserver.gateway.seat_recovery import SeatRecovery
 from gameserver.gateway.token_cache import CachedSeatTokens
+from gameserver.projectors.read_models import ReadModels
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.logging import bind_command, get_logger
+from gameserver.runtime.signing import KeySet, published_keys
 
 log = get_logger("renature.gateway")
 
@@ -49,6 +51,11 @@ GameId = Annotated[
         pattern=r"^[^:{}\s]+$",
     ),
 ]
+
+
+def token_of(credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    """The bearer token a request carries (None without one)."""
+    return None if credentials is None else credentials.credentials
 
 
 class Gateway:
@@ -78,6 +85,7 @@ class Gateway:
         self.command_timeout = command_timeout
         self.allow_chosen_seeds = allow_chosen_seeds
         self._owned_sender = owned_sender
+        self._models: dict[str, ReadModels] = {}  # the projectors' models, read by name
 
     @classmethod
     def connect(
@@ -131,6 +139,21 @@ class Gateway:
                 await self._owned_sender.aclose()
             await self.redis.aclose()
 
+    async def ping(self) -> None:
+        """Nothing when Redis answers; its error otherwise."""
+        await self.redis.ping()
+
+    async def signing_keys(self) -> KeySet:
+        """Every key the rules service signs game records with (`runtime.signing`)."""
+        return await published_keys(self.redis, self.layout)
+
+    async def read_model(self, name: str, game_id: str) -> tuple[int, bytes] | None:
+        """The projection ``name``'s model of a game and the version it shows, if projected."""
+        models = self._models.get(name)
+        if models is None:
+            models = self._models[name] = ReadModels(self.redis, self.layout, name)
+        return await models.read(game_id)
+
     async def send(self, envelope: CommandEnvelope) -> Reply:
         """Send a command and await its reply; 504 when the rules service does not answer in
         time, 503 when it cannot be reached. The command may still be applied after a timeout:
@@ -164,6 +187,15 @@ class Gateway:
         if self.token_expiry is not None:
             await self.token_expiry.check(self.games, game_id)
         return seat
+
+    async def seat_of_token(self, game_id: str, token: str | None) -> int:
+        """`seat_of` for a bare token (the use cases' seat check, `use_cases.ports.SeatCheck`)."""
+        bearer = (
+            None
+            if token is None
+            else HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
+        )
+        return await self.seat_of(game_id, bearer)
 
     async def seated(self, game_id: str, credentials: HTTPAuthorizationCredentials | None) -> int:
         """The caller's seat in an existing game: 404 for an unknown game first, then 401/403

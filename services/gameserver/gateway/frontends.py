@@ -1,7 +1,5 @@
 """What a browser frontend needs around the game API (docs/http-api.md, "Browsers"):
 
-- the lobby and host routes (``routers.lobby``), Server-Sent Events (``routers.sse``) and the
-  board geometry (``routers.boards``);
 - CORS for the origins named in ``RENATURE_CORS_ORIGINS`` (comma-separated; off when unset);
 - gzip for answers over 1 KB (an event stream is never compressed: it must flow);
 - ``ETag`` on the views and events of finished games (they never change again), with
@@ -15,7 +13,8 @@
   framed or fed a script while a seat token sits in the browser's storage. The docs pages
   allow their one inline script by its hash.
 
-``install`` wires all of it into an app (one line in ``gateway.app``).
+``gateway.wiring`` puts all of it into the app (its middleware and the docs pages), beside the
+routes for browsers (the lobby, Server-Sent Events, the boards).
 """
 
 from __future__ import annotations
@@ -37,13 +36,11 @@ from fastapi.openapi.docs import (
 )
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import Headers
-from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gameserver.gateway.http_errors import error_body
-from gameserver.gateway.routers import boards_routes, lobby_routes, sse_routes
 
 CORS_ENV = "RENATURE_CORS_ORIGINS"
 GZIP_MIN_BYTES = 1000
@@ -56,26 +53,6 @@ def cors_origins(env: dict[str, str] | None = None) -> list[str]:
     """The origins allowed to call the API from a browser (none unless configured)."""
     text = (os.environ if env is None else env).get(CORS_ENV, "")
     return [origin.strip().rstrip("/") for origin in text.split(",") if origin.strip()]
-
-
-def install(app: FastAPI, *, origins: list[str] | None = None) -> None:
-    app.include_router(lobby_routes.router)
-    app.include_router(sse_routes.router)
-    app.include_router(boards_routes.router)
-    _offline_docs(app)
-    app.add_middleware(AllowHeader)
-    app.add_middleware(FinishedGameETags)
-    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES)
-    allowed = cors_origins() if origins is None else origins
-    if allowed:  # outermost: a preflight is answered before anything else looks at it
-        app.add_middleware(
-            JsonCors,
-            allow_origins=allowed,
-            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
-            allow_headers=ALLOWED_HEADERS,
-            expose_headers=EXPOSED_HEADERS,
-            max_age=600,
-        )
 
 
 class JsonCors(CORSMiddleware):
@@ -100,7 +77,7 @@ REDOC_LOGO = b"https://cdn.redoc.ly/redoc/logo-mini.svg"
 BLANK_IMAGE = b"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"
 
 
-def _offline_docs(app: FastAPI) -> None:
+def offline_docs(app: FastAPI) -> None:
     """Replace FastAPI's CDN-backed /docs and /redoc by pages on fastapi-offline's assets."""
     replaced = {"/docs", "/redoc", app.swagger_ui_oauth2_redirect_url}
     routes: list[BaseRoute] = [

@@ -4,6 +4,10 @@ Frontends branch on ``code`` (stable, machine-readable) and show ``message`` (a 
 player can act on). FastAPI's own validation and HTTP errors are rewritten into the same shape so
 a client never has to parse two formats.
 
+A use case refuses with a `Refusal` of some kind (``gateway.use_cases.refusals``), which knows
+no HTTP; `STATUS` gives each kind its status, and `ApiError` is a refusal that carries its status
+itself (what the HTTP layer and its adapters raise).
+
 `bounded` shortens text taken from a request before it goes into an error message or a log
 line, so no answer grows with what a client sent.
 """
@@ -19,6 +23,7 @@ from redis import exceptions as redis_errors
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from eventstore import StoreUnavailableError
+from gameserver.gateway.use_cases.refusals import REJECTION_KINDS, Kind, Refusal
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -28,17 +33,25 @@ MAX_MESSAGE = 400
 MAX_ECHO = 120
 """The most characters of a client's input an error message repeats."""
 
+STATUS: dict[Kind, int] = {
+    "malformed": 400,
+    "unauthenticated": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "too_large": 413,
+    "invalid": 422,
+    "limited": 429,
+    "failed": 500,
+    "unavailable": 503,
+    "timeout": 504,
+}
+"""The HTTP status of each kind of refusal (`gameserver.gateway.use_cases.refusals`)."""
+KIND = {status: kind for kind, status in STATUS.items()}
+
 # Statuses of rejection codes that do not mean "the rules refuse this now" (409): malformed
 # commands, a seat mismatch the rules service caught, and the service's own failures.
-REJECTION_STATUS = {
-    "invalid_command": 422,
-    "malformed": 422,
-    "game_not_found": 404,
-    "not_your_seat": 403,
-    "contended": 503,
-    "store_unavailable": 503,  # the rules service could not reach Redis: retry
-    "internal_error": 500,
-}
+REJECTION_STATUS = {code: STATUS[kind] for code, kind in REJECTION_KINDS.items()}
 
 
 RETRY_AFTER = {"Retry-After": "1"}
@@ -53,14 +66,20 @@ def bounded(text: str, limit: int = MAX_ECHO) -> str:
     return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
-class ApiError(Exception):
-    """A failure to report to the client as ``status`` + ``{"error": {code, message}}``."""
+class ApiError(Refusal):
+    """A failure to report to the client as ``status`` + ``{"error": {code, message}}``: a
+    `Refusal` of the kind its status stands for (``failed`` for a status of none)."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
+        super().__init__(KIND.get(status, "failed"), code, message)
         self.status = status
-        self.code = code
-        self.message = message
+
+
+def api_error(refusal: Refusal) -> ApiError:
+    """A use case's refusal as the answer it gets (an `ApiError` stays itself)."""
+    if isinstance(refusal, ApiError):
+        return refusal
+    return ApiError(STATUS[refusal.kind], refusal.code, refusal.message)
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
@@ -87,7 +106,8 @@ def install_error_handlers(app: FastAPI) -> None:
     """Route every error through the common shape."""
 
     async def on_api_error(_: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, ApiError)
+        assert isinstance(exc, Refusal)
+        exc = api_error(exc)
         headers = RETRY_AFTER if exc.status == 503 else None
         return JSONResponse(
             error_body(exc.code, exc.message), status_code=exc.status, headers=headers
@@ -125,7 +145,7 @@ def install_error_handlers(app: FastAPI) -> None:
         body = error_body("internal_error", "The gateway failed; please retry.")
         return JSONResponse(body, status_code=500)
 
-    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(Refusal, on_api_error)  # an ApiError too, with its status
     app.add_exception_handler(StoreUnavailableError, on_redis_down)
     app.add_exception_handler(redis_errors.ConnectionError, on_redis_down)
     app.add_exception_handler(redis_errors.TimeoutError, on_redis_down)

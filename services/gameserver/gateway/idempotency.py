@@ -24,7 +24,7 @@ changes nothing; a retry while the first request with the key is still being ans
 ``idempotency_key_in_flight`` (a lease per key, `IN_FLIGHT_MARGIN_S` past the command timeout,
 so a gateway that died mid-request blocks its retries no longer than that). A claim is released
 only by the request that made it, and only when its own join was refused: a retry never undoes
-the seat that the first request took (issue 26).
+the seat that the first request took.
 
 A claim whose ``JoinGame`` never landed (the gateway died, the command was lost) no longer
 holds the seat forever: a later claimant of a seat that the game shows free, claimed more than
@@ -34,6 +34,10 @@ join's command id, behind the join on the game's command stream, and the rules s
 the rejection ``join_abandoned`` as that command id's outcome (first writer wins), so the join
 can never be appended later (`gameserver.rules.withdrawals`). If the old join landed (or was
 still queued and lands first), the answer is its accepted outcome and the seat stays taken.
+
+This module keeps the keys, the fingerprints and the records in Redis (`RedisKeyLeases`,
+`SeatClaims`); the steps of a creation and a join are the use cases'
+(``gateway.use_cases.game_creation``, ``gateway.use_cases.seat_taking``).
 """
 
 from __future__ import annotations
@@ -52,13 +56,10 @@ from pydantic import BaseModel
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
-from eventstore import RedisEventStore
+from eventstore import KeyLayout, RedisEventStore
 from gameserver.gateway.command_relay import accepted_or_raise
-from gameserver.gateway.dependencies import Gateway
-from gameserver.gateway.game_states import Played
-from gameserver.gateway.http_errors import ApiError
-from gameserver.gateway.schemas import JoinRequest
-from gameserver.gateway.seat_tokens import new_token, token_digest
+from gameserver.gateway.seat_tokens import token_digest
+from gameserver.gateway.use_cases.refusals import Refusal
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -119,10 +120,11 @@ return 1
 
 
 def check_key(key: str) -> str:
-    """The key as sent, or 422 when it cannot be a secret (too short, odd characters)."""
+    """The key as sent, or ``invalid`` (422) when it cannot be a secret (too short, odd
+    characters)."""
     if not KEY_PATTERN.match(key):
-        raise ApiError(
-            422,
+        raise Refusal(
+            "invalid",
             "malformed_request",
             f"{IDEMPOTENCY_HEADER}: 16 to 128 characters from A-Z a-z 0-9 - _ . ~, a secret "
             "you generate (e.g. 32 random bytes, base64url) and send again with every retry.",
@@ -143,35 +145,44 @@ def fingerprint(key: str, body: BaseModel | bytes) -> str:
     return hmac.new(key.encode(), text, hashlib.sha256).hexdigest()[:32]
 
 
-def key_reused() -> ApiError:
-    """422 ``idempotency_key_reused``: the key's first request had another body."""
-    return ApiError(
-        422,
+def key_reused() -> Refusal:
+    """``invalid`` (422) ``idempotency_key_reused``: the key's first request had another
+    body."""
+    return Refusal(
+        "invalid",
         "idempotency_key_reused",
         f"This {IDEMPOTENCY_HEADER} was first sent with another request body; a retry must "
         "repeat its request unchanged (a new request takes a new key). Nothing was changed.",
     )
 
 
-@contextlib.asynccontextmanager
-async def in_flight(gateway: Gateway, game_id: str, scope: str) -> AsyncIterator[None]:
-    """Hold the key's lease while its request is answered: 409 ``idempotency_key_in_flight``
-    when another request with the key holds it."""
-    lease = gateway.layout.game_scoped_key(f"inflight:{scope}", game_id)
-    owner = uuid.uuid4().hex
-    ttl_ms = int((gateway.command_timeout + IN_FLIGHT_MARGIN_S) * 1000)
-    if not await gateway.redis.set(lease, owner, nx=True, px=ttl_ms):
-        raise ApiError(
-            409,
-            "idempotency_key_in_flight",
-            f"A request with this {IDEMPOTENCY_HEADER} is still being answered; retry it once "
-            "that one is (or in a few seconds).",
-        )
-    try:
-        yield
-    finally:
-        with contextlib.suppress(redis_errors.RedisError, OSError):  # else it lapses
-            await gateway.redis.eval(LEASE_RELEASE_LUA, 1, lease, owner)
+class RedisKeyLeases:
+    """The leases of idempotency keys in Redis: one per key and request scope, in the game's
+    hash slot, lapsing `IN_FLIGHT_MARGIN_S` after the command timeout."""
+
+    def __init__(self, redis: Redis, layout: KeyLayout, command_timeout: float) -> None:
+        self._redis = redis
+        self._layout = layout
+        self._ttl_ms = int((command_timeout + IN_FLIGHT_MARGIN_S) * 1000)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, game_id: str, scope: str) -> AsyncIterator[None]:
+        """Hold the key's lease while its request is answered: ``conflict`` (409)
+        ``idempotency_key_in_flight`` when another request with the key holds it."""
+        lease = self._layout.game_scoped_key(f"inflight:{scope}", game_id)
+        owner = uuid.uuid4().hex
+        if not await self._redis.set(lease, owner, nx=True, px=self._ttl_ms):
+            raise Refusal(
+                "conflict",
+                "idempotency_key_in_flight",
+                f"A request with this {IDEMPOTENCY_HEADER} is still being answered; retry it "
+                "once that one is (or in a few seconds).",
+            )
+        try:
+            yield
+        finally:
+            with contextlib.suppress(redis_errors.RedisError, OSError):  # else it lapses
+                await self._redis.eval(LEASE_RELEASE_LUA, 1, lease, owner)
 
 
 def token_for(key: str, game_id: str, seat: int) -> str:
@@ -248,62 +259,3 @@ def parse_claim(claim: str) -> tuple[str, str, str]:
     stamp, _, rest = claim.partition("|")
     command_id, _, request = rest.partition("|")
     return stamp, command_id, request
-
-
-async def join(
-    gateway: Gateway,
-    played: Played,
-    game_id: str,
-    seat: int,
-    body: JoinRequest,
-    key: str | None,
-) -> tuple[str, int, str]:
-    """Claim ``seat`` and send its ``JoinGame``: ``(token, version, command id)``; 409
-    ``seat_taken`` when another claimant holds it. With ``key`` a retry gets the same token,
-    another body under the key 422, a retry while the first is answered 409."""
-    if key is None:
-        return await _join(gateway, played, game_id, seat, body.name, new_token(), "")
-    token = token_for(key, game_id, seat)
-    async with in_flight(gateway, game_id, f"seat{seat}:{token_digest(token)[:24]}"):
-        request = fingerprint(key, body)
-        return await _join(gateway, played, game_id, seat, body.name, token, request)
-
-
-async def _join(
-    gateway: Gateway,
-    played: Played,
-    game_id: str,
-    seat: int,
-    name: str,
-    token: str,
-    request: str,
-) -> tuple[str, int, str]:
-    claims = SeatClaims(gateway.redis, gateway.store, send=gateway.send)
-    status, claim = await claims.claim(game_id, seat, token, request)
-    game = played.game
-    free = game.table(played.state).names[seat] is None
-    if status == 0 and free and await claims.release_abandoned(game_id, seat, claim, game.name):
-        status, claim = await claims.claim(game_id, seat, token, request)
-    _, command_id, first_request = parse_claim(claim)
-    if status == 2 and first_request and first_request != request:
-        raise key_reused()  # before anything is sent or released: nothing changes
-    if status == 0 or (status == 1 and not free):
-        if status == 1:
-            await claims.release(game_id, seat, token)
-        raise ApiError(409, "seat_taken", f"Seat {seat} is taken already.")
-    command_id = command_id or bus.join_command_id(seat, uuid.uuid4().hex)
-    envelope = bus.CommandEnvelope(
-        game_id, command_id, game.join_command(seat, name), seat, game.name
-    )
-    try:
-        reply = await gateway.send(envelope)
-        result = accepted_or_raise(reply, command_id)
-    except ApiError as error:
-        # Only the request that made the claim releases it, and only when its own join was
-        # refused: after a timeout or an outage the join may still land (a retry with the key
-        # finds the claim; without one it is released once abandoned), and a retry (status 2)
-        # never undoes the seat its first request took.
-        if status == 1 and error.status not in (503, 504):
-            await claims.release(game_id, seat, token)
-        raise
-    return token, result.version, command_id

@@ -24,7 +24,6 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
@@ -37,9 +36,6 @@ from gameserver.gateway.seat_tokens import token_digest
 Seating = Literal["open", "invite"]
 MAX_MS = 10**13
 """Creation times are inverted against this so that the newest game sorts first."""
-SCAN_LIMIT = 500
-"""At most this many games are looked at for one page (the page may then be short; its
-``next_cursor`` goes on from where the scan stopped)."""
 
 
 class SeatSummary(BaseModel):
@@ -89,12 +85,6 @@ def clock_of(game: Game[Any, Any, Any], state: Any) -> ClockSummary | None:
         deadline=None if shown.deadline_ms is None else utc(shown.deadline_ms),
         remaining_ms=shown.remaining_ms,
     )
-
-
-def open_seats(table: Table) -> list[int]:
-    if table.started:
-        return []
-    return [n for n, name in enumerate(table.names) if name is None]
 
 
 def derived(key: str, purpose: str, size: int) -> str:
@@ -170,11 +160,12 @@ class Lobby:
     async def seating(self, game_id: str) -> str:
         return (await self.facts(game_id)).get("seating", "open")
 
-    async def is_host(self, game_id: str, credentials: HTTPAuthorizationCredentials | None) -> bool:
-        if credentials is None or not credentials.credentials:
+    async def is_host(self, game_id: str, token: str | None) -> bool:
+        """Whether ``token`` is the game's host token (no token is no host)."""
+        if not token:
             return False
         stored = (await self.facts(game_id)).get("host")
-        digest = token_digest(credentials.credentials)
+        digest = token_digest(token)
         return stored is not None and hmac.compare_digest(stored, digest)
 
     async def check_invitation(self, game_id: str, code: str | None) -> None:

@@ -55,6 +55,15 @@ class SeatTokens:
         if stored is not None and hmac.compare_digest(text(stored), token_digest(token)):
             await self._redis.hdel(key, str(seat))
 
+    async def free(self, game_id: str, seat: int) -> None:
+        """The seat was left or its player removed: its token's digest goes, and with it the
+        seat's claim, recovery code and bound user (the game's ``claims`` hash)."""
+        claims = self._layout.game_scoped_key("claims", game_id)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hdel(self.key(game_id), str(seat))
+        pipe.hdel(claims, str(seat), f"recovery:{seat}", f"identity:{seat}")
+        await pipe.execute()
+
     async def seat_of(self, game_id: str, token: str) -> int | None:
         """The seat ``token`` belongs to in this game, or None."""
         digest = token_digest(token)

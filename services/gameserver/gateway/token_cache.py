@@ -71,6 +71,12 @@ class CachedSeatTokens(SeatTokens):
         self._seats.pop((game_id, token_digest(token)), None)
         await super().release(game_id, seat, token)
 
+    async def free(self, game_id: str, seat: int) -> None:
+        """`SeatTokens.free`; then the game's tokens are looked up in Redis on every request
+        (`ended`), so the freed seat's token is answered by no cache."""
+        await super().free(game_id, seat)
+        self.ended(game_id)
+
     def revoke(self, game_id: str, digest: str) -> None:
         """The token with this digest no longer holds its seat (reclaimed): forget it now."""
         self._seats.pop((game_id, digest), None)

@@ -1,30 +1,19 @@
-"""Games and seats: create a game, read its public summary, take a seat, start it."""
+"""Games and seats: create a game, read its public summary, take a seat, start it. Each route
+reads its request, calls one use case (`gameserver.gateway.use_cases`) and answers its result;
+a refusal is answered by its kind's status (`gameserver.gateway.http_errors`)."""
 
 from __future__ import annotations
 
-import time
-import uuid
-from typing import Annotated, Any
+from dataclasses import asdict
+from typing import Annotated
 
-import msgspec
 from fastapi import APIRouter, Header, Path, Response
 
-from gameplatform.creation import CreationError, NotHosted, options_dict, read_creation
-from gameserver.gateway.command_relay import accepted_or_raise
-from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
-from gameserver.gateway.http_errors import ApiError
-from gameserver.gateway.idempotency import (
-    IDEMPOTENCY_HEADER,
-    KEY_PATTERN,
-    fingerprint,
-    game_id_for,
-    in_flight,
-    join,
-    key_reused,
-)
-from gameserver.gateway.lobby_entries import Lobby, clock_of, open_seats, seats_of
+from gameserver.gateway.case_book import CasesDep
+from gameserver.gateway.dependencies import Credentials, GameId, token_of
+from gameserver.gateway.idempotency import IDEMPOTENCY_HEADER, KEY_PATTERN
+from gameserver.gateway.lobby_entries import clock_of, seats_of
 from gameserver.gateway.openapi import errors
-from gameserver.gateway.routers.reclaim_routes import user_of
 from gameserver.gateway.schemas import (
     MAX_SEAT,
     Accepted,
@@ -34,10 +23,8 @@ from gameserver.gateway.schemas import (
     JoinRequest,
     JoinResponse,
 )
-from gameserver.gateway.seat_recovery import recovery_for
-from gameserver.gateway.seat_tokens import new_token
-from gameserver.runtime.bus import CommandEnvelope
-from gameserver.runtime.seed_vault import RedisSeedVault
+from gameserver.gateway.use_cases.game_listing import open_seats
+from gameserver.gateway.use_cases.seat_taking import SeatAsk
 
 router = APIRouter(tags=["games"])
 
@@ -63,7 +50,7 @@ IdempotencyKey = Annotated[
 )
 async def create_game(
     body: CreateGameRequest,
-    gateway: GatewayDep,
+    cases: CasesDep,
     response: Response,
     idempotency_key: IdempotencyKey = None,  # type: ignore[assignment]
 ) -> CreateGameResponse:
@@ -72,121 +59,30 @@ async def create_game(
     ``Idempotency-Key`` a retry creates nothing new and answers the same game; the key with
     another body is refused (422 ``idempotency_key_reused``), and so is a retry while the first
     request is still answered (409 ``idempotency_key_in_flight``)."""
-    asked = _read(body)
-    if idempotency_key is None:
-        created = await _create(gateway, uuid.uuid4().hex, asked, None)
-    else:
-        game_id = game_id_for(idempotency_key)
-        async with in_flight(gateway, game_id, "create"):
-            created = await _keyed_create(gateway, game_id, asked, idempotency_key)
+    created = await cases.create_game(body, idempotency_key)
     response.headers["Location"] = f"/games/{created.game_id}"
-    return created
-
-
-async def _keyed_create(
-    gateway: GatewayDep, game_id: str, asked: tuple[Any, Any, Any], key: str
-) -> CreateGameResponse:
-    """A keyed creation: its body's fingerprint is recorded first, so that the key with another
-    body changes nothing (422); a refused creation forgets the fingerprint it recorded."""
-    lobby = Lobby(gateway.redis, gateway.layout)
-    game, creation, options = asked
-    # The body as read (defaults filled in): the same request always gives the same one.
-    request = fingerprint(key, msgspec.json.encode([game.name, creation, options]))
-    held = await lobby.hold_request(game_id, request)
-    if held is False:
-        raise key_reused()
-    try:
-        return await _create(gateway, game_id, asked, key)
-    except ApiError as error:
-        if held and error.status not in (503, 504):  # ours, and no game may come of it
-            await lobby.forget_request(game_id, request)
-        raise
-
-
-async def _create(
-    gateway: GatewayDep,
-    game_id: str,
-    asked: tuple[Any, Any, Any],
-    idempotency_key: str | None,
-) -> CreateGameResponse:
-    game, creation, options = asked
-    board = creation.board
-    command = game.create_command(game_id, creation.players, board, options_dict(options))
-    secret = game.seed_secret and creation.seed is not None
-    if secret:
-        seed = creation.seed or ""
-        await _choose_seed(gateway, game_id, seed, retry=idempotency_key is not None)
-    elif creation.seed is not None:  # a seed that deals nothing hidden is public
-        command = game.with_seed(command, creation.seed)
-    # A secret seed stays blank on the bus: the rules service takes it from its vault.
-    reply = await gateway.send(CommandEnvelope(game_id, "create", command, None, game.name))
-    result = accepted_or_raise(reply, "create")
-    public = not game.seed_secret
-    chosen = creation.seed is not None
-    await gateway.tokens.mark_created(game_id, chosen_seed=chosen, public=public)
-    host_token, invite_code = await Lobby(gateway.redis, gateway.layout).register(
-        game_id,
-        seating=creation.seating,
-        created_ms=int(time.time() * 1000),
-        idempotency_key=idempotency_key,
-    )
-    return CreateGameResponse(
-        game_id=game_id,
-        game=game.name,
-        players=creation.players,
-        board=board,
-        version=result.version,
-        seed="public" if public else "chosen" if chosen else "secret",
-        host_token=host_token,
-        invite_code=invite_code,
-    )
-
-
-def _read(body: dict[str, Any]) -> tuple[Any, Any, Any]:
-    """The game, creation and options a body asks for (`read_creation`), or a 422 naming what
-    is wrong: an unknown field (and the game), a value, or a game not hosted here."""
-    try:
-        return read_creation(body)
-    except CreationError as error:
-        code = "unknown_game" if isinstance(error, NotHosted) else "malformed_request"
-        raise ApiError(422, code, str(error)) from None
-
-
-async def _choose_seed(gateway: GatewayDep, game_id: str, seed: str, *, retry: bool) -> None:
-    """Put a caller's seed in the vault before the game exists: 403 where chosen seeds are
-    off, 409 when the id has a seed already (unless this may be a keyed retry: the id is
-    derived from the caller's secret key, so the seed there is the one it chose before)."""
-    if not gateway.allow_chosen_seeds:
-        raise ApiError(
-            403,
-            "chosen_seeds_disabled",
-            "This server deals every game from a secret seed; it does not take a chosen "
-            "seed (test and tournament servers set RENATURE_ALLOW_CHOSEN_SEEDS=1).",
-        )
-    chosen = await RedisSeedVault(gateway.redis, gateway.layout).choose(game_id, seed)
-    if not chosen and not retry:
-        raise ApiError(409, "game_exists", "A game with this id exists already; retry.")
+    return CreateGameResponse(**asdict(created))
 
 
 @router.get("/games/{game_id}", response_model=GameSummary, responses=errors(404, 422, 503))
-async def game_summary(game_id: GameId, gateway: GatewayDep) -> GameSummary:
+async def game_summary(game_id: GameId, cases: CasesDep) -> GameSummary:
     """Public facts of a game: phase, whose turn it is, which seats are taken."""
-    game, state = await gateway.games.played(game_id)
-    table = game.table(state)
+    summary = await cases.listing.summary(game_id)
+    table = summary.table
     return GameSummary(
         game_id=game_id,
-        game=game.name,
+        game=summary.game.name,
         version=table.version,
         board=table.board,
         players=table.players,
         phase=table.phase,
         current_seat=table.current,
         seats_joined=[n for n, name in enumerate(table.names) if name is not None],
-        seed=await gateway.tokens.seed_origin(game_id),
+        seed=summary.seed_origin,
         seats=seats_of(table),
         open_seats=open_seats(table),
-        seating=await Lobby(gateway.redis, gateway.layout).seating(game_id),
-        clock=clock_of(game, state),
+        seating=summary.seating,
+        clock=clock_of(summary.game, summary.state),
     )
 
 
@@ -200,7 +96,7 @@ async def join_seat(
     game_id: GameId,
     seat: Annotated[int, Path(ge=0, le=MAX_SEAT)],
     body: JoinRequest,
-    gateway: GatewayDep,
+    cases: CasesDep,
     idempotency_key: IdempotencyKey = None,  # type: ignore[assignment]
 ) -> JoinResponse:
     """Take a seat. The token in the answer is shown once: keep it, it is the only way to
@@ -208,27 +104,13 @@ async def join_seat(
     seat on another device (``POST .../reclaim``). With ``id_token`` (a server with an identity
     provider) the seat is bound to that user. With an ``Idempotency-Key`` a retry gets the same
     seat, token and recovery code back."""
-    played = await gateway.games.played(game_id)
-    players = played.game.table(played.state).players
-    if seat >= players:
-        raise ApiError(
-            404, "no_such_seat", f"There is no seat {seat} in this {players}-player game."
-        )
-    await Lobby(gateway.redis, gateway.layout).check_invitation(game_id, body.invite)
-    user = None if body.id_token is None else await user_of(gateway, body.id_token)
-    token, version, _ = await join(gateway, played, game_id, seat, body, idempotency_key)
-    key = idempotency_key
-    recovery = new_token() if key is None else recovery_for(key, game_id, seat)
-    await gateway.recovery.bind(game_id, seat, recovery, user)
-    return JoinResponse(
-        game_id=game_id,
-        seat=seat,
-        token=token,
-        recovery=recovery,
-        bound=user is not None,
-        version=version,
-        seed=played.game.table(played.state).seed,
+    ask = SeatAsk(
+        name=body.name,
+        invite=body.invite,
+        id_token=body.id_token,
+        request=body.model_dump_json().encode(),
     )
+    return JoinResponse(**asdict(await cases.take_seat(game_id, seat, ask, idempotency_key)))
 
 
 @router.post(
@@ -236,12 +118,6 @@ async def join_seat(
     response_model=Accepted,
     responses=errors(401, 403, 404, 409, 422, 503, 504),
 )
-async def start_game(game_id: GameId, credentials: Credentials, gateway: GatewayDep) -> Accepted:
+async def start_game(game_id: GameId, credentials: Credentials, cases: CasesDep) -> Accepted:
     """Start the game once every seat is taken; any seated player may do it."""
-    game = await gateway.games.game_of(game_id)
-    host = await Lobby(gateway.redis, gateway.layout).is_host(game_id, credentials)
-    seat = None if host else await gateway.seated(game_id, credentials)
-    command_id = f"start:{seat}:{uuid.uuid4().hex}"
-    envelope = CommandEnvelope(game_id, command_id, game.start_command(), seat, game.name)
-    reply = await gateway.send(envelope)
-    return accepted_or_raise(reply, command_id)
+    return Accepted(**asdict(await cases.seats.start(game_id, token_of(credentials))))

@@ -4,25 +4,15 @@ start, resign a started game, take back a seat a bot plays since its time ran ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field
 
-from gameplatform.interface import Table
-from gameserver.gateway.command_relay import send_seat_action
-from gameserver.gateway.dependencies import Credentials, GameId, Gateway, GatewayDep
-from gameserver.gateway.http_errors import ApiError
-from gameserver.gateway.lobby_entries import (
-    SCAN_LIMIT,
-    ClockSummary,
-    Lobby,
-    SeatSummary,
-    clock_of,
-    open_seats,
-    seats_of,
-)
+from gameserver.gateway.case_book import CasesDep
+from gameserver.gateway.dependencies import Credentials, GameId, token_of
+from gameserver.gateway.lobby_entries import ClockSummary, SeatSummary, clock_of, seats_of
 from gameserver.gateway.openapi import errors
 from gameserver.gateway.schemas import (
     GAME_FIELD_HELP,
@@ -32,6 +22,7 @@ from gameserver.gateway.schemas import (
     GameName,
     PhaseFilter,
 )
+from gameserver.gateway.use_cases.game_listing import Listed, Wanted, open_seats
 
 router = APIRouter(tags=["lobby"])
 
@@ -55,10 +46,9 @@ class LobbyPage(BaseModel):
     next_cursor: str | None = Field(description="Pass as ?cursor= for the next page")
 
 
-# long: seven documented query parameters (the OpenAPI surface) before a short paging loop
 @router.get("/games", response_model=LobbyPage, responses=errors(422, 503))
 async def list_games(
-    gateway: GatewayDep,
+    cases: CasesDep,
     phase: Annotated[
         PhaseFilter | None, Query(description="A phase, or `playing` for any phase of play")
     ] = None,
@@ -76,75 +66,26 @@ async def list_games(
     """Games created on this server, newest first, filtered; ``next_cursor`` pages on (null at
     the end). A page may hold fewer than ``limit`` games when the filters are narrow: keep
     following ``next_cursor``."""
-    lobby = Lobby(gateway.redis, gateway.layout)
-    found: list[LobbyGame] = []
-    scanned = 0
-    while len(found) < limit and scanned < SCAN_LIMIT:
-        ids, cursor = await lobby.page(cursor, min(limit, SCAN_LIMIT - scanned))
-        scanned += len(ids)
-        for position, game_id in enumerate(ids):
-            try:
-                game, state = await gateway.games.played(game_id)
-            except ApiError:
-                continue  # listed but never created (its creation was refused)
-            table = game.table(state)
-            wanted = _Wanted(phase, game_name, board, players, has_open_seats)
-            if not wanted.admits(game.name, table):
-                continue
-            found.append(
-                LobbyGame(
-                    game_id=game_id,
-                    game=game.name,
-                    version=table.version,
-                    board=table.board,
-                    players=table.players,
-                    phase=table.phase,
-                    current_seat=table.current,
-                    seats=seats_of(table),
-                    open_seats=open_seats(table),
-                    seating=await lobby.seating(game_id),
-                    clock=clock_of(game, state),
-                )
-            )
-            if len(found) == limit:
-                cursor = await lobby.cursor_after(game_id) if position < len(ids) - 1 else cursor
-                break
-        if cursor is None:
-            break
-    return LobbyPage(games=found, next_cursor=cursor)
+    wanted = Wanted(phase, game_name, board, players, has_open_seats)
+    page = await cases.listing.page(wanted, cursor, limit)
+    return LobbyPage(games=[_entry(listed) for listed in page.games], next_cursor=page.next_cursor)
 
 
-@dataclass(frozen=True, slots=True)
-class _Wanted:
-    """The filters of a lobby listing."""
-
-    phase: str | None
-    game: str | None
-    board: str | None
-    players: int | None
-    open_seats: bool | None
-
-    def admits(self, game: str, table: Table) -> bool:
-        if self.game is not None and game != self.game:
-            return False
-        if self.phase == "playing" and (not table.started or table.to_move is None):
-            return False
-        if self.phase not in (None, "playing") and table.phase != self.phase:
-            return False
-        if self.board is not None and table.board != self.board:
-            return False
-        if self.players is not None and table.players != self.players:
-            return False
-        return self.open_seats is None or bool(open_seats(table)) == self.open_seats
-
-
-async def _host(gateway: Gateway, game_id: str, credentials: Credentials) -> None:
-    """401 without a token, 403 ``not_host`` for any token but the host's."""
-    await gateway.games.require(game_id)
-    if credentials is None or not credentials.credentials:
-        raise ApiError(401, "missing_token", "Send the host token as 'Bearer <token>'.")
-    if not await Lobby(gateway.redis, gateway.layout).is_host(game_id, credentials):
-        raise ApiError(403, "not_host", "Only the host (who created the game) may do this.")
+def _entry(listed: Listed) -> LobbyGame:
+    table = listed.table
+    return LobbyGame(
+        game_id=listed.game_id,
+        game=listed.game.name,
+        version=table.version,
+        board=table.board,
+        players=table.players,
+        phase=table.phase,
+        current_seat=table.current,
+        seats=seats_of(table),
+        open_seats=open_seats(table),
+        seating=listed.seating,
+        clock=clock_of(listed.game, listed.state),
+    )
 
 
 @router.post(
@@ -152,10 +93,9 @@ async def _host(gateway: Gateway, game_id: str, credentials: Credentials) -> Non
     response_model=Accepted,
     responses=errors(401, 403, 404, 409, 503, 504),
 )
-async def cancel_game(game_id: GameId, gateway: GatewayDep, credentials: Credentials) -> Accepted:
+async def cancel_game(game_id: GameId, cases: CasesDep, credentials: Credentials) -> Accepted:
     """The host cancels a game that has not started (409 ``wrong_phase`` once it has)."""
-    await _host(gateway, game_id, credentials)
-    return await send_seat_action(gateway, game_id, lambda game: game.cancel_command(), None)
+    return Accepted(**asdict(await cases.seats.cancel(game_id, token_of(credentials))))
 
 
 @router.delete(
@@ -166,31 +106,12 @@ async def cancel_game(game_id: GameId, gateway: GatewayDep, credentials: Credent
 async def leave_seat(
     game_id: GameId,
     seat: Annotated[int, Path(ge=0, le=MAX_SEAT)],
-    gateway: GatewayDep,
+    cases: CasesDep,
     credentials: Credentials,
 ) -> Accepted:
     """Before the start: the seat's player leaves (with the seat's token), or the host removes
     them (with the host token). The seat is free again; its token no longer works."""
-    await gateway.games.require(game_id)
-    if credentials is None or not credentials.credentials:
-        raise ApiError(401, "missing_token", "Send the seat's token or the host token.")
-    if await Lobby(gateway.redis, gateway.layout).is_host(game_id, credentials):
-        result = await send_seat_action(gateway, game_id, lambda g: g.remove_command(seat), None)
-    else:
-        own = await gateway.seat_of(game_id, credentials)
-        if own != seat:
-            raise ApiError(403, "not_your_seat", "Only its player or the host may free a seat.")
-        result = await send_seat_action(gateway, game_id, lambda g: g.leave_command(seat), seat)
-    layout = gateway.layout
-    pipe = gateway.redis.pipeline(transaction=False)
-    pipe.hdel(layout.seats_key(game_id), str(seat))
-    claims = layout.game_scoped_key("claims", game_id)  # the claim, recovery code, bound user
-    pipe.hdel(claims, str(seat), f"recovery:{seat}", f"identity:{seat}")
-    await pipe.execute()
-    forget = getattr(gateway.tokens, "ended", None)  # a token cache must not answer it again
-    if forget is not None:
-        forget(game_id)
-    return result
+    return Accepted(**asdict(await cases.seats.leave(game_id, seat, token_of(credentials))))
 
 
 @router.post(
@@ -198,11 +119,10 @@ async def leave_seat(
     response_model=Accepted,
     responses=errors(401, 403, 404, 409, 503, 504),
 )
-async def resign(game_id: GameId, gateway: GatewayDep, credentials: Credentials) -> Accepted:
+async def resign(game_id: GameId, cases: CasesDep, credentials: Credentials) -> Accepted:
     """Give up a started game: the seat is out of the game (docs/rules.md, "Leaving,
     resigning, clocks"); 409 ``wrong_phase`` before the start (leave the lobby instead)."""
-    seat = await gateway.seated(game_id, credentials)
-    return await send_seat_action(gateway, game_id, lambda game: game.resign_command(seat), seat)
+    return Accepted(**asdict(await cases.seats.resign(game_id, token_of(credentials))))
 
 
 @router.post(
@@ -210,11 +130,10 @@ async def resign(game_id: GameId, gateway: GatewayDep, credentials: Credentials)
     response_model=Accepted,
     responses=errors(401, 403, 404, 409, 503, 504),
 )
-async def take_back(game_id: GameId, gateway: GatewayDep, credentials: Credentials) -> Accepted:
+async def take_back(game_id: GameId, cases: CasesDep, credentials: Credentials) -> Accepted:
     """Take back your seat from the bot that plays it since your time ran out (the game's
     ``reclaim_command``): you play your next turns yourself. 409 ``not_offered`` for a game
     without it, the rule's code otherwise (Renature: ``not_a_bot_seat`` while you play it,
     ``wrong_phase`` before the start, ``game_over`` after the end). Any command you send takes
     the seat back as well, before it is decided."""
-    seat = await gateway.seated(game_id, credentials)
-    return await send_seat_action(gateway, game_id, lambda game: game.reclaim_command(seat), seat)
+    return Accepted(**asdict(await cases.seats.take_back(game_id, token_of(credentials))))

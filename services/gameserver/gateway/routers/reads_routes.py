@@ -8,7 +8,6 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from eventstore import MAX_VERSION
-from eventstore.redis_values import text
 from gameplatform import game_names, get_game
 from gameserver.gateway.dependencies import Credentials, GameId, Gateway, GatewayDep
 from gameserver.gateway.http_errors import ApiError
@@ -129,11 +128,10 @@ async def score_model(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
 
 
 async def _read_model(gateway: Gateway, game_id: str, name: str) -> MsgspecResponse:
-    """A projector's model hash ``<prefix>:{pNN}:<name>:<game_id>`` = {version, model}."""
+    """A projector's model (``KeyLayout.model_key``), with the version it shows."""
     await gateway.games.require(game_id)
-    key = gateway.layout.model_key(name, game_id)
-    version, model = await gateway.redis.hmget(key, ["version", "model"])
-    if version is None or model is None:
+    stored = await gateway.read_model(name, game_id)
+    if stored is None:
         raise ApiError(404, "not_projected", f"The {name} of this game is not projected yet.")
-    content = model if isinstance(model, bytes) else model.encode()
-    return MsgspecResponse(content, headers={"X-Model-Version": text(version)})
+    version, model = stored
+    return MsgspecResponse(model, headers={"X-Model-Version": str(version)})

@@ -3,32 +3,17 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from gameserver.gateway.dependencies import GameId, GatewayDep
-from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.case_book import CasesDep
+from gameserver.gateway.dependencies import GameId
 from gameserver.gateway.openapi import errors
 from gameserver.gateway.schemas import MAX_SEAT, ReclaimRequest, ReclaimResponse
-from gameserver.runtime.logging import get_logger
-
-log = get_logger("renature.gateway")
 
 router = APIRouter(tags=["games"])
-
-
-async def user_of(gateway: GatewayDep, id_token: str) -> str:
-    """The verified user of an identity token: 422 ``identity_not_configured`` on a server
-    without an identity provider, 401 ``invalid_identity`` for a token it does not accept."""
-    if gateway.identity is None:
-        raise ApiError(
-            422,
-            "identity_not_configured",
-            "This server has no identity provider: leave id_token out (keep the recovery code "
-            "instead).",
-        )
-    return await gateway.identity.user(id_token)
 
 
 @router.post(
@@ -40,16 +25,10 @@ async def reclaim_seat(
     game_id: GameId,
     seat: Annotated[int, Path(ge=0, le=MAX_SEAT)],
     body: ReclaimRequest,
-    gateway: GatewayDep,
+    cases: CasesDep,
 ) -> ReclaimResponse:
     """Take your seat back on another device, with the seat's recovery code or a fresh
     ``id_token`` of the user the seat is bound to. The answer holds a new seat token and a new
     recovery code, each shown once; the old token stops working and the used code with it."""
-    await gateway.games.require(game_id)
-    user = None if body.id_token is None else await user_of(gateway, body.id_token)
-    token, recovery, old = await gateway.recovery.reclaim(
-        game_id, seat, recovery=body.recovery, user=user
-    )
-    gateway.tokens.revoke(game_id, old)
-    log.info("seat_reclaimed", game_id=game_id, seat=seat, by="user" if user else "recovery")
-    return ReclaimResponse(game_id=game_id, seat=seat, token=token, recovery=recovery)
+    reclaimed = await cases.reclaim_seat(game_id, seat, body.recovery, body.id_token)
+    return ReclaimResponse(**asdict(reclaimed))

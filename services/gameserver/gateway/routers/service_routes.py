@@ -8,7 +8,7 @@ from gameserver.gateway.dependencies import GatewayDep
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.openapi import body, errors
 from gameserver.gateway.schemas import MsgspecResponse
-from gameserver.runtime.signing import KeySet, published_keys
+from gameserver.runtime.signing import KeySet
 
 router = APIRouter(tags=["service"])
 
@@ -17,7 +17,7 @@ router = APIRouter(tags=["service"])
 async def health(gateway: GatewayDep) -> dict[str, str]:
     """Ready when Redis answers (used by process supervisors and the e2e tests)."""
     try:
-        await gateway.redis.ping()
+        await gateway.ping()
     except Exception as error:
         raise ApiError(503, "redis_unavailable", "Redis does not answer.") from error
     return {"status": "ok"}
@@ -32,4 +32,4 @@ async def signing_keys(gateway: GatewayDep) -> MsgspecResponse:
     """The Ed25519 public keys of the rules service, old ones included (a record sealed
     before a rotation still verifies): give this document, or one key of it, to
     ``renature audit --events FILE --key KEY`` to prove a file came from this server."""
-    return MsgspecResponse(await published_keys(gateway.redis, gateway.layout))
+    return MsgspecResponse(await gateway.signing_keys())

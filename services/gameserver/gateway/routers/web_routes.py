@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Annotated
 
 import msgspec
-from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, Response
-from fastapi.staticfiles import StaticFiles
 
 from eventstore import MAX_VERSION
 from gameserver.gateway.dependencies import GameId, GatewayDep
@@ -23,7 +22,6 @@ from gameserver.gateway.disputes import Inspection, plugin_of, replayed, title
 __all__ = ["At", "plugin_of", "replayed", "router"]
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.openapi import body, errors
-from gameserver.runtime.signing import published_keys
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
@@ -108,11 +106,5 @@ async def inspect_dispute(request: Request, gateway: GatewayDep, at: At = None) 
         raise ApiError(422, "malformed_request", "Send the events file as the request body.")
     keys = b'{"keys": []}'
     if at is None:  # the seal is checked against the keys this server publishes
-        keys = msgspec.json.encode(await published_keys(gateway.redis, gateway.layout))
+        keys = msgspec.json.encode(await gateway.signing_keys())
     return Response(await gateway.disputes.inspect(raw, at, keys), media_type="application/json")
-
-
-def install(app: FastAPI) -> None:
-    """The pages, their assets under /static and the picture routes."""
-    app.include_router(router)
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -1,0 +1,136 @@
+"""The gateway assembled: the one place that includes the routers, installs the middleware and
+the error handlers, and builds the OpenAPI document (`wire`, called by ``gateway.app``).
+
+The routes live in ``gameserver.gateway.routers``, one module per concern, and call the use
+cases (``gateway.case_book``); adding a router is one line in `ROUTERS`. Their order is the
+order paths are matched in (the catalog before ``/games/{game_id}``: ``/games/catalog``) and
+the order of the OpenAPI document. Middleware is added innermost first: the raw move path
+(`FastMoves`) sees a request last, the trusted proxies' address first.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, FastAPI
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware.gzip import GZipMiddleware
+
+from gameserver.gateway.case_book import CaseBook
+from gameserver.gateway.client_address import TrustedNetworks, TrustedProxies
+from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.expiry import TokenExpiry
+from gameserver.gateway.fast_moves import FastMoves
+from gameserver.gateway.frontends import (
+    ALLOWED_HEADERS,
+    EXPOSED_HEADERS,
+    GZIP_MIN_BYTES,
+    AllowHeader,
+    FinishedGameETags,
+    JsonCors,
+    SecurityHeaders,
+    cors_origins,
+    offline_docs,
+)
+from gameserver.gateway.http_errors import install_error_handlers
+from gameserver.gateway.openapi import BODIES, document_limits
+from gameserver.gateway.openapi import install as install_openapi
+from gameserver.gateway.ratelimit import Limiter, RateLimiting, RateLimits
+from gameserver.gateway.request_limits import MAX_BODY_BYTES, RequestLimits
+from gameserver.gateway.routers import (
+    audit_routes,
+    boards_routes,
+    catalog_routes,
+    games_routes,
+    live_routes,
+    lobby_routes,
+    play_routes,
+    reads_routes,
+    reclaim_routes,
+    service_routes,
+    sse_routes,
+    web_routes,
+)
+
+ROUTERS: tuple[APIRouter, ...] = (
+    service_routes.router,
+    catalog_routes.router,  # before /games/{game_id}: /games/catalog
+    games_routes.router,
+    play_routes.router,
+    reclaim_routes.router,
+    reads_routes.router,
+    reads_routes.models,
+    audit_routes.router,
+    live_routes.router,
+    lobby_routes.router,
+    sse_routes.router,
+    boards_routes.router,
+)
+"""The API's routers, in the order their paths are matched (the pages' come after the docs)."""
+
+
+def wire(
+    app: FastAPI,
+    gateway: Gateway,
+    redis_url: str,
+    *,
+    prefix: str,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    rate_limits: RateLimits | None = None,
+    token_ttl_after_end_s: int | None = None,
+    trusted_proxies: str = "",
+    origins: list[str] | None = None,
+) -> None:
+    """Everything around ``gateway``'s routes: the use cases, the error shape, the routers, the
+    docs pages and the web client, the browsers' middleware (CORS for ``origins``, by default
+    those of ``RENATURE_CORS_ORIGINS``), the limits (body size and depth always, the rate
+    limits when ``rate_limits`` is given and enabled, seat tokens that lapse
+    ``token_ttl_after_end_s`` after the end when given), the document that says so, and
+    outermost the security headers and the real client's address (``trusted_proxies``)."""
+    app.state.gateway = gateway
+    app.state.cases = CaseBook.over(gateway)
+    install_error_handlers(app)
+    app.add_middleware(FastMoves)  # first added, innermost: every other middleware before it
+    for router in ROUTERS:
+        app.include_router(router)
+    offline_docs(app)  # /docs and /redoc on local assets
+    app.include_router(web_routes.router)  # the web client, the dispute viewer, the picture
+    app.mount("/static", StaticFiles(directory=web_routes.STATIC), name="static")
+    _install_browsers(app, cors_origins() if origins is None else origins)
+    limited = rate_limits is not None and rate_limits.enabled
+    _document(app, limited=limited)
+    app.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)
+    if rate_limits is not None and limited:  # outermost of the limits: a flood is turned away
+        limiter = Limiter(redis_url, rate_limits, prefix=prefix)  # before its bodies are read
+        app.state.limiter = limiter
+        app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.seat_of)
+    if token_ttl_after_end_s is not None:
+        gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, token_ttl_after_end_s)
+    # Security headers on every answer (the limits' refusals too) and, outermost, the real
+    # client's address for every limit and log.
+    app.add_middleware(SecurityHeaders)
+    app.add_middleware(TrustedProxies, trusted=TrustedNetworks.parse(trusted_proxies))
+
+
+def _install_browsers(app: FastAPI, origins: list[str]) -> None:
+    """``Allow`` on 405s, ETags of finished games, gzip, and CORS for ``origins`` (none: off)."""
+    app.add_middleware(AllowHeader)
+    app.add_middleware(FinishedGameETags)
+    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES)
+    if origins:  # outermost: a preflight is answered before anything else looks at it
+        app.add_middleware(
+            JsonCors,
+            allow_origins=origins,
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=ALLOWED_HEADERS,
+            expose_headers=EXPOSED_HEADERS,
+            max_age=600,
+        )
+
+
+def _document(app: FastAPI, *, limited: bool) -> None:
+    """The OpenAPI document: the msgspec bodies merged in, then the limits' answers (413 where a
+    body is taken, 429 everywhere but ``/healthz`` when ``limited``)."""
+    # /state sends a GameState without its static board (it is loaded by board_id).
+    # Renature's state (named by its module: Renaissance has a GameState too) has its static
+    # board in Python, not on the wire.
+    install_openapi(app, BODIES, strip={"renature.state.GameState": ["board"]})
+    document_limits(app, limited=limited)
