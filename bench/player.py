@@ -7,7 +7,8 @@ always``, durability ``always``: a command is answered once its events are fsync
 private Redis Cluster (three masters with a replica each, durability ``replica``: answered once
 a replica has the events, ``WAIT 1``). The gateway's rate limits are off (one load address
 plays hundreds of games, as a bot or tournament server does: ``RENATURE_RATE_LIMITS=off``,
-and ``RENATURE_CONNECTIONS_PER_ADDRESS`` lifted).
+and ``RENATURE_CONNECTIONS_PER_ADDRESS`` lifted); ``--topology limits=on`` counts every request
+in its buckets as production does, with every limit lifted so that none is refused.
 The load runs in separate processes too (`bench.loadgen`), each playing its share of the games
 over one path:
 
