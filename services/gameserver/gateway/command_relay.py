@@ -85,7 +85,7 @@ async def relay_move(
     """`relay`, its answer an `AcceptedBody` (the raw move paths: HTTP and the WebSocket)."""
     game = await gateway.games.game_of(game_id)
     command = seat_command(payload, seat, game)
-    await take_back_first(gateway, game_id, seat, game)
+    await take_back_first(gateway, game_id, seat)
     envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat, game.name)
     reply = await gateway.send(envelope)
     raise_refusal(reply)
@@ -113,13 +113,13 @@ BOT_PLAYED = "bot"
 """The status (`Table.statuses`) of a seat a bot plays since its time ran out."""
 
 
-async def take_back_first(gateway: Gateway, game_id: str, seat: int, game: AnyGame) -> None:
+async def take_back_first(gateway: Gateway, game_id: str, seat: int) -> None:
     """A seated player's command is their return: where the game's state as cached here says
     a bot plays ``seat``, the game's ``reclaim_command`` goes first. Only the cache is looked
     at (a move costs no read); a take-back the rules refuse (the seat was taken back already)
     leaves the command to be decided as it is."""
-    state = gateway.games.cached(game_id)
-    if state is None or game.table(state).statuses[seat] != BOT_PLAYED:
+    statuses = gateway.games.cached_statuses(game_id)
+    if statuses is None or statuses[seat] != BOT_PLAYED:
         return
     try:
         await send_seat_action(gateway, game_id, lambda g: g.reclaim_command(seat), seat)
