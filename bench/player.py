@@ -18,9 +18,10 @@ over one path:
 
 For each path and number of concurrent games it prints moves per second (set-up requests not
 counted), round trip p50/p99, command -> board model p50/p99, the cores each process group kept
-busy and its CPU per move, and the commands Redis ran per move (its scripts' own included). The peer, boardgame.io's own Koa + socket.io server with a grid game
-with secret hands (``bench/peer``), is played the same way: every seat its own client, one move
-in flight per game, moves decided by the server only.
+busy and its CPU per move, and the commands Redis ran per move (its scripts' own included).
+The peer, boardgame.io's own Koa + socket.io server with a grid game with secret hands
+(``bench/peer``), is played the same way: every seat its own client, one move in flight per
+game, moves decided by the server only.
 """
 
 from __future__ import annotations
