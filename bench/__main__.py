@@ -16,7 +16,9 @@ Options:
                                     bench/bots.py)
     --topology rules=2,board=2,score=2,gateway=2,load=2,redis=cluster
                                     the player's path on that topology, and its scaling
-                                    efficiency against one instance of each service
+                                    efficiency against one instance of each service;
+                                    limits=on: the rate limits counted (lifted: none
+                                    refused), as production pays for them
     --games 1,16,256                concurrent games of each measurement (bots: the
                                     first is the games per hosted game;
                                     `--only bots --games 200` is the win rate's run)

@@ -7,7 +7,8 @@ always``, durability ``always``: a command is answered once its events are fsync
 private Redis Cluster (three masters with a replica each, durability ``replica``: answered once
 a replica has the events, ``WAIT 1``). The gateway's rate limits are off (one load address
 plays hundreds of games, as a bot or tournament server does: ``RENATURE_RATE_LIMITS=off``,
-and ``RENATURE_CONNECTIONS_PER_ADDRESS`` lifted).
+and ``RENATURE_CONNECTIONS_PER_ADDRESS`` lifted); ``--topology limits=on`` counts every request
+in its buckets as production does, with every limit lifted so that none is refused.
 The load runs in separate processes too (`bench.loadgen`), each playing its share of the games
 over one path:
 
@@ -17,9 +18,10 @@ over one path:
 
 For each path and number of concurrent games it prints moves per second (set-up requests not
 counted), round trip p50/p99, command -> board model p50/p99, the cores each process group kept
-busy and its CPU per move. The peer, boardgame.io's own Koa + socket.io server with a grid game
-with secret hands (``bench/peer``), is played the same way: every seat its own client, one move
-in flight per game, moves decided by the server only.
+busy and its CPU per move, and the commands Redis ran per move (its scripts' own included).
+The peer, boardgame.io's own Koa + socket.io server with a grid game with secret hands
+(``bench/peer``), is played the same way: every seat its own client, one move in flight per
+game, moves decided by the server only.
 """
 
 from __future__ import annotations
@@ -37,10 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from bench import targets
 from bench.figures import cpu_seconds, machine_line, machine_ticks, percentile
 from bench.processes import Group, Redises, Stack, Topology, start_stack
 from devkit.redis_server import free_port
+from eventstore.redis_client import is_cluster_url
 
 PEER_DIR = Path(__file__).resolve().parent / "peer"
 WARMUP_S = 2.0
@@ -66,6 +71,7 @@ class Result:
     machine: str
     idle: dict[str, float] = field(default_factory=dict)  # cores each group keeps busy idle
     retries: int = 0  # commands sent again after a timeout
+    redis_calls: int = 0  # commands Redis ran in the window (0: not counted, a cluster)
     note: str = ""
 
     def cpu_per_move_ms(self) -> float:
@@ -96,6 +102,9 @@ class Result:
         )
         out.append(f"  cores busy: {busy}; total {sum(self.cpu.values()) / window:.2f}")
         out.append(f"  CPU ms per move: {per}; total {self.cpu_per_move_ms():.2f}")
+        if self.redis_calls:
+            calls = self.redis_calls / max(1, self.moves)
+            out.append(f"  Redis commands per move (scripts' own included): {calls:.1f}")
         if self.idle:
             out.append(
                 f"  CPU ms per move net of the idle stack's own "
@@ -169,6 +178,8 @@ class Window:
     after: dict[str, float]
     machine: str
     results: list[dict[str, Any]]
+    redis_calls: int = 0
+    """Commands Redis ran in the window (scripts' own commands too); 0 on a cluster."""
 
 
 def measure_window(
@@ -185,11 +196,13 @@ def measure_window(
         group.process.stdin.write(f"go {start} {start + WINDOW_S}\n".encode())
         group.process.stdin.flush()
     time.sleep(max(0.0, start - time.monotonic()))
+    commands = RedisCommands(stack.redis_url)
     ticks = machine_ticks()
     before = snapshot([*stack.groups, *loads], redis_pids)
     time.sleep(max(0.0, start + WINDOW_S - time.monotonic()))
     after = snapshot([*stack.groups, *loads], redis_pids)
     machine = machine_line(ticks)
+    redis_calls = commands.since()
     stack.check()
     results = []
     for group in loads:
@@ -198,7 +211,28 @@ def measure_window(
         if line.strip() != b"done":
             raise RuntimeError(f"a load process died:\n{group.tail()}")
         results.append(json.loads(Path(configs[group.process.pid]).read_text()))
-    return Window(before, after, machine, results)
+    return Window(before, after, machine, results, redis_calls)
+
+
+class RedisCommands:
+    """The commands one Redis runs from now on (``INFO commandstats``, every command a script
+    ran counted too); nothing is counted on a cluster (``since`` is 0)."""
+
+    def __init__(self, url: str) -> None:
+        self.client = None if is_cluster_url(url) else redis.Redis.from_url(url)
+        self.start = self._total()
+
+    def _total(self) -> int:
+        if self.client is None:
+            return 0
+        stats = self.client.info("commandstats")
+        return sum(int(entry["calls"]) for name, entry in stats.items() if name != "cmdstat_info")
+
+    def since(self) -> int:
+        total = self._total() - self.start
+        if self.client is not None:
+            self.client.close()
+        return total
 
 
 def run_load(
@@ -237,6 +271,7 @@ def run_load(
         checked=sum(r["checked"] for r in results),
         machine=window.machine,
         retries=sum(r.get("retries", 0) for r in results),
+        redis_calls=window.redis_calls,
     )
 
 

@@ -29,11 +29,14 @@ class Topology:
     gateway: int = 1  # worker processes of one gateway (uvicorn --workers)
     load: int = 1
     redis: str = "single"  # or "cluster"
+    limits: bool = False
+    """The gateway's rate limits on, every bucket lifted so that nothing is refused (one load
+    address plays every game): each request still pays for being counted, as in production."""
 
     @classmethod
     def parse(cls, text: str) -> Topology:
-        """``rules=2,board=2,score=2,gateway=2,load=2,redis=cluster``; ``all=N`` sets every
-        service to N instances."""
+        """``rules=2,board=2,score=2,gateway=2,load=2,redis=cluster,limits=on``; ``all=N``
+        sets every service to N instances."""
         values: dict[str, Any] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
             name, _, value = part.partition("=")
@@ -44,6 +47,10 @@ class Topology:
                 if value not in ("single", "cluster"):
                     raise ValueError("redis=single or redis=cluster")
                 values[name] = value
+            elif name == "limits":
+                if value not in ("on", "off"):
+                    raise ValueError("limits=on or limits=off")
+                values[name] = value == "on"
             elif name in ("rules", "board", "score", "gateway", "load"):
                 values[name] = int(value)
             else:
@@ -58,7 +65,8 @@ class Topology:
         )
         return (
             f"rules x{self.rules}, board x{self.board}, score x{self.score}, "
-            f"gateway x{self.gateway} workers, load x{self.load} processes, {redis}"
+            f"gateway x{self.gateway} workers, load x{self.load} processes, {redis}, "
+            f"rate limits {'on (lifted: counted, never refused)' if self.limits else 'off'}"
         )
 
     @property
@@ -195,6 +203,18 @@ class Redises:
         return {"redis": self.single._process.pid}
 
 
+LIFTED_LIMITS = {
+    "RENATURE_RATE_LIMITS": "on",
+    **{
+        f"RENATURE_LIMIT_{bucket.upper()}": "1000000/second"
+        for bucket in ("create", "seat", "read", "refused", "refused_per_address", "live")
+    },
+    "RENATURE_LIMIT_LIVE_PER_ADDRESS": "1000000",
+    "RENATURE_LIMIT_LIVE_PER_GAME": "1000000",
+}
+"""``limits=on``: the limits counted on every request but so high that none is refused."""
+
+
 def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stack, int]:
     env = {
         "RENATURE_ALLOW_CHOSEN_SEEDS": "1",
@@ -206,6 +226,8 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
         "RENATURE_DURABILITY": "replica" if topology.redis == "cluster" else "always",
         "RENATURE_DURABILITY_REPLICAS": "1",
     }
+    if topology.limits:
+        env.update(LIFTED_LIMITS)
     stack = Stack(redis_url, workdir, env)
     port = free_port()
     for name, count in (("board", topology.board), ("score", topology.score)):

@@ -24,7 +24,12 @@ class StandInGateway:
 
     def __init__(self, cached: Any = None) -> None:
         self.sent: list[Any] = []
-        self.games = SimpleNamespace(game_of=self._game_of, cached=lambda game_id: cached)
+        statuses = None if cached is None else get_game("renature").table(cached).statuses
+        self.games = SimpleNamespace(
+            game_of=self._game_of,
+            cached=lambda game_id: cached,
+            cached_statuses=lambda game_id: statuses,
+        )
 
     async def _game_of(self, game_id: str) -> Any:
         return get_game("renature")

@@ -40,16 +40,32 @@ def set_up_kinds() -> frozenset[str]:
 
 def accepted_or_raise(reply: Reply, client_command_id: str) -> Accepted:
     """The reply as a 200 body, or the rule error as the fitting status."""
-    if reply.status == "accepted":
-        return Accepted(
-            game_id=reply.game_id,
-            command_id=client_command_id,
-            version=reply.version,
-            first_version=reply.first_version,
-            last_version=reply.last_version,
-        )
-    code = reply.code or "rule_broken"
-    raise ApiError(rule_error_status(code), code, reply.message or "The command was refused.")
+    raise_refusal(reply)
+    return Accepted(
+        game_id=reply.game_id,
+        command_id=client_command_id,
+        version=reply.version,
+        first_version=reply.first_version,
+        last_version=reply.last_version,
+    )
+
+
+def raise_refusal(reply: Reply) -> None:
+    """The rule error of a refused reply as the fitting status; nothing for an accepted one."""
+    if reply.status != "accepted":
+        code = reply.code or "rule_broken"
+        raise ApiError(rule_error_status(code), code, reply.message or "The command was refused.")
+
+
+class AcceptedBody(msgspec.Struct, frozen=True):
+    """`Accepted` as the move paths encode it themselves (the same fields in the same order),
+    without building a pydantic model per move."""
+
+    game_id: str
+    command_id: str
+    version: int
+    first_version: int
+    last_version: int
 
 
 async def relay(
@@ -59,11 +75,24 @@ async def relay(
     or the refusal as an `ApiError`. Command ids are namespaced per seat, so one seat can
     never pre-empt (or read the outcome of) another seat's command by guessing its id.
     A seat a bot plays (its time ran out) is taken back first (`take_back_first`)."""
+    body, game = await relay_move(gateway, game_id, seat, command_id, payload)
+    return Accepted(**msgspec.structs.asdict(body)), game
+
+
+async def relay_move(
+    gateway: Gateway, game_id: str, seat: int, command_id: str, payload: dict[str, Any]
+) -> tuple[AcceptedBody, AnyGame]:
+    """`relay`, its answer an `AcceptedBody` (the raw move paths: HTTP and the WebSocket)."""
     game = await gateway.games.game_of(game_id)
     command = seat_command(payload, seat, game)
-    await take_back_first(gateway, game_id, seat, game)
+    await take_back_first(gateway, game_id, seat)
     envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat, game.name)
-    return accepted_or_raise(await gateway.send(envelope), command_id), game
+    reply = await gateway.send(envelope)
+    raise_refusal(reply)
+    accepted = AcceptedBody(
+        reply.game_id, command_id, reply.version, reply.first_version, reply.last_version
+    )
+    return accepted, game
 
 
 async def send_seat_action(
@@ -84,13 +113,13 @@ BOT_PLAYED = "bot"
 """The status (`Table.statuses`) of a seat a bot plays since its time ran out."""
 
 
-async def take_back_first(gateway: Gateway, game_id: str, seat: int, game: AnyGame) -> None:
+async def take_back_first(gateway: Gateway, game_id: str, seat: int) -> None:
     """A seated player's command is their return: where the game's state as cached here says
     a bot plays ``seat``, the game's ``reclaim_command`` goes first. Only the cache is looked
     at (a move costs no read); a take-back the rules refuse (the seat was taken back already)
     leaves the command to be decided as it is."""
-    state = gateway.games.cached(game_id)
-    if state is None or game.table(state).statuses[seat] != BOT_PLAYED:
+    statuses = gateway.games.cached_statuses(game_id)
+    if statuses is None or statuses[seat] != BOT_PLAYED:
         return
     try:
         await send_seat_action(gateway, game_id, lambda g: g.reclaim_command(seat), seat)

@@ -8,6 +8,7 @@ not dependencies, so a malformed request is still answered 422 before any lookup
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated
@@ -56,6 +57,11 @@ GameId = Annotated[
 def token_of(credentials: HTTPAuthorizationCredentials | None) -> str | None:
     """The bearer token a request carries (None without one)."""
     return None if credentials is None else credentials.credentials
+
+
+def _debugging() -> bool:
+    """Whether the gateway's DEBUG lines are written (read per call: cached by `logging`)."""
+    return logging.getLogger("renature.gateway").isEnabledFor(logging.DEBUG)
 
 
 class Gateway:
@@ -159,22 +165,26 @@ class Gateway:
         time, 503 when it cannot be reached. The command may still be applied after a timeout:
         retrying with the same command id is safe and returns its one outcome."""
         kind = type(envelope.command).__name__  # never the command itself (it may hold a seed)
-        with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
-            try:
-                reply = await self.sender.send(envelope, self.command_timeout)
-            except TimeoutError as error:  # includes rules_client.CommandTimeout
+        try:
+            reply = await self.sender.send(envelope, self.command_timeout)
+        except TimeoutError as error:  # includes rules_client.CommandTimeout
+            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                 log.warning("gateway_command_timeout", command=kind)
-                raise ApiError(
-                    504, "rules_timeout", "The rules service did not answer in time; retry."
-                ) from error
-            except senders.SenderUnavailableError as error:
+            raise ApiError(
+                504, "rules_timeout", "The rules service did not answer in time; retry."
+            ) from error
+        except senders.SenderUnavailableError as error:
+            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                 log.error("gateway_rules_unavailable", command=kind, error=str(error))
-                raise ApiError(  # the bus is Redis: the store is unreachable
-                    503, "store_unavailable", "The game store cannot be reached; retry."
-                ) from error
-            # DEBUG: a line per command cost more CPU than the gateway's own work; refusals
-            # are logged by the rules service.
-            log.debug("gateway_command", command=kind, status=reply.status, code=reply.code)
+            raise ApiError(  # the bus is Redis: the store is unreachable
+                503, "store_unavailable", "The game store cannot be reached; retry."
+            ) from error
+        # DEBUG only: a line per command cost more CPU than the gateway's own work (refusals
+        # are logged by the rules service); the command's identity is bound only to lines
+        # written, never on the way of every move.
+        if _debugging():
+            with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
+                log.debug("gateway_command", command=kind, status=reply.status, code=reply.code)
         return reply
 
     async def seat_of(self, game_id: str, credentials: HTTPAuthorizationCredentials | None) -> int:

@@ -5,8 +5,9 @@ rate limits), CORS, gzip and the other middlewares are still in front of it, but
 move skips FastAPI's routing, dependency injection, pydantic validation and response
 serialisation (measured at about half the gateway's CPU per move). The body is decoded with
 msgspec and the seat found in the token cache; then the command goes through exactly the
-route's code (`command_relay.relay`: the same checks, the same command id namespace, the same
-refusals), and the answer is the route's own body, status and headers.
+route's code (`command_relay.relay_move`, what `relay` runs: the same checks, the same command
+id namespace, the same refusals), and the answer is the route's own body (encoded by msgspec),
+status and headers.
 
 Anything else falls through to FastAPI with its body replayed: another method or path, a game
 id ``GameId`` refuses, a body that is not a JSON object of ``command_id`` and ``command`` as the
@@ -25,7 +26,7 @@ from redis import exceptions as redis_errors
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from eventstore import StoreUnavailableError
-from gameserver.gateway.command_relay import relay
+from gameserver.gateway.command_relay import relay_move
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError, error_body
 from gameserver.gateway.request_limits import _replay as replay_body
@@ -93,7 +94,7 @@ async def _answer(
         seat = await gateway.seated(
             game_id, HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
         )
-        accepted, _ = await relay(gateway, game_id, seat, move.command_id, move.command)
+        accepted, _ = await relay_move(gateway, game_id, seat, move.command_id, move.command)
     except ApiError as error:
         retry = [(b"retry-after", b"1")] if error.status == 503 else []
         return error.status, _encoder.encode(error_body(error.code, error.message)), retry
@@ -105,7 +106,7 @@ async def _answer(
         log.error("gateway_internal_error", error=type(error).__name__, exc_info=error)
         body = error_body("internal_error", "The gateway failed; please retry.")
         return 500, _encoder.encode(body), []
-    return 200, _encoder.encode(accepted.model_dump()), []
+    return 200, _encoder.encode(accepted), []
 
 
 def _decoded(body: bytes) -> MoveBody | None:

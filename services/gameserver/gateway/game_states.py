@@ -39,6 +39,9 @@ class GameStates:
         self._loader = GameLoader(store, max_games, log)
         self._known: OrderedDict[str, str] = OrderedDict()
         """The game of game ids seen lately (`game_of`), beyond the states cached."""
+        self._max_games = max_games
+        self._statuses: OrderedDict[str, tuple[Any, list[str]]] = OrderedDict()
+        """The seats' statuses of a cached state (`cached_statuses`), with that state."""
 
     async def played(self, game_id: str) -> Played:
         """The game's adapter and current state; 404 ``game_not_found`` when it has no
@@ -54,6 +57,22 @@ class GameStates:
         is not cached): possibly behind the stream, for a cheap look only."""
         entry = self._loader.cache.get(game_id)
         return None if entry is None else entry.value
+
+    def cached_statuses(self, game_id: str) -> list[str] | None:
+        """The seats' statuses (`Table.statuses`) of the game's cached state (`cached`),
+        worked out once per state rather than on every move; None when it is not cached."""
+        entry = self._loader.cache.get(game_id)
+        if entry is None:
+            return None
+        known = self._statuses.get(game_id)
+        if known is not None and known[0] is entry.value:
+            return known[1]
+        statuses = list(entry.adapter.table(entry.value).statuses)
+        self._statuses[game_id] = (entry.value, statuses)
+        self._statuses.move_to_end(game_id)
+        while len(self._statuses) > self._max_games:
+            self._statuses.popitem(last=False)
+        return statuses
 
     async def state(self, game_id: str) -> Any:
         """The game's current state (`played`)."""

@@ -34,7 +34,7 @@ from typing import Any
 import msgspec
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from gameserver.gateway.command_relay import relay
+from gameserver.gateway.command_relay import relay_move
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError, bounded
 
@@ -84,7 +84,7 @@ async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | b
             )
         if seat is None:
             raise ApiError(403, "not_seated", "Open the live channel with your seat's token.")
-        accepted, game = await relay(gateway, game_id, seat, command_id, message.command)
+        accepted, game = await relay_move(gateway, game_id, seat, command_id, message.command)
         out: dict[str, Any] = {
             "answer": {
                 "command_id": command_id,

@@ -39,6 +39,9 @@ SOCKET_MARGIN_S = 10.0
 RETRY_S = 0.2
 """Pause before a failed feed reader tries again."""
 
+DECODED = 4096
+"""Decoded events a worker keeps for its followers (a game's every seat reads each event)."""
+
 Item = tuple[int, bytes]
 """A game's event as a feed carries it: (version, encoded event)."""
 WAKE: Item = (-1, b"")
@@ -136,6 +139,22 @@ class LiveHub:
         self.readers: dict[int, PartitionReader] = {}
         self.catch_ups = 0
         """How often a follower that fell behind read what it missed from the stream."""
+        self._decoded: dict[tuple[str, int], tuple[bytes, Any]] = {}
+
+    def decoded(
+        self, game_id: str, version: int, data: bytes, decode: Callable[[bytes], Any]
+    ) -> Any:
+        """The event ``data`` decoded once for every follower of its game (events are
+        immutable values); the bytes are compared, so a stream written again is read anew."""
+        key = (game_id, version)
+        found = self._decoded.get(key)
+        if found is not None and found[0] == data:
+            return found[1]
+        event = decode(data)
+        self._decoded[key] = (data, event)
+        if len(self._decoded) > DECODED:
+            del self._decoded[next(iter(self._decoded))]
+        return event
 
     async def open_client(self) -> Any:
         return await live_reader(self.redis)

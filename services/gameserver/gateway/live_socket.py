@@ -106,8 +106,8 @@ async def follow(gateway: Gateway, game_id: str, after: int, game: str) -> Async
 
     follower = await gateway.live.follow(game_id)
     try:
-        async for _version_number, data in entries_after(follower, backlog, after):
-            event = rules.decode_event(data)
+        async for version, data in entries_after(follower, backlog, after):
+            event = gateway.live.decoded(game_id, version, data, rules.decode_event)
             yield event
             if rules.closes(event):  # nothing follows: the channel closes (WS 1000, SSE end)
                 return

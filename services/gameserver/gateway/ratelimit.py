@@ -23,8 +23,11 @@ address, so it neither escapes the address's limits nor spends a real player's q
 real player's requests are never refused for what others sent from the same address (a shared
 proxy, an office). Over a limit the answer is **429** ``rate_limited`` with ``Retry-After``
 (seconds), and the request goes no further: nothing of it is sent to the rules service or
-stored. A normal request costs one Redis round trip (its class's bucket): the ``refused``
-quotas are only read for a client this instance has seen refused within their window.
+stored. A normal request costs at most one Redis round trip (its class's bucket), most of them
+none: a worker takes a bucket's units from Redis in leases and spends them in process
+(`gateway.limit_leases`, with the bound that holds across workers). The ``refused`` quotas are
+counted one by one, and only read for a client this instance has seen refused within their
+window.
 Seat tokens are never keys: a token's bucket is named by a prefix of its SHA-256.
 
 Live connections are also capped while they are open: a spectator's at most
@@ -61,6 +64,7 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from eventstore.redis_client import blocking_pool, is_cluster_url, redis_client
+from gameserver.gateway.limit_leases import LeasedWindow
 from gameserver.gateway.request_limits import (
     error_response_messages,
     live_refusal,
@@ -112,6 +116,9 @@ class RateLimits:
     live_per_game: int = 200
     """Spectators' live connections per game; each seat has ``live_per_seat`` of its own."""
     live_per_seat: int = 4
+    lease: int = 16
+    """Units of a bucket a worker takes from Redis at once and spends in process (at most a
+    tenth of the limit; 1: every request counted in Redis): `gateway.limit_leases`."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RateLimits:
@@ -175,6 +182,7 @@ class Limiter:
             self.redis = Redis(connection_pool=pool)
             self._pool = pool
         self.window = SlidingWindowCounterRateLimiter(self.storage)
+        self.leases = LeasedWindow(self.window, limits.lease)
         self.items: dict[str, list[RateLimitItem]] = {
             name: parse_many(getattr(limits, name)) for name in BUCKETS
         }
@@ -194,9 +202,11 @@ class Limiter:
             await self._pool.disconnect()
 
     async def hit(self, bucket: str, *identity: str) -> None:
-        """Count one request in ``bucket``; `Refused` when that passes one of its limits."""
+        """Count one request in ``bucket``; `Refused` when that passes one of its limits.
+        Counted from the worker's lease of the bucket's units where it holds one
+        (`LeasedWindow`: most requests cost no round trip)."""
         for item in self.items[bucket]:
-            if not await self.window.hit(item, bucket, *identity):
+            if not await self.leases.hit(item, bucket, *identity):
                 raise Refused(await self._retry_after(item, bucket, *identity))
 
     async def check(self, bucket: str, *identity: str) -> None:
@@ -216,8 +226,9 @@ class Limiter:
         if len(self._suspects) > 100_000:
             now = time.monotonic()
             self._suspects = {k: t for k, t in self._suspects.items() if t > now}
-        with contextlib.suppress(Refused):
-            await self.hit(bucket, *identity)
+        for item in self.items[bucket]:  # counted one by one: `check` reads these counts
+            if not await self.window.hit(item, bucket, *identity):
+                return
 
     def _is_suspect(self, key: tuple[str, ...]) -> bool:
         until = self._suspects.get(key)

@@ -3,7 +3,10 @@
 Built from the game's ``points_awarded`` (Renature's ``renature.events.points_awarded``), the
 single definition of who got which points for what, so the model's totals always equal the
 scores of the folded state. Each award is
-kept (version, points, reason) so a player can see where every point came from.
+kept (version, points, reason) so a player can see where every point came from. Each seat's
+total, breakdown and awards are kept up to date from every event's awards (`SeatTally`), so a
+model is rendered without walking every award of the game again
+(`tests/unit/test_score_projection.py` compares it with a fresh render after every event).
 
 Key: ``<prefix>:{pNN}:score:<game_id>``, a hash ``{version, model}`` (see `runner`).
 """
@@ -47,26 +50,49 @@ class ScoreModel(msgspec.Struct, frozen=True):
     winners: list[int]
 
 
+class SeatTally(msgspec.Struct, frozen=True):
+    """One seat's running score as the events gave it: the total, by source (in the order the
+    sources first scored), and every award in order."""
+
+    score: int = 0
+    breakdown: dict[str, int] = msgspec.field(default_factory=dict)
+    awards: tuple[AwardLine, ...] = ()
+
+    def plus(self, award: AwardLine) -> SeatTally:
+        breakdown = dict(self.breakdown)  # a fold is a value: the old one stays as it was
+        breakdown[award.source] = breakdown.get(award.source, 0) + award.points
+        return SeatTally(self.score + award.points, breakdown, (*self.awards, award))
+
+
+NOTHING_YET = SeatTally()
+
+
 class ScoreFold(msgspec.Struct, frozen=True):
-    """The folded state (names, colours, phase) and every award so far, in order."""
+    """The folded state (names, colours, phase) and each seat's tally so far, updated from
+    each event's awards (a render never walks the awards again)."""
 
     state: Any
-    awards: tuple[AwardLine, ...] = ()
+    tallies: dict[int, SeatTally] = msgspec.field(default_factory=dict)
 
 
 class ScoreProjection:
-    """Fold = state plus awards; model = `ScoreModel`."""
+    """Fold = state plus tallies; model = `ScoreModel`."""
 
     name = "score"
     group = SCORE_GROUP
 
     def apply(self, game: AnyGame, fold: ScoreFold | None, event: Any) -> ScoreFold:
         state = game.evolve(None if fold is None else fold.state, event)
-        new = tuple(
-            AwardLine(award.seat, event.version, award.points, award.source, award.reason)
-            for award in game.points_awarded(event)
-        )
-        return ScoreFold(state, (fold.awards if fold else ()) + new)
+        tallies = {} if fold is None else fold.tallies
+        awards = game.points_awarded(event)
+        if awards:
+            tallies = dict(tallies)
+            for award in awards:
+                line = AwardLine(
+                    award.seat, event.version, award.points, award.source, award.reason
+                )
+                tallies[award.seat] = tallies.get(award.seat, NOTHING_YET).plus(line)
+        return ScoreFold(state, tallies)
 
     def version(self, fold: ScoreFold) -> int:
         version: int = fold.state.version
@@ -80,18 +106,15 @@ def score_model(fold: ScoreFold, game: AnyGame) -> ScoreModel:
     table = game.table(fold.state)
     seats = []
     for seat_no, (name, colour) in enumerate(zip(table.names, table.colours, strict=True)):
-        awards = [award for award in fold.awards if award.seat == seat_no]
-        breakdown: dict[str, int] = {}
-        for award in awards:
-            breakdown[award.source] = breakdown.get(award.source, 0) + award.points
+        tally = fold.tallies.get(seat_no, NOTHING_YET)
         seats.append(
             SeatScore(
                 seat=seat_no,
                 name=name,
                 colour=colour,
-                score=sum(award.points for award in awards),
-                breakdown=breakdown,
-                awards=awards,
+                score=tally.score,
+                breakdown=tally.breakdown,
+                awards=list(tally.awards),
             )
         )
     return ScoreModel(
