@@ -41,7 +41,7 @@ def modules() -> dict[str, Path]:
         _module_name(path): path
         for folder in CHECKED
         for path in sorted(folder.rglob("*.py"))
-        if "static" not in path.parts
+        if "static" not in path.parts and "node_modules" not in path.parts  # the bench's npm peer
     }
 
 
