@@ -16,12 +16,14 @@ from gameserver.gateway import sender as senders
 from gameserver.gateway.client_address import TrustedNetworks, TrustedProxies
 from gameserver.gateway.command_relay import seat_command
 from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.disputes import DisputeGate
 from gameserver.gateway.expiry import TokenExpiry
 from gameserver.gateway.fast_moves import FastMoves
 from gameserver.gateway.frontends import SecurityHeaders
 from gameserver.gateway.frontends import install as install_frontends
 from gameserver.gateway.http_errors import install_error_handlers
 from gameserver.gateway.identity import IdentityProvider
+from gameserver.gateway.live_budget import FrameBudget
 from gameserver.gateway.openapi import BODIES, document_limits
 from gameserver.gateway.openapi import install as install_openapi
 from gameserver.gateway.ratelimit import Limiter, RateLimiting, RateLimits
@@ -128,10 +130,12 @@ def _install_limits(
     is taken, 429 everywhere but ``/healthz``)."""
     gateway = app.state.gateway
     app.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)
+    app.add_middleware(DisputeGate)  # a busy desk refuses before the body is read
     if rate_limits is not None and rate_limits.enabled:
         limiter = Limiter(redis_url, rate_limits, prefix=prefix)
         app.state.limiter = limiter
         app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.seat_of)
+        gateway.spectator_frames = FrameBudget(rate_limits.spectator_frames)
     if token_ttl_after_end_s is not None:
         gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, token_ttl_after_end_s)
     document_limits(app, limited=rate_limits is not None and rate_limits.enabled)
