@@ -6,7 +6,9 @@ on a free port with its rate limits and front door on, as in production). Normal
 move) and every request's latency is kept; each game is created from an address of its own
 (127.0.1.N), and the seat bucket is raised for these bots, which move far faster than people
 (``RENATURE_LIMIT_SEAT``). Each flood of issue 23 runs in another process beside them, one at a
-time, from other loopback addresses (on Linux the whole 127/8 is local):
+time, from other loopback addresses (on Linux the whole 127/8 is local); the floods themselves
+are `bench.flood_attacks` (an attacker that never waits out a ``Retry-After``, at a fixed offered
+rate):
 
 - ``proxy``: everyone behind one address (127.0.0.2, an ingress the gateway does not trust): the
   players' moves and reads go through it too, while the flood sends made-up tokens from it;
@@ -14,14 +16,16 @@ time, from other loopback addresses (on Linux the whole 127/8 is local):
   explanation, spectator view, summary);
 - ``disputes``: uploads of a 1 MB events file to ``POST /disputes``;
 - ``half-open``: connections that send a head and never finish it, re-opened as they are closed;
-- ``spectators``: live WebSockets to a game opened and held from many addresses.
+- ``spectators``: live WebSockets to a finished game (its whole history each) re-opened as they
+  close, from many addresses.
 
-Printed for each: the normal players' p50/p99 beside it, their p99 against the same players
-alone (target: within 3x), and what the flood got. The scenarios take turns for a few rounds, so
-that a change of the machine's load falls on all of them alike.
+Printed for each: the normal players' p50/p99 beside it (with how many requests and moves it
+stands on, and how many of the players' requests were refused: none should be), their p99
+against the same players alone (target: within 3x), and what the flood sent a second and was
+answered. The scenarios take turns for a few rounds, so that a change of the machine's load
+falls on all of them alike.
 
-``python -m bench --only flood``; ``python -m bench.flood --flood URL GAME SECONDS PATTERN`` is
-the flood process itself.
+``python -m bench --only flood``.
 """
 
 from __future__ import annotations
@@ -35,24 +39,22 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from websockets.asyncio.client import connect
 
+from bench.flood_attacks import SHARED
 from devkit.redis_server import RedisServer, free_port
 
-WINDOW_S = 4.0
-ROUNDS = 2
+WINDOW_S = 6.0
+ROUNDS = 3
+"""Each scenario is measured for ``ROUNDS`` windows of ``WINDOW_S``: on a loaded 2-core machine
+that is several hundred moves (over a thousand requests) per scenario, so that the p99 stands
+on a dozen or more samples rather than two or three."""
 NORMAL_GAMES = 4
-SHARED = "127.0.0.2"
-FLOOD_ADDRESSES = [f"127.0.3.{n}" for n in range(1, 9)]
-FLOODERS = 24
-HALF_OPEN = 400
-SPECTATORS = 300
 TARGET_RATIO = 3.0
 PATTERNS = ("proxy", "bearers", "disputes", "half-open", "spectators")
 
@@ -93,7 +95,7 @@ def services(redis_url: str, workdir: Path) -> Iterator[str]:
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine starts them slowly
         while True:
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
@@ -157,23 +159,38 @@ def auth(token: str) -> dict[str, str]:
 _ADDRESSES = (f"127.0.{1 + n // 250}.{1 + n % 250}" for n in range(60_000))
 
 
-async def play(url: str, latencies: list[float], until: float, via: str | None) -> str | None:
+@dataclass
+class Played:
+    """What the normal players saw: every request's latency (s), the answers, the moves."""
+
+    latencies: list[float] = field(default_factory=list)
+    statuses: Counter[int] = field(default_factory=Counter)
+    moves: int = 0
+
+    def add(self, other: Played) -> None:
+        self.latencies += other.latencies
+        self.statuses.update(other.statuses)
+        self.moves += other.moves
+
+
+async def play(url: str, played: Played, until: float, via: str | None) -> str | None:
     """Play games until ``until``, each created from a new address and played from it (or
     from ``via``, a shared address); the id of the last game finished, if any."""
     finished = None
     while time.monotonic() < until:
         setup = Timed(url, next(_ADDRESSES))
         client = Timed(url, via) if via else setup
-        client.latencies = latencies
+        for timed in {setup, client}:
+            timed.latencies, timed.statuses = played.latencies, played.statuses
         try:
-            finished = await play_one(setup, client, until) or finished
+            finished = await play_one(setup, client, until, played) or finished
         finally:
             await setup.http.aclose()
             await client.http.aclose()
     return finished
 
 
-async def play_one(setup: Timed, client: Timed, until: float) -> str | None:
+async def play_one(setup: Timed, client: Timed, until: float, played: Played) -> str | None:
     """One game, until its end or ``until``; its id if it ended."""
     game_id, tokens = await new_game(setup)
     for number in range(5_000):
@@ -184,134 +201,39 @@ async def play_one(setup: Timed, client: Timed, until: float) -> str | None:
         legal = await client.request("GET", f"/games/{game_id}/legal-actions", headers=auth(token))
         move = {"command_id": f"m{number}", "command": legal.json()[0]}
         await client.request("POST", f"/games/{game_id}/commands", json=move, headers=auth(token))
+        played.moves += 1
         if time.monotonic() >= until:
             break
     return None
 
 
-async def normal_players(url: str, window_s: float, via: str | None) -> list[float]:
-    latencies: list[float] = []
+async def normal_players(url: str, window_s: float, via: str | None) -> Played:
+    played = Played()
     until = time.monotonic() + window_s
-    await asyncio.gather(*(play(url, latencies, until, via) for _ in range(NORMAL_GAMES)))
-    return latencies
+    await asyncio.gather(*(play(url, played, until, via) for _ in range(NORMAL_GAMES)))
+    return played
 
 
 async def a_finished_game(url: str) -> str:
     finished = None
     while finished is None:
-        finished = await play(url, [], time.monotonic() + 60, None)
+        finished = await play(url, Played(), time.monotonic() + 60, None)
     async with httpx.AsyncClient(base_url=url) as http:
         while (await http.get(f"/games/{finished}")).json()["phase"] != "finished":
             await asyncio.sleep(0.05)
     return finished
 
 
-# -- the floods (their own process) ----------------------------------------------------------
+# -- the floods (their own process: bench.flood_attacks) ----------------------------------------
 
 
-async def flood(url: str, finished: str, seconds: float, pattern: str) -> dict[str, object]:
-    until = time.monotonic() + seconds
-    statuses: Counter[str] = Counter()
-    if pattern == "half-open":
-        await half_open(url, until, statuses)
-    elif pattern == "spectators":
-        await spectators(url, finished, until, statuses)
-    else:
-        await requests(url, finished, until, pattern, statuses)
-    return {"requests": sum(statuses.values()), "statuses": dict(statuses)}
-
-
-async def requests(
-    url: str, finished: str, until: float, pattern: str, statuses: Counter[str]
-) -> None:
-    """HTTP floods: made-up tokens from the shared address, random bearers on free routes,
-    or uploads to /disputes."""
-    addresses = [SHARED] if pattern == "proxy" else FLOOD_ADDRESSES
-    clients = [Timed(url, address) for address in addresses]
-    upload = b""
-    if pattern == "disputes":
-        async with httpx.AsyncClient(base_url=url) as http:
-            events = (await http.get(f"/games/{finished}/events")).json()
-        lines = [json.dumps({**event, "pad": "p" * 3_000}) for event in events]
-        upload = "\n".join(lines).encode()[: 1024 * 1024]
-
-    async def hammer(client: Timed, number: int) -> None:
-        paths = [f"/games/{finished}/{p}" for p in ("audit", "explanation", "spectator", "")]
-        while time.monotonic() < until:
-            number += 1
-            with contextlib.suppress(httpx.HTTPError):
-                bearer = auth(uuid.uuid4().hex)
-                if pattern == "disputes":
-                    answer = await client.request("POST", "/disputes", content=upload)
-                else:
-                    path = f"/games/{finished}/view" if pattern == "proxy" else paths[number % 4]
-                    answer = await client.request("GET", path.rstrip("/"), headers=bearer)
-                if answer.status_code == 429:  # a client that waits out what it is told
-                    await asyncio.sleep(min(1.0, float(answer.headers.get("Retry-After", 1))))
-
-    await asyncio.gather(
-        *(hammer(clients[n % len(clients)], n) for n in range(FLOODERS)), return_exceptions=True
-    )
-    for client in clients:
-        statuses.update(str(status) for status in client.statuses.elements())
-        await client.http.aclose()
-
-
-async def half_open(url: str, until: float, statuses: Counter[str]) -> None:
-    """Connections that send a head and never end it, re-opened as the gateway closes them."""
-    host, port = url.removeprefix("http://").split(":")
-
-    async def hold(number: int) -> None:
-        address = FLOOD_ADDRESSES[number % 4]  # 100 per address: past the gateway's 64
-        while time.monotonic() < until:
-            try:
-                reader, writer = await asyncio.open_connection(
-                    host, int(port), local_addr=(address, 0)
-                )
-            except OSError:
-                statuses["refused"] += 1
-                await asyncio.sleep(0.2)
-                continue
-            writer.write(b"GET /games HTTP/1.1\r\nHost: gateway\r\nX-Slow: ")
-            try:
-                answer = await asyncio.wait_for(reader.read(64), max(0.1, until - time.monotonic()))
-                statuses[answer[9:12].decode() or "closed"] += 1
-            except TimeoutError:
-                statuses["held"] += 1
-            except OSError:
-                statuses["reset"] += 1
-            writer.close()
-
-    await asyncio.gather(*(hold(n) for n in range(HALF_OPEN)), return_exceptions=True)
-
-
-async def spectators(url: str, game: str, until: float, statuses: Counter[str]) -> None:
-    """Live WebSockets to one game, opened and held from many addresses."""
-    ws_url = url.replace("http://", "ws://") + f"/games/{game}/live"
-
-    async def watch(number: int) -> None:
-        address = f"127.0.4.{1 + number % 200}"
-        while time.monotonic() < until:
-            try:
-                async with connect(ws_url, local_addr=(address, 0), open_timeout=5) as ws:
-                    statuses["opened"] += 1
-                    with contextlib.suppress(Exception):
-                        while time.monotonic() < until:
-                            await asyncio.wait_for(ws.recv(), max(0.1, until - time.monotonic()))
-                    if ws.close_code == 4429:
-                        statuses["4429"] += 1
-                        await asyncio.sleep(0.5)
-            except Exception:
-                statuses["failed"] += 1
-                await asyncio.sleep(0.2)
-
-    await asyncio.gather(*(watch(n) for n in range(SPECTATORS)), return_exceptions=True)
-
-
-def start_flood(url: str, finished: str, seconds: float, pattern: str) -> subprocess.Popen[bytes]:
+def start_flood(
+    url: str, finished: str, seconds: float, pattern: str, events: str
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "bench.flood", "--flood", url, finished, str(seconds), pattern],
+        [sys.executable, "-m", "bench.flood_attacks", url, finished, str(seconds), pattern],
         cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "FLOOD_EVENTS": events},
         stdout=subprocess.PIPE,
         stderr=None,  # a failing flood says why
     )
@@ -320,51 +242,58 @@ def start_flood(url: str, finished: str, seconds: float, pattern: str) -> subpro
 # -- the figures -----------------------------------------------------------------------------
 
 
-def line(label: str, latencies: list[float], alone_p99: float | None) -> str:
-    ms = [x * 1000 for x in latencies]
+def line(label: str, played: Played, alone_p99: float | None) -> str:
+    ms = [x * 1000 for x in played.latencies]
     p99 = percentile(ms, 0.99)
     versus = ""
     if alone_p99:
         ratio = p99 / alone_p99
         verdict = "within" if ratio <= TARGET_RATIO else "OVER"
         versus = f"  {ratio:4.1f}x alone ({verdict} {TARGET_RATIO:.0f}x)"
+    failed = sum(n for status, n in played.statuses.items() if status >= 400)
     return (
         f"  {label:<12} p50 {percentile(ms, 0.5):6.1f} ms  p99 {p99:7.1f} ms"
-        f"  ({len(ms) / (WINDOW_S * ROUNDS):.0f} requests/s){versus}"
+        f"  ({len(ms)} requests, {played.moves} moves, {failed} refused){versus}"
     )
 
 
 def flood_line(results: list[dict[str, object]]) -> str:
+    """What the attacker sent a second, and what it was answered (``closed``: the gateway
+    closed the connection; ``held``: a half-open connection still open at the end)."""
     statuses: Counter[str] = Counter()
+    frames = 0
     for result in results:
         found = result["statuses"]
         assert isinstance(found, dict)
         statuses.update({str(k): int(v) for k, v in found.items()})
+        frames += int(str(result.get("frames", 0)))
     total = sum(statuses.values())
     shown = ", ".join(f"{k}: {v}" for k, v in statuses.most_common(4))
-    return f"  {'':<12} the flood: {total / (WINDOW_S * ROUNDS):.0f}/s ({shown})"
+    pushed = f", {frames / (WINDOW_S * ROUNDS):.0f} frames/s pushed" if frames else ""
+    return f"  {'':<12} the flood: {total / (WINDOW_S * ROUNDS):.0f}/s ({shown}){pushed}"
 
 
 def measure(redis_url: str, workdir: Path) -> list[str]:
     """Every scenario for ``WINDOW_S`` per round, taking turns for ``ROUNDS`` rounds."""
     scenarios = ("alone", *PATTERNS)
-    latencies: dict[str, list[float]] = {label: [] for label in scenarios}
+    played: dict[str, Played] = {label: Played() for label in scenarios}
     floods: dict[str, list[dict[str, object]]] = {label: [] for label in scenarios}
     with services(redis_url, workdir) as url:
         finished = asyncio.run(a_finished_game(url))
+        events = httpx.get(f"{url}/games/{finished}/events", timeout=30).text
         for _ in range(ROUNDS):
             for label in scenarios:
                 flooding = label != "alone"
-                process = start_flood(url, finished, WINDOW_S, label) if flooding else None
+                process = start_flood(url, finished, WINDOW_S, label, events) if flooding else None
                 via = SHARED if label == "proxy" else None
-                latencies[label] += asyncio.run(normal_players(url, WINDOW_S, via))
+                played[label].add(asyncio.run(normal_players(url, WINDOW_S, via)))
                 if process is not None:
                     stdout, _ = process.communicate(timeout=WINDOW_S + 60)
                     floods[label].append(json.loads(stdout.decode().strip().splitlines()[-1]))
-    alone = percentile([x * 1000 for x in latencies["alone"]], 0.99)
-    out = [line("alone", latencies["alone"], None)]
+    alone = percentile([x * 1000 for x in played["alone"].latencies], 0.99)
+    out = [line("alone", played["alone"], None)]
     for label in PATTERNS:
-        out.append(line(label, latencies[label], alone))
+        out.append(line(label, played[label], alone))
         out.append(flood_line(floods[label]))
     return out
 
@@ -388,8 +317,5 @@ def run() -> None:
         server.cleanup()
 
 
-if __name__ == "__main__" and len(sys.argv) == 6 and sys.argv[1] == "--flood":
-    result = asyncio.run(flood(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]))
-    print(json.dumps(result))
-elif __name__ == "__main__":
+if __name__ == "__main__":
     run()

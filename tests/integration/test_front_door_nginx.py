@@ -15,13 +15,19 @@ nginx turns each away (the heads at once, the half-open connections at its 10 s 
 timeout, the stalled body at its 30 s body timeout) and the player's requests all succeed.
 Then a limit keyed by address (the gateway's ``read`` limit) is shown to count the client nginx
 saw, not nginx: one client exhausting it leaves another with its own, and a forged
-``X-Forwarded-For`` changes nothing.
+``X-Forwarded-For`` changes nothing. nginx's connection cap per address (``limit_conn``, 64)
+refuses an abuser's 65th open live stream (429) while a player from another address plays on;
+and a seat's live WebSocket crosses nginx (the upgrade passed on), stays open while idle past
+every timeout but ``proxy_read_timeout`` (the gateway's 20 s pings cross it, and the pongs
+back) and answers a move sent over it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -148,14 +154,14 @@ def nginx(gateway_port: int) -> Iterator[Nginx]:
 
 
 @contextlib.asynccontextmanager
-async def front_door(redis_url: str) -> AsyncIterator[Nginx]:
+async def front_door(redis_url: str, limits: RateLimits = LIMITS) -> AsyncIterator[Nginx]:
     """A rules service, the gateway (its front door's defaults, trusting nginx's address) on a
     free port, and nginx in front of it."""
     app = create_app(
         redis_url,
         command_timeout=10.0,
         allow_chosen_seeds=True,
-        rate_limits=LIMITS,
+        rate_limits=limits,
         trusted_proxies=NGINX_ADDRESS,
     )
     bounds = FrontDoor()
@@ -320,3 +326,176 @@ async def test_nginx_passes_the_client_address_that_the_gateways_limits_count(
         assert OTHER_READER in log
         assert "never-logged-secret" not in log  # the shipped log format has no query string
         assert os.path.exists(proxy.directory / "nginx.pid")
+
+
+# -- connections per address, and the live channel through nginx ---------------------------------
+
+ABUSER, NEIGHBOUR = "127.0.0.2", "127.0.0.3"
+CONNECTIONS_PER_ADDRESS = 64  # limit_conn per_address of the shipped file
+OPEN_LIVE = RateLimits(
+    read="1000/minute",
+    seat="1000/minute",
+    create="1000/minute",
+    live="1000/minute",
+    live_per_address=1000,
+    live_per_game=1000,
+)
+"""The gateway's own live limits opened wide: what refuses the abuser here is nginx's cap."""
+IDLE_S = 36.0
+"""Longer than every timeout of the shipped file but proxy_read_timeout (keep-alive 15 s, body
+and send 30 s) and than the gateway's WebSocket ping interval (uvicorn's 20 s)."""
+
+
+async def new_game(http: httpx.AsyncClient) -> tuple[str, list[str]]:
+    """A started 2-player game: its id and the seats' tokens."""
+    created = await http.post("/games", json={"players": 2})
+    assert created.status_code == 201, created.text
+    game_id = created.json()["game_id"]
+    tokens = []
+    for seat in range(2):
+        joined = await http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
+        assert joined.status_code == 201, joined.text
+        tokens.append(joined.json()["token"])
+    started = await http.post(f"/games/{game_id}/start", headers=bearer(tokens[0]))
+    assert started.status_code < 300, started.text
+    return game_id, tokens
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def open_stream(proxy: Nginx, address: str, game_id: str) -> tuple[int, asyncio.StreamWriter]:
+    """A spectator's event stream opened from ``address``: nginx's status, and the connection
+    (held open)."""
+    reader, writer = await proxy.raw(address)
+    writer.write(
+        f"GET /games/{game_id}/events/stream HTTP/1.1\r\nHost: gateway\r\n"
+        "Accept: text/event-stream\r\n\r\n".encode()
+    )
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+    return int(head[9:12]), writer
+
+
+async def test_nginx_caps_one_address_s_connections_while_another_address_plays(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    async with front_door(redis_url, OPEN_LIVE) as proxy:
+        seen = Recording(NEIGHBOUR)
+        async with httpx.AsyncClient(base_url=proxy.url, transport=seen, timeout=20) as player:
+            game_id, tokens = await new_game(player)
+            opened = [await open_stream(proxy, ABUSER, game_id) for _ in range(70)]
+            statuses = [status for status, _ in opened]
+            # The abuser's 64 streams are held; every connection past them is refused by
+            # nginx (429) and never reaches the gateway.
+            assert statuses == [200] * CONNECTIONS_PER_ADDRESS + [429] * 6, statuses
+            for _ in range(6):  # the neighbour plays on while the abuser's 64 stay open
+                view = await player.get(f"/games/{game_id}/view", headers=bearer(tokens[0]))
+                token = tokens[view.json()["current_seat"]]
+                legal = await player.get(f"/games/{game_id}/legal-actions", headers=bearer(token))
+                move = {"command_id": f"n{len(seen.statuses)}", "command": legal.json()[0]}
+                sent = await player.post(
+                    f"/games/{game_id}/commands", json=move, headers=bearer(token)
+                )
+                assert sent.status_code == 200, sent.text
+            late, writer = await open_stream(proxy, ABUSER, game_id)
+            assert late == 429  # still capped
+            writer.close()
+            for _, writer in opened:
+                writer.close()
+        assert [status for status in seen.statuses if status >= 300] == []
+        log = proxy.access_log()
+    assert log.count(f"{ABUSER} [") >= 7
+    assert f"{NEIGHBOUR} [" in log
+
+
+class RawSocket:
+    """A WebSocket client that shows what a library hides: the server's pings (answered)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.pings = 0
+        self.opened = time.monotonic()
+
+    @classmethod
+    async def open(cls, proxy: Nginx, address: str, path: str) -> tuple[RawSocket, bytes]:
+        reader, writer = await proxy.raw(address)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: gateway\r\nUpgrade: websocket\r\nConnection: Upgrade"
+            f"\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        return cls(reader, writer), await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 20)
+
+    def send(self, opcode: int, payload: bytes) -> None:
+        """A client frame (masked, as the protocol wants; payloads under 126 bytes here or
+        under 64 KiB)."""
+        mask = os.urandom(4)
+        size = len(payload)
+        length = (
+            bytes([0x80 | size]) if size < 126 else bytes([0x80 | 126]) + size.to_bytes(2, "big")
+        )
+        masked = bytes(byte ^ mask[n % 4] for n, byte in enumerate(payload))
+        self.writer.write(bytes([0x80 | opcode]) + length + mask + masked)
+
+    async def text(self, seconds: float) -> str | None:
+        """The next text frame within ``seconds`` (pings answered on the way), or None."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                first, second = await asyncio.wait_for(self.reader.readexactly(2), left)
+            except TimeoutError:
+                return None
+            except asyncio.IncompleteReadError as error:
+                took = time.monotonic() - self.opened
+                raise AssertionError(f"the connection ended after {took:.1f} s") from error
+            length = second & 0x7F
+            if length >= 126:
+                extended = await self.reader.readexactly(2 if length == 126 else 8)
+                length = int.from_bytes(extended, "big")
+            payload = await self.reader.readexactly(length)
+            opcode = first & 0x0F
+            if opcode == 9:  # a ping: pong with its payload
+                self.pings += 1
+                self.send(0xA, payload)
+            elif opcode == 8:
+                took = time.monotonic() - self.opened
+                raise AssertionError(f"closed after {took:.1f} s: {payload!r}")
+            elif opcode == 1:
+                return payload.decode()
+        return None
+
+
+async def test_a_live_websocket_through_nginx_idles_past_its_timeouts_and_takes_a_move(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    async with front_door(redis_url) as proxy:
+        async with proxy.http(PLAYER) as http:
+            game_id, tokens = await new_game(http)
+            view = await http.get(f"/games/{game_id}/view", headers=bearer(tokens[0]))
+            token = tokens[view.json()["current_seat"]]
+            legal = await http.get(f"/games/{game_id}/legal-actions", headers=bearer(token))
+        socket, head = await RawSocket.open(proxy, PLAYER, f"/games/{game_id}/live?token={token}")
+        try:
+            assert head.startswith(b"HTTP/1.1 101"), head  # nginx passed the upgrade on
+            assert b"upgrade: websocket" in head.lower()
+            pushed = []
+            deadline = time.monotonic() + IDLE_S
+            while (left := deadline - time.monotonic()) > 0:  # the backlog, then nothing: idle
+                frame = await socket.text(left)
+                if frame is not None:
+                    pushed.append(frame)
+            assert pushed, "the game's events were pushed"
+            assert socket.pings >= 1  # the gateway's pings crossed nginx, and our pongs back
+            move = {"command_id": "over-nginx", "command": legal.json()[0]}
+            socket.send(0x1, json.dumps(move).encode())
+            while True:
+                frame = await socket.text(20)
+                assert frame is not None, "no answer to the move"
+                if frame.startswith('{"answer"'):
+                    break
+            answer = json.loads(frame)["answer"]
+            assert answer["command_id"] == "over-nginx"
+            assert answer["status"] == "accepted", answer
+        finally:
+            socket.writer.close()

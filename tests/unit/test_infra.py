@@ -410,3 +410,26 @@ def test_the_front_door_is_nginx_with_its_bounds_and_the_gateway_trusts_it_alone
     service = named("Service", "renature-proxy")["spec"]
     assert service["externalTrafficPolicy"] == "Local"
     assert named("Service", "renature-gateway")["spec"]["ports"][0]["port"] == 8000
+
+
+def test_the_live_channels_ping_well_within_the_proxy_s_read_timeout() -> None:
+    """An idle live channel through nginx is kept by the gateway's pings: the WebSocket's
+    (uvicorn's ``ws_ping_interval``, which `renature serve gateway` leaves at its default)
+    and the event stream's comment pings each come long before ``proxy_read_timeout`` ends
+    an upstream that stays silent (tests/integration/test_front_door_nginx.py idles one)."""
+    import uvicorn
+
+    from gameserver.gateway.front_door import FrontDoor
+    from gameserver.gateway.routers.sse_routes import PING_S
+
+    text = (INFRA / "nginx" / "nginx.conf").read_text()
+    found = re.search(r"proxy_read_timeout (\d+)s;", text)
+    assert found is not None
+    read_timeout = int(found.group(1))
+    assert "ws_ping_interval" not in FrontDoor().uvicorn_options()
+    ping = uvicorn.Config(app=None).ws_ping_interval
+    assert ping is not None
+    assert 0 < ping * 3 <= read_timeout
+    assert 0 < PING_S * 3 <= read_timeout
+    assert "proxy_set_header Upgrade $http_upgrade;" in text
+    assert "proxy_set_header Connection $connection_upgrade;" in text

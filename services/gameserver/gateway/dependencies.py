@@ -27,6 +27,7 @@ from gameserver.gateway.finished import FinishedReads
 from gameserver.gateway.game_states import GameStates
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.identity import IdentityProvider
+from gameserver.gateway.live_budget import FrameBudget
 from gameserver.gateway.live_hub import LiveHub
 from gameserver.gateway.seat_recovery import SeatRecovery
 from gameserver.gateway.token_cache import CachedSeatTokens
@@ -87,6 +88,7 @@ class Gateway:
         self.recovery = SeatRecovery(redis, self.store.layout)  # seats that follow a player
         self.identity: IdentityProvider | None = None  # a frontend's accounts (create_app)
         self.disputes = DisputeDesk()  # uploads inspected off the event loop
+        self.spectator_frames: FrameBudget | None = None  # set with the rate limits
         self.sender = sender
         self.command_timeout = command_timeout
         self.allow_chosen_seeds = allow_chosen_seeds

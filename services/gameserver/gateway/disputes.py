@@ -22,12 +22,15 @@ what was signed at event N.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
+import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gameplatform import game_names, get_game
 from gameplatform.audit import AuditReport, Finding, failed
@@ -35,6 +38,7 @@ from gameplatform.explanation import Explanation
 from gameplatform.interface import Table
 from gameplatform.words import words
 from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.request_limits import error_response_messages
 from gameserver.runtime import signing
 from gameserver.runtime.signing import SEAL_LINE, SealVerdict
 from gameserver.runtime.state_cache import AnyGame, game_reading
@@ -45,6 +49,10 @@ WORKERS = 1
 """Processes that inspect uploads (each holds a copy of the rules: about 60 MB)."""
 WAITING = 2
 """Uploads that may wait for a worker; more are answered 503 at once."""
+NICENESS = 10
+"""How much lower the workers' CPU priority is than the gateway's: on a small machine an
+inspection takes what the event loop, the rules service and Redis leave, never their share."""
+BUSY = "Other files are being inspected; retry shortly."
 
 
 class Inspection(msgspec.Struct, frozen=True):
@@ -180,16 +188,20 @@ class DisputeDesk:
     def _pool(self) -> Executor:
         if self._executor is None:  # spawn: a fresh interpreter, no copy of the loop's state
             context = multiprocessing.get_context("spawn")
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=context)
+            self._executor = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_lower_priority
+            )
         return self._executor
+
+    def busy(self) -> bool:
+        """Every slot is taken: another upload would be answered 503."""
+        return self._slots.locked()
 
     async def inspect(self, raw: bytes, at: int | None, keys: bytes) -> bytes:
         """The encoded inspection (the seal checked against ``keys``, the server's published
         `signing.KeySet`); 503 ``inspections_busy`` when every slot is taken."""
-        if self._slots.locked():
-            raise ApiError(
-                503, "inspections_busy", "Other files are being inspected; retry shortly."
-            )
+        if self.busy():
+            raise ApiError(503, "inspections_busy", BUSY)
         async with self._slots:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self._pool(), inspect_file, raw, at, keys)
@@ -198,3 +210,30 @@ class DisputeDesk:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
+
+
+def _lower_priority() -> None:
+    """A worker's start: it yields the CPU to the services (`NICENESS`)."""
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
+
+
+class DisputeGate:
+    """ASGI middleware: ``POST /disputes`` while the desk is busy is answered 503
+    ``inspections_busy`` (``Retry-After``, the connection closed) before its body is read, so
+    a flood of uploads past the desk's slots costs neither the reading of megabytes nor a
+    route; the desk itself still refuses an upload that finds it full after its body came."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/disputes":
+            desk: DisputeDesk = scope["app"].state.gateway.disputes
+            if desk.busy():
+                start, body = error_response_messages(503, "inspections_busy", BUSY, close=True)
+                start["headers"].append((b"retry-after", b"1"))
+                await send(start)
+                await send(body)
+                return
+        await self.app(scope, receive, send)

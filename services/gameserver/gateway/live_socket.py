@@ -31,6 +31,7 @@ from gameplatform import get_game
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.live_budget import pace
 from gameserver.gateway.live_commands import serve_commands
 from gameserver.gateway.live_hub import PAGE, Item, entries_after
 from gameserver.runtime.logging import get_logger
@@ -168,6 +169,7 @@ async def serve_websocket(
 
     async def pump() -> None:
         async for event in follow(gateway, game_id, channel.after, channel.game):
+            await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
             await websocket.send_text(frames.frame(event).decode())
 
     sending = asyncio.create_task(pump())

@@ -65,6 +65,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from eventstore.redis_client import blocking_pool, is_cluster_url, redis_client
 from gameserver.gateway.limit_leases import LeasedWindow
+from gameserver.gateway.refusal_memory import Refused, RefusedUntil
 from gameserver.gateway.request_limits import (
     error_response_messages,
     live_refusal,
@@ -119,6 +120,8 @@ class RateLimits:
     lease: int = 16
     """Units of a bucket a worker takes from Redis at once and spends in process (at most a
     tenth of the limit; 1: every request counted in Redis): `gateway.limit_leases`."""
+    spectator_frames: float = 1000.0
+    """Spectators' live frames a second per worker, all together (`gateway.live_budget`)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RateLimits:
@@ -140,14 +143,6 @@ def fields_from_env(cls: type[Any], prefix: str, env: Mapping[str, str]) -> dict
         if value and str(spec.type) in readers:
             changes[spec.name] = readers[str(spec.type)](value)
     return changes
-
-
-class Refused(Exception):
-    """Over a limit: retry after ``retry_after`` seconds."""
-
-    def __init__(self, retry_after: int) -> None:
-        super().__init__(retry_after)
-        self.retry_after = retry_after
 
 
 class Limiter:
@@ -187,6 +182,7 @@ class Limiter:
             name: parse_many(getattr(limits, name)) for name in BUCKETS
         }
         self._acquire = self.redis.register_script(_ACQUIRE)
+        self.boxed = RefusedUntil()
         self._suspects: dict[tuple[str, ...], float] = {}
         self._suspect_s = max(
             item.get_expiry()
@@ -204,10 +200,15 @@ class Limiter:
     async def hit(self, bucket: str, *identity: str) -> None:
         """Count one request in ``bucket``; `Refused` when that passes one of its limits.
         Counted from the worker's lease of the bucket's units where it holds one
-        (`LeasedWindow`: most requests cost no round trip)."""
+        (`LeasedWindow`: most requests cost no round trip). A client this instance refused is
+        refused from memory, without Redis, for as long as its ``Retry-After`` said
+        (`RefusedUntil`): a flood costs no round trip."""
+        self.boxed.raise_if_refused((bucket, *identity))
         for item in self.items[bucket]:
             if not await self.leases.hit(item, bucket, *identity):
-                raise Refused(await self._retry_after(item, bucket, *identity))
+                retry_after = await self._retry_after(item, bucket, *identity)
+                self.boxed.refuse((bucket, *identity), retry_after)
+                raise Refused(retry_after)
 
     async def check(self, bucket: str, *identity: str) -> None:
         """`Refused` when ``bucket`` is used up already (counts nothing). Only asked of
@@ -216,9 +217,12 @@ class Limiter:
         checked from its first refusal on each instance."""
         if not self._is_suspect((bucket, *identity)):
             return
+        self.boxed.raise_if_refused((bucket, *identity))
         for item in self.items[bucket]:
             if not await self.window.test(item, bucket, *identity):
-                raise Refused(await self._retry_after(item, bucket, *identity))
+                retry_after = await self._retry_after(item, bucket, *identity)
+                self.boxed.refuse((bucket, *identity), retry_after)
+                raise Refused(retry_after)
 
     async def refuse(self, bucket: str, *identity: str) -> None:
         """Count a refused request in ``bucket`` (and check it from now on)."""

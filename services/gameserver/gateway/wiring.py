@@ -17,6 +17,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from gameserver.gateway.case_book import CaseBook
 from gameserver.gateway.client_address import TrustedNetworks, TrustedProxies
 from gameserver.gateway.dependencies import Gateway
+from gameserver.gateway.disputes import DisputeGate
 from gameserver.gateway.expiry import TokenExpiry
 from gameserver.gateway.fast_moves import FastMoves
 from gameserver.gateway.frontends import (
@@ -31,6 +32,7 @@ from gameserver.gateway.frontends import (
     offline_docs,
 )
 from gameserver.gateway.http_errors import install_error_handlers
+from gameserver.gateway.live_budget import FrameBudget
 from gameserver.gateway.openapi import BODIES, document_limits
 from gameserver.gateway.openapi import install as install_openapi
 from gameserver.gateway.ratelimit import Limiter, RateLimiting, RateLimits
@@ -98,10 +100,12 @@ def wire(
     limited = rate_limits is not None and rate_limits.enabled
     _document(app, limited=limited)
     app.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)
+    app.add_middleware(DisputeGate)  # a busy desk refuses before the body is read
     if rate_limits is not None and limited:  # outermost of the limits: a flood is turned away
         limiter = Limiter(redis_url, rate_limits, prefix=prefix)  # before its bodies are read
         app.state.limiter = limiter
         app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.seat_of)
+        gateway.spectator_frames = FrameBudget(rate_limits.spectator_frames)
     if token_ttl_after_end_s is not None:
         gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, token_ttl_after_end_s)
     # Security headers on every answer (the limits' refusals too) and, outermost, the real

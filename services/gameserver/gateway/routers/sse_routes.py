@@ -10,6 +10,7 @@ from fastapi import APIRouter, Header, Query, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
+from gameserver.gateway.live_budget import pace
 from gameserver.gateway.live_socket import (
     Frames,
     follow,
@@ -69,6 +70,7 @@ async def event_stream(
 
     async def messages() -> AsyncIterator[ServerSentEvent]:
         async for event in follow(gateway, game_id, channel.after, channel.game):
+            await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
             yield ServerSentEvent(
                 data=frames.frame(event).decode(),
                 event=type(event).__name__,
