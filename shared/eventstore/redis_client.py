@@ -8,6 +8,7 @@ key's hash slot. Every key of a game carries the game's partition as a hash tag 
 ```python
 redis = redis_client(settings.redis_url)      # Redis or RedisCluster, bytes replies
 pool = blocking_pool(settings.redis_url, max_connections=200, timeout=10.0)
+probe = sync_client(settings.redis_url, socket_timeout=3)   # blocking, for a probe or a tool
 ```
 
 Every client made here heals (`healing_options`): a connection the server closed (Redis
@@ -86,6 +87,18 @@ def redis_client(url: str, **kwargs: Any) -> Any:
             **{**healing_options(cluster=True), **kwargs},
         )
     return Redis.from_url(url, **{**healing_options(), **kwargs})
+
+
+def sync_client(url: str, **kwargs: Any) -> Any:
+    """A blocking client for ``url`` (a probe, a one-off tool): redis-py's synchronous
+    `redis.cluster.RedisCluster` for a cluster URL, `redis.Redis` otherwise."""
+    import redis
+    import redis.cluster
+
+    if is_cluster_url(url):
+        cluster_url = urlunsplit(urlsplit(plain_url(url))._replace(path=""))
+        return redis.cluster.RedisCluster.from_url(cluster_url, **kwargs)
+    return redis.Redis.from_url(url, **kwargs)
 
 
 def blocking_pool(

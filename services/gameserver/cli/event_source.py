@@ -140,13 +140,12 @@ def _decoded(decode: Callable[[bytes], Any], line: bytes, where: str) -> Any:
 
 async def read_store(game_id: str, settings: Settings) -> Loaded:
     # Imported here: redis takes a third of a second to import, and a file needs none of it.
-    import redis.asyncio as aioredis
-
     from eventstore import KeyLayout, RedisEventStore
     from eventstore.archive import ArchiveDir
+    from eventstore.redis_client import redis_client
     from gameserver.runtime.state_cache import game_of_stream
 
-    client = aioredis.from_url(settings.redis_url)
+    client = redis_client(settings.redis_url)  # a RedisCluster for a cluster URL
     try:
         store = RedisEventStore(client, prefix=settings.prefix, partitions=settings.partitions)
         stored = await store.read(game_id)
@@ -176,12 +175,11 @@ def load(
 
 async def read_seal(game_id: str, settings: Settings) -> Seal | None:
     """The latest seal of a stored game (None when the deployment signs nothing)."""
-    import redis.asyncio as aioredis
-
     from eventstore import KeyLayout
+    from eventstore.redis_client import redis_client
     from gameserver.runtime.signing import stored_seal
 
-    client = aioredis.from_url(settings.redis_url)
+    client = redis_client(settings.redis_url)  # a RedisCluster for a cluster URL
     try:
         return await stored_seal(client, KeyLayout(settings.prefix, settings.partitions), game_id)
     finally:

@@ -284,7 +284,8 @@ class RulesService:
 async def publish_replies(
     redis: Redis, replies: Sequence[Any], headers: Sequence[dict[str, Any]]
 ) -> None:
-    """Every reply to the channel its command named, in one pipeline."""
+    """Every reply to the channel its command named, in one pipeline: ``SPUBLISH`` to a shard
+    channel (a gateway on a Redis Cluster), ``PUBLISH`` to any other."""
     pipe = redis.pipeline(transaction=False)
     for reply, header in zip(replies, headers, strict=True):
         if reply_to := header.get("reply_to"):
@@ -294,8 +295,10 @@ async def publish_replies(
                 headers=None,
                 correlation_id=header.get("correlation_id") or "",
             )
-            # PUBLISH by name: a cluster pipeline refuses publish() (any node broadcasts)
-            pipe.execute_command("PUBLISH", reply_to, wire)
+            # By name: a cluster pipeline refuses publish() but routes both by the channel's
+            # slot; SPUBLISH reaches the channel's shard alone, PUBLISH every node.
+            publish = "SPUBLISH" if bus.is_shard_channel(reply_to) else "PUBLISH"
+            pipe.execute_command(publish, reply_to, wire)
     await pipe.execute()
 
 

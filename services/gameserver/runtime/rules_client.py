@@ -28,14 +28,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from typing import Any, cast
 
 from faststream.redis import RedisBroker
 from faststream.redis.parser.binary import BinaryMessageFormatV1
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
+from redis.asyncio.cluster import ClusterPubSub
 
 from eventstore import CommandPartitions
+from eventstore.redis_client import is_cluster
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -86,15 +89,17 @@ class RulesClient:
     """Sends commands over one reply channel subscribed for the client's whole life.
 
     Replies come back on ``rn:reply:<random>`` with the correlation id of their request; a
-    listener task hands each to the request awaiting it. Commands sent while an earlier
-    ``XADD`` is on its way are queued and go out together in one pipeline, so a busy client
-    (the gateway under load) pays one round trip for many commands; each goes to the command
-    stream of its game's partition (``streams``, the deployment's `CommandPartitions`). If the
-    subscription's connection drops, redis-py resubscribes when it reconnects; replies
-    published meanwhile are lost and their requests time out (resend them with the same command
-    id to learn the outcome). A command sent while the channel is being subscribed again waits
-    for it (`RESUBSCRIBE_WAIT_S` at most), so the first command after Redis returns does not
-    lose its reply.
+    listener task hands each to the request awaiting it. On a Redis Cluster the channel is a
+    shard channel, ``rn:reply:shard:<random>`` (``SSUBSCRIBE``; the rules service answers with
+    ``SPUBLISH``), so that replies reach the one shard of the channel's slot, not every node.
+    Commands sent while an earlier ``XADD`` is on its way are queued and go out together in one
+    pipeline, so a busy client (the gateway under load) pays one round trip for many commands;
+    each goes to the command stream of its game's partition (``streams``, the deployment's
+    `CommandPartitions`). If the subscription's connection drops, redis-py resubscribes when it
+    reconnects; replies published meanwhile are lost and their requests time out (resend them
+    with the same command id to learn the outcome). A command sent while the channel is being
+    subscribed again waits for it (`RESUBSCRIBE_WAIT_S` at most), so the first command after
+    Redis returns does not lose its reply.
     """
 
     def __init__(
@@ -107,7 +112,10 @@ class RulesClient:
         self._redis = redis
         self._maxlen = maxlen
         self._streams = streams
-        self.channel = f"rn:reply:{uuid.uuid4().hex}"
+        # On a Redis Cluster a shard channel (SSUBSCRIBE, SPUBLISH): a reply then travels
+        # within the shard of the channel's slot instead of being broadcast to every node.
+        self._sharded = is_cluster(redis)
+        self.channel = bus.reply_channel(uuid.uuid4().hex, sharded=self._sharded)
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
         self._outbox: list[tuple[str, bytes, asyncio.Future[bytes]]] = []
         self._sender: asyncio.Task[None] | None = None
@@ -128,7 +136,10 @@ class RulesClient:
             if self._listener is not None:
                 return
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-            await pubsub.subscribe(self.channel)
+            if self._sharded:
+                await pubsub.ssubscribe(self.channel)
+            else:
+                await pubsub.subscribe(self.channel)
             self._subscribed.set()
             self._listener = asyncio.create_task(self._listen(pubsub), name=self.channel)
 
@@ -188,7 +199,7 @@ class RulesClient:
         try:
             while True:
                 try:
-                    received = await pubsub.get_message(timeout=1.0)
+                    received = await self._receive(pubsub)
                 except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
                     if self._subscribed.is_set():
                         log.warning("reply_channel_lost", error=str(error))
@@ -198,7 +209,7 @@ class RulesClient:
                 if not self._subscribed.is_set():  # reconnected: redis-py subscribed again
                     log.info("reply_channel_back")
                     self._subscribed.set()
-                if received is None or received.get("type") != "message":
+                if received is None or received.get("type") not in ("message", "smessage"):
                     continue
                 data, headers = BinaryMessageFormatV1.parse(received["data"])
                 waiter = self._waiting.pop(str(headers.get("correlation_id", "")), None)
@@ -206,6 +217,16 @@ class RulesClient:
                     waiter.set_result(data)
         finally:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def _receive(self, pubsub: PubSub) -> dict[str, Any] | None:
+        """The next message of the reply channel, or None after a second without one."""
+        if not self._sharded:
+            message: dict[str, Any] | None = await pubsub.get_message(timeout=1.0)
+            return message
+        shards = cast("ClusterPubSub", pubsub)
+        if not shards.node_pubsub_mapping:  # its shard's subscription was dropped: again
+            await shards.ssubscribe(self.channel)
+        return await shards.get_sharded_message(timeout=1.0)
 
 
 def _timeout_message(envelope: bus.CommandEnvelope, timeout: float) -> str:
