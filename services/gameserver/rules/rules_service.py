@@ -30,10 +30,17 @@ from faststream.redis import BinaryMessageFormatV1, RedisBroker, RedisClusterBro
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from eventstore import RedisEventStore
 from eventstore.keys import format_partitions
-from eventstore.redis_client import healing_options, is_cluster_url, plain_url, redis_client
+from eventstore.redis_client import (
+    healing_options,
+    is_cluster,
+    is_cluster_url,
+    plain_url,
+    redis_client,
+)
 from eventstore.retention_policy import RetentionPolicy
 from gameserver.rules.command_handler import CommandHandler
 from gameserver.rules.envelopes import BatchMeta
@@ -299,7 +306,12 @@ async def publish_replies(
             # slot; SPUBLISH reaches the channel's shard alone, PUBLISH every node.
             publish = "SPUBLISH" if bus.is_shard_channel(reply_to) else "PUBLISH"
             pipe.execute_command(publish, reply_to, wire)
-    await pipe.execute()
+    try:
+        await pipe.execute()
+    except RedisConnectionError:
+        if is_cluster(redis):  # a master gone (a failover): read the slot map at the next use
+            await redis.aclose()  # (a client that never retries would not, and kept failing)
+        raise
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:

@@ -35,7 +35,7 @@ from faststream.redis.parser.binary import BinaryMessageFormatV1
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
-from redis.asyncio.cluster import ClusterPubSub
+from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 
 from eventstore import CommandPartitions
 from eventstore.redis_client import is_cluster
@@ -114,8 +114,10 @@ class RulesClient:
         self._streams = streams
         # On a Redis Cluster a shard channel (SSUBSCRIBE, SPUBLISH): a reply then travels
         # within the shard of the channel's slot instead of being broadcast to every node.
-        self._sharded = is_cluster(redis)
-        self.channel = bus.reply_channel(uuid.uuid4().hex, sharded=self._sharded)
+        sharded = is_cluster(redis)
+        self.channel = bus.reply_channel(uuid.uuid4().hex, sharded=sharded)
+        cluster = cast("RedisCluster", redis)
+        self._shards = ShardSubscription(cluster, self.channel) if sharded else None
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
         self._outbox: list[tuple[str, bytes, asyncio.Future[bytes]]] = []
         self._sender: asyncio.Task[None] | None = None
@@ -135,10 +137,11 @@ class RulesClient:
         async with self._starting:
             if self._listener is not None:
                 return
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-            if self._sharded:
-                await pubsub.ssubscribe(self.channel)
+            pubsub: PubSub | None = None
+            if self._shards is not None:
+                await self._shards.subscribe()
             else:
+                pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
                 await pubsub.subscribe(self.channel)
             self._subscribed.set()
             self._listener = asyncio.create_task(self._listen(pubsub), name=self.channel)
@@ -195,7 +198,7 @@ class RulesClient:
                 if isinstance(result, Exception) and not waiter.done():
                     waiter.set_exception(result)
 
-    async def _listen(self, pubsub: PubSub) -> None:
+    async def _listen(self, pubsub: PubSub | None) -> None:
         try:
             while True:
                 try:
@@ -216,17 +219,72 @@ class RulesClient:
                 if waiter is not None and not waiter.done():
                     waiter.set_result(data)
         finally:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]
+            if pubsub is not None:
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+            if self._shards is not None:
+                await self._shards.close()
 
-    async def _receive(self, pubsub: PubSub) -> dict[str, Any] | None:
+    async def _receive(self, pubsub: PubSub | None) -> dict[str, Any] | None:
         """The next message of the reply channel, or None after a second without one."""
-        if not self._sharded:
-            message: dict[str, Any] | None = await pubsub.get_message(timeout=1.0)
+        if self._shards is not None:
+            return await self._shards.get_message(timeout=1.0)
+        assert pubsub is not None
+        message: dict[str, Any] | None = await pubsub.get_message(timeout=1.0)
+        return message
+
+
+class ShardSubscription:
+    """A reply channel as a shard channel of a Redis Cluster: ``SSUBSCRIBE`` on the master of
+    the channel's slot (redis-py's `ClusterPubSub`). When its connection fails, or redis-py
+    drops it, the next `get_message` subscribes it again from the slot map read afresh: after a
+    failover the replica that took the slot over serves it (redis-py's own reconciliation only
+    runs once something else has refreshed the client's slot map)."""
+
+    def __init__(self, cluster: RedisCluster, channel: str) -> None:
+        self._cluster = cluster
+        self._channel = channel
+        self._pubsub: ClusterPubSub | None = None
+        self._failed = False
+
+    async def subscribe(self) -> None:
+        """Subscribe the channel where its slot is served now."""
+        await self.close()
+        if self._failed:  # the slot may have moved: ask the cluster again
+            await self._cluster.nodes_manager.initialize()
+        else:  # a fresh client reads the slot map first
+            await self._cluster.initialize()
+        pubsub = self._cluster.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.ssubscribe(self._channel)
+        except BaseException:
+            await pubsub.aclose()
+            raise
+        self._pubsub, self._failed = pubsub, False
+
+    async def get_message(self, timeout: float) -> dict[str, Any] | None:
+        """The next message, or None after ``timeout`` s; redis-py's ``ConnectionError`` when
+        the subscription is lost (the next call subscribes again)."""
+        if self._pubsub is None:
+            await self.subscribe()
+        assert self._pubsub is not None
+        try:
+            if not self._pubsub.node_pubsub_mapping:  # redis-py dropped its shard's connection
+                raise redis_errors.ConnectionError("the shard subscription was dropped")
+            message: dict[str, Any] | None = await self._pubsub.get_sharded_message(timeout=timeout)
             return message
-        shards = cast("ClusterPubSub", pubsub)
-        if not shards.node_pubsub_mapping:  # its shard's subscription was dropped: again
-            await shards.ssubscribe(self.channel)
-        return await shards.get_sharded_message(timeout=1.0)
+        except (redis_errors.RedisError, OSError, RuntimeError) as error:
+            # RuntimeError: a connection redis-py closed under the read (its reconciliation)
+            self._failed = True
+            await self.close()
+            if isinstance(error, redis_errors.ConnectionError):
+                raise
+            raise redis_errors.ConnectionError(str(error)) from error
+
+    async def close(self) -> None:
+        pubsub, self._pubsub = self._pubsub, None
+        if pubsub is not None:
+            with contextlib.suppress(redis_errors.RedisError, OSError, RuntimeError):
+                await pubsub.aclose()
 
 
 def _timeout_message(envelope: bus.CommandEnvelope, timeout: float) -> str:
