@@ -38,7 +38,7 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 
 from eventstore import CommandPartitions
-from eventstore.redis_client import is_cluster
+from eventstore.redis_client import healing_options, is_cluster
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -222,7 +222,7 @@ class RulesClient:
             if pubsub is not None:
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
             if self._shards is not None:
-                await self._shards.close()
+                await self._shards.aclose()
 
     async def _receive(self, pubsub: PubSub | None) -> dict[str, Any] | None:
         """The next message of the reply channel, or None after a second without one."""
@@ -235,13 +235,17 @@ class RulesClient:
 
 class ShardSubscription:
     """A reply channel as a shard channel of a Redis Cluster: ``SSUBSCRIBE`` on the master of
-    the channel's slot (redis-py's `ClusterPubSub`). When its connection fails, or redis-py
-    drops it, the next `get_message` subscribes it again from the slot map read afresh: after a
-    failover the replica that took the slot over serves it (redis-py's own reconciliation only
-    runs once something else has refreshed the client's slot map)."""
+    the channel's slot (redis-py's `ClusterPubSub`), on a cluster client of its own (the
+    commands' client's nodes and credentials): redis-py's cluster pub/sub borrows connections
+    from its client's pools, and a refresh of the slot map marks every connection of a client
+    for reconnection, so the subscription and the commands keep apart. When its connection
+    fails, or redis-py drops it, the next `get_message` subscribes it again from the slot map
+    read afresh: after a failover the replica that took the slot over serves it (redis-py's
+    own reconciliation only runs once something else has refreshed the slot map)."""
 
-    def __init__(self, cluster: RedisCluster, channel: str) -> None:
-        self._cluster = cluster
+    def __init__(self, commands: RedisCluster, channel: str) -> None:
+        self._commands = commands
+        self._cluster: RedisCluster | None = None
         self._channel = channel
         self._pubsub: ClusterPubSub | None = None
         self._failed = False
@@ -249,10 +253,20 @@ class ShardSubscription:
     async def subscribe(self) -> None:
         """Subscribe the channel where its slot is served now."""
         await self.close()
-        if self._failed:  # the slot may have moved: ask the cluster again
-            await self._cluster.nodes_manager.initialize()
-        else:  # a fresh client reads the slot map first
+        if self._cluster is None:
+            await self._commands.initialize()  # its nodes are known once it is
+            node = self._commands.get_default_node()
+            credentials = {
+                key: value
+                for key, value in node.connection_kwargs.items()
+                if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
+            }
+            self._cluster = RedisCluster(
+                host=node.host, port=node.port, **credentials, **healing_options(cluster=True)
+            )
             await self._cluster.initialize()
+        elif self._failed:  # the slot may have moved: ask the cluster again
+            await self._cluster.nodes_manager.initialize()
         pubsub = self._cluster.pubsub(ignore_subscribe_messages=True)
         try:
             await pubsub.ssubscribe(self._channel)
@@ -281,10 +295,18 @@ class ShardSubscription:
             raise redis_errors.ConnectionError(str(error)) from error
 
     async def close(self) -> None:
+        """Unsubscribe (its client stays, for the next `subscribe`)."""
         pubsub, self._pubsub = self._pubsub, None
         if pubsub is not None:
             with contextlib.suppress(redis_errors.RedisError, OSError, RuntimeError):
                 await pubsub.aclose()
+
+    async def aclose(self) -> None:
+        """Unsubscribe and close its client."""
+        await self.close()
+        cluster, self._cluster = self._cluster, None
+        if cluster is not None:
+            await cluster.aclose()
 
 
 def _timeout_message(envelope: bus.CommandEnvelope, timeout: float) -> str:
