@@ -42,6 +42,8 @@ SET_UP_S = 120.0  # at most, for every game to be set up before the window
 RETRIES = 5
 """A command without an answer in time (504, CommandTimeout) is sent again with the same id,
 as a client should; a move's round trip then runs from its first sending."""
+IN_FLIGHT_WAIT_S = 0.5
+"""How long a keyed request waits before it is sent again after ``idempotency_key_in_flight``."""
 PROBES = 4  # read-model probes in flight at most, per load process
 POLL_S = 0.0005
 
@@ -174,10 +176,13 @@ async def retried(
     key: str = "",
 ) -> tuple[int, bytes]:
     """A request sent again (same body, so the same command id; same idempotency key) after
-    a 504."""
+    a 504, or, as the answer asks, a moment after a 409 ``idempotency_key_in_flight`` (the
+    request sent before the 504 is still being answered)."""
     for _ in range(RETRIES):
         status, answer = await conn.request(method, path, body, token, key)
-        if status != 504:
+        if status == 409 and b"idempotency_key_in_flight" in answer:
+            await asyncio.sleep(IN_FLIGHT_WAIT_S)
+        elif status != 504:
             return status, answer
         load.retries += 1
     return await conn.request(method, path, body, token, key)

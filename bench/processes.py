@@ -16,7 +16,7 @@ from typing import Any
 
 from devkit.redis_server import RedisServer, free_port
 
-READY_TIMEOUT_S = 60.0
+READY_TIMEOUT_S = 180.0
 
 
 @dataclass(frozen=True)
@@ -230,6 +230,16 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
         env.update(LIFTED_LIMITS)
     stack = Stack(redis_url, workdir, env)
     port = free_port()
+    try:
+        _start_services(stack, topology, port)
+    except BaseException:  # a stack that did not come up is stopped, not left running
+        stack.stop()
+        raise
+    return stack, port
+
+
+def _start_services(stack: Stack, topology: Topology, port: int) -> None:
+    """Every service of ``topology``, started and awaited (the gateway on ``port``)."""
     for name, count in (("board", topology.board), ("score", topology.score)):
         for _ in range(count):
             stack.start(name)
@@ -253,4 +263,3 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
         if time.monotonic() > deadline:
             raise RuntimeError("the rules service did not start")
         time.sleep(0.1)
-    return stack, port

@@ -8,6 +8,7 @@ key's hash slot. Every key of a game carries the game's partition as a hash tag 
 ```python
 redis = redis_client(settings.redis_url)      # Redis or RedisCluster, bytes replies
 pool = blocking_pool(settings.redis_url, max_connections=200, timeout=10.0)
+probe = sync_client(settings.redis_url, socket_timeout=3)   # blocking, for a probe or a tool
 ```
 
 Every client made here heals (`healing_options`): a connection the server closed (Redis
@@ -40,6 +41,17 @@ CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
 RETRIES = 5
 """Retries of a command whose connection failed: 0.05, 0.1, 0.2, 0.4, 0.4 s apart, so a command
 sent while Redis restarts goes through if Redis answers within about a second."""
+CLUSTER_NODE_CONNECTIONS = 4096
+"""A cluster client's cap on connections to each node. redis-py's cluster client has no
+blocking pool: a command that finds every connection to its node in use fails at once
+(``MaxConnectionsError``, a ``ConnectionError``), and the retry that follows closes every
+connection of the client, those in use by other commands too, which then fail as well
+("Connection closed by server.", a closed transport, a missing writer). With redis-py's default
+of 100, and the 200 the gateway asked for, setting up 128 games on four gateway workers ended
+in ``503 store_unavailable`` and then 500s. Connections are opened only as commands need them,
+so the cap is set where the gateway's front door stops admitting requests first (4096
+connections per worker): each node's ``maxclients`` (10000 by default) must cover the peak of
+every client together."""
 HEALTH_CHECK_INTERVAL_S = 15.0
 """A connection idle this long is pinged (and replaced when dead) before its next command."""
 
@@ -77,15 +89,32 @@ def plain_url(url: str) -> str:
 
 
 def redis_client(url: str, **kwargs: Any) -> Any:
-    """An asyncio client for ``url`` returning bytes: `RedisCluster` for a cluster URL,
+    """An asyncio client for ``url`` returning bytes: `RedisCluster` for a cluster URL (at
+    most `CLUSTER_NODE_CONNECTIONS` per node unless ``max_connections`` says otherwise),
     `Redis` otherwise (typed loosely: the two share their command methods, not a base)."""
     if is_cluster_url(url):
         # A cluster has one database: a path (/0) is accepted and dropped.
         return RedisCluster.from_url(
             urlunsplit(urlsplit(plain_url(url))._replace(path="")),
-            **{**healing_options(cluster=True), **kwargs},
+            **{
+                "max_connections": CLUSTER_NODE_CONNECTIONS,
+                **healing_options(cluster=True),
+                **kwargs,
+            },
         )
     return Redis.from_url(url, **{**healing_options(), **kwargs})
+
+
+def sync_client(url: str, **kwargs: Any) -> Any:
+    """A blocking client for ``url`` (a probe, a one-off tool): redis-py's synchronous
+    `redis.cluster.RedisCluster` for a cluster URL, `redis.Redis` otherwise."""
+    import redis
+    import redis.cluster
+
+    if is_cluster_url(url):
+        cluster_url = urlunsplit(urlsplit(plain_url(url))._replace(path=""))
+        return redis.cluster.RedisCluster.from_url(cluster_url, **kwargs)
+    return redis.Redis.from_url(url, **kwargs)
 
 
 def blocking_pool(

@@ -17,6 +17,7 @@ import time
 import msgspec
 import pytest
 from redis.crc import key_slot
+from redis.exceptions import RedisClusterException, RedisError
 
 from devkit.redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
     RedisCluster,
@@ -256,3 +257,46 @@ async def test_a_game_through_the_gateway_on_the_cluster(
         stop.set()
         await asyncio.wait_for(projecting, timeout=15)
     assert moves > 20
+
+
+async def test_replies_travel_on_a_shard_channel_and_follow_it_through_a_failover() -> None:
+    """A `RulesClient` on a cluster subscribes a shard channel on the master of the channel's
+    slot (a plain subscriber of the same name elsewhere hears nothing: no broadcast); when
+    that master dies its replica takes the slot over, the subscription moves there, and
+    commands sent after the failover get their replies."""
+    from gameserver.rules.rules_service import RulesService
+    from gameserver.runtime.bus import CommandEnvelope, Reply, is_shard_channel
+    from gameserver.runtime.rules_client import CommandTimeout, RulesClient
+    from gameserver.runtime.settings import Settings
+
+    with RedisCluster(masters=3, replicas=1, node_timeout_ms=1000) as cluster:
+        client = redis_client(cluster.url, socket_timeout=5, socket_connect_timeout=1)
+        # everysec: an append needs no replica while the killed master is away
+        settings = Settings(redis_url=cluster.url, durability="everysec", consumer="rules-f")
+        try:
+            async with RulesService(settings), RulesClient(client) as rules:
+                assert is_shard_channel(rules.channel)
+                owner = cluster.master_of(rules.channel)
+                other = next(n for n in cluster.nodes if n.port != owner.port).client()
+                plain = other.pubsub(ignore_subscribe_messages=True)
+                plain.subscribe(rules.channel)  # PUBLISH would reach it from any node
+                reply = await rules.send(CommandEnvelope("f0", "c", c.CreateGame("f0", 2, "")))
+                assert reply.status == "accepted"
+                assert plain.get_message(timeout=0.5) is None
+                plain.close()
+                other.close()
+                cluster.kill(owner)
+                await asyncio.to_thread(cluster.wait_failover, owner)
+                deadline = time.monotonic() + 60
+                envelope = CommandEnvelope("f1", "c", c.CreateGame("f1", 2, ""))
+                answer: object = None
+                while not isinstance(answer, Reply) and time.monotonic() < deadline:
+                    try:  # resent with the same command id until its reply arrives
+                        answer = await rules.send(envelope, timeout=3)
+                    except (CommandTimeout, RedisError, RedisClusterException) as error:
+                        answer = error
+                assert isinstance(answer, Reply), f"no reply after the failover: {answer!r}"
+                assert answer.status == "accepted"
+                assert cluster.master_of(rules.channel).port != owner.port
+        finally:
+            await client.aclose()

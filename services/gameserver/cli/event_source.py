@@ -156,11 +156,10 @@ async def _stored(client: Any, game_id: str, settings: Settings) -> list[Any]:
 
 async def read_store(game_id: str, settings: Settings) -> Loaded:
     # Imported here: redis takes a third of a second to import, and a file needs none of it.
-    import redis.asyncio as aioredis
-
+    from eventstore.redis_client import redis_client
     from gameserver.runtime.state_cache import game_of_stream
 
-    client = aioredis.from_url(settings.redis_url)
+    client = redis_client(settings.redis_url)  # a RedisCluster for a cluster URL
     try:
         stored = await _stored(client, game_id, settings)
     finally:
@@ -173,11 +172,10 @@ async def read_export(game_id: str, settings: Settings) -> bytes:
     """What ``renature export`` writes: a stored game's events as the server stored them (the
     very bytes its seal signed), one a line, then its latest seal where it has one, read from
     Redis or, for an archived game, from its archive. `NoSuchGame` as `read_store`."""
-    import redis.asyncio as aioredis
-
+    from eventstore.redis_client import redis_client
     from gameserver.runtime.state_cache import game_of_stream
 
-    client = aioredis.from_url(settings.redis_url)
+    client = redis_client(settings.redis_url)  # a RedisCluster for a cluster URL
     try:
         stored = await _stored(client, game_id, settings)
         seal = await _seal(client, game_id, settings)

@@ -111,7 +111,7 @@ class Gateway:
         replaces the transport (tests)."""
         # Requests wait for a free connection rather than fail when many are in flight at once.
         if is_cluster_url(redis_url):  # a RedisCluster: a pool per node (eventstore.redis_client)
-            redis = redis_client(redis_url, max_connections=REDIS_CONNECTIONS)
+            redis = redis_client(redis_url)  # no blocking pool there: CLUSTER_NODE_CONNECTIONS
         else:
             pool = blocking_pool(
                 redis_url, max_connections=REDIS_CONNECTIONS, timeout=command_timeout

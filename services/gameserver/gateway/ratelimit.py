@@ -63,7 +63,12 @@ from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from redis.asyncio import BlockingConnectionPool, Redis
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from eventstore.redis_client import blocking_pool, is_cluster_url, redis_client
+from eventstore.redis_client import (
+    CLUSTER_NODE_CONNECTIONS,
+    blocking_pool,
+    is_cluster_url,
+    redis_client,
+)
 from gameserver.gateway.limit_leases import LeasedWindow
 from gameserver.gateway.refusal_memory import Refused, RefusedUntil
 from gameserver.gateway.request_limits import (
@@ -163,9 +168,11 @@ class Limiter:
                 f"async+{redis_url.split('/0', 1)[0]}",
                 implementation="redispy",
                 key_prefix=f"{prefix}:limits",
-                max_connections=self.CONNECTIONS,
+                # a cluster client fails (and then fails all) when its cap is reached, where a
+                # blocking pool would wait: eventstore.redis_client.CLUSTER_NODE_CONNECTIONS
+                max_connections=CLUSTER_NODE_CONNECTIONS,
             )
-            self.redis: Any = redis_client(redis_url, max_connections=self.CONNECTIONS)
+            self.redis: Any = redis_client(redis_url)
         else:
             pool = blocking_pool(redis_url, max_connections=self.CONNECTIONS, timeout=10)
             self.storage = RedisStorage(

@@ -31,6 +31,12 @@ from gameserver.gateway.worker_settings import SETTINGS_ENV, settings_from_env
 from gameserver.runtime.logging import configure_logging
 from gameserver.runtime.settings import Settings
 
+WORKER_HEALTHCHECK_S = 30
+"""How long uvicorn waits for a worker process to answer its health check before it kills the
+worker and starts another. Uvicorn's default, 5 s, is shorter than a worker's start (Python,
+the app's imports) on a busy machine: on two loaded cores every worker of four was killed
+before it could serve, again and again, for most of a minute."""
+
 
 def serve(settings: Settings, *, host: str, port: int) -> None:
     """Run the gateway until SIGINT/SIGTERM (blocking)."""
@@ -46,6 +52,7 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
         host=host,
         port=port,
         workers=settings.gateway_workers,
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
         loop="uvloop",
         **FrontDoor.from_env().uvicorn_options(),  # httptools with bounds on slow clients
         access_log=settings.access_log_sample > 0,

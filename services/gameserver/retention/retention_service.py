@@ -159,17 +159,21 @@ class Retention:
                     raise
         seen = 0
         while True:
-            batches = cast(  # a bytes client
-                "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",
-                await self.redis.xreadgroup(
-                    GROUP, self.consumer, dict.fromkeys(feeds, ">"), count=count
-                ),
+            # One XREADGROUP per feed, pipelined: on a Redis Cluster each feed lives in a hash
+            # slot of its own, and one read naming several would be refused (CROSSSLOT).
+            reading = self.redis.pipeline(transaction=False)
+            for feed in feeds:
+                reading.xreadgroup(GROUP, self.consumer, {feed: ">"}, count=count)
+            found = cast(  # a bytes client
+                "list[list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None]",
+                await reading.execute(),
             )
-            entries = sum(len(entries) for _, entries in batches or [])
+            batches = [batch for per_feed in found for batch in per_feed or []]
+            entries = sum(len(entries) for _, entries in batches)
             if not entries:
                 return seen
             pipe = self.redis.pipeline(transaction=False)
-            for stream, stream_entries in batches or []:
+            for stream, stream_entries in batches:
                 partition = feeds[_text(stream)]
                 ids = []
                 for entry_id, fields in stream_entries:

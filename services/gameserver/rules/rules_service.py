@@ -30,10 +30,17 @@ from faststream.redis import BinaryMessageFormatV1, RedisBroker, RedisClusterBro
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from eventstore import RedisEventStore
 from eventstore.keys import format_partitions
-from eventstore.redis_client import healing_options, is_cluster_url, plain_url, redis_client
+from eventstore.redis_client import (
+    healing_options,
+    is_cluster,
+    is_cluster_url,
+    plain_url,
+    redis_client,
+)
 from eventstore.retention_policy import RetentionPolicy
 from gameserver.rules.command_handler import CommandHandler
 from gameserver.rules.envelopes import BatchMeta
@@ -284,7 +291,8 @@ class RulesService:
 async def publish_replies(
     redis: Redis, replies: Sequence[Any], headers: Sequence[dict[str, Any]]
 ) -> None:
-    """Every reply to the channel its command named, in one pipeline."""
+    """Every reply to the channel its command named, in one pipeline: ``SPUBLISH`` to a shard
+    channel (a gateway on a Redis Cluster), ``PUBLISH`` to any other."""
     pipe = redis.pipeline(transaction=False)
     for reply, header in zip(replies, headers, strict=True):
         if reply_to := header.get("reply_to"):
@@ -294,9 +302,16 @@ async def publish_replies(
                 headers=None,
                 correlation_id=header.get("correlation_id") or "",
             )
-            # PUBLISH by name: a cluster pipeline refuses publish() (any node broadcasts)
-            pipe.execute_command("PUBLISH", reply_to, wire)
-    await pipe.execute()
+            # By name: a cluster pipeline refuses publish() but routes both by the channel's
+            # slot; SPUBLISH reaches the channel's shard alone, PUBLISH every node.
+            publish = "SPUBLISH" if bus.is_shard_channel(reply_to) else "PUBLISH"
+            pipe.execute_command(publish, reply_to, wire)
+    try:
+        await pipe.execute()
+    except RedisConnectionError:
+        if is_cluster(redis):  # a master gone (a failover): read the slot map at the next use
+            await redis.aclose()  # (a client that never retries would not, and kept failing)
+        raise
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:

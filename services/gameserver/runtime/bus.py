@@ -3,7 +3,8 @@
 - Commands go to the command stream of their game's partition (``COMMAND_PARTITIONS``) as a
   ``CommandEnvelope``; the rules service consumes those streams with the consumer group
   ``RULES_GROUP`` and answers every envelope with a ``Reply`` (FastStream request/reply: the
-  gateway awaits the reply of the message it published).
+  gateway awaits the reply of the message it published) on the reply channel the message
+  names: ``PUBLISH`` to a plain channel, ``SPUBLISH`` to a shard channel (`reply_channel`).
 - Events go to the event store (``eventstore``): one stream per game plus partition feeds,
   which the projectors consume with their own consumer groups.
 - Read models are Redis hashes written by the projectors (see ``gameserver.projectors``).
@@ -27,6 +28,26 @@ COMMAND_PARTITIONS = CommandPartitions()
 RULES_GROUP = "rules"
 BOARD_GROUP = "board-projector"
 SCORE_GROUP = "score-projector"
+
+
+REPLY_CHANNELS = "rn:reply:"
+"""Every reply channel's name begins so (the ACL of infra/redis/users.acl grants them)."""
+SHARD_REPLY_CHANNELS = f"{REPLY_CHANNELS}shard:"
+"""A reply channel named so is a shard channel (Redis 7 sharded pub/sub): its replies go out
+with ``SPUBLISH``, which a Redis Cluster delivers within the shard of the channel's slot only,
+where a ``PUBLISH`` is broadcast to every node of the cluster. Its subscriber (a `RulesClient`
+on a cluster) subscribes it with ``SSUBSCRIBE``; any other reply channel gets ``PUBLISH``."""
+
+
+def reply_channel(unique: str, *, sharded: bool) -> str:
+    """The name of a reply channel (``unique``: a fresh random string)."""
+    return f"{SHARD_REPLY_CHANNELS if sharded else REPLY_CHANNELS}{unique}"
+
+
+def is_shard_channel(channel: str | bytes) -> bool:
+    """Whether replies to ``channel`` go out by ``SPUBLISH`` (see `SHARD_REPLY_CHANNELS`)."""
+    name = channel.decode() if isinstance(channel, bytes) else channel
+    return name.startswith(SHARD_REPLY_CHANNELS)
 
 
 DEFAULT_GAME = registry.DEFAULT_GAME

@@ -24,10 +24,14 @@ import sys
 from typing import Any
 
 import redis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
 
+from eventstore.redis_client import sync_client
 from gameserver.runtime import bus
 from gameserver.runtime.settings import Settings
+
+UNREACHABLE = (RedisError, RedisClusterException)
+"""What Redis out of reach raises (a cluster client's own errors are not `RedisError`s)."""
 
 MAX_IDLE_S = {"rules": 60, "board": 60, "score": 60, "clock": 60, "retention": 600}
 """Default limits: a read at least every few seconds (retention: one pass per interval)."""
@@ -49,9 +53,7 @@ def streams_and_group(service: str, settings: Settings) -> tuple[list[str], str]
     return [settings.layout.feed_key(0)], groups[service]
 
 
-def consumer_info(
-    client: redis.Redis, stream: str, group: str, consumer: str
-) -> dict[str, Any] | None:
+def consumer_info(client: Any, stream: str, group: str, consumer: str) -> dict[str, Any] | None:
     """The consumer's XINFO CONSUMERS entry, or None when the group or the consumer is not
     there."""
     try:
@@ -82,10 +84,13 @@ def verdict(
 def live(service: str, settings: Settings, max_idle_s: float) -> tuple[bool, str]:
     """(alive, why): stuck when the consumer is stuck on any of its streams."""
     streams, group = streams_and_group(service, settings)
-    client = redis.Redis.from_url(settings.redis_url, socket_timeout=3, socket_connect_timeout=3)
+    try:  # a cluster URL gets a cluster client, which reaches out to the nodes at once
+        client = sync_client(settings.redis_url, socket_timeout=3, socket_connect_timeout=3)
+    except UNREACHABLE as error:
+        return True, f"Redis out of reach ({type(error).__name__}): not this process's fault"
     try:
         infos = [consumer_info(client, stream, group, settings.consumer) for stream in streams]
-    except RedisError as error:
+    except UNREACHABLE as error:
         return True, f"Redis out of reach ({type(error).__name__}): not this process's fault"
     finally:
         client.close()

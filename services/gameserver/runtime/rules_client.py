@@ -28,14 +28,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from typing import Any, cast
 
 from faststream.redis import RedisBroker
 from faststream.redis.parser.binary import BinaryMessageFormatV1
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
+from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 
 from eventstore import CommandPartitions
+from eventstore.redis_client import healing_options, is_cluster
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -86,15 +89,17 @@ class RulesClient:
     """Sends commands over one reply channel subscribed for the client's whole life.
 
     Replies come back on ``rn:reply:<random>`` with the correlation id of their request; a
-    listener task hands each to the request awaiting it. Commands sent while an earlier
-    ``XADD`` is on its way are queued and go out together in one pipeline, so a busy client
-    (the gateway under load) pays one round trip for many commands; each goes to the command
-    stream of its game's partition (``streams``, the deployment's `CommandPartitions`). If the
-    subscription's connection drops, redis-py resubscribes when it reconnects; replies
-    published meanwhile are lost and their requests time out (resend them with the same command
-    id to learn the outcome). A command sent while the channel is being subscribed again waits
-    for it (`RESUBSCRIBE_WAIT_S` at most), so the first command after Redis returns does not
-    lose its reply.
+    listener task hands each to the request awaiting it. On a Redis Cluster the channel is a
+    shard channel, ``rn:reply:shard:<random>`` (``SSUBSCRIBE``; the rules service answers with
+    ``SPUBLISH``), so that replies reach the one shard of the channel's slot, not every node.
+    Commands sent while an earlier ``XADD`` is on its way are queued and go out together in one
+    pipeline, so a busy client (the gateway under load) pays one round trip for many commands;
+    each goes to the command stream of its game's partition (``streams``, the deployment's
+    `CommandPartitions`). If the subscription's connection drops, redis-py resubscribes when it
+    reconnects; replies published meanwhile are lost and their requests time out (resend them
+    with the same command id to learn the outcome). A command sent while the channel is being
+    subscribed again waits for it (`RESUBSCRIBE_WAIT_S` at most), so the first command after
+    Redis returns does not lose its reply.
     """
 
     def __init__(
@@ -107,7 +112,12 @@ class RulesClient:
         self._redis = redis
         self._maxlen = maxlen
         self._streams = streams
-        self.channel = f"rn:reply:{uuid.uuid4().hex}"
+        # On a Redis Cluster a shard channel (SSUBSCRIBE, SPUBLISH): a reply then travels
+        # within the shard of the channel's slot instead of being broadcast to every node.
+        sharded = is_cluster(redis)
+        self.channel = bus.reply_channel(uuid.uuid4().hex, sharded=sharded)
+        cluster = cast("RedisCluster", redis)
+        self._shards = ShardSubscription(cluster, self.channel) if sharded else None
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
         self._outbox: list[tuple[str, bytes, asyncio.Future[bytes]]] = []
         self._sender: asyncio.Task[None] | None = None
@@ -127,8 +137,12 @@ class RulesClient:
         async with self._starting:
             if self._listener is not None:
                 return
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-            await pubsub.subscribe(self.channel)
+            pubsub: PubSub | None = None
+            if self._shards is not None:
+                await self._shards.subscribe()
+            else:
+                pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+                await pubsub.subscribe(self.channel)
             self._subscribed.set()
             self._listener = asyncio.create_task(self._listen(pubsub), name=self.channel)
 
@@ -184,11 +198,11 @@ class RulesClient:
                 if isinstance(result, Exception) and not waiter.done():
                     waiter.set_exception(result)
 
-    async def _listen(self, pubsub: PubSub) -> None:
+    async def _listen(self, pubsub: PubSub | None) -> None:
         try:
             while True:
                 try:
-                    received = await pubsub.get_message(timeout=1.0)
+                    received = await self._receive(pubsub)
                 except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
                     if self._subscribed.is_set():
                         log.warning("reply_channel_lost", error=str(error))
@@ -198,14 +212,101 @@ class RulesClient:
                 if not self._subscribed.is_set():  # reconnected: redis-py subscribed again
                     log.info("reply_channel_back")
                     self._subscribed.set()
-                if received is None or received.get("type") != "message":
+                if received is None or received.get("type") not in ("message", "smessage"):
                     continue
                 data, headers = BinaryMessageFormatV1.parse(received["data"])
                 waiter = self._waiting.pop(str(headers.get("correlation_id", "")), None)
                 if waiter is not None and not waiter.done():
                     waiter.set_result(data)
         finally:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]
+            if pubsub is not None:
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+            if self._shards is not None:
+                await self._shards.aclose()
+
+    async def _receive(self, pubsub: PubSub | None) -> dict[str, Any] | None:
+        """The next message of the reply channel, or None after a second without one."""
+        if self._shards is not None:
+            return await self._shards.get_message(timeout=1.0)
+        assert pubsub is not None
+        message: dict[str, Any] | None = await pubsub.get_message(timeout=1.0)
+        return message
+
+
+class ShardSubscription:
+    """A reply channel as a shard channel of a Redis Cluster: ``SSUBSCRIBE`` on the master of
+    the channel's slot (redis-py's `ClusterPubSub`), on a cluster client of its own (the
+    commands' client's nodes and credentials): redis-py's cluster pub/sub borrows connections
+    from its client's pools, and a refresh of the slot map marks every connection of a client
+    for reconnection, so the subscription and the commands keep apart. When its connection
+    fails, or redis-py drops it, the next `get_message` subscribes it again from the slot map
+    read afresh: after a failover the replica that took the slot over serves it (redis-py's
+    own reconciliation only runs once something else has refreshed the slot map)."""
+
+    def __init__(self, commands: RedisCluster, channel: str) -> None:
+        self._commands = commands
+        self._cluster: RedisCluster | None = None
+        self._channel = channel
+        self._pubsub: ClusterPubSub | None = None
+        self._failed = False
+
+    async def subscribe(self) -> None:
+        """Subscribe the channel where its slot is served now."""
+        await self.close()
+        if self._cluster is None:
+            await self._commands.initialize()  # its nodes are known once it is
+            node = self._commands.get_default_node()
+            credentials = {
+                key: value
+                for key, value in node.connection_kwargs.items()
+                if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
+            }
+            self._cluster = RedisCluster(
+                host=node.host, port=node.port, **credentials, **healing_options(cluster=True)
+            )
+            await self._cluster.initialize()
+        elif self._failed:  # the slot may have moved: ask the cluster again
+            await self._cluster.nodes_manager.initialize()
+        pubsub = self._cluster.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.ssubscribe(self._channel)
+        except BaseException:
+            await pubsub.aclose()
+            raise
+        self._pubsub, self._failed = pubsub, False
+
+    async def get_message(self, timeout: float) -> dict[str, Any] | None:
+        """The next message, or None after ``timeout`` s; redis-py's ``ConnectionError`` when
+        the subscription is lost (the next call subscribes again)."""
+        if self._pubsub is None:
+            await self.subscribe()
+        assert self._pubsub is not None
+        try:
+            if not self._pubsub.node_pubsub_mapping:  # redis-py dropped its shard's connection
+                raise redis_errors.ConnectionError("the shard subscription was dropped")
+            message: dict[str, Any] | None = await self._pubsub.get_sharded_message(timeout=timeout)
+            return message
+        except (redis_errors.RedisError, OSError, RuntimeError) as error:
+            # RuntimeError: a connection redis-py closed under the read (its reconciliation)
+            self._failed = True
+            await self.close()
+            if isinstance(error, redis_errors.ConnectionError):
+                raise
+            raise redis_errors.ConnectionError(str(error)) from error
+
+    async def close(self) -> None:
+        """Unsubscribe (its client stays, for the next `subscribe`)."""
+        pubsub, self._pubsub = self._pubsub, None
+        if pubsub is not None:
+            with contextlib.suppress(redis_errors.RedisError, OSError, RuntimeError):
+                await pubsub.aclose()
+
+    async def aclose(self) -> None:
+        """Unsubscribe and close its client."""
+        await self.close()
+        cluster, self._cluster = self._cluster, None
+        if cluster is not None:
+            await cluster.aclose()
 
 
 def _timeout_message(envelope: bus.CommandEnvelope, timeout: float) -> str:

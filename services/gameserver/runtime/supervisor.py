@@ -16,6 +16,7 @@ and a password generated once into ``./var/redis.password`` (the services read i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import shutil
@@ -272,7 +273,9 @@ class Stack:
             command = [sys.executable, "-m", "gameserver.runtime.supervisor", name]
             if name == "gateway":
                 command += ["--host", self.host, "--port", str(self.port)]
-            self.children[name] = subprocess.Popen(command, env=env)
+            # Each child leads a process group of its own (signals are forwarded to it), so
+            # that one killed at the end takes its own children along (the gateway's workers).
+            self.children[name] = subprocess.Popen(command, env=env, process_group=0)
             log.info("service_started", service=name, pid=self.children[name].pid)
 
     def signal_children(self, signum: int) -> None:
@@ -289,7 +292,8 @@ class Stack:
                 child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 log.warning("service_killed", service=name, pid=child.pid)
-                child.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.pid, signal.SIGKILL)
                 child.wait()
         if self.redis is not None:
             self.redis.stop()
@@ -304,9 +308,14 @@ class Stack:
         }
 
 
-def wait_for_port(host: str, port: int, stack: Stack, timeout: float = 180.0) -> bool:
+READY_TIMEOUT_S = 180.0
+"""How long ``serve all`` waits for the gateway to accept connections while every service
+runs: a gateway of several workers on a few busy cores takes a minute or more to start."""
+
+
+def wait_for_port(host: str, port: int, stack: Stack, timeout: float = READY_TIMEOUT_S) -> bool:
     """Wait until the gateway accepts connections; False when a service died or time ran
-    out first. Generous: on a busy two-core machine importing five services has taken 50 s."""
+    out first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not stack.dead():
         try:
