@@ -176,7 +176,7 @@ async def test_commands_spread_over_the_shards_by_their_games_partition(
     commands = CommandPartitions(KeyLayout(), count)
     games = [f"shard-game-{n}" for n in range(48)]
     assert {KeyLayout().partition_of(g) for g in games} == set(range(16))
-    settings = Settings(
+    settings = Settings.of(
         redis_url=redis_cluster.url,
         durability="replica",
         consumer="rules-s",
@@ -212,9 +212,12 @@ async def test_a_game_through_the_gateway_on_the_cluster(
     from gameserver.projectors.projector_runner import create_projector, model_key
     from gameserver.rules.rules_service import RulesService
     from gameserver.runtime.settings import Settings
+    from support.gateway import gateway_settings
 
-    settings = Settings(redis_url=redis_cluster.url, durability="replica", consumer="rules-c")
-    app = create_app(redis_cluster.url, command_timeout=10.0, allow_chosen_seeds=True)
+    settings = Settings.of(redis_url=redis_cluster.url, durability="replica", consumer="rules-c")
+    app = create_app(
+        gateway_settings(redis_cluster.url, allow_chosen_seeds=True), command_timeout=10.0
+    )
     store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]
     stop = asyncio.Event()
     board = create_projector(

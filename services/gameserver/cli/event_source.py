@@ -5,7 +5,6 @@ file (an export, or ``renature simulate --events``)."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -146,17 +145,19 @@ async def read_store(game_id: str, settings: Settings) -> Loaded:
     from eventstore.archive import ArchiveDir
     from gameserver.runtime.state_cache import game_of_stream
 
-    client = aioredis.from_url(settings.redis_url)
+    client = aioredis.from_url(settings.store.redis_url)
     try:
-        store = RedisEventStore(client, prefix=settings.prefix, partitions=settings.partitions)
+        store = RedisEventStore(
+            client, prefix=settings.store.prefix, partitions=settings.store.partitions
+        )
         stored = await store.read(game_id)
     finally:
         await client.aclose()
-    if not stored and (directory := os.environ.get("RENATURE_ARCHIVE_DIR")):
-        layout = KeyLayout(settings.prefix, settings.partitions)
+    if not stored and (directory := settings.retention.archive_dir):
+        layout = KeyLayout(settings.store.prefix, settings.store.partitions)
         stored = ArchiveDir(directory, layout).read(game_id) or []
     if not stored:
-        where = without_credentials(settings.redis_url)  # never print a password
+        where = without_credentials(settings.store.redis_url)  # never print a password
         raise NoSuchGame(f"There is no game {clipped(repr(game_id))} in the store at {where}.")
     game = game_of_stream(stored)  # the stream names its game on its first event
     return Loaded(game.name, [game.decode_event(s.data) for s in stored])
@@ -181,8 +182,10 @@ async def read_seal(game_id: str, settings: Settings) -> Seal | None:
     from eventstore import KeyLayout
     from gameserver.runtime.signing import stored_seal
 
-    client = aioredis.from_url(settings.redis_url)
+    client = aioredis.from_url(settings.store.redis_url)
     try:
-        return await stored_seal(client, KeyLayout(settings.prefix, settings.partitions), game_id)
+        return await stored_seal(
+            client, KeyLayout(settings.store.prefix, settings.store.partitions), game_id
+        )
     finally:
         await client.aclose()

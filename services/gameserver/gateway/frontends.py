@@ -2,7 +2,8 @@
 
 - the lobby and host routes (``routers.lobby``), Server-Sent Events (``routers.sse``) and the
   board geometry (``routers.boards``);
-- CORS for the origins named in ``RENATURE_CORS_ORIGINS`` (comma-separated; off when unset);
+- CORS for the origins of the settings' ``cors_origins`` (``RENATURE_CORS_ORIGINS``,
+  comma-separated; off when unset);
 - gzip for answers over 1 KB (an event stream is never compressed: it must flow);
 - ``ETag`` on the views and events of finished games (they never change again), with
   ``If-None-Match`` answered 304;
@@ -22,8 +23,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,20 +46,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gameserver.gateway.http_errors import error_body
 from gameserver.gateway.routers import boards_routes, lobby_routes, sse_routes
 
-CORS_ENV = "RENATURE_CORS_ORIGINS"
 GZIP_MIN_BYTES = 1000
 DOCS_STATIC = "/static-offline-docs"
 EXPOSED_HEADERS = ["Location", "ETag", "X-Model-Version", "Retry-After"]
 ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"]
 
 
-def cors_origins(env: dict[str, str] | None = None) -> list[str]:
-    """The origins allowed to call the API from a browser (none unless configured)."""
-    text = (os.environ if env is None else env).get(CORS_ENV, "")
-    return [origin.strip().rstrip("/") for origin in text.split(",") if origin.strip()]
-
-
-def install(app: FastAPI, *, origins: list[str] | None = None) -> None:
+def install(app: FastAPI, *, origins: Sequence[str] = ()) -> None:
+    """The routes and middleware of the module's list; CORS for ``origins`` (none: off)."""
     app.include_router(lobby_routes.router)
     app.include_router(sse_routes.router)
     app.include_router(boards_routes.router)
@@ -66,11 +61,10 @@ def install(app: FastAPI, *, origins: list[str] | None = None) -> None:
     app.add_middleware(AllowHeader)
     app.add_middleware(FinishedGameETags)
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES)
-    allowed = cors_origins() if origins is None else origins
-    if allowed:  # outermost: a preflight is answered before anything else looks at it
+    if origins:  # outermost: a preflight is answered before anything else looks at it
         app.add_middleware(
             JsonCors,
-            allow_origins=allowed,
+            allow_origins=list(origins),
             allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
             allow_headers=ALLOWED_HEADERS,
             expose_headers=EXPOSED_HEADERS,

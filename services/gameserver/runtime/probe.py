@@ -39,7 +39,9 @@ def streams_and_group(service: str, settings: Settings) -> tuple[list[str], str]
     since it reads all partitions at once."""
     if service == "rules":
         commands = settings.commands
-        return commands.streams(commands.parse(settings.rules_partitions)), bus.RULES_GROUP
+        return commands.streams(
+            commands.parse(settings.consumers.rules_partitions)
+        ), bus.RULES_GROUP
     groups = {
         "board": bus.BOARD_GROUP,
         "score": bus.SCORE_GROUP,
@@ -82,14 +84,20 @@ def verdict(
 def live(service: str, settings: Settings, max_idle_s: float) -> tuple[bool, str]:
     """(alive, why): stuck when the consumer is stuck on any of its streams."""
     streams, group = streams_and_group(service, settings)
-    client = redis.Redis.from_url(settings.redis_url, socket_timeout=3, socket_connect_timeout=3)
+    client = redis.Redis.from_url(
+        settings.store.redis_url, socket_timeout=3, socket_connect_timeout=3
+    )
     try:
-        infos = [consumer_info(client, stream, group, settings.consumer) for stream in streams]
+        infos = [
+            consumer_info(client, stream, group, settings.consumers.consumer) for stream in streams
+        ]
     except RedisError as error:
         return True, f"Redis out of reach ({type(error).__name__}): not this process's fault"
     finally:
         client.close()
-    return judge(dict(zip(streams, infos, strict=True)), settings.consumer, group, max_idle_s)
+    return judge(
+        dict(zip(streams, infos, strict=True)), settings.consumers.consumer, group, max_idle_s
+    )
 
 
 def judge(
