@@ -230,3 +230,16 @@ def test_a_child_process_gets_fields_through_their_variables() -> None:
     child = Settings.from_env(env)
     assert (child.front_door.trusted_proxies, child.limits.enabled) == ("10.0.0.0/8", False)
     assert child.frontends.cors_origins == ("https://a.b",)
+
+
+def test_a_service_started_with_a_bad_variable_says_which_and_starts_nothing() -> None:
+    from typer.testing import CliRunner
+
+    from gameserver.cli import app as cli
+
+    bad = {"RENATURE_DURABILITY": "sometimes"}
+    result = CliRunner().invoke(cli, ["serve", "rules"], env=bad)
+    assert result.exit_code == 2
+    assert "RENATURE_DURABILITY='sometimes': expected one of always, replica, everysec" in " ".join(
+        result.output.split()
+    )

@@ -3,8 +3,8 @@
 A field is declared by `setting`: its default, the environment variable that sets it (or none:
 a knob only code sets), a line of help and, where its type does not say how to read it, a
 parser. `gameserver.runtime.settings` reads the environment by these declarations and
-`gameserver.runtime.settings_table` writes the documented table from them: nothing else names
-a variable. Only the standard library is imported here: the CLI loads it before it needs Redis.
+`gameserver.runtime.settings_table` writes the documented table from them. Nothing heavier than
+the standard library is imported here: the CLI loads it before it needs Redis.
 """
 
 from __future__ import annotations
