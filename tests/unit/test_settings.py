@@ -243,3 +243,25 @@ def test_a_service_started_with_a_bad_variable_says_which_and_starts_nothing() -
     assert "RENATURE_DURABILITY='sometimes': expected one of always, replica, everysec" in " ".join(
         result.output.split()
     )
+
+
+def test_what_the_deployments_set_is_declared_and_valid() -> None:
+    """The Kubernetes ConfigMap and the compose file set only declared variables, with values
+    the settings take."""
+    import yaml
+
+    declared_names = {row.variable for row in settings_table.rows()}
+    infra = ROOT / "infra"
+    config_map = next(
+        doc
+        for doc in yaml.safe_load_all((infra / "k8s" / "services.yaml").read_text())
+        if doc and doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == "renature-env"
+    )["data"]
+    compose = yaml.safe_load((infra / "docker-compose.yml").read_text())
+    services = [service.get("environment", {}) for service in compose["services"].values()]
+    for env in (config_map, *services):
+        env = {k: str(v) for k, v in env.items() if k.startswith(("RENATURE_", "REDIS_URL"))}
+        env = {k: v for k, v in env.items() if "${" not in v}  # passwords from infra/.env
+        assert set(env) <= declared_names, set(env) - declared_names
+        Settings.from_env(env)
+    assert Settings.from_env(config_map).front_door.trusted_proxies == "10.0.0.0/8"
