@@ -34,10 +34,18 @@ WHOLE_ENVIRONMENT_TO_CHILDREN = {
 """Modules that may pass the whole environment to a child process, and do nothing else with it:
 ``**os.environ`` in a dict display is the one use allowed there."""
 
+OPTION_DEFAULTS = {
+    "services/gameserver/cli/serve_commands.py": "`serve all` starts a private Redis unless "
+    "REDIS_URL names one: typer reads it as the default of --redis-url (the same value the "
+    "settings read), and nothing else of the environment",
+}
+"""Modules whose command-line options may default to a variable (typer's ``envvar=``)."""
 
-def environment_uses(source: str) -> list[tuple[int, bool]]:
-    """Every line of ``source`` that touches the environment through ``os``, and whether that
-    use is ``**os.environ`` in a dict display (the whole environment handed on)."""
+
+def environment_uses(source: str) -> list[tuple[int, str]]:
+    """Every line of ``source`` that touches the environment: through ``os`` (``read``, or
+    ``whole`` for ``**os.environ`` in a dict display: the whole environment handed on) or as a
+    command-line option's default (``option``: typer's ``envvar=``)."""
     tree = ast.parse(source)
     spread = {
         id(value)
@@ -46,7 +54,7 @@ def environment_uses(source: str) -> list[tuple[int, bool]]:
         for key, value in zip(node.keys, node.values, strict=True)
         if key is None
     }
-    found: list[tuple[int, bool]] = []
+    found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Attribute)
@@ -54,9 +62,12 @@ def environment_uses(source: str) -> list[tuple[int, bool]]:
             and isinstance(node.value, ast.Name)
             and node.value.id == "os"
         ):
-            found.append((node.lineno, id(node) in spread and node.attr == "environ"))
+            whole = id(node) in spread and node.attr == "environ"
+            found.append((node.lineno, "whole" if whole else "read"))
         elif isinstance(node, ast.ImportFrom) and node.module == "os":
-            found += [(node.lineno, False) for alias in node.names if alias.name in READERS]
+            found += [(node.lineno, "read") for alias in node.names if alias.name in READERS]
+        elif isinstance(node, ast.Call):
+            found += [(node.lineno, "option") for kw in node.keywords if kw.arg == "envvar"]
     return sorted(found)
 
 
@@ -69,8 +80,17 @@ def test_the_detector_sees_every_way_to_the_environment() -> None:
         "c = {**os.environ, 'Z': '1'}\n"
         "os.environ['W'] = 'v'\n"
         "d = os.getpid()\n"
+        "e = typer.Option('--url', envvar='URL')\n"
     )
-    assert environment_uses(source) == [(2, False), (3, False), (4, False), (5, True), (6, False)]
+    found = environment_uses(source)
+    assert found == [
+        (2, "read"),
+        (3, "read"),
+        (4, "read"),
+        (5, "whole"),
+        (6, "read"),
+        (8, "option"),
+    ]
 
 
 def test_only_the_settings_module_reads_the_environment() -> None:
@@ -81,9 +101,16 @@ def test_only_the_settings_module_reads_the_environment() -> None:
             name = path.relative_to(ROOT).as_posix()
             if any(name == allowed or name.startswith(allowed) for allowed in ALLOWED):
                 continue
-            handing_on = name in WHOLE_ENVIRONMENT_TO_CHILDREN
-            for line, whole in environment_uses(path.read_text(encoding="utf-8")):
-                if not (handing_on and whole):
+            allowed_uses = {
+                kind
+                for kind, modules in (
+                    ("whole", WHOLE_ENVIRONMENT_TO_CHILDREN),
+                    ("option", OPTION_DEFAULTS),
+                )
+                if name in modules
+            }
+            for line, kind in environment_uses(path.read_text(encoding="utf-8")):
+                if kind not in allowed_uses:
                     offenders.append(f"{name}:{line}")
     assert offenders == [], "read settings through gameserver.runtime.settings instead"
 
