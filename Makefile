@@ -5,7 +5,7 @@ UV := $(shell command -v uv 2>/dev/null || echo "$(PYTHON) -m uv")
 RUN := $(UV) run --frozen
 STAMP := .venv/.synced
 
-.PHONY: install run browser proxy test test-unit test-integration test-e2e lint fmt bench chaos clean
+.PHONY: install run browser proxy test test-unit test-integration test-e2e lint fmt settings-docs bench chaos clean
 
 $(STAMP): pyproject.toml uv.lock
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
@@ -69,6 +69,12 @@ lint: $(STAMP)
 fmt: $(STAMP)
 	$(RUN) ruff format shared services tests bench
 	$(RUN) ruff check --fix .
+
+## The table of every setting (docs/services.md) and infra/renature.env.example, written from
+## the settings' declarations (gameserver.runtime.settings_parts); tests/unit/test_settings.py
+## fails while either is stale.
+settings-docs: $(STAMP)
+	$(RUN) python -m gameserver.runtime.settings_table
 
 ## The long chaos run: games played through faults (SIGKILL/SIGSTOP of every service,
 ## Redis killed, a power cut), then a checker; prints games, acknowledged, lost, forked, model

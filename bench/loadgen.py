@@ -378,7 +378,7 @@ async def rules_client(redis: Any, layout: Any) -> Any:
     from gameserver.runtime.settings import Settings
 
     # the services' count of command streams: they read it from the same environment
-    streams = CommandPartitions(layout, Settings.from_env().command_partitions)
+    streams = CommandPartitions(layout, Settings.from_env().store.command_partitions)
     client = RulesClient(redis, streams=streams)
     await client.start()
     return client

@@ -164,13 +164,16 @@ async def settle(redis: Redis, layout: KeyLayout, games: list[str]) -> None:
 
 
 async def measure(redis_url: str) -> tuple[Figures, Figures]:
-    settings = Settings(redis_url=redis_url, consumer="storage-bench", allow_chosen_seeds=True)
-    layout = KeyLayout(settings.prefix, settings.partitions)
+    settings = Settings.of(redis_url=redis_url, consumer="storage-bench", allow_chosen_seeds=True)
+    layout = KeyLayout(settings.store.prefix, settings.store.partitions)
     redis = Redis.from_url(redis_url)
     stop = asyncio.Event()
     projectors = [create_projector(settings, redis, p()) for p in PROJECTIONS.values()]
     tasks = [asyncio.create_task(p.run(stop, block_ms=100)) for p in projectors]
-    app = create_app(redis_url, command_timeout=10.0, allow_chosen_seeds=True)
+    # no rate limits, no token lapse: the bench measures storage, not the gateway's limits
+    app = create_app(
+        settings.with_(enabled=False, token_ttl_after_end_s=None), command_timeout=10.0
+    )
     transport = httpx.ASGITransport(app=app)
     try:
         async with (
@@ -197,10 +200,8 @@ async def retained(
     redis: Redis, settings: Settings, finished: list[str], active: list[str]
 ) -> Figures:
     """The figures after one pass of the retention service (finished games' grace: 0 s)."""
-    from eventstore.retention_policy import RetentionPolicy
-
-    policy = RetentionPolicy.from_env().with_(finished_grace_s=0, consumer_idle_s=0)
-    layout = KeyLayout(settings.prefix, settings.partitions)
+    policy = Settings.from_env().retention.with_(finished_grace_s=0, consumer_idle_s=0)
+    layout = KeyLayout(settings.store.prefix, settings.store.partitions)
     janitor = Retention(redis, layout, policy, stage_of=stage_of)
     await janitor.run_once()
     return await weigh(redis, finished, active)

@@ -6,9 +6,9 @@ key's hash slot. Every key of a game carries the game's partition as a hash tag 
 `eventstore.keys`), so everything one command touches lives on one shard.
 
 ```python
-redis = redis_client(settings.redis_url)      # Redis or RedisCluster, bytes replies
-pool = blocking_pool(settings.redis_url, max_connections=200, timeout=10.0)
-probe = sync_client(settings.redis_url, socket_timeout=3)   # blocking, for a probe or a tool
+redis = redis_client(settings.store.redis_url)      # Redis or RedisCluster, bytes replies
+pool = blocking_pool(settings.store.redis_url, max_connections=200, timeout=10.0)
+probe = sync_client(settings.store.redis_url, socket_timeout=3)   # blocking, for a probe or a tool
 ```
 
 Every client made here heals (`healing_options`): a connection the server closed (Redis

@@ -1,6 +1,7 @@
-"""Bounded storage: the retention policy and the storage operations that apply it.
+"""Bounded storage: the storage operations that apply the retention policy.
 
-`RetentionPolicy` says how long things stay in Redis; the retention service
+The policy (how long things stay in Redis) is part of the services' settings
+(`gameserver.runtime.settings_parts.RetentionPolicy`); the retention service
 (`gameserver.retention.retention_service`) decides when each game is due and applies it through
 `RetentionStore`, whose operations are the store's alone:
 
@@ -26,9 +27,8 @@ them with that expiry (accepted ones keep the store's longer TTL while the game 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import msgspec
@@ -57,43 +57,6 @@ GAME_KEY_KINDS = (
 )
 """Kinds of ``<prefix>:{pNN}:<kind>:<game_id>`` keys deleted with a game (besides its stream
 and its command outcomes). A new per-game key kind belongs here."""
-
-DAY = 86_400
-
-
-@dataclass(frozen=True, slots=True)
-class RetentionPolicy:
-    """How long things stay in Redis (seconds). Environment: ``RENATURE_<FIELD>`` upper-case,
-    e.g. ``RENATURE_LOBBY_TTL_S``; ``RENATURE_ARCHIVE_DIR`` for ``archive_dir``."""
-
-    lobby_ttl_s: int = DAY
-    refused_outcome_ttl_s: int = 900
-    finished_grace_s: int = 900
-    archive_dir: str | None = None
-    archive_after_s: int = 7 * DAY
-    consumer_idle_s: int = DAY
-    interval_s: float = 60.0
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> RetentionPolicy:
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        for name, kind in (
-            ("lobby_ttl_s", int),
-            ("refused_outcome_ttl_s", int),
-            ("finished_grace_s", int),
-            ("archive_after_s", int),
-            ("consumer_idle_s", int),
-            ("interval_s", float),
-        ):
-            if raw := env.get(f"RENATURE_{name.upper()}"):
-                values[name] = kind(raw)
-        if directory := env.get("RENATURE_ARCHIVE_DIR"):
-            values["archive_dir"] = directory
-        return cls(**values)
-
-    def with_(self, **changes: Any) -> RetentionPolicy:
-        return replace(self, **changes)
 
 
 class _Cause(msgspec.Struct):

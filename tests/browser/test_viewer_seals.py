@@ -26,7 +26,7 @@ from gameserver.rules.rules_service import RulesService
 from gameserver.runtime import signing
 from gameserver.runtime.settings import Settings
 from renature import events as e
-from support.gateway import serving
+from support.gateway import gateway_settings, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis]
 
@@ -48,11 +48,16 @@ async def test_the_viewer_says_whether_this_server_signed_the_upload(
 ) -> None:
     key_file = tmp_path / "signing.pem"
     key_file.write_bytes(signing.private_pem(signing.new_key()))
-    monkeypatch.setenv(signing.SIGNING_KEY_ENV, str(key_file))
     kid = signing.key_id(signing.load_private_key(key_file).public_key())
-    gateway = create_app(redis_url, command_timeout=10.0, allow_chosen_seeds=True)
+    gateway = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=10.0)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-viewer-seal")),
+        RulesService(
+            Settings.of(
+                redis_url=redis_url,
+                consumer="rules-viewer-seal",
+                signing_key_file=str(key_file),
+            )
+        ),
         gateway.router.lifespan_context(gateway),
         serving(gateway) as address,
         async_playwright() as playwright,

@@ -31,7 +31,6 @@ from typer.testing import CliRunner, Result
 from devkit.redis_server import free_port
 from eventstore import KeyLayout
 from eventstore.archive import ArchiveDir
-from eventstore.retention_policy import RetentionPolicy
 from gameserver.cli import app as cli
 from gameserver.gateway.app import create_app
 from gameserver.gateway.idempotency import CLAIM_GRACE_S
@@ -42,7 +41,9 @@ from gameserver.runtime import bus, signing
 from gameserver.runtime.bus import COMMAND_PARTITIONS, CommandEnvelope
 from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RetentionPolicy
 from renature import commands as c
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -140,8 +141,10 @@ async def test_every_service_works_as_its_own_user(
 ) -> None:
     key_file = tmp_path / "signing.pem"  # the rules service seals, the others read seals
     key_file.write_bytes(signing.private_pem(signing.new_key()))
-    monkeypatch.setenv(signing.SIGNING_KEY_ENV, str(key_file))
-    settings = {user: Settings(redis_url=flushed.url(user), consumer=f"{user}-1") for user in USERS}
+    settings = {
+        user: Settings.of(redis_url=flushed.url(user), consumer=f"{user}-1") for user in USERS
+    }
+    settings["rules"] = settings["rules"].with_(signing_key_file=str(key_file))
     projector_clients = {name: flushed.client(name) for name in PROJECTIONS}
     stop = asyncio.Event()
     projectors = [
@@ -149,7 +152,9 @@ async def test_every_service_works_as_its_own_user(
         for name, projection in PROJECTIONS.items()
     ]
     tasks = [asyncio.create_task(p.run(stop, block_ms=100)) for p in projectors]
-    app = create_app(flushed.url("gateway"), command_timeout=10.0, allow_chosen_seeds=True)
+    app = create_app(
+        gateway_settings(flushed.url("gateway"), allow_chosen_seeds=True), command_timeout=10.0
+    )
     transport = httpx.ASGITransport(app=app)
     try:
         async with (
@@ -439,7 +444,7 @@ async def test_nobody_gets_in_without_a_password(flushed: AclRedis) -> None:
 async def test_a_leaked_clock_password_moves_no_seat(flushed: AclRedis) -> None:
     """The clock's user may write its own command streams only, and the rules service takes
     nothing from them but timeout claims: a forged move is refused and nothing is stored."""
-    settings = Settings(redis_url=flushed.url("rules"), consumer="rules-1")
+    settings = Settings.of(redis_url=flushed.url("rules"), consumer="rules-1")
     clock = flushed.client("clock")
     forged = CommandEnvelope("g1", "forged", c.DiscardDomino(seat=0, domino=0), seat=0)
     async with (
@@ -467,8 +472,8 @@ async def test_an_abandoned_join_is_fenced_by_the_rules_service(flushed: AclRedi
     """The gateway may not write outcomes: a seat whose claimed join never landed is freed by
     the rules service fencing that join (``join_abandoned``), each service as its own user.
     A withdrawal of anything but a join, or from the clock's streams, is refused unrecorded."""
-    settings = Settings(redis_url=flushed.url("rules"), consumer="rules-1")
-    app = create_app(flushed.url("gateway"), command_timeout=10.0)
+    settings = Settings.of(redis_url=flushed.url("rules"), consumer="rules-1")
+    app = create_app(gateway_settings(flushed.url("gateway")), command_timeout=10.0)
     transport = httpx.ASGITransport(app=app)
     admin = flushed.client("admin")
     async with (

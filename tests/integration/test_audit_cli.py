@@ -38,6 +38,7 @@ from renature.components import COLOURS
 from renature.explain import Explanation
 from renature.game import Outcome, play, replay
 from support.chain import rechained
+from support.gateway import gateway_settings
 
 SVG = "{http://www.w3.org/2000/svg}"
 RENATURE = str(Path(sys.executable).parent / "renature")
@@ -256,10 +257,10 @@ def test_replay_to_n_shows_the_state_after_event_n(
 async def play_through_the_rules_service(
     redis_url: str, players: int, seed: str, bots: list[str]
 ) -> Outcome:
-    app_ = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app_ = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app_)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-audit")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-audit")),
         app_.router.lifespan_context(app_),
         GatewayClient("http://gateway", transport=transport) as client,
     ):

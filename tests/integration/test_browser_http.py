@@ -17,6 +17,7 @@ from gameserver.gateway.app import create_app
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
 from renature.board import BOARD_IDS, board_json, load_board
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -24,13 +25,12 @@ ORIGIN = "https://play.example"
 
 
 @pytest.fixture
-async def http(
-    redis: aioredis.Redis, redis_url: str, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[httpx.AsyncClient]:
-    monkeypatch.setenv("RENATURE_CORS_ORIGINS", f"{ORIGIN}, https://other.example/")
-    app = create_app(redis_url, command_timeout=5.0)
+async def http(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    origins = {"RENATURE_CORS_ORIGINS": f"{ORIGIN}, https://other.example/"}
+    frontends = Settings.from_env(origins).frontends
+    app = create_app(gateway_settings(redis_url, frontends=frontends), command_timeout=5.0)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-browser")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-browser")),
         app.router.lifespan_context(app),
         httpx.AsyncClient(base_url="http://gateway", transport=httpx.ASGITransport(app)) as http,
     ):
@@ -82,7 +82,7 @@ async def test_cors_preflight_for_configured_origins_only(http: httpx.AsyncClien
 
 
 async def test_cors_is_off_unless_configured(redis: aioredis.Redis, redis_url: str) -> None:
-    app = create_app(redis_url)
+    app = create_app(gateway_settings(redis_url))
     async with httpx.AsyncClient(base_url="http://g", transport=httpx.ASGITransport(app)) as h:
         answer = await h.get("/boards", headers={"Origin": ORIGIN})
         assert answer.status_code == 200

@@ -24,6 +24,7 @@ from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.settings import Settings
 from renature import commands as c
 from support.clock import CLOCK_STREAMS, clock_service
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -37,10 +38,10 @@ class Stack:
 
 @pytest.fixture
 async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
-    app = create_app(redis_url, command_timeout=5.0)
+    app = create_app(gateway_settings(redis_url), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-clock")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-clock")),
         app.router.lifespan_context(app),
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
     ):

@@ -177,7 +177,7 @@ async def test_commands_spread_over_the_shards_by_their_games_partition(
     commands = CommandPartitions(KeyLayout(), count)
     games = [f"shard-game-{n}" for n in range(48)]
     assert {KeyLayout().partition_of(g) for g in games} == set(range(16))
-    settings = Settings(
+    settings = Settings.of(
         redis_url=redis_cluster.url,
         durability="replica",
         consumer="rules-s",
@@ -213,9 +213,12 @@ async def test_a_game_through_the_gateway_on_the_cluster(
     from gameserver.projectors.projector_runner import create_projector, model_key
     from gameserver.rules.rules_service import RulesService
     from gameserver.runtime.settings import Settings
+    from support.gateway import gateway_settings
 
-    settings = Settings(redis_url=redis_cluster.url, durability="replica", consumer="rules-c")
-    app = create_app(redis_cluster.url, command_timeout=10.0, allow_chosen_seeds=True)
+    settings = Settings.of(redis_url=redis_cluster.url, durability="replica", consumer="rules-c")
+    app = create_app(
+        gateway_settings(redis_cluster.url, allow_chosen_seeds=True), command_timeout=10.0
+    )
     store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]
     stop = asyncio.Event()
     board = create_projector(
@@ -272,7 +275,7 @@ async def test_replies_travel_on_a_shard_channel_and_follow_it_through_a_failove
     with RedisCluster(masters=3, replicas=1, node_timeout_ms=1000) as cluster:
         client = redis_client(cluster.url, socket_timeout=5, socket_connect_timeout=1)
         # everysec: an append needs no replica while the killed master is away
-        settings = Settings(redis_url=cluster.url, durability="everysec", consumer="rules-f")
+        settings = Settings.of(redis_url=cluster.url, durability="everysec", consumer="rules-f")
         try:
             async with RulesService(settings), RulesClient(client) as rules:
                 assert is_shard_channel(rules.channel)

@@ -55,7 +55,7 @@ async def test_commands_of_games_in_different_partitions_land_on_their_own_strea
 ) -> None:
     commands = CommandPartitions(count=16)  # a stream per game partition
     games = [g for ids in games_by_partition(commands, 2).values() for g in ids]
-    settings = Settings(redis_url=redis_url, consumer="rules-all", command_partitions=16)
+    settings = Settings.of(redis_url=redis_url, consumer="rules-all", command_partitions=16)
     async with RulesService(settings), RulesClient(redis, streams=commands) as client:
         replies = await asyncio.gather(*(client.send(create(g), 5) for g in games))
     assert [(r.game_id, r.status) for r in replies] == [(g, "accepted") for g in games]
@@ -72,7 +72,7 @@ async def test_two_rules_instances_with_disjoint_partitions_answer_only_their_ow
     commands = CommandPartitions(KeyLayout(), 4)  # streams 0..3, partitions p % 4
     games = games_by_partition(commands, 3)
     low, high = games[0] + games[1], games[2] + games[3]
-    base = Settings(redis_url=redis_url, command_partitions=4)
+    base = Settings.of(redis_url=redis_url, command_partitions=4)
     first = base.with_(consumer="rules-low", rules_partitions="0-1")
     async with RulesService(first), RulesClient(redis, streams=commands) as client:
         answered = await asyncio.gather(*(client.send(create(g), 5) for g in low))
@@ -112,7 +112,7 @@ async def test_a_dead_instances_commands_are_taken_over_on_every_stream(
         await redis.xadd(stream, {"__data__": message})
         assert await redis.xreadgroup(bus.RULES_GROUP, "dead", {stream: ">"})  # then it died
     store = RedisEventStore(redis)
-    settings = Settings(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
+    settings = Settings.of(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
     async with RulesService(settings):
         for _ in range(100):
             if all([await store.version(g) for g in games]):
@@ -124,6 +124,6 @@ async def test_a_dead_instances_commands_are_taken_over_on_every_stream(
 
 
 def test_a_rules_instance_refuses_partitions_that_do_not_exist() -> None:
-    settings = Settings(command_partitions=4, rules_partitions="2-5", consumer="r")
+    settings = Settings.of(command_partitions=4, rules_partitions="2-5", consumer="r")
     with pytest.raises(ValueError, match=r"command partition 4 out of range 0\.\.3"):
         RulesService(settings)

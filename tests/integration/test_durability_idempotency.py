@@ -25,6 +25,7 @@ from gameserver.rules.rules_service import RulesService
 from gameserver.runtime import bus
 from gameserver.runtime.settings import Settings
 from renature import commands as c
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -33,10 +34,10 @@ KEY = "client-secret-key-0123456789abcdef"
 
 @pytest.fixture
 async def http(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-idem")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-idem")),
         app.router.lifespan_context(app),
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as client,
     ):
@@ -46,7 +47,7 @@ async def http(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[httpx.Asy
 @asynccontextmanager
 async def gateway_alone(redis_url: str, command_timeout: float) -> AsyncIterator[httpx.AsyncClient]:
     """A gateway whose rules service comes and goes as the test says."""
-    app = create_app(redis_url, command_timeout=command_timeout)
+    app = create_app(gateway_settings(redis_url), command_timeout=command_timeout)
     transport = httpx.ASGITransport(app=app)
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(app.router.lifespan_context(app))
@@ -163,13 +164,13 @@ async def test_a_join_whose_answer_was_lost_to_a_timeout(
     """The rules service is down: the join times out (504) and its claim is kept. Once the
     service is back, the retry with the same key gets the seat and the token."""
     async with gateway_alone(redis_url, command_timeout=0.5) as http:
-        rules = RulesService(Settings(redis_url=redis_url, consumer="rules-late"))
+        rules = RulesService(Settings.of(redis_url=redis_url, consumer="rules-late"))
         async with rules:
             game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
         url = f"/games/{game_id}/seats/1"
         lost = await http.post(url, json={"name": "Ada"}, headers=key("lost"))
         assert lost.status_code == 504
-        async with RulesService(Settings(redis_url=redis_url, consumer="rules-back")):
+        async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-back")):
             deadline = time.monotonic() + 10
             while True:
                 retry = await http.post(url, json={"name": "Ada"}, headers=key("lost"))
@@ -221,7 +222,7 @@ async def test_a_join_queued_behind_an_outage_is_not_fenced(
     withdrawal of her join queues behind it (Bo gets 504), so once the service is back her join
     lands first, the withdrawal finds it accepted, Bo is refused and Ada's retry gets the seat."""
     async with gateway_alone(redis_url, command_timeout=0.5) as http:
-        async with RulesService(Settings(redis_url=redis_url, consumer="rules-early")):
+        async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-early")):
             game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
         url = f"/games/{game_id}/seats/0"
         lost = await http.post(url, json={"name": "Ada"}, headers=key("ada"))
@@ -232,7 +233,7 @@ async def test_a_join_queued_behind_an_outage_is_not_fenced(
         await redis.hset(claims_key, "0", f"{old_stamp}|{command_id}|{request}")
         bo = await http.post(url, json={"name": "Bo"})
         assert bo.status_code == 504, bo.text  # the withdrawal waits for the rules service
-        async with RulesService(Settings(redis_url=redis_url, consumer="rules-back")):
+        async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-back")):
             answers: list[httpx.Response] = []
 
             async def ada_seated() -> bool:
@@ -295,7 +296,7 @@ async def test_a_keyed_retry_while_the_first_is_answered_is_409(
     ``idempotency_key_in_flight`` and changes nothing; once the first is answered (504) and
     the rules service is up, the retry gets the seat."""
     async with gateway_alone(redis_url, command_timeout=1.5) as http:
-        async with RulesService(Settings(redis_url=redis_url, consumer="rules-first")):
+        async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-first")):
             game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
         url = f"/games/{game_id}/seats/0"
         first = asyncio.create_task(http.post(url, json={"name": "Ada"}, headers=key("fly")))
@@ -306,7 +307,7 @@ async def test_a_keyed_retry_while_the_first_is_answered_is_409(
         assert during.json()["error"]["code"] == "idempotency_key_in_flight"
         assert (await first).status_code == 504
         assert not await _exists(redis, leases)  # released by the request that held it
-        async with RulesService(Settings(redis_url=redis_url, consumer="rules-again")):
+        async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-again")):
             retry = await http.post(url, json={"name": "Ada"}, headers=key("fly"))
             assert retry.status_code == 201, retry.text
 

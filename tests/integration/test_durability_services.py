@@ -143,14 +143,15 @@ async def test_a_redis_outage_is_a_503_with_retry_after_never_a_500(
     from gameserver.gateway.app import create_app
     from gameserver.rules.rules_service import RulesService
     from gameserver.runtime.settings import Settings
+    from support.gateway import gateway_settings
 
     server = RedisServer(port=port, data_dir=tmp_path, appendonly=True)
     server.start()
     try:
-        app = create_app(server.url, command_timeout=3.0)
+        app = create_app(gateway_settings(server.url), command_timeout=3.0)
         transport = httpx.ASGITransport(app=app)
         async with (
-            RulesService(Settings(redis_url=server.url, consumer="outage")),
+            RulesService(Settings.of(redis_url=server.url, consumer="outage")),
             app.router.lifespan_context(app),
             httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
         ):

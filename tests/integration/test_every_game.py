@@ -33,7 +33,6 @@ from websockets.asyncio.client import connect
 from devkit.redis_server import free_port
 from devkit.waiting import eventually
 from eventstore import KeyLayout, RedisEventStore
-from eventstore.retention_policy import RetentionPolicy
 from gameplatform import game_names, get_game
 from gameserver.cli import app as cli
 from gameserver.cli.gateway_client import GatewayClient
@@ -44,6 +43,8 @@ from gameserver.rules.rules_service import CommandHandler, RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RetentionPolicy
+from support.gateway import gateway_settings
 from support.hosting import hosted
 
 pytestmark = pytest.mark.redis
@@ -77,7 +78,7 @@ class Stack:
 async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
     """The gateway (uvicorn on a free port), a rules service and the board and score
     projectors, all in process on the test's Redis."""
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
@@ -88,7 +89,7 @@ async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
         Projector(store, redis, projection, f"{projection.name}-every", batch=50)
         for projection in (BoardProjection(), ScoreProjection())
     ]
-    async with RulesService(Settings(redis_url=redis_url, consumer="rules-every")):
+    async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-every")):
         tasks = [asyncio.create_task(p.run(stop, block_ms=100)) for p in projectors]
         serving = asyncio.create_task(server.serve())
         await eventually(lambda: server.started or serving.done(), "uvicorn serving", timeout=10)

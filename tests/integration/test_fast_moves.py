@@ -24,6 +24,7 @@ from gameserver.gateway.app import create_app
 from gameserver.gateway.fast_moves import FastMoves
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -37,8 +38,10 @@ def without_fast_path(app: Any) -> Any:
 async def gateways(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[tuple[str, str]]:
     """(base URL with the fast path, base URL without it), served by uvicorn."""
     apps = [
-        create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True),
-        without_fast_path(create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)),
+        create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0),
+        without_fast_path(
+            create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
+        ),
     ]
     servers = []
     for app in apps:
@@ -46,7 +49,7 @@ async def gateways(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[tuple
             app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="on"
         )
         servers.append(uvicorn.Server(config))
-    async with RulesService(Settings(redis_url=redis_url, consumer="rules-fast")):
+    async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-fast")):
         tasks = [asyncio.create_task(server.serve()) for server in servers]
         await eventually(lambda: all(s.started for s in servers), "uvicorn serving", timeout=10)
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator
@@ -29,10 +30,11 @@ from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.gateway.disputes import DisputeDesk
-from gameserver.gateway.front_door import FrontDoor, GuardedHttpTools
+from gameserver.gateway.front_door import FrontDoor, GuardedHttpTools, uvicorn_options
 from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -74,21 +76,15 @@ class Served:
 async def serving(
     redis_url: str, *, trusted: str = "", limits: RateLimits = LIMITS
 ) -> AsyncIterator[Served]:
-    app = create_app(
-        redis_url,
-        command_timeout=5.0,
-        allow_chosen_seeds=True,
-        rate_limits=limits,
-        trusted_proxies=trusted,
-    )
-    from gameserver.gateway.client_address import TrustedNetworks
-
-    protocol = GuardedHttpTools.configured(BOUNDS, TrustedNetworks.parse(trusted))
-    options = {**BOUNDS.uvicorn_options(), "http": protocol}
+    door = dataclasses.replace(BOUNDS, trusted_proxies=trusted)
+    settings = gateway_settings(redis_url, allow_chosen_seeds=True, limits=limits, front_door=door)
+    app = create_app(settings, command_timeout=5.0)
+    protocol = GuardedHttpTools.configured(settings.front_door)
+    options = {**uvicorn_options(settings.front_door), "http": protocol}
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options)
     server = uvicorn.Server(config)
-    async with RulesService(Settings(redis_url=redis_url, consumer="rules-front-door")):
+    async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-front-door")):
         task = asyncio.create_task(server.serve())
         try:
             await eventually(lambda: server.started, "uvicorn started", timeout=10)

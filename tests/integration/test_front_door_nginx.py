@@ -48,12 +48,11 @@ from devkit.requirements import nginx_path
 from devkit.waiting import eventually
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.gateway.client_address import TrustedNetworks
-from gameserver.gateway.front_door import FrontDoor, GuardedHttpTools
+from gameserver.gateway.front_door import GuardedHttpTools, uvicorn_options
 from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
-from support.gateway import serving
+from support.gateway import gateway_settings, serving
 
 pytestmark = pytest.mark.redis
 
@@ -157,18 +156,14 @@ def nginx(gateway_port: int) -> Iterator[Nginx]:
 async def front_door(redis_url: str, limits: RateLimits = LIMITS) -> AsyncIterator[Nginx]:
     """A rules service, the gateway (its front door's defaults, trusting nginx's address) on a
     free port, and nginx in front of it."""
-    app = create_app(
-        redis_url,
-        command_timeout=10.0,
-        allow_chosen_seeds=True,
-        rate_limits=limits,
-        trusted_proxies=NGINX_ADDRESS,
+    settings = gateway_settings(
+        redis_url, allow_chosen_seeds=True, limits=limits, trusted_proxies=NGINX_ADDRESS
     )
-    bounds = FrontDoor()
-    protocol = GuardedHttpTools.configured(bounds, TrustedNetworks.parse(NGINX_ADDRESS))
-    options = {**bounds.uvicorn_options(), "http": protocol, "lifespan": "on"}
+    app = create_app(settings, command_timeout=10.0)
+    protocol = GuardedHttpTools.configured(settings.front_door)
+    options = {**uvicorn_options(settings.front_door), "http": protocol, "lifespan": "on"}
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-nginx")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-nginx")),
         serving(app, **options) as gateway,
     ):
         try:

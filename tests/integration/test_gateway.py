@@ -41,6 +41,7 @@ from renature.explain import Explanation
 from renature.game import outcome, play
 from renature.perspective import HIDDEN
 from renature.rules import legal_actions
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -64,10 +65,10 @@ class Game:
 
 @pytest.fixture
 async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-gw")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-gw")),
         app.router.lifespan_context(app),
         GatewayClient("http://gateway", transport=transport) as client,
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
@@ -394,7 +395,7 @@ class SilentSender:
 async def test_rules_service_timeout_is_504(stack: Stack, redis_url: str) -> None:
     game = await started_game(stack)
     before = await stack.store.version(game.game_id)
-    silent = create_app(redis_url, sender=SilentSender(), command_timeout=0.2)
+    silent = create_app(gateway_settings(redis_url), sender=SilentSender(), command_timeout=0.2)
     async with (
         silent.router.lifespan_context(silent),
         httpx.AsyncClient(base_url="http://gw", transport=httpx.ASGITransport(app=silent)) as http,
@@ -409,7 +410,7 @@ async def test_rules_service_timeout_is_504(stack: Stack, redis_url: str) -> Non
 
 
 async def test_no_rules_service_at_all_times_out(redis: aioredis.Redis, redis_url: str) -> None:
-    app = create_app(redis_url, command_timeout=0.3)
+    app = create_app(gateway_settings(redis_url), command_timeout=0.3)
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(base_url="http://gw", transport=httpx.ASGITransport(app=app)) as http,
@@ -593,7 +594,7 @@ async def test_events_after_a_version_beyond_any_are_none_or_refused(stack: Stac
 
 
 async def test_redis_down_is_503() -> None:
-    app = create_app(f"redis://127.0.0.1:{free_port()}/0", command_timeout=0.3)
+    app = create_app(gateway_settings(f"redis://127.0.0.1:{free_port()}/0"), command_timeout=0.3)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with (
         app.router.lifespan_context(app),
@@ -608,7 +609,7 @@ async def test_a_server_without_chosen_seeds_refuses_a_seed_and_creates_nothing(
 ) -> None:
     """Whoever chooses the seed knows every hand: by default the gateway deals from a secret
     seed only."""
-    app = create_app(redis_url, command_timeout=5.0)
+    app = create_app(gateway_settings(redis_url), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app)
     async with (
         app.router.lifespan_context(app),

@@ -18,12 +18,13 @@ import pytest
 import redis.asyncio as aioredis
 
 from eventstore import KeyLayout, RedisEventStore
-from eventstore.retention_policy import RetentionPolicy
 from gameserver.gateway.app import create_app
 from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RetentionPolicy
 from support.clock import clock_service
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -39,10 +40,10 @@ class Stack:
 
 @pytest.fixture
 async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
-    app = create_app(redis_url, command_timeout=5.0)
+    app = create_app(gateway_settings(redis_url), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-goofspiel-seats")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-goofspiel-seats")),
         app.router.lifespan_context(app),
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
     ):

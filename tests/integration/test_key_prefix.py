@@ -14,15 +14,18 @@ from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
 
 @pytest.fixture
 async def client(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[GatewayClient]:
-    app = create_app(redis_url, command_timeout=5.0, prefix="alt", allow_chosen_seeds=True)
+    app = create_app(
+        gateway_settings(redis_url, prefix="alt", allow_chosen_seeds=True), command_timeout=5.0
+    )
     transport = httpx.ASGITransport(app=app)
-    settings = Settings(redis_url=redis_url, prefix="alt", consumer="rules-alt")
+    settings = Settings.of(redis_url=redis_url, prefix="alt", consumer="rules-alt")
     async with (
         RulesService(settings),
         app.router.lifespan_context(app),

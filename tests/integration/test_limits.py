@@ -35,7 +35,7 @@ from renature import commands as c
 from renature import events as e
 from renature.audit import AuditReport
 from renature.explain import Explanation
-from support.gateway import serving
+from support.gateway import gateway_settings, serving
 
 pytestmark = pytest.mark.redis
 
@@ -77,7 +77,7 @@ class Stack:
 async def stack_of(app: FastAPI, redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
     stack = Stack(app, redis, RedisEventStore(redis), {})
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-limits")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-limits")),
         app.router.lifespan_context(app),
     ):
         try:
@@ -92,7 +92,7 @@ async def stack_of(app: FastAPI, redis: aioredis.Redis, redis_url: str) -> Async
 @pytest.fixture
 async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
     """A gateway without rate limits (the size limits are always on)."""
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     async for stack in stack_of(app, redis, redis_url):
         yield stack
 
@@ -101,11 +101,10 @@ async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
 async def limited(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
     """A gateway with small rate limits and seat tokens that lapse 1 s after the end."""
     app = create_app(
-        redis_url,
+        gateway_settings(
+            redis_url, allow_chosen_seeds=True, limits=LIMITS, token_ttl_after_end_s=1
+        ),
         command_timeout=5.0,
-        allow_chosen_seeds=True,
-        rate_limits=LIMITS,
-        token_ttl_after_end_s=1,
     )
     async for stack in stack_of(app, redis, redis_url):
         yield stack
@@ -307,7 +306,7 @@ async def test_made_up_tokens_do_not_escape_the_address_quota(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
     limits = RateLimits(refused_per_address="8/minute", seat="1000/minute", read="1000/minute")
-    app = create_app(redis_url, command_timeout=5.0, rate_limits=limits)
+    app = create_app(gateway_settings(redis_url, limits=limits), command_timeout=5.0)
     async for stack in stack_of(app, redis, redis_url):
         http = stack.http(HOME)
         answers = [
@@ -331,7 +330,7 @@ async def test_made_up_tokens_from_a_shared_address_never_lock_out_a_real_player
     """Issue 23, finding 1: behind one proxy address, 120 requests with made-up tokens used to
     spend the address's refused quota, and a real player's valid token then got 429."""
     limits = RateLimits(read="1000/minute")  # refused_per_address at its default, 120/minute
-    app = create_app(redis_url, allow_chosen_seeds=True, rate_limits=limits)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True, limits=limits))
     async for stack in stack_of(app, redis, redis_url):
         http = stack.http(HOME)
         game_id, tokens = await new_game(stack.http(ELSEWHERE))
@@ -356,7 +355,7 @@ async def test_a_made_up_bearer_counts_in_its_address_read_bucket(
     """Issue 23, finding 2: a random ``Authorization: Bearer`` escaped the address's read limit
     on every route that ignores tokens (60/60 answered against 20/60 without the header)."""
     limits = RateLimits(read="20/minute", seat="1000/minute", refused_per_address="1000/minute")
-    app = create_app(redis_url, allow_chosen_seeds=True, rate_limits=limits)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True, limits=limits))
     async for stack in stack_of(app, redis, redis_url):
         game_id, tokens = await new_game(stack.http(ELSEWHERE))
         paths = (f"/games/{game_id}/spectator", f"/games/{game_id}", "/games")
@@ -376,7 +375,7 @@ async def test_a_made_up_bearer_counts_in_its_address_read_bucket(
 
 async def test_disputes_have_a_rate_of_their_own(redis: aioredis.Redis, redis_url: str) -> None:
     limits = RateLimits(dispute="3/minute", read="1000/minute")
-    app = create_app(redis_url, command_timeout=5.0, rate_limits=limits)
+    app = create_app(gateway_settings(redis_url, limits=limits), command_timeout=5.0)
     async for stack in stack_of(app, redis, redis_url):
         http = stack.http(HOME)
         statuses = [
@@ -477,7 +476,9 @@ async def test_messages_on_the_live_channel_are_limited_like_requests(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
     limits = RateLimits(seat="4/minute", read="1000/minute", create="1000/minute")
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True, rate_limits=limits)
+    app = create_app(
+        gateway_settings(redis_url, allow_chosen_seeds=True, limits=limits), command_timeout=5.0
+    )
     async for stack in stack_of(app, redis, redis_url):
         game_id, tokens = await new_game(stack.http())
         url = f"ws://{{}}/games/{game_id}/live?token={tokens[1]}"
@@ -528,7 +529,7 @@ async def test_audits_of_a_finished_game_are_computed_once(
     finished = stack.app.state.gateway.finished
     assert finished.computed == 2  # one audit, one explanation
     # Another gateway instance serves them from Redis without working them out again.
-    other = create_app(redis_url, command_timeout=5.0)
+    other = create_app(gateway_settings(redis_url), command_timeout=5.0)
     async with (
         other.router.lifespan_context(other),
         httpx.AsyncClient(base_url="http://g2", transport=httpx.ASGITransport(other)) as http,
@@ -567,7 +568,7 @@ async def test_the_audit_of_a_corrupted_stream_answers_its_findings(
         return {**fields, b"event": json.dumps(forged).encode()}
 
     await rewrite(redis, game_id, change)
-    fresh = create_app(redis_url, command_timeout=5.0)  # no cached state
+    fresh = create_app(gateway_settings(redis_url), command_timeout=5.0)  # no cached state
     async with (
         fresh.router.lifespan_context(fresh),
         httpx.AsyncClient(base_url="http://g", transport=httpx.ASGITransport(fresh)) as http,
@@ -624,7 +625,7 @@ def create_body(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_openapi_document_states_the_limits(redis_url: str) -> None:
-    app = create_app(redis_url, rate_limits=LIMITS)
+    app = create_app(gateway_settings(redis_url, limits=LIMITS))
     document = app.openapi()
     create = document["paths"]["/games"]["post"]["responses"]
     assert {"413", "429"} <= set(create)

@@ -24,7 +24,7 @@ from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.bus import CommandEnvelope
 from gameserver.runtime.settings import Settings
 from renature import commands as c
-from support.gateway import serving
+from support.gateway import gateway_settings, serving
 
 pytestmark = pytest.mark.redis
 
@@ -42,10 +42,10 @@ class Served:
 
 @pytest.fixture
 async def served(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Served]:
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     async with (
         serving(app, lifespan="auto", ws_ping_interval=2) as address,
-        RulesService(Settings(redis_url=redis_url, consumer="rules-live")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-live")),
         GatewayClient(f"http://{address}") as client,
     ):
         yield Served(f"http://{address}", f"ws://{address}", client, app)

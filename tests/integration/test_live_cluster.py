@@ -21,6 +21,7 @@ from renature import commands as c
 from renature import events as e
 from renature.game import replay
 from renature.rules import execute
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.redis
 async def test_the_live_reader_follows_a_game_on_the_cluster(
     redis_cluster: RedisCluster, cluster_redis: object
 ) -> None:
-    app = create_app(redis_cluster.url)
+    app = create_app(gateway_settings(redis_cluster.url))
     gateway = app.state.gateway
     store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]
     events, _ = execute(None, c.CreateGame(game_id="live-c", players=2, seed="s"))

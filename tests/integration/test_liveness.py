@@ -46,18 +46,18 @@ def test_the_probe_reads_its_own_consumer_of_its_own_group(redis_url: str) -> No
     client.xadd(stream, {"x": "y"})
     client.xreadgroup(bus.RULES_GROUP, "rules-pod-1", {stream: ">"}, count=1)
     client.close()
-    alive, why = live("rules", Settings(redis_url=redis_url, consumer="rules-pod-1"), 60)
+    alive, why = live("rules", Settings.of(redis_url=redis_url, consumer="rules-pod-1"), 60)
     assert alive
     assert "no consumer" not in why  # found it (and judged it, or said why it cannot)
-    only_3 = Settings(redis_url=redis_url, consumer="rules-pod-1", rules_partitions="3")
+    only_3 = Settings.of(redis_url=redis_url, consumer="rules-pod-1", rules_partitions="3")
     assert live("rules", only_3, 60)[0]
     assert "streams" not in live("rules", only_3, 60)[1]  # an instance of partition 3 only
-    alive, why = live("rules", Settings(redis_url=redis_url, consumer="other"), 60)
+    alive, why = live("rules", Settings.of(redis_url=redis_url, consumer="other"), 60)
     assert "no consumer 'other'" in why
 
 
 def test_redis_out_of_reach_is_not_the_process_fault() -> None:
-    settings = Settings(redis_url=f"redis://127.0.0.1:{free_port()}/0", consumer="board-1")
+    settings = Settings.of(redis_url=f"redis://127.0.0.1:{free_port()}/0", consumer="board-1")
     alive, why = live("board", settings, 60)
     assert alive
     assert "out of reach" in why

@@ -18,6 +18,7 @@ from gameplatform import game_names
 from gameserver.gateway.app import create_app
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -30,10 +31,10 @@ class Stack:
 
 @pytest.fixture
 async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-lobby")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-lobby")),
         app.router.lifespan_context(app),
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
     ):

@@ -25,12 +25,13 @@ from devkit.waiting import eventually
 from eventstore import KeyLayout
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
+from gameserver.gateway.ratelimit import RateLimits
 from gameserver.gateway.token_cache import CachedSeatTokens
-from gameserver.gateway.worker_settings import SETTINGS_ENV, settings_from_env
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.logging import SampledFilter
-from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings import WORKER_SETTINGS_ENV, Settings
 from renature import commands as c
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -38,12 +39,12 @@ pytestmark = pytest.mark.redis
 @pytest.fixture
 async def served(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[tuple[str, Any]]:
     """The gateway and a rules service on the test's Redis; (base URL, the app)."""
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     )
-    async with RulesService(Settings(redis_url=redis_url, consumer="rules-player")):
+    async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-player")):
         task = asyncio.create_task(server.serve())
         await eventually(lambda: server.started or task.done(), "uvicorn serving", timeout=10)
         assert server.started
@@ -182,23 +183,27 @@ def test_the_access_log_is_off_sampled_or_on() -> None:
     assert all(SampledFilter(1.0).filter(record) for _ in range(1000))
     kept = sum(SampledFilter(0.1).filter(record) for _ in range(10_000))
     assert 700 < kept < 1300
-    assert Settings.from_env({}).access_log_sample == 0.0
-    assert Settings.from_env({"RENATURE_ACCESS_LOG": "on"}).access_log_sample == 1.0
-    assert Settings.from_env({"RENATURE_ACCESS_LOG": "0.01"}).access_log_sample == 0.01
+    assert Settings.from_env({}).logging.access_log_sample == 0.0
+    assert Settings.from_env({"RENATURE_ACCESS_LOG": "on"}).logging.access_log_sample == 1.0
+    assert Settings.from_env({"RENATURE_ACCESS_LOG": "0.01"}).logging.access_log_sample == 0.01
 
 
 def test_workers_get_the_settings_the_gateway_was_started_with(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings = Settings(redis_url="redis://elsewhere:1/0", gateway_workers=3, partitions=8)
-    monkeypatch.setenv(SETTINGS_ENV, json.dumps(_fields(settings)))
-    handed = settings_from_env()
-    assert (handed.redis_url, handed.gateway_workers, handed.partitions) == (
-        "redis://elsewhere:1/0",
-        3,
-        8,
+    settings = Settings.of(
+        redis_url="redis://elsewhere:1/0",
+        gateway_workers=3,
+        partitions=8,
+        cors_origins=("https://play.example",),
+        limits=RateLimits(create="5/minute"),
+        token_ttl_after_end_s=None,
     )
-    assert handed.consumer != settings.consumer  # one consumer name per process
+    monkeypatch.setenv(WORKER_SETTINGS_ENV, "")  # restored after the test
+    settings.hand_to_workers()
+    handed = Settings.handed_to_worker()
+    assert handed.consumers.consumer != settings.consumers.consumer  # one name per process
+    assert handed == settings.with_(consumer=handed.consumers.consumer)
 
 
 def test_the_gateway_runs_as_several_worker_processes(redis_url: str) -> None:
@@ -232,12 +237,6 @@ def test_the_gateway_runs_as_several_worker_processes(redis_url: str) -> None:
     finally:
         os.killpg(process.pid, 9)  # the whole group: the parent and its workers
         process.wait(timeout=20)
-
-
-def _fields(settings: Settings) -> dict[str, Any]:
-    import dataclasses
-
-    return dataclasses.asdict(settings)
 
 
 def _wire(command: c.Command) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from faststream.redis import RedisBroker
 
 from eventstore import Appended, CommandPartitions, KeyLayout, RedisEventStore
 from eventstore import archive as packing
-from eventstore.retention_policy import GROUP, RetentionPolicy, Stage
+from eventstore.retention_policy import GROUP, Stage
 from gameplatform import get_game
 from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import CommandHandler, RulesService
@@ -30,6 +30,7 @@ from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.rules_client import send_command
 from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RetentionPolicy
 from renature import commands as c
 from renature import events as e
 from renature.audit import audit
@@ -130,18 +131,15 @@ async def test_a_lobby_that_never_starts_expires_with_every_key(
 async def test_refused_commands_outcomes_live_minutes_not_days(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
-    os.environ["RENATURE_REFUSED_OUTCOME_TTL_S"] = "600"
-    try:
-        async with (
-            RulesService(Settings(redis_url=redis_url, consumer="rules-ttl")),
-            RedisBroker(redis_url) as broker,
-        ):
-            create = CommandEnvelope("g-ttl", "create", c.CreateGame("g-ttl", 2, ""), None)
-            assert (await send_command(broker, create, 5)).status == "accepted"
-            refused = CommandEnvelope("g-ttl", "early", c.StartGame(), 0)
-            assert (await send_command(broker, refused, 5)).status == "rejected"
-    finally:
-        del os.environ["RENATURE_REFUSED_OUTCOME_TTL_S"]
+    env = {"REDIS_URL": redis_url, "RENATURE_REFUSED_OUTCOME_TTL_S": "600"}
+    async with (
+        RulesService(Settings.from_env(env, consumer="rules-ttl")),
+        RedisBroker(redis_url) as broker,
+    ):
+        create = CommandEnvelope("g-ttl", "create", c.CreateGame("g-ttl", 2, ""), None)
+        assert (await send_command(broker, create, 5)).status == "accepted"
+        refused = CommandEnvelope("g-ttl", "early", c.StartGame(), 0)
+        assert (await send_command(broker, refused, 5)).status == "rejected"
     layout = KeyLayout()
     assert 0 < await redis.ttl(layout.command_key("g-ttl", "early")) <= 600
     assert await redis.ttl(layout.command_key("g-ttl", "create")) > 86_400  # accepted: longer
@@ -180,7 +178,7 @@ async def test_every_command_stream_is_trimmed_below_what_the_rules_acknowledged
     commands = CommandPartitions(KeyLayout(), 16)  # the janitor needs no count: it tries all
     streams = {commands.stream_of(g) for g in games}
     assert len(streams) > 2
-    settings = Settings(redis_url=redis_url, consumer="rules-trim", command_partitions=16)
+    settings = Settings.of(redis_url=redis_url, consumer="rules-trim", command_partitions=16)
     async with RulesService(settings), RedisBroker(redis_url) as broker:
         for game in games:
             create = CommandEnvelope(game, "create", c.CreateGame(game, 2, ""), None)

@@ -47,7 +47,7 @@ async def store(redis: aioredis.Redis) -> RedisEventStore:
 
 @pytest.fixture
 async def service(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[RulesService]:
-    async with RulesService(Settings(redis_url=redis_url, consumer="rules-a")) as running:
+    async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-a")) as running:
         yield running
 
 
@@ -167,7 +167,7 @@ async def test_two_instances_racing_never_fork_the_game(
     service: RulesService, redis_url: str, store: RedisEventStore
 ) -> None:
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-b")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-b")),
         RedisBroker(redis_url) as client,
     ):
         await send_command(client, envelope(c.CreateGame(GAME, 4, seed=""), "create"), 5)
@@ -289,7 +289,7 @@ async def test_a_command_left_pending_by_a_dead_instance_is_reclaimed(
     taken = await redis.xreadgroup("rules", "dead", {stream: ">"})
     assert taken  # read by an instance that then died without acknowledging
 
-    settings = Settings(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
+    settings = Settings.of(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
     async with RulesService(settings):
         for _ in range(100):
             if await store.version(GAME):

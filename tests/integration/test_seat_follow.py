@@ -23,8 +23,7 @@ from jwt.algorithms import ECAlgorithm
 from websockets.asyncio.client import connect
 
 from gameserver.gateway.app import create_app
-from gameserver.gateway.identity import IdentityProvider
-from support.gateway import gateway_http, serving
+from support.gateway import gateway_http, gateway_settings, serving
 
 pytestmark = pytest.mark.redis
 
@@ -60,8 +59,8 @@ async def http(
 ) -> AsyncIterator[httpx.AsyncClient]:
     jwks = tmp_path / "jwks.json"
     jwks.write_text(json.dumps({"keys": [signer.jwk()]}))
-    identity = IdentityProvider(ISSUER, AUDIENCE, str(jwks))
-    async with gateway_http(redis_url, "rules-seat-follow", identity=identity) as client:
+    provider = {"oidc_issuer": ISSUER, "oidc_audience": AUDIENCE, "oidc_jwks": str(jwks)}
+    async with gateway_http(redis_url, "rules-seat-follow", **provider) as client:
         yield client
 
 
@@ -214,7 +213,7 @@ async def test_without_a_provider_an_id_token_is_refused(
 async def test_a_live_socket_of_the_old_token_takes_no_move_after_a_reclaim(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
-    app = create_app(redis_url, command_timeout=5.0)
+    app = create_app(gateway_settings(redis_url), command_timeout=5.0)
     async with (
         gateway_http(redis_url, "rules-seat-follow", app=app) as http,
         serving(app) as address,

@@ -33,6 +33,7 @@ from renature import events as e
 from renature.audit import audit
 from renature.deal import SALTED, commitment
 from renature.rules import legal_actions
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -48,10 +49,10 @@ class Stack:
 
 @pytest.fixture
 async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-seeds")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-seeds")),
         app.router.lifespan_context(app),
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
     ):

@@ -19,6 +19,7 @@ from gameserver.gateway.app import create_app
 from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -63,10 +64,11 @@ class Person(httpx.AsyncBaseTransport):
 @pytest.fixture
 async def app(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[httpx.AsyncBaseTransport]:
     gateway = create_app(
-        redis_url, command_timeout=10.0, allow_chosen_seeds=True, rate_limits=RateLimits()
+        gateway_settings(redis_url, allow_chosen_seeds=True, limits=RateLimits()),
+        command_timeout=10.0,
     )
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-household")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-household")),
         gateway.router.lifespan_context(gateway),
     ):
         try:

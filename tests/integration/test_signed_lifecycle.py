@@ -27,7 +27,6 @@ from typer.testing import CliRunner, Result
 
 from eventstore import KeyLayout, RedisEventStore
 from eventstore import archive as packing
-from eventstore.retention_policy import RetentionPolicy
 from gameserver.cli import app
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
@@ -36,7 +35,9 @@ from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime import signing
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RetentionPolicy
 from renature import events as e
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -66,11 +67,14 @@ async def services(
     redis_url: str, key: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[GatewayClient, httpx.AsyncClient]]:
     """The rules service signing with ``key`` and a gateway: a bot client and plain HTTP."""
-    monkeypatch.setenv(signing.SIGNING_KEY_ENV, str(key))
-    gateway = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    gateway = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     transport = httpx.ASGITransport(app=gateway)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer=f"rules-{key.stem}")),
+        RulesService(
+            Settings.of(
+                redis_url=redis_url, consumer=f"rules-{key.stem}", signing_key_file=str(key)
+            )
+        ),
         gateway.router.lifespan_context(gateway),
         GatewayClient("http://gateway", transport=transport) as client,
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,
@@ -257,7 +261,7 @@ async def test_a_running_game_is_sealed_every_64_events_and_a_rotated_key_still_
 
 async def published_without_services(redis_url: str, path: Path) -> Path:
     """The key document of a gateway started now (no rules service needed to publish)."""
-    gateway = create_app(redis_url)
+    gateway = create_app(gateway_settings(redis_url))
     transport = httpx.ASGITransport(app=gateway)
     async with (
         gateway.router.lifespan_context(gateway),

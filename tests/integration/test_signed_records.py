@@ -29,6 +29,7 @@ from gameserver.runtime import signing
 from gameserver.runtime.settings import Settings
 from renature import events as e
 from renature.audit import AuditReport
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -42,11 +43,10 @@ def said(result: Result) -> str:
 
 
 @pytest.fixture
-def key_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def key_file(tmp_path: Path) -> Path:
     """The rules service's key, mounted as a file (as the Kubernetes Secret is)."""
     path = tmp_path / "signing.pem"
     path.write_bytes(signing.private_pem(signing.new_key()))
-    monkeypatch.setenv(signing.SIGNING_KEY_ENV, str(path))
     return path
 
 
@@ -55,10 +55,14 @@ async def signed_export(
     key_file: Path, redis: aioredis.Redis, redis_url: str, tmp_path: Path
 ) -> tuple[Path, Path, str]:
     """A game played through the services, exported with its seal; and the gateway's keys."""
-    gateway = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    gateway = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     transport = httpx.ASGITransport(app=gateway)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-signing")),
+        RulesService(
+            Settings.of(
+                redis_url=redis_url, consumer="rules-signing", signing_key_file=str(key_file)
+            )
+        ),
         gateway.router.lifespan_context(gateway),
         GatewayClient("http://gateway", transport=transport) as client,
     ):
@@ -187,7 +191,7 @@ async def test_the_dispute_desk_says_whether_this_server_signed_the_file(
             tmp_path / "s.jsonl", events, msgspec.json.encode(signing.SealLine(stranger))
         ).read_bytes(),
     }
-    gateway = create_app(redis_url)
+    gateway = create_app(gateway_settings(redis_url))
     transport = httpx.ASGITransport(app=gateway)
     async with (
         gateway.router.lifespan_context(gateway),

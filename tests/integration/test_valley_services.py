@@ -38,6 +38,7 @@ from renature.rules import legal_actions
 from renature.state import GameState
 from renature.view import view
 from support.boards import areas_beside
+from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis
 
@@ -70,13 +71,13 @@ class Game:
 
 @pytest.fixture
 async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app)
     store = RedisEventStore(redis)
     board = Projector(store, redis, BoardProjection(), "board-valley")
     await board.setup()
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-valley")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-valley")),
         app.router.lifespan_context(app),
         GatewayClient("http://gateway", transport=transport) as client,
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,

@@ -28,6 +28,7 @@ from gameserver.runtime.settings import Settings
 from renature import events as e
 from renature.game import replay
 from renature.picture import board_svg
+from support.gateway import gateway_settings
 from support.hosting import hosted
 
 pytestmark = pytest.mark.redis
@@ -45,10 +46,10 @@ class Web:
 
 @pytest.fixture
 async def web(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Web]:
-    app = create_app(redis_url, command_timeout=5.0, allow_chosen_seeds=True)
+    app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer="rules-web")),
+        RulesService(Settings.of(redis_url=redis_url, consumer="rules-web")),
         app.router.lifespan_context(app),
         GatewayClient("http://gateway", transport=transport) as client,
         httpx.AsyncClient(base_url="http://gateway", transport=transport) as http,

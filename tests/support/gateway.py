@@ -16,6 +16,15 @@ from devkit.redis_server import free_port
 from gameserver.gateway.app import create_app
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RateLimits
+
+
+def gateway_settings(redis_url: str, **changes: Any) -> Settings:
+    """The settings of a test's gateway on ``redis_url``: the defaults, but no rate limits and
+    no seat tokens lapsing after the end unless a test asks for them (``limits=RateLimits(...)``,
+    ``token_ttl_after_end_s=1``), with ``changes`` (parts or fields by name, `Settings.with_`)."""
+    quiet = {"limits": RateLimits(enabled=False), "token_ttl_after_end_s": None}
+    return Settings.of(redis_url=redis_url, **quiet).with_(**changes)
 
 
 @contextlib.asynccontextmanager
@@ -24,16 +33,16 @@ async def gateway_http(
     consumer: str,
     client: tuple[str, int] = ("127.0.0.1", 123),
     app: FastAPI | None = None,
-    **options: Any,
+    **changes: Any,
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client of a gateway (``app``, or ``create_app(redis_url, **options)`` with a 5 s
-    command timeout unless given) beside a rules service named ``consumer``; requests come
-    from ``client``."""
+    """An HTTP client of a gateway (``app``, or one of ``gateway_settings(redis_url, **changes)``
+    with a 5 s command timeout) beside a rules service named ``consumer``; requests come from
+    ``client``."""
     if app is None:
-        app = create_app(redis_url, **{"command_timeout": 5.0, **options})
+        app = create_app(gateway_settings(redis_url, **changes), command_timeout=5.0)
     transport = httpx.ASGITransport(app=app, client=client)
     async with (
-        RulesService(Settings(redis_url=redis_url, consumer=consumer)),
+        RulesService(Settings.of(redis_url=redis_url, consumer=consumer)),
         app.router.lifespan_context(app),
         httpx.AsyncClient(base_url="http://gateway", transport=transport, timeout=30) as http,
     ):

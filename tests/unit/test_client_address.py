@@ -37,10 +37,10 @@ def test_the_client_is_the_first_untrusted_address_from_the_right(
 
 
 def test_nothing_is_trusted_by_default() -> None:
-    assert Settings.from_env({}).trusted_proxies == ""
-    nobody = TrustedNetworks.parse(Settings.from_env({}).trusted_proxies)
+    assert Settings.from_env({}).front_door.trusted_proxies == ""
+    nobody = TrustedNetworks.parse(Settings.from_env({}).front_door.trusted_proxies)
     assert nobody.client_of("127.0.0.1", headers(x_forwarded_for="1.2.3.4")) == "127.0.0.1"
-    assert Settings.from_env({"RENATURE_TRUSTED_PROXIES": "10.0.0.0/8"}).trusted_proxies
+    assert Settings.from_env({"RENATURE_TRUSTED_PROXIES": "10.0.0.0/8"}).front_door.trusted_proxies
 
 
 def test_x_forwarded_for_wins_over_forwarded() -> None:

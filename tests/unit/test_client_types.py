@@ -8,13 +8,14 @@ from pathlib import Path
 from gameplatform import game_names
 from gameserver.gateway.app import create_app
 from gameserver.gateway.client_types import declarations, ts_type
+from support.gateway import gateway_settings
 
 CLIENT = Path(__file__).resolve().parents[2] / "services/gameserver/gateway/static/client"
 
 
 def test_the_committed_types_are_generated_from_the_openapi_document() -> None:
     """Regenerate with ``python -m gameserver.gateway.client_types > .../client/types.d.ts``."""
-    document = create_app("redis://127.0.0.1:6379").openapi()
+    document = create_app(gateway_settings("redis://127.0.0.1:6379")).openapi()
     assert (CLIENT / "types.d.ts").read_text() == declarations(document)
 
 

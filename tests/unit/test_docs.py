@@ -18,7 +18,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 def test_asyncapi_document_matches_the_rules_service() -> None:
     """docs/asyncapi.json is what ``faststream docs gen`` makes of the app (see services.md);
     regenerate it when the bus changes."""
-    settings = Settings(redis_url="redis://127.0.0.1:6379/0", consumer="rules-1")
+    settings = Settings.of(redis_url="redis://127.0.0.1:6379/0", consumer="rules-1")
     generated = json.loads(create_service(settings).app.schema.to_specification().to_json())
     assert generated == json.loads((DOCS / "asyncapi.json").read_text())
 

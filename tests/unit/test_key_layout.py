@@ -93,9 +93,9 @@ def test_the_settings_read_the_command_partitions_from_the_environment() -> None
     env = {"RENATURE_COMMAND_PARTITIONS": "4", "RENATURE_RULES_PARTITIONS": "0-1"}
     settings = Settings.from_env(env)
     assert settings.commands == CommandPartitions(KeyLayout(), 4)
-    assert settings.commands.parse(settings.rules_partitions) == (0, 1)
+    assert settings.commands.parse(settings.consumers.rules_partitions) == (0, 1)
     defaults = Settings.from_env({})
-    assert (defaults.command_partitions, defaults.rules_partitions) == (4, "all")
+    assert (defaults.store.command_partitions, defaults.consumers.rules_partitions) == (4, "all")
     assert defaults.commands == CommandPartitions()  # the settings' default is the layout's
 
 

@@ -14,6 +14,7 @@ from gameserver.gateway.http_errors import bounded
 from gameserver.gateway.ratelimit import RateLimits, bearer_token, request_class, token_bucket
 from gameserver.gateway.request_limits import json_depth_exceeds
 from gameserver.runtime.logging import configure_logging
+from gameserver.runtime.settings import Settings
 
 TOKEN = "vLBvP4i8QZ_TjlHC4FiAjZwjJjy3yEgF4sK4Jn-2Bqk"
 
@@ -43,21 +44,22 @@ def test_an_echo_of_client_input_is_bounded() -> None:
 
 
 def test_rate_limits_come_from_the_environment() -> None:
-    assert RateLimits.from_env({}) == RateLimits()
-    limits = RateLimits.from_env(
+    assert Settings.from_env({}).limits == RateLimits()
+    limits = Settings.from_env(
         {
             "RENATURE_RATE_LIMITS": "off",
             "RENATURE_LIMIT_CREATE": "5/minute",
             "RENATURE_LIMIT_LIVE_PER_GAME": "7",
         }
-    )
+    ).limits
     assert (limits.enabled, limits.create, limits.live_per_game) == (False, "5/minute", 7)
-    from gameserver.gateway.front_door import FrontDoor
+    from gameserver.gateway.front_door import FrontDoor, uvicorn_options
 
-    assert FrontDoor.from_env({}) == FrontDoor()
-    door = FrontDoor.from_env({"RENATURE_HEADER_TIMEOUT_S": "2.5", "RENATURE_MAX_HEADERS": "9"})
+    assert Settings.from_env({}).front_door == FrontDoor()
+    env = {"RENATURE_HEADER_TIMEOUT_S": "2.5", "RENATURE_MAX_HEADERS": "9"}
+    door = Settings.from_env(env).front_door
     assert (door.header_timeout_s, door.max_headers) == (2.5, 9)
-    assert door.uvicorn_options()["proxy_headers"] is False  # gateway.client_address decides
+    assert uvicorn_options(door)["proxy_headers"] is False  # gateway.client_address decides
 
 
 def test_requests_are_sorted_into_classes_and_tokens_are_never_keys() -> None:

@@ -5,7 +5,6 @@ file (an export, or ``renature simulate --events``)."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -143,13 +142,15 @@ async def _stored(client: Any, game_id: str, settings: Settings) -> list[Any]:
     from eventstore import KeyLayout, RedisEventStore
     from eventstore.archive import ArchiveDir
 
-    store = RedisEventStore(client, prefix=settings.prefix, partitions=settings.partitions)
+    store = RedisEventStore(
+        client, prefix=settings.store.prefix, partitions=settings.store.partitions
+    )
     stored: list[Any] = await store.read(game_id)
-    if not stored and (directory := os.environ.get("RENATURE_ARCHIVE_DIR")):
-        layout = KeyLayout(settings.prefix, settings.partitions)
+    if not stored and (directory := settings.retention.archive_dir):
+        layout = KeyLayout(settings.store.prefix, settings.store.partitions)
         stored = ArchiveDir(directory, layout).read(game_id) or []
     if not stored:
-        where = without_credentials(settings.redis_url)  # never print a password
+        where = without_credentials(settings.store.redis_url)  # never print a password
         raise NoSuchGame(f"There is no game {clipped(repr(game_id))} in the store at {where}.")
     return stored
 
@@ -159,7 +160,7 @@ async def read_store(game_id: str, settings: Settings) -> Loaded:
     from eventstore.redis_client import redis_client
     from gameserver.runtime.state_cache import game_of_stream
 
-    client = redis_client(settings.redis_url)  # a RedisCluster for a cluster URL
+    client = redis_client(settings.store.redis_url)  # a RedisCluster for a cluster URL
     try:
         stored = await _stored(client, game_id, settings)
     finally:
@@ -175,7 +176,7 @@ async def read_export(game_id: str, settings: Settings) -> bytes:
     from eventstore.redis_client import redis_client
     from gameserver.runtime.state_cache import game_of_stream
 
-    client = redis_client(settings.redis_url)  # a RedisCluster for a cluster URL
+    client = redis_client(settings.store.redis_url)  # a RedisCluster for a cluster URL
     try:
         stored = await _stored(client, game_id, settings)
         seal = await _seal(client, game_id, settings)
@@ -194,9 +195,9 @@ async def _seal(client: Any, game_id: str, settings: Settings) -> Seal | None:
     from eventstore.archive import ArchiveDir
     from gameserver.runtime.signing import stored_seal
 
-    layout = KeyLayout(settings.prefix, settings.partitions)
+    layout = KeyLayout(settings.store.prefix, settings.store.partitions)
     seal = await stored_seal(client, layout, game_id)
-    if seal is None and (directory := os.environ.get("RENATURE_ARCHIVE_DIR")):
+    if seal is None and (directory := settings.retention.archive_dir):
         raw = ArchiveDir(directory, layout).read_seal(game_id)
         seal = None if raw is None else msgspec.json.decode(raw, type=Seal)
     return seal

@@ -16,7 +16,6 @@ neither in Redis nor in the archive (the others are sealed all the same).
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -47,19 +46,16 @@ def seal(
     from gameserver.runtime import signing
     from gameserver.runtime.settings import Settings
 
-    try:
-        key = (
-            signing.key_from_env(os.environ)
-            if signing_key is None
-            else signing.load_private_key(signing_key)
+    settings = Settings.from_env(redis_url=redis_url)
+    named = signing_key or settings.signing.signing_key_file
+    if not named:
+        complain(
+            "No signing key: give --signing-key or set RENATURE_SIGNING_KEY_FILE.", EXIT_NOTHING
         )
+    try:
+        key = signing.load_private_key(Path(named))
     except (OSError, ValueError) as err:
         complain(f"Cannot read the signing key: {err}", EXIT_NOTHING)
-    if key is None:
-        complain(
-            f"No signing key: give --signing-key or set {signing.SIGNING_KEY_ENV}.", EXIT_NOTHING
-        )
-    settings = Settings.from_env(redis_url=redis_url)
     sealed = asyncio.run(_seal_again(game_ids, settings, key))
     out = console()
     missing = []
@@ -83,18 +79,20 @@ async def _seal_again(
 ) -> dict[str, tuple[str, int]]:
     """Where each game found was sealed and how many events its seal covers."""
     import msgspec
-    import redis.asyncio as aioredis
 
     from eventstore import RedisEventStore
     from eventstore import archive as packing
+    from eventstore.redis_client import redis_client
     from gameserver.runtime import signing
 
-    client = aioredis.from_url(settings.redis_url)
-    directory = os.environ.get("RENATURE_ARCHIVE_DIR")
+    client = redis_client(settings.store.redis_url)  # a RedisCluster for a cluster URL
+    directory = settings.retention.archive_dir
     archive = None if directory is None else packing.ArchiveDir(directory, settings.layout)
     done: dict[str, tuple[str, int]] = {}
     try:
-        store = RedisEventStore(client, prefix=settings.prefix, partitions=settings.partitions)
+        store = RedisEventStore(
+            client, prefix=settings.store.prefix, partitions=settings.store.partitions
+        )
         sealer = signing.Sealer(client, store, settings.layout, key)
         await sealer.publish_key()
         for game_id in game_ids:

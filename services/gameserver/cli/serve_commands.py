@@ -28,9 +28,9 @@ TrustedProxies = Annotated[
     str | None,
     typer.Option(
         "--trusted-proxies",
-        envvar="RENATURE_TRUSTED_PROXIES",
         help="Addresses or networks of the proxies in front of the gateway whose "
-        "X-Forwarded-For names the client (e.g. 10.0.0.0/8,127.0.0.1); none by default.",
+        "X-Forwarded-For names the client (e.g. 10.0.0.0/8,127.0.0.1); default: "
+        "RENATURE_TRUSTED_PROXIES, else none.",
     ),
 ]
 RebuildOnly = Annotated[
@@ -39,7 +39,14 @@ RebuildOnly = Annotated[
 
 
 def _settings(redis_url: str | None, trusted_proxies: str | None = None) -> Settings:
-    return Settings.from_env(redis_url=redis_url, trusted_proxies=_proxies(trusted_proxies))
+    """The environment's settings with the command line's flags; exit 2 naming a bad value."""
+    from gameserver.runtime.settings import SettingsError
+
+    try:
+        return Settings.from_env(redis_url=redis_url, trusted_proxies=_proxies(trusted_proxies))
+    except SettingsError as error:
+        typer.secho(str(error), err=True, fg=typer.colors.RED)
+        raise typer.Exit(2) from error
 
 
 def _proxies(text: str | None) -> str | None:
@@ -125,18 +132,23 @@ def all_(
     trusted_proxies: TrustedProxies = None,
 ) -> None:
     """Everything, one process per service; without REDIS_URL a private redis-server too."""
-    import os
-
     from gameserver.runtime.logging import configure_logging
+    from gameserver.runtime.settings import variables
     from gameserver.runtime.supervisor import SupervisorError, run_all
 
-    if trusted_proxies is not None:  # the children read their settings from the environment
-        os.environ["RENATURE_TRUSTED_PROXIES"] = _proxies(trusted_proxies) or ""
-
-    configure_logging(_settings(redis_url).log_level, service="supervisor")
+    settings = _settings(redis_url, trusted_proxies)
+    # the children read their settings from the environment: the flags go there too
+    flags = variables(trusted_proxies=trusted_proxies) if trusted_proxies is not None else {}
+    configure_logging(settings.logging.log_level, service="supervisor")
     try:
         status = run_all(
-            redis_url, host=host, port=port, redis_port=redis_port, announce=typer.echo
+            redis_url,
+            settings,
+            host=host,
+            port=port,
+            redis_port=redis_port,
+            environment=flags,
+            announce=typer.echo,
         )
     except SupervisorError as error:
         typer.secho(str(error), err=True, fg=typer.colors.RED)

@@ -185,16 +185,22 @@ class ClockService:
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     """Run the clock service until ``stop`` is set."""
     # Its feed reads block: no socket timeout may cut them (healing.py).
-    redis = redis_client(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)
+    redis = redis_client(settings.store.redis_url, **healing.BLOCKING_READ_OPTIONS)
     try:
         await healing.wait_for_redis(redis, "clock")
-        store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)
+        store = RedisEventStore(
+            redis, prefix=settings.store.prefix, partitions=settings.store.partitions
+        )
         client = RulesClient(redis, streams=bus.streams_of(settings.commands, bus.CLOCK))
         try:
             service = ClockService(
-                redis, store, client, settings.consumer, reclaim_idle_ms=settings.reclaim_idle_ms
+                redis,
+                store,
+                client,
+                settings.consumers.consumer,
+                reclaim_idle_ms=settings.consumers.reclaim_idle_ms,
             )
-            await service.run(stop, reclaim_every=settings.reclaim_interval_s)
+            await service.run(stop, reclaim_every=settings.consumers.reclaim_interval_s)
         finally:
             await client.aclose()
     finally:
@@ -203,4 +209,4 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
 
 def run(settings: Settings) -> None:
     """Blocking entry point used by ``renature serve clock``."""
-    run_service("clock", settings.log_level, lambda stop: serve(settings, stop))
+    run_service("clock", settings.logging.log_level, lambda stop: serve(settings, stop))

@@ -125,8 +125,10 @@ def declarations(document: dict[str, Any]) -> str:
 
 def main() -> None:
     from gameserver.gateway.app import create_app
+    from gameserver.runtime.settings import Settings
 
-    sys.stdout.write(declarations(create_app("redis://127.0.0.1:6379").openapi()))
+    settings = Settings.of(enabled=False)  # the bodies' types; the limits add none
+    sys.stdout.write(declarations(create_app(settings).openapi()))
 
 
 if __name__ == "__main__":

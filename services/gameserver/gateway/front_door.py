@@ -6,7 +6,7 @@ header a byte at a time, a header of 100 MB, ten thousand header lines, a body t
 ends, or twenty thousand half-open connections from one address. `GuardedHttpTools` is
 uvicorn's httptools protocol with those bounds (`FrontDoor`):
 
-| bound (``RENATURE_<FIELD>`` of `FrontDoor`) | default | answer |
+| bound (``RENATURE_<FIELD>`` of the settings' `FrontDoor`) | default | answer |
 |---|---|---|
 | ``HEADER_TIMEOUT_S``: the head, from connect or the last answer | 10 s | 408, closed |
 | ``BODY_TIMEOUT_S``: the body, from the end of the head | 30 s | 408, closed |
@@ -25,18 +25,16 @@ channel's own leases (`gateway.ratelimit`).
 
 from __future__ import annotations
 
-import os
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gameserver.gateway.client_address import TrustedNetworks
-from gameserver.gateway.ratelimit import fields_from_env
-from gameserver.gateway.worker_settings import settings_from_env
+from gameserver.runtime.settings_parts import FrontDoor
+
+__all__ = ["FrontDoor", "GuardedHttpTools", "uvicorn_options"]
 
 _REASONS = {
     408: "Request Timeout",
@@ -45,35 +43,15 @@ _REASONS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class FrontDoor:
-    """The bounds of the module's table."""
-
-    header_timeout_s: float = 10.0
-    """From the connection (or the last answer) to the end of the head."""
-    body_timeout_s: float = 30.0
-    """From the end of the head to the end of the body."""
-    max_header_bytes: int = 32 * 1024
-    max_headers: int = 64
-    connections_per_address: int = 64
-    """Per worker; connections from trusted proxies are not counted."""
-    max_connections: int = 4096
-    keep_alive_s: float = 5.0
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> FrontDoor:
-        """``RENATURE_<FIELD>`` for each field (upper case), where set."""
-        return cls(**fields_from_env(cls, "RENATURE_", os.environ if env is None else env))
-
-    def uvicorn_options(self) -> dict[str, Any]:
-        """What uvicorn bounds itself (with `GuardedHttpTools` as its protocol)."""
-        return {
-            "http": GuardedHttpTools,
-            "timeout_keep_alive": self.keep_alive_s,
-            "limit_concurrency": self.max_connections,
-            "h11_max_incomplete_event_size": self.max_header_bytes,
-            "proxy_headers": False,  # gateway.client_address decides whom to believe
-        }
+def uvicorn_options(bounds: FrontDoor) -> dict[str, Any]:
+    """What uvicorn bounds itself (with `GuardedHttpTools` as its protocol)."""
+    return {
+        "http": GuardedHttpTools,
+        "timeout_keep_alive": bounds.keep_alive_s,
+        "limit_concurrency": bounds.max_connections,
+        "h11_max_incomplete_event_size": bounds.max_header_bytes,
+        "proxy_headers": False,  # gateway.client_address decides whom to believe
+    }
 
 
 class _HeadersRefused(Exception):
@@ -83,35 +61,36 @@ class _HeadersRefused(Exception):
 class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five bounds on it
     """uvicorn's httptools protocol with the bounds of `FrontDoor` (module docstring).
 
-    Its bounds and trusted proxies are read from the environment in the worker process (the
-    settings `gateway.worker_settings` reads back) unless `configured` set them."""
+    Its bounds and trusted proxies are the settings' `FrontDoor`: `gateway.server` sets them
+    in each worker process (`set_up`), tests on a class of their own (`configured`)."""
 
-    front_door: ClassVar[FrontDoor | None] = None
+    front_door: ClassVar[FrontDoor] = FrontDoor()
     trusted: ClassVar[TrustedNetworks] = TrustedNetworks()
     open_per_address: ClassVar[Counter[str]] = Counter()
     refusals: ClassVar[Counter[str]] = Counter()
     """Connections refused, by error code (tests and the flood bench read it)."""
 
     @classmethod
-    def configured(
-        cls, front_door: FrontDoor, trusted: TrustedNetworks | None = None
-    ) -> type[GuardedHttpTools]:
+    def configured(cls, front_door: FrontDoor) -> type[GuardedHttpTools]:
         """A protocol class with these bounds and counts of its own."""
         attributes = {
             "front_door": front_door,
-            "trusted": trusted or TrustedNetworks(),
+            "trusted": TrustedNetworks.parse(front_door.trusted_proxies),
             "open_per_address": Counter(),
             "refusals": Counter(),
         }
         return type("GuardedHttpTools", (cls,), attributes)
 
+    @classmethod
+    def set_up(cls, front_door: FrontDoor) -> None:
+        """This process's bounds and trusted proxies (uvicorn takes the class by name into
+        each worker, so each worker sets them on it before it serves)."""
+        cls.front_door = front_door
+        cls.trusted = TrustedNetworks.parse(front_door.trusted_proxies)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        cls = type(self)
-        if cls.front_door is None:
-            cls.trusted = TrustedNetworks.parse(settings_from_env().trusted_proxies)
-            cls.front_door = FrontDoor.from_env()
-        self.bounds: FrontDoor = cls.front_door
+        self.bounds: FrontDoor = type(self).front_door
         self._deadline: Any = None
         self._reading_head = True
         self._head_bytes = 0

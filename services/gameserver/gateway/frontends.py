@@ -1,6 +1,7 @@
 """What a browser frontend needs around the game API (docs/http-api.md, "Browsers"):
 
-- CORS for the origins named in ``RENATURE_CORS_ORIGINS`` (comma-separated; off when unset);
+- CORS for the origins of the settings' ``cors_origins`` (``RENATURE_CORS_ORIGINS``,
+  comma-separated; off when unset);
 - gzip for answers over 1 KB (an event stream is never compressed: it must flow);
 - ``ETag`` on the views and events of finished games (they never change again), with
   ``If-None-Match`` answered 304;
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -42,17 +42,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gameserver.gateway.http_errors import error_body
 
-CORS_ENV = "RENATURE_CORS_ORIGINS"
 GZIP_MIN_BYTES = 1000
 DOCS_STATIC = "/static-offline-docs"
 EXPOSED_HEADERS = ["Location", "ETag", "X-Model-Version", "Retry-After"]
 ALLOWED_HEADERS = ["Authorization", "Content-Type", "Idempotency-Key", "Last-Event-ID"]
-
-
-def cors_origins(env: dict[str, str] | None = None) -> list[str]:
-    """The origins allowed to call the API from a browser (none unless configured)."""
-    text = (os.environ if env is None else env).get(CORS_ENV, "")
-    return [origin.strip().rstrip("/") for origin in text.split(",") if origin.strip()]
 
 
 class JsonCors(CORSMiddleware):

@@ -16,8 +16,6 @@ refusal says why in words without repeating it.
 from __future__ import annotations
 
 import hashlib
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,6 +23,7 @@ import jwt
 from starlette.concurrency import run_in_threadpool
 
 from gameserver.gateway.http_errors import ApiError
+from gameserver.runtime.settings_parts import Identity
 
 ALGORITHMS: Final = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"]
 LEEWAY_S: Final = 30
@@ -47,13 +46,11 @@ class IdentityProvider:
             self._keys = jwt.PyJWKSet.from_json(Path(jwks).read_text(encoding="utf-8"))
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> IdentityProvider | None:
-        """The provider the environment names, or None when ``RENATURE_OIDC_ISSUER`` is unset."""
-        env = os.environ if env is None else env
-        issuer = env.get("RENATURE_OIDC_ISSUER", "")
-        if not issuer:
+    def of(cls, identity: Identity) -> IdentityProvider | None:
+        """The provider the settings name, or None where they name none."""
+        if not identity.configured:
             return None
-        return cls(issuer, env.get("RENATURE_OIDC_AUDIENCE", ""), env.get("RENATURE_OIDC_JWKS", ""))
+        return cls(identity.oidc_issuer, identity.oidc_audience, identity.oidc_jwks)
 
     async def user(self, token: str) -> str:
         """The digest naming the token's user; 401 ``invalid_identity`` (in words) otherwise."""

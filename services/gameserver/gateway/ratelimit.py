@@ -48,12 +48,10 @@ import asyncio
 import contextlib
 import hashlib
 import math
-import os
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -77,6 +75,7 @@ from gameserver.gateway.request_limits import (
     message_bytes,
 )
 from gameserver.runtime.logging import get_logger
+from gameserver.runtime.settings_parts import RateLimits
 
 log = get_logger("renature.gateway")
 
@@ -102,52 +101,8 @@ return 1
 
 
 BUCKETS = ("create", "seat", "read", "refused", "refused_per_address", "live", "dispute")
-"""The request classes counted in sliding windows (the fields of `RateLimits` in that
-notation)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RateLimits:
-    """The limits, in the `limits` library's notation ("30/minute;300/hour")."""
-
-    enabled: bool = True
-    create: str = "20/minute;200/hour"
-    seat: str = "30/second"
-    read: str = "20/second"
-    refused: str = "30/minute"
-    refused_per_address: str = "120/minute"
-    live: str = "30/minute"
-    dispute: str = "30/minute;300/hour"
-    live_per_address: int = 20
-    live_per_game: int = 200
-    """Spectators' live connections per game; each seat has ``live_per_seat`` of its own."""
-    live_per_seat: int = 4
-    lease: int = 16
-    """Units of a bucket a worker takes from Redis at once and spends in process (at most a
-    tenth of the limit; 1: every request counted in Redis): `gateway.limit_leases`."""
-    spectator_frames: float = 1000.0
-    """Spectators' live frames a second per worker, all together (`gateway.live_budget`)."""
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> RateLimits:
-        """``RENATURE_RATE_LIMITS`` (on|off) and ``RENATURE_LIMIT_<FIELD>`` for each field."""
-        env = os.environ if env is None else env
-        limits = replace(cls(), **fields_from_env(cls, "RENATURE_LIMIT_", env))
-        if switch := env.get("RENATURE_RATE_LIMITS"):
-            limits = replace(limits, enabled=switch.lower() in ("1", "true", "yes", "on"))
-        return limits
-
-
-def fields_from_env(cls: type[Any], prefix: str, env: Mapping[str, str]) -> dict[str, Any]:
-    """The fields of the dataclass ``cls`` that ``env`` sets as ``<prefix><FIELD>`` (upper
-    case), read as their declared type (``int``, ``float`` or ``str``)."""
-    readers: dict[str, Any] = {"int": int, "float": float, "str": str}
-    changes: dict[str, Any] = {}
-    for spec in fields(cls):
-        value = env.get(f"{prefix}{spec.name.upper()}")
-        if value and str(spec.type) in readers:
-            changes[spec.name] = readers[str(spec.type)](value)
-    return changes
+"""The request classes counted in sliding windows (the fields of `RateLimits`, the settings'
+``limits``, in that notation)."""
 
 
 class Limiter:

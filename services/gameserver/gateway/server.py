@@ -1,11 +1,12 @@
 """Serve the gateway with uvicorn: uvloop and httptools, several worker processes, no access
 log unless asked for.
 
-``serve(settings, host, port)`` runs ``settings.gateway_workers`` processes
+``serve(settings, host, port)`` runs ``settings.front_door.gateway_workers`` processes
 (``RENATURE_GATEWAY_WORKERS``, default 1) that share one listening socket (uvicorn binds it
 once and hands it to each worker; the kernel spreads the connections). Each worker builds its
-own app from the same settings (`app_factory`: they travel to the workers in the environment as
-``RENATURE_GATEWAY_SETTINGS``, so command-line overrides reach them too). Every worker keeps
+own app from the same settings (`app_factory`: `Settings.hand_to_workers` puts them, command-line
+overrides included, into the environment the workers inherit, as ``RENATURE_GATEWAY_SETTINGS``,
+and `Settings.handed_to_worker` reads them back in each). Every worker keeps
 its own caches (game states, seat tokens) and its own reply channel, so any worker can answer
 any request.
 
@@ -21,13 +22,9 @@ trusts 127.0.0.1 by default) is off: `gateway.client_address` believes only the 
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
 from typing import Any
 
-from gameserver.gateway.front_door import FrontDoor
-from gameserver.gateway.worker_settings import SETTINGS_ENV, settings_from_env
+from gameserver.gateway.front_door import GuardedHttpTools, uvicorn_options
 from gameserver.runtime.logging import configure_logging
 from gameserver.runtime.settings import Settings
 
@@ -42,31 +39,36 @@ def serve(settings: Settings, *, host: str, port: int) -> None:
     """Run the gateway until SIGINT/SIGTERM (blocking)."""
     import uvicorn
 
-    configure_logging(
-        settings.log_level, service="gateway", access_log_sample=settings.access_log_sample
-    )
-    os.environ[SETTINGS_ENV] = json.dumps(dataclasses.asdict(settings))
+    _configure_logging(settings)
+    settings.hand_to_workers()  # each worker builds its app from these very settings
     uvicorn.run(
         "gameserver.gateway.server:app_factory",
         factory=True,
         host=host,
         port=port,
-        workers=settings.gateway_workers,
+        workers=settings.front_door.gateway_workers,
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
         loop="uvloop",
-        **FrontDoor.from_env().uvicorn_options(),  # httptools with bounds on slow clients
-        access_log=settings.access_log_sample > 0,
+        **uvicorn_options(settings.front_door),  # httptools with bounds on slow clients
+        access_log=settings.logging.access_log_sample > 0,
         log_config=None,  # the logs stay JSON (configure_logging)
         server_header=False,
     )
 
 
 def app_factory() -> Any:
-    """The app of one worker process (uvicorn calls it in each)."""
-    from gameserver.gateway.app import app_from_settings
+    """The app of one worker process (uvicorn calls it in each, before it serves)."""
+    from gameserver.gateway.app import create_app
 
-    settings = settings_from_env()
+    settings = Settings.handed_to_worker()
+    _configure_logging(settings)
+    GuardedHttpTools.set_up(settings.front_door)
+    return create_app(settings)
+
+
+def _configure_logging(settings: Settings) -> None:
     configure_logging(
-        settings.log_level, service="gateway", access_log_sample=settings.access_log_sample
+        settings.logging.log_level,
+        service="gateway",
+        access_log_sample=settings.logging.access_log_sample,
     )
-    return app_from_settings(settings)

@@ -28,15 +28,14 @@ from gameserver.gateway.frontends import (
     FinishedGameETags,
     JsonCors,
     SecurityHeaders,
-    cors_origins,
     offline_docs,
 )
 from gameserver.gateway.http_errors import install_error_handlers
 from gameserver.gateway.live_budget import FrameBudget
 from gameserver.gateway.openapi import BODIES, document_limits
 from gameserver.gateway.openapi import install as install_openapi
-from gameserver.gateway.ratelimit import Limiter, RateLimiting, RateLimits
-from gameserver.gateway.request_limits import MAX_BODY_BYTES, RequestLimits
+from gameserver.gateway.ratelimit import Limiter, RateLimiting
+from gameserver.gateway.request_limits import RequestLimits
 from gameserver.gateway.routers import (
     audit_routes,
     boards_routes,
@@ -51,6 +50,7 @@ from gameserver.gateway.routers import (
     sse_routes,
     web_routes,
 )
+from gameserver.runtime.settings import Settings
 
 ROUTERS: tuple[APIRouter, ...] = (
     service_routes.router,
@@ -69,24 +69,12 @@ ROUTERS: tuple[APIRouter, ...] = (
 """The API's routers, in the order their paths are matched (the pages' come after the docs)."""
 
 
-def wire(
-    app: FastAPI,
-    gateway: Gateway,
-    redis_url: str,
-    *,
-    prefix: str,
-    max_body_bytes: int = MAX_BODY_BYTES,
-    rate_limits: RateLimits | None = None,
-    token_ttl_after_end_s: int | None = None,
-    trusted_proxies: str = "",
-    origins: list[str] | None = None,
-) -> None:
+def wire(app: FastAPI, gateway: Gateway, settings: Settings) -> None:
     """Everything around ``gateway``'s routes: the use cases, the error shape, the routers, the
-    docs pages and the web client, the browsers' middleware (CORS for ``origins``, by default
-    those of ``RENATURE_CORS_ORIGINS``), the limits (body size and depth always, the rate
-    limits when ``rate_limits`` is given and enabled, seat tokens that lapse
-    ``token_ttl_after_end_s`` after the end when given), the document that says so, and
-    outermost the security headers and the real client's address (``trusted_proxies``)."""
+    docs pages and the web client, the browsers' middleware (CORS for the frontends part's
+    origins), the limits (body size and depth always, the rate limits when enabled, seat tokens
+    that lapse after the end unless no time is set), the document that says so, and outermost
+    the security headers and the real client's address (the front door's trusted proxies)."""
     app.state.gateway = gateway
     app.state.cases = CaseBook.over(gateway)
     install_error_handlers(app)
@@ -96,22 +84,23 @@ def wire(
     offline_docs(app)  # /docs and /redoc on local assets
     app.include_router(web_routes.router)  # the web client, the dispute viewer, the picture
     app.mount("/static", StaticFiles(directory=web_routes.STATIC), name="static")
-    _install_browsers(app, cors_origins() if origins is None else origins)
-    limited = rate_limits is not None and rate_limits.enabled
-    _document(app, limited=limited)
-    app.add_middleware(RequestLimits, max_body_bytes=max_body_bytes)
+    _install_browsers(app, list(settings.frontends.cors_origins))
+    limits, ttl = settings.limits, settings.gateway.token_ttl_after_end_s
+    _document(app, limited=limits.enabled)
+    app.add_middleware(RequestLimits, max_body_bytes=settings.gateway.max_body_bytes)
     app.add_middleware(DisputeGate)  # a busy desk refuses before the body is read
-    if rate_limits is not None and limited:  # outermost of the limits: a flood is turned away
-        limiter = Limiter(redis_url, rate_limits, prefix=prefix)  # before its bodies are read
+    if limits.enabled:  # outermost of the limits: a flood is turned away before its bodies
+        limiter = Limiter(settings.store.redis_url, limits, prefix=settings.store.prefix)
         app.state.limiter = limiter
         app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.seat_of)
-        gateway.spectator_frames = FrameBudget(rate_limits.spectator_frames)
-    if token_ttl_after_end_s is not None:
-        gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, token_ttl_after_end_s)
+        gateway.spectator_frames = FrameBudget(limits.spectator_frames)
+    if ttl is not None:
+        gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, ttl)
     # Security headers on every answer (the limits' refusals too) and, outermost, the real
     # client's address for every limit and log.
     app.add_middleware(SecurityHeaders)
-    app.add_middleware(TrustedProxies, trusted=TrustedNetworks.parse(trusted_proxies))
+    trusted = TrustedNetworks.parse(settings.front_door.trusted_proxies)
+    app.add_middleware(TrustedProxies, trusted=trusted)
 
 
 def _install_browsers(app: FastAPI, origins: list[str]) -> None:

@@ -220,15 +220,19 @@ def _render_with(projection: Projection[F], cached: Cached[F]) -> bytes:
 
 def create_projector(settings: Settings, redis: Redis, projection: Projection[F]) -> Projector[F]:
     """A projector configured from ``settings`` on a bytes Redis client."""
-    store = RedisEventStore(redis, prefix=settings.prefix, partitions=settings.partitions)
+    store = RedisEventStore(
+        redis, prefix=settings.store.prefix, partitions=settings.store.partitions
+    )
     return Projector(
         store,
         redis,
         projection,
-        settings.consumer,
-        reclaim_idle_ms=settings.reclaim_idle_ms,
-        cache_size=settings.cache_games,
-        partitions=parse_partitions(settings.projector_partitions, settings.partitions),
+        settings.consumers.consumer,
+        reclaim_idle_ms=settings.consumers.reclaim_idle_ms,
+        cache_size=settings.consumers.cache_games,
+        partitions=parse_partitions(
+            settings.consumers.projector_partitions, settings.store.partitions
+        ),
     )
 
 
@@ -237,19 +241,19 @@ async def serve(
 ) -> None:
     """Run one projector until ``stop`` is set; optionally rebuild its models first."""
     # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
-    redis = redis_client(settings.redis_url, **healing.BLOCKING_READ_OPTIONS)  # or a cluster
+    redis = redis_client(settings.store.redis_url, **healing.BLOCKING_READ_OPTIONS)  # or a cluster
     try:
         await healing.wait_for_redis(redis, projection.name)  # started before Redis: wait
         projector = create_projector(settings, redis, projection)
         if rebuild:
             await projector.rebuild()
-        await projector.run(stop, reclaim_every=settings.reclaim_interval_s)
+        await projector.run(stop, reclaim_every=settings.consumers.reclaim_interval_s)
     finally:
         await redis.aclose()
 
 
 async def _rebuild(settings: Settings, projection: Projection[F]) -> int:
-    redis = redis_client(settings.redis_url)
+    redis = redis_client(settings.store.redis_url)
     try:
         return await create_projector(settings, redis, projection).rebuild()
     finally:
@@ -258,7 +262,7 @@ async def _rebuild(settings: Settings, projection: Projection[F]) -> int:
 
 def rebuild_only(settings: Settings, projection: Projection[F]) -> int:
     """Drop and rebuild every model of ``projection``, then return (no feed consumption)."""
-    configure_logging(settings.log_level, service=projection.name)
+    configure_logging(settings.logging.log_level, service=projection.name)
     return asyncio.run(_rebuild(settings, projection))
 
 
@@ -268,4 +272,4 @@ def run(settings: Settings, projection: Projection[F], rebuild: bool = False) ->
     async def main(stop: asyncio.Event) -> None:
         await serve(settings, projection, stop, rebuild)
 
-    run_service(projection.name, settings.log_level, main)
+    run_service(projection.name, settings.logging.log_level, main)

@@ -44,10 +44,11 @@ from eventstore import KeyLayout
 from eventstore.keys import COMMAND_SENDERS
 from eventstore.redis_client import redis_client
 from eventstore.redis_values import text as _text
-from eventstore.retention_policy import GROUP, RetentionPolicy, RetentionStore, Stage
+from eventstore.retention_policy import GROUP, RetentionStore, Stage
 from gameplatform import game_names, get_game
 from gameserver.runtime.logging import configure_logging, get_logger
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RetentionPolicy
 
 log = get_logger("renature.retention")
 
@@ -214,9 +215,11 @@ async def serve(
 
 def run(settings: Settings) -> None:
     """Blocking entry point (SIGINT/SIGTERM stop it: asyncio.run cancels the loop)."""
-    configure_logging(settings.log_level, service="retention")
-    policy = RetentionPolicy.from_env()
+    configure_logging(settings.logging.log_level, service="retention")
+    policy = settings.retention
     log.info("retention_started", policy=str(policy))
-    layout = KeyLayout(settings.prefix, settings.partitions)
+    layout = KeyLayout(settings.store.prefix, settings.store.partitions)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(settings.redis_url, layout, policy, settings.consumer, stage_of))
+        asyncio.run(
+            serve(settings.store.redis_url, layout, policy, settings.consumers.consumer, stage_of)
+        )

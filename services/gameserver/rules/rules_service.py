@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -41,7 +40,6 @@ from eventstore.redis_client import (
     plain_url,
     redis_client,
 )
-from eventstore.retention_policy import RetentionPolicy
 from gameserver.rules.command_handler import CommandHandler
 from gameserver.rules.envelopes import BatchMeta
 from gameserver.runtime import bus, healing, signing
@@ -95,7 +93,7 @@ class RulesService:
     settings: Settings
     handler: CommandHandler | None = None
     partitions: tuple[int, ...] = field(init=False)
-    """The command partitions this instance consumes (``settings.rules_partitions``)."""
+    """The command partitions this instance consumes (``settings.consumers.rules_partitions``)."""
     broker: RedisBroker = field(init=False)
     app: FastStream = field(init=False)
     _redis: Redis | None = field(init=False, default=None)
@@ -108,7 +106,7 @@ class RulesService:
         return [s for some in sender_streams(self.settings, self.partitions).values() for s in some]
 
     def __post_init__(self) -> None:
-        self.partitions = self.settings.commands.parse(self.settings.rules_partitions)
+        self.partitions = self.settings.commands.parse(self.settings.consumers.rules_partitions)
 
         def on_commands_from(sender: str) -> Callable[[EnvelopeBatch], Awaitable[None]]:
             async def on_commands(bodies: EnvelopeBatch) -> None:
@@ -119,9 +117,9 @@ class RulesService:
             return on_commands
 
         # FastStream's RedisClusterBroker when REDIS_URL names a cluster (redis+cluster://).
-        cluster = is_cluster_url(self.settings.redis_url)
+        cluster = is_cluster_url(self.settings.store.redis_url)
         self.broker = (RedisClusterBroker if cluster else RedisBroker)(
-            plain_url(self.settings.redis_url),
+            plain_url(self.settings.store.redis_url),
             logger=stdlib_logger("renature.rules.faststream"),
             log_level=logging.DEBUG,  # per-message lines; the handler logs each command
             # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
@@ -159,7 +157,7 @@ class RulesService:
         # replies are published by `on_commands`, not by FastStream (no_reply).
         reading = self.broker.subscriber(
             stream=batched_read(
-                self.settings.consumer,
+                self.settings.consumers.consumer,
                 stream,
                 max_records=MAX_BATCH,
                 polling_interval=READ_BLOCK_MS,
@@ -181,9 +179,9 @@ class RulesService:
         )
         reclaiming = self.broker.subscriber(
             stream=batched_read(
-                self.settings.consumer,
+                self.settings.consumers.consumer,
                 stream,
-                min_idle_time=self.settings.reclaim_idle_ms,
+                min_idle_time=self.settings.consumers.reclaim_idle_ms,
                 polling_interval=1000,
             ),
             decoder=envelope_bodies,
@@ -232,43 +230,43 @@ class RulesService:
         """
         if self._redis is not None:
             return
-        self._redis = redis_client(self.settings.redis_url)  # a RedisCluster on a cluster
+        self._redis = redis_client(self.settings.store.redis_url)  # a RedisCluster on a cluster
         # Replies go out on a client that never resends after a failed connection: a reply sent
         # again to a restarted Redis could acknowledge a write that Redis lost (everysec); a
         # lost reply is asked for again with the command id.
-        once = healing_options(cluster=is_cluster_url(self.settings.redis_url), retries=0)
-        self._replies = redis_client(self.settings.redis_url, **once)
+        once = healing_options(cluster=is_cluster_url(self.settings.store.redis_url), retries=0)
+        self._replies = redis_client(self.settings.store.redis_url, **once)
         await healing.wait_for_redis(self._redis, "rules")  # started before Redis: wait
         if self.handler is not None:
             return
         await self._ensure_groups(self.command_streams)
         store = RedisEventStore(
             self._redis,
-            prefix=self.settings.prefix,
-            partitions=self.settings.partitions,
-            durability=self.settings.durability,
-            replicas=self.settings.durability_replicas,
+            prefix=self.settings.store.prefix,
+            partitions=self.settings.store.partitions,
+            durability=self.settings.store.durability,
+            replicas=self.settings.store.durability_replicas,
         )
         refusals = RedisEventStore(
             self._redis,
-            prefix=self.settings.prefix,
-            partitions=self.settings.partitions,
-            outcome_ttl_seconds=RetentionPolicy.from_env().refused_outcome_ttl_s,
-            durability=self.settings.durability,
-            replicas=self.settings.durability_replicas,
+            prefix=self.settings.store.prefix,
+            partitions=self.settings.store.partitions,
+            outcome_ttl_seconds=self.settings.retention.refused_outcome_ttl_s,
+            durability=self.settings.store.durability,
+            replicas=self.settings.store.durability_replicas,
         )
         self.handler = CommandHandler(
             store=store,
             seeds=RedisSeedVault(self._redis, store.layout),
-            cache_size=self.settings.cache_games,
+            cache_size=self.settings.consumers.cache_games,
             refusals=refusals,
         )
-        self.sealer = await signing.sealer_from_env(os.environ, self._redis, store)
+        self.sealer = await signing.sealer_for(self.settings.signing, self._redis, store)
         status = await store.check_durability()
         (log.info if status.ok else log.error)("durability", statement=status.statement)
         log.info(
             "rules_service_started",
-            consumer=self.settings.consumer,
+            consumer=self.settings.consumers.consumer,
             command_partitions=format_partitions(self.partitions),
         )
 
@@ -333,7 +331,7 @@ def create_service(settings: Settings | None = None) -> RulesService:
 def run(settings: Settings) -> None:
     """Run the rules service until SIGINT/SIGTERM (FastStream handles the signals)."""
 
-    configure_logging(settings.log_level, service="rules")
+    configure_logging(settings.logging.log_level, service="rules")
     asyncio.run(create_service(settings).app.run())
 
 

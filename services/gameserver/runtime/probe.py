@@ -43,7 +43,9 @@ def streams_and_group(service: str, settings: Settings) -> tuple[list[str], str]
     since it reads all partitions at once."""
     if service == "rules":
         commands = settings.commands
-        return commands.streams(commands.parse(settings.rules_partitions)), bus.RULES_GROUP
+        return commands.streams(
+            commands.parse(settings.consumers.rules_partitions)
+        ), bus.RULES_GROUP
     groups = {
         "board": bus.BOARD_GROUP,
         "score": bus.SCORE_GROUP,
@@ -85,16 +87,20 @@ def live(service: str, settings: Settings, max_idle_s: float) -> tuple[bool, str
     """(alive, why): stuck when the consumer is stuck on any of its streams."""
     streams, group = streams_and_group(service, settings)
     try:  # a cluster URL gets a cluster client, which reaches out to the nodes at once
-        client = sync_client(settings.redis_url, socket_timeout=3, socket_connect_timeout=3)
+        client = sync_client(settings.store.redis_url, socket_timeout=3, socket_connect_timeout=3)
     except UNREACHABLE as error:
         return True, f"Redis out of reach ({type(error).__name__}): not this process's fault"
     try:
-        infos = [consumer_info(client, stream, group, settings.consumer) for stream in streams]
+        infos = [
+            consumer_info(client, stream, group, settings.consumers.consumer) for stream in streams
+        ]
     except UNREACHABLE as error:
         return True, f"Redis out of reach ({type(error).__name__}): not this process's fault"
     finally:
         client.close()
-    return judge(dict(zip(streams, infos, strict=True)), settings.consumer, group, max_idle_s)
+    return judge(
+        dict(zip(streams, infos, strict=True)), settings.consumers.consumer, group, max_idle_s
+    )
 
 
 def judge(

@@ -3,37 +3,20 @@
 Each service connects as its own ACL user (``rules``, ``gateway``, ``board``, ``score``,
 ``clock``, ``retention``; infra/redis/users.acl says what each may do) with a password from a
 secret. ``REDIS_URL`` names the server only; the credentials come from
-
-| Variable | Meaning |
-|---|---|
-| ``RENATURE_REDIS_USER`` | the ACL user of this service |
-| ``RENATURE_REDIS_PASSWORD`` | its password (e.g. from a Kubernetes Secret) |
-| ``RENATURE_REDIS_PASSWORD_FILE`` | or a file holding it (a mounted secret) |
-
-and are put into the URL that every client of the process is built from. A URL that carries
-credentials already is left as it is. Never log the result: it holds the password.
+``RENATURE_REDIS_USER`` and ``RENATURE_REDIS_PASSWORD`` or ``RENATURE_REDIS_PASSWORD_FILE`` (a
+mounted secret), which `Settings.from_env` reads, and are put into the URL that every client of
+the process is built from. A URL that carries credentials already is left as it is. Never log
+the result: it holds the password.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
 
-def credentials(env: Mapping[str, str]) -> tuple[str | None, str | None]:
-    """The user and password the environment names (either may be missing)."""
-    user = env.get("RENATURE_REDIS_USER") or None
-    password = env.get("RENATURE_REDIS_PASSWORD") or None
-    if password is None and (path := env.get("RENATURE_REDIS_PASSWORD_FILE")):
-        password = Path(path).read_text(encoding="utf-8").strip() or None
-    return user, password
-
-
-def authenticated_url(url: str, env: Mapping[str, str]) -> str:
-    """``url`` with the environment's credentials, unless it has its own or none are set."""
-    user, password = credentials(env)
+def authenticated_url(url: str, user: str | None, password: str | None) -> str:
+    """``url`` with ``user`` and ``password``, unless it has its own or neither is given."""
     parts = urlsplit(url)
     if (user is None and password is None) or "@" in parts.netloc:
         return url

@@ -1,151 +1,237 @@
-"""Settings of the services, read from the environment (twelve-factor style).
+"""The settings of the services: one object of parts, read from the environment once.
 
-Every service process (rules, board, score, gateway) reads the same variables, so ``serve all``
-configures its children by setting the environment rather than by passing flags.
-
-| Variable | Default | Meaning |
-|---|---|---|
-| ``REDIS_URL`` | ``redis://127.0.0.1:6379/0`` | Redis: bus, store, read models |
-| ``RENATURE_PREFIX`` | ``rn`` | key prefix of the event store and read models |
-| ``RENATURE_PARTITIONS`` | ``16`` | partition count (part of the key layout) |
-| ``RENATURE_COMMAND_PARTITIONS`` | ``4`` | command streams (a divisor of the partitions) |
-| ``RENATURE_RULES_PARTITIONS`` | ``all`` | command partitions a rules instance reads: ``0-3,8`` |
-| ``RENATURE_CONSUMER`` | ``<host>-<pid>-<random>`` | consumer name in the consumer groups |
-| ``RENATURE_LOG_LEVEL`` | ``INFO`` | log level of the JSON logs |
-| ``RENATURE_RECLAIM_IDLE_MS`` | ``4000`` | pending entries idle this long are taken over |
-| ``RENATURE_DURABILITY`` | ``always`` | ``always``, ``replica`` or ``everysec`` (durability.py) |
-| ``RENATURE_DURABILITY_REPLICAS`` | ``1`` | replicas a write waits for under ``replica`` |
-| ``RENATURE_ALLOW_CHOSEN_SEEDS`` | off | ``POST /games`` may take a seed (tests, bots) |
-| ``RENATURE_REDIS_USER``, ``..._PASSWORD[_FILE]`` | none | this service's ACL user (`redis_auth`) |
-| ``RENATURE_RATE_LIMITS`` | on | the gateway's rate limits (``RENATURE_LIMIT_*``: security.md) |
-| ``RENATURE_MAX_BODY_BYTES`` | ``65536`` | the largest request body the gateway reads |
-| ``RENATURE_TOKEN_TTL_AFTER_END_S`` | ``3600`` | seat tokens lapse this long after the end |
-| ``RENATURE_GATEWAY_WORKERS`` | ``1`` | gateway worker processes sharing its port |
-| ``RENATURE_ACCESS_LOG`` | ``off`` | uvicorn's access log: ``on``, ``off`` or a sample (0.01) |
-| ``RENATURE_TRUSTED_PROXIES`` | none | proxies whose ``X-Forwarded-For`` the gateway believes |
+`Settings.from_env` is the one function that reads the environment (twelve-factor style):
+every service process (rules, board, score, clock, retention, gateway) reads the same
+variables, so ``serve all`` configures its children by their environment. Everything else is
+handed the settings, or the part it needs, by its caller. Each field declares its variable in
+`gameserver.runtime.settings_parts`; the table of every variable is generated from those
+declarations (`gameserver.runtime.settings_table`, docs/services.md). A bad value is an error
+that names the variable.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
-import socket
-import uuid
-from collections.abc import Mapping
+import typing
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gameserver.runtime.redis_auth import authenticated_url
+from gameserver.runtime.settings_parts import (
+    DEFAULT_REDIS_URL,
+    ConsumerSettings,
+    FrontDoor,
+    Frontends,
+    GatewaySettings,
+    Identity,
+    LoggingSettings,
+    RateLimits,
+    RetentionPolicy,
+    Signing,
+    StoreSettings,
+    as_variable,
+    default_consumer_name,
+    switch,
+    whole,
+)
 
 if TYPE_CHECKING:  # eventstore imports redis, which the CLI does not load until it must
     from eventstore import CommandPartitions, KeyLayout
 
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+__all__ = [
+    "DEFAULT_REDIS_URL",
+    "Settings",
+    "SettingsError",
+    "default_consumer_name",
+    "variables",
+]
+
+WORKER_SETTINGS_ENV = "RENATURE_GATEWAY_SETTINGS"
+"""How `gateway.server` hands its settings to its uvicorn worker processes (JSON)."""
 
 
-def default_consumer_name() -> str:
-    """A consumer name unique per process.
-
-    Two processes sharing a consumer name would share one pending list in the group, and a
-    restarted process would inherit entries it never read; host, pid and a random suffix avoid
-    both. Entries left pending by a dead consumer are taken over by `XAUTOCLAIM`.
-    """
-    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+class SettingsError(ValueError):
+    """A variable of the environment holds a value its setting cannot take."""
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """What every service needs to find Redis and lay out its keys."""
+    """Every setting of the services, in parts (`gameserver.runtime.settings_parts`)."""
 
-    redis_url: str = DEFAULT_REDIS_URL
-    prefix: str = "rn"
-    partitions: int = 16
-    command_partitions: int = 4  # eventstore.DEFAULT_COMMAND_PARTITIONS
-    rules_partitions: str = "all"
-    projector_partitions: str = "all"
-    """The game partitions (feeds) a projector instance reads: ``all`` or ``0-7,12``."""
-    consumer: str = field(default_factory=default_consumer_name)
-    log_level: str = "INFO"
-    # Well under the gateway's 10 s command timeout: a stalled instance's batch is taken over
-    # (and answered) by another one in time; taking a batch twice is harmless (idempotency).
-    reclaim_idle_ms: int = 4_000
-    reclaim_interval_s: float = 10.0
-    cache_games: int = 10_000
-    durability: str = "always"
-    durability_replicas: int = 1
-    # Whoever chooses a seed knows every hand: only test, bot and tournament servers allow it.
-    allow_chosen_seeds: bool = False
-    # The gateway's limits (docs/security.md); the individual rates are RENATURE_LIMIT_*.
-    rate_limits: bool = True
-    max_body_bytes: int = 65_536
-    token_ttl_after_end_s: int = 3600
-    gateway_workers: int = 1
-    access_log_sample: float = 0.0
-    trusted_proxies: str = ""
-    """Addresses or networks (``10.0.0.0/8,127.0.0.1``) of the proxies in front of the gateway
-    whose ``X-Forwarded-For`` names the client (`gateway.client_address`); none by default."""
+    store: StoreSettings = field(default_factory=StoreSettings)
+    consumers: ConsumerSettings = field(default_factory=ConsumerSettings)
+    logging: LoggingSettings = field(default_factory=LoggingSettings)
+    gateway: GatewaySettings = field(default_factory=GatewaySettings)
+    limits: RateLimits = field(default_factory=RateLimits)
+    front_door: FrontDoor = field(default_factory=FrontDoor)
+    frontends: Frontends = field(default_factory=Frontends)
+    identity: Identity = field(default_factory=Identity)
+    retention: RetentionPolicy = field(default_factory=RetentionPolicy)
+    signing: Signing = field(default_factory=Signing)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Settings from environment variables; keyword ``overrides`` that are not None win."""
+        """The settings the environment (``os.environ`` unless given) names; keyword
+        ``overrides`` (fields by name, as `with_` takes them) that are not None win.
+        `SettingsError` names the variable of a bad value."""
         env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        if url := env.get("REDIS_URL"):
-            values["redis_url"] = url
-        if prefix := env.get("RENATURE_PREFIX"):
-            values["prefix"] = prefix
-        if partitions := env.get("RENATURE_PARTITIONS"):
-            values["partitions"] = int(partitions)
-        if commands := env.get("RENATURE_COMMAND_PARTITIONS"):
-            values["command_partitions"] = int(commands)
-        if assigned := env.get("RENATURE_RULES_PARTITIONS"):
-            values["rules_partitions"] = assigned
-        if feeds := env.get("RENATURE_PROJECTOR_PARTITIONS"):
-            values["projector_partitions"] = feeds
-        if consumer := env.get("RENATURE_CONSUMER"):
-            values["consumer"] = consumer
-        if level := env.get("RENATURE_LOG_LEVEL"):
-            values["log_level"] = level.upper()
-        if idle := env.get("RENATURE_RECLAIM_IDLE_MS"):
-            values["reclaim_idle_ms"] = int(idle)
-        if durability := env.get("RENATURE_DURABILITY"):
-            values["durability"] = durability.strip().lower()
-        if replicas := env.get("RENATURE_DURABILITY_REPLICAS"):
-            values["durability_replicas"] = int(replicas)
-        if chosen := env.get("RENATURE_ALLOW_CHOSEN_SEEDS"):
-            values["allow_chosen_seeds"] = chosen.lower() in ("1", "true", "yes", "on")
-        if limits := env.get("RENATURE_RATE_LIMITS"):
-            values["rate_limits"] = limits.lower() in ("1", "true", "yes", "on")
-        if body := env.get("RENATURE_MAX_BODY_BYTES"):
-            values["max_body_bytes"] = int(body)
-        if ttl := env.get("RENATURE_TOKEN_TTL_AFTER_END_S"):
-            values["token_ttl_after_end_s"] = int(ttl)
-        if workers := env.get("RENATURE_GATEWAY_WORKERS"):
-            values["gateway_workers"] = max(1, int(workers))
-        if access := env.get("RENATURE_ACCESS_LOG"):
-            named = {"on": 1.0, "true": 1.0, "off": 0.0, "false": 0.0}
-            word = access.strip().lower()
-            values["access_log_sample"] = named[word] if word in named else float(word)
-        if proxies := env.get("RENATURE_TRUSTED_PROXIES"):
-            values["trusted_proxies"] = proxies.strip()
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        # Per-service ACL user and password (gameserver.runtime.redis_auth, docs/security.md).
-        values["redis_url"] = authenticated_url(values.get("redis_url", DEFAULT_REDIS_URL), env)
-        return cls(**values)
+        parts = {name: _read_part(kind, env) for name, kind in _part_types().items()}
+        settings = cls(**parts).with_(**{k: v for k, v in overrides.items() if v is not None})
+        identity = settings.identity
+        if identity.oidc_issuer and not (identity.oidc_audience and identity.oidc_jwks):
+            raise SettingsError(
+                "RENATURE_OIDC_ISSUER is set: RENATURE_OIDC_AUDIENCE and RENATURE_OIDC_JWKS "
+                "must be too"
+            )
+        return settings.with_(redis_url=_with_credentials(settings.store))
+
+    @classmethod
+    def of(cls, **fields: Any) -> Settings:
+        """The defaults with some fields set by name (``Settings.of(redis_url=..., consumer=
+        ...)``); no environment is read."""
+        return cls().with_(**fields)
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with some parts (by part name) or fields (by field name) changed."""
+        parts: dict[str, Any] = {}
+        fields_of: dict[str, dict[str, Any]] = {}
+        owners = _owners()
+        for name, value in changes.items():
+            if name in _part_types():
+                parts[name] = value
+            elif name in owners:
+                fields_of.setdefault(owners[name], {})[name] = value
+            else:
+                raise TypeError(f"Settings have no part or field named {name!r}")
+        for part, values in fields_of.items():
+            parts[part] = replace(parts.get(part, getattr(self, part)), **values)
+        return replace(self, **parts)
+
+    # -- the gateway's worker processes ------------------------------------------------------
+
+    def hand_to_workers(self) -> None:
+        """Put these settings where `handed_to_worker` finds them in a worker process that
+        this one starts (uvicorn's workers inherit the environment)."""
+        import msgspec
+
+        os.environ[WORKER_SETTINGS_ENV] = msgspec.json.encode(self).decode()
+
+    @classmethod
+    def handed_to_worker(cls) -> Settings:
+        """The settings `hand_to_workers` handed to this process (with a consumer name of its
+        own), or the environment's where none were."""
+        import msgspec
+
+        text = os.environ.get(WORKER_SETTINGS_ENV)
+        if not text:
+            return cls.from_env()
+        return msgspec.json.decode(text, type=cls).with_(consumer=default_consumer_name())
+
+    # -- derived -----------------------------------------------------------------------------
 
     @property
     def layout(self) -> KeyLayout:
         """The key layout every service of the deployment shares."""
         from eventstore import KeyLayout
 
-        return KeyLayout(self.prefix, self.partitions)
+        return KeyLayout(self.store.prefix, self.store.partitions)
 
     @property
     def commands(self) -> CommandPartitions:
         """The command streams and which game goes to which (senders and rules services)."""
         from eventstore import CommandPartitions
 
-        return CommandPartitions(self.layout, self.command_partitions)
+        return CommandPartitions(self.layout, self.store.command_partitions)
 
-    def with_(self, **changes: Any) -> Settings:
-        """A copy with some fields changed."""
-        return replace(self, **changes)
+
+def variables(**fields: Any) -> dict[str, str]:
+    """The environment that sets these fields (by name) in a child process's settings."""
+    found: dict[str, str] = {}
+    for name, value in fields.items():
+        spec = {spec.name: spec for spec, _ in declared(_part_types()[_owners()[name]])}[name]
+        if not spec.metadata.get("env"):
+            raise TypeError(f"{name} is set by no variable")
+        found[spec.metadata["env"]] = as_variable(value)
+    return found
+
+
+def declared(part: type[Any]) -> Iterator[tuple[dataclasses.Field[Any], Any]]:
+    """The fields of a part with their resolved types."""
+    hints = typing.get_type_hints(part)
+    for spec in dataclasses.fields(part):
+        yield spec, hints[spec.name]
+
+
+def parts() -> dict[str, type[Any]]:
+    """The parts of `Settings` by name, in their order."""
+    return dict(_part_types())
+
+
+@functools.cache
+def _part_types() -> dict[str, type[Any]]:
+    return dict(typing.get_type_hints(Settings))
+
+
+@functools.cache
+def _owners() -> dict[str, str]:
+    """Which part each field belongs to (field names are unique across the parts)."""
+    return {
+        spec.name: name for name, kind in _part_types().items() for spec in dataclasses.fields(kind)
+    }
+
+
+def _read_part(part: type[Any], env: Mapping[str, str]) -> Any:
+    """The part with each field its variable sets (an empty variable is an unset one)."""
+    values: dict[str, Any] = {}
+    for spec, kind in declared(part):
+        variable = spec.metadata.get("env")
+        text = env.get(variable) if variable else None
+        if not text:
+            continue
+        parse = spec.metadata.get("parse") or _reader(kind)
+        try:
+            values[spec.name] = parse(text)
+        except ValueError as error:
+            shown = "" if spec.metadata.get("secret") else f"={text!r}"
+            raise SettingsError(f"{variable}{shown}: {error}") from None
+    return part(**values)
+
+
+def _reader(kind: Any) -> Callable[[str], Any]:
+    """How a variable is read as a field of type ``kind``."""
+    readers: dict[Any, Callable[[str], Any]] = {
+        int: whole,
+        float: _number,
+        bool: switch,
+        str: str,
+    }
+    optional = [arg for arg in typing.get_args(kind) if arg is not type(None)]
+    if kind not in readers and len(optional) == 1:  # ``int | None``: read as an int
+        kind = optional[0]
+    return readers[kind]
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise ValueError("expected a number") from None
+
+
+def _with_credentials(store: StoreSettings) -> str:
+    """The Redis URL with this service's ACL user and password (`redis_auth`)."""
+    password = store.redis_password
+    if password is None and store.redis_password_file:
+        try:
+            text = Path(store.redis_password_file).read_text(encoding="utf-8")
+        except OSError as error:
+            raise SettingsError(
+                f"RENATURE_REDIS_PASSWORD_FILE: cannot read {store.redis_password_file}: "
+                f"{error.strerror}"
+            ) from None
+        password = text.strip() or None
+    return authenticated_url(store.redis_url, store.redis_user, password)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the CLI reads seals without importing redis (a third of a s
     from redis.asyncio import Redis
 
     from eventstore import EventStore, KeyLayout, RedisEventStore
+    from gameserver.runtime.settings_parts import Signing
     from gameserver.runtime.state_cache import StateCache
 
 log = get_logger("renature.signing")
@@ -236,22 +237,13 @@ def verdict(
 
 # -- the rules service's side: sealing games as they are appended ----------------------------
 
-SIGNING_KEY_ENV = "RENATURE_SIGNING_KEY_FILE"
 
-
-def key_from_env(env: Mapping[str, str]) -> Ed25519PrivateKey | None:
-    """The signing key the environment names (None: this deployment signs nothing)."""
-    path = env.get(SIGNING_KEY_ENV)
-    return load_private_key(Path(path)) if path else None
-
-
-async def sealer_from_env(
-    env: Mapping[str, str], redis: Redis, store: RedisEventStore
-) -> Sealer | None:
-    """A `Sealer` with the environment's key, its key published; None without a key."""
-    key = key_from_env(env)
-    if key is None:
+async def sealer_for(signing: Signing, redis: Redis, store: RedisEventStore) -> Sealer | None:
+    """A `Sealer` with the settings' key (``RENATURE_SIGNING_KEY_FILE``), its key published;
+    None without a key: this deployment signs nothing."""
+    if not signing.signing_key_file:
         return None
+    key = load_private_key(Path(signing.signing_key_file))
     sealer = Sealer(redis, store, store.layout, key)
     await sealer.publish_key()
     return sealer

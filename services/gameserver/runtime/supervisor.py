@@ -32,7 +32,7 @@ from types import FrameType
 
 from gameserver.runtime.logging import get_logger
 from gameserver.runtime.redis_auth import without_credentials
-from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings import Settings, SettingsError
 
 log = get_logger("renature.supervisor")
 
@@ -148,6 +148,8 @@ class PrivateRedis:
     data_dir: Path
     port: int
     executable: str
+    durability: str = "always"
+    """The services' durability mode: Redis fsyncs every write unless it is ``everysec``."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -180,7 +182,7 @@ class PrivateRedis:
         command = [self.executable, "-", "--port", str(self.port), "--bind", "127.0.0.1"]
         command += ["--dir", str(self.data_dir), "--logfile", "redis.log", "--save", ""]
         # The fsync policy the durability mode needs: always, unless everysec is chosen.
-        fsync = "everysec" if Settings.from_env().durability == "everysec" else "always"
+        fsync = "everysec" if self.durability == "everysec" else "always"
         command += ["--appendonly", "yes", "--appendfsync", fsync]
         self.process = subprocess.Popen(
             command,
@@ -231,7 +233,9 @@ class PrivateRedis:
                 self.process.wait()
 
 
-def private_redis(port: int | None, data_dir: Path | None = None) -> PrivateRedis:
+def private_redis(
+    port: int | None, durability: str = "always", data_dir: Path | None = None
+) -> PrivateRedis:
     """A private server to start, or `SupervisorError` saying how to get Redis."""
     executable = shutil.which("redis-server")
     if executable is None:
@@ -240,6 +244,7 @@ def private_redis(port: int | None, data_dir: Path | None = None) -> PrivateRedi
         data_dir=data_dir or Path.cwd() / "var" / "redis",
         port=port or free_port(),
         executable=executable,
+        durability=durability,
     )
 
 
@@ -254,6 +259,8 @@ class Stack:
     host: str
     port: int
     redis: PrivateRedis | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+    """Variables the children get besides this process's environment (command-line flags)."""
     children: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     @property
@@ -263,7 +270,7 @@ class Stack:
     def start(self) -> None:
         if self.redis is not None:
             self.redis.start()
-        env = {**os.environ, "REDIS_URL": self.redis_url}
+        env = {**os.environ, **self.environment, "REDIS_URL": self.redis_url}
         env.pop("RENATURE_CONSUMER", None)  # every process needs its own consumer name
         if self.redis is not None:  # the private server's password, from its file
             for name in ("RENATURE_REDIS_USER", "RENATURE_REDIS_PASSWORD"):
@@ -346,17 +353,20 @@ def durability_line(mode: str) -> str:
 
 
 def announce_stack(
-    stack: Stack, redis_url: str, server: PrivateRedis | None, announce: Callable[[str], None]
+    stack: Stack,
+    settings: Settings,
+    server: PrivateRedis | None,
+    announce: Callable[[str], None],
 ) -> None:
     """Where the running stack is: Redis, its durability, the pages, whether seeds may be
     chosen, and how the CLI reaches it."""
     if server is not None:
         announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
-    announce(durability_line(Settings.from_env().durability))
+    announce(durability_line(settings.store.durability))
     announce(f"Play: {stack.gateway_url}/  (lobby, table and dispute viewer in a browser)")
     announce(f"Gateway: {stack.gateway_url}")
     announce(f"API docs: {stack.gateway_url}/docs")
-    if Settings.from_env().allow_chosen_seeds:
+    if settings.gateway.allow_chosen_seeds:
         announce(
             "Chosen seeds: ON (RENATURE_ALLOW_CHOSEN_SEEDS=1): POST /games takes a seed, and "
             "whoever chooses it knows every hand (games say chosen_seed). Development only."
@@ -364,28 +374,32 @@ def announce_stack(
     else:
         announce("Chosen seeds: off (every game is dealt from a secret random seed).")
     announce("For the CLI (renature audit, explain, replay) in another shell:")
-    for line in cli_environment(redis_url, server):
+    for line in cli_environment(stack.redis_url, server):
         announce(line)
 
 
 def run_all(
     redis_url: str | None,
+    settings: Settings,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
     redis_port: int | None = None,
+    environment: dict[str, str] | None = None,
     announce: Callable[[str], None] = print,
 ) -> int:
-    """Start Redis (unless given) and every service; block until a signal or a crash.
+    """Start Redis (unless ``redis_url`` names one) and every service; block until a signal or
+    a crash. ``settings`` are this process's (the children read theirs from the environment,
+    with ``environment`` added: `Settings.variables`).
 
     Returns the exit status: 0 after SIGINT/SIGTERM, 1 when a service died on its own.
     """
     server: PrivateRedis | None = None
     check_ports(host, port, redis_port if redis_url is None else None)
     if redis_url is None:
-        server = private_redis(redis_port)
+        server = private_redis(redis_port, settings.store.durability)
         redis_url = server.url
-    stack = Stack(redis_url=redis_url, host=host, port=port, redis=server)
+    stack = Stack(redis_url, host, port, server, dict(environment or {}))
     stopping: list[int] = []
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -397,7 +411,7 @@ def run_all(
         if not wait_for_port(host, port, stack):
             announce(f"The stack did not come up ({stack.dead() or 'no gateway'}); stopping.")
             return 1
-        announce_stack(stack, redis_url, server, announce)
+        announce_stack(stack, settings, server, announce)
         announce("Press Ctrl+C to stop.")
         while not stopping:
             if dead := stack.dead():
@@ -422,9 +436,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--rebuild", action="store_true")
     args = parser.parse_args(argv)
-    run_service(
-        args.service, Settings.from_env(), host=args.host, port=args.port, rebuild=args.rebuild
-    )
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:  # a bad variable: say which, without a traceback
+        parser.exit(2, f"{args.service}: {error}\n")
+    run_service(args.service, settings, host=args.host, port=args.port, rebuild=args.rebuild)
 
 
 if __name__ == "__main__":
