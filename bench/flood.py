@@ -5,8 +5,9 @@ on a free port with its rate limits and front door on, as in production). Normal
 2-player games (read whose turn it is, ask the legal actions, send one: three requests per
 move) and every request's latency is kept; each game is created from an address of its own
 (127.0.1.N), and the seat bucket is raised for these bots, which move far faster than people
-(``RENATURE_LIMIT_SEAT``). Each flood of issue 23 runs in another process beside them, one at a
-time, from other loopback addresses (on Linux the whole 127/8 is local):
+(``RENATURE_LIMIT_SEAT``). Each flood (an attack of the network threat model, docs/security.md)
+runs in another process beside them, one at a time, from other loopback addresses (on Linux
+the whole 127/8 is local):
 
 - ``proxy``: everyone behind one address (127.0.0.2, an ingress the gateway does not trust): the
   players' moves and reads go through it too, while the flood sends made-up tokens from it;
@@ -372,7 +373,7 @@ def measure(redis_url: str, workdir: Path) -> list[str]:
 def run() -> None:
     print(
         f"\n== Gateway under a flood: {NORMAL_GAMES} normal 2-player games at a time beside "
-        f"each flood of issue 23 ({', '.join(PATTERNS)}); {ROUNDS} rounds of "
+        f"each flood of the threat model ({', '.join(PATTERNS)}); {ROUNDS} rounds of "
         f"{WINDOW_S:.0f} s each; a normal player's p99 against the same players alone =="
     )
     try:

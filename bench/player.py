@@ -377,7 +377,7 @@ def measure_topology(
 def summary(
     results: dict[tuple[str, int], Result], peer: dict[int, Result], counts: tuple[int, ...]
 ) -> None:
-    """The side-by-side table, the ratios and the issue's targets, met or missed."""
+    """The side-by-side table, the ratios and the speed targets, met or missed."""
 
     def cell(result: Result | None) -> str:
         if result is None:
@@ -399,7 +399,7 @@ def summary(
             f"| {games} | {cell(peer.get(games))} | {cell(bus)} | {cell(http)} | {cell(ws)} "
             f"| {ratio[0]} | {ratio[1]} |"
         )
-    print("\ntargets (issue 24; boardgame.io in memory, this run):")
+    print("\ntargets (a move for a millisecond of CPU; boardgame.io in memory, this run):")
     for target in targets.player_targets(results, peer):
         print(target)
 

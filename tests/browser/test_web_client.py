@@ -76,7 +76,7 @@ def browser() -> Iterator[Browser]:
 
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-"""A phone's viewport (390x844 CSS px, touch), as the issue measured the table on."""
+"""A phone's viewport (390x844 CSS px, touch), the size the table must fit."""
 VIEWPORTS = {"desktop": {"viewport": {"width": 1400, "height": 950}}, "phone": PHONE}
 MOST_PRESSES_PER_DECISION = 3.0
 """The average number of key presses a decision may take, from the turn's start to its move."""
@@ -493,7 +493,7 @@ document.addEventListener("securitypolicyviolation",
 def test_the_pages_run_under_their_content_security_policy(
     path: str, finished_game: str, base_url: str, browser: Browser
 ) -> None:
-    """Issue 23: every page is served with a policy that forbids inline scripts and framing;
+    """Every page is served with a policy that forbids inline scripts and framing;
     the client still draws the lobby, the table and the viewer, and nothing is blocked."""
     page = new_page(browser, bypass_csp=False)
     page.add_init_script(CSP_WATCH)

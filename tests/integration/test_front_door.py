@@ -1,11 +1,11 @@
-"""The gateway's front door, served by uvicorn as `renature serve gateway` serves it (issue 23).
+"""The gateway's front door, served by uvicorn as `renature serve gateway` serves it.
 
-Each test is an attack of issue 23 against a real server on loopback, with a real Redis and
-rules service behind it: headers that name another client (from a trusted and an untrusted
-proxy), half-open connections, huge and endless headers, a body that never comes, uploads to
-``POST /disputes``; meanwhile a normal player keeps playing and ``/healthz`` answers. Other
-clients take other loopback addresses (the whole 127/8 is local on Linux). Every wait is
-bounded.
+Each test is an attack of the network threat model (docs/security.md) against a real server on
+loopback, with a real Redis and rules service behind it: headers that name another client (from
+a trusted and an untrusted proxy), half-open connections, huge and endless headers, a body that
+never comes, uploads to ``POST /disputes``; meanwhile a normal player keeps playing and
+``/healthz`` answers. Other clients take other loopback addresses (the whole 127/8 is local on
+Linux). Every wait is bounded.
 """
 
 from __future__ import annotations

@@ -277,7 +277,7 @@ async def test_unknown_game_is_404(stack: Stack) -> None:
     ):
         response = await stack.http.request(method, path, headers=bearer("whatever"))
         assert_error(response, 404, "game_not_found")
-    # An id no game can have is malformed, as docs/security.md says (issue 23): 422.
+    # An id no game can have is malformed, as docs/security.md says: 422.
     malformed = await stack.http.get("/games/bad:id/spectator", headers=bearer("whatever"))
     assert_error(malformed, 422, "malformed_request")
     joined = await stack.http.post(f"/games/{missing}/seats/0", json={"name": "x"})

@@ -328,7 +328,7 @@ async def test_made_up_tokens_do_not_escape_the_address_quota(
 async def test_made_up_tokens_from_a_shared_address_never_lock_out_a_real_player(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
-    """Issue 23, finding 1: behind one proxy address, 120 requests with made-up tokens used to
+    """The attack: behind one proxy address, 120 requests with made-up tokens used to
     spend the address's refused quota, and a real player's valid token then got 429."""
     limits = RateLimits(read="1000/minute")  # refused_per_address at its default, 120/minute
     app = create_app(redis_url, allow_chosen_seeds=True, rate_limits=limits)
@@ -353,7 +353,7 @@ async def test_made_up_tokens_from_a_shared_address_never_lock_out_a_real_player
 async def test_a_made_up_bearer_counts_in_its_address_read_bucket(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
-    """Issue 23, finding 2: a random ``Authorization: Bearer`` escaped the address's read limit
+    """The attack: a random ``Authorization: Bearer`` escaped the address's read limit
     on every route that ignores tokens (60/60 answered against 20/60 without the header)."""
     limits = RateLimits(read="20/minute", seat="1000/minute", refused_per_address="1000/minute")
     app = create_app(redis_url, allow_chosen_seeds=True, rate_limits=limits)
@@ -437,7 +437,7 @@ async def test_live_connections_are_capped_per_address_and_per_game(
 
 
 async def test_spectators_cannot_take_a_seats_live_slots(limited: Stack, served: str) -> None:
-    """Issue 23, finding 5: spectators filled a game's live slots and its seats got 4429/429.
+    """The attack: spectators filled a game's live slots and its seats got 4429/429.
     A seat's connections hold leases of their own (``live_per_seat``)."""
     game_id, tokens = await new_game(limited.http(ELSEWHERE))
     game_key = f"rn:limits:live:game:{{{game_id}}}"

@@ -1,4 +1,4 @@
-"""Seats that follow their player (issue 25): against a real Redis, the real rules service
+"""Seats that follow their player: against a real Redis, the real rules service
 and the gateway. A recovery code restores a seat on "another device" once; a seat bound to a
 user of the identity provider (a JWKS served from a file, tokens signed by a test key) is
 reclaimed with that user's fresh token; the old seat token stops working each time; tokens of

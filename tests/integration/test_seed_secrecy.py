@@ -59,7 +59,7 @@ async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
 
 
 def brute_force(target: str, limit: int = 1_000_000) -> str | None:
-    """The issue's attack: every number below ``limit`` tried against a bare SHA-256."""
+    """The attack on a bare commitment: every number below ``limit`` tried against SHA-256."""
     digest = target.removeprefix(SALTED)
     for n in range(limit):
         if hashlib.sha256(str(n).encode()).hexdigest() == digest:

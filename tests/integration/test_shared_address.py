@@ -1,4 +1,4 @@
-"""Limits that fit people (issue 25 point 3): ten people behind one address (a household, a
+"""Limits that fit people: ten people behind one address (a household, a
 classroom behind one NAT) play five whole games at once under the gateway's default limits,
 and none of their requests meets a 429, while tests/integration/test_limits.py shows that the
 floods from one address stay refused."""

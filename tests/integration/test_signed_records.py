@@ -1,4 +1,4 @@
-"""Signed game records (issue 23): a file that proves, offline, that it came from the server.
+"""Signed game records: a file that proves, offline, that it came from the server.
 
 The rules service seals each game with its Ed25519 key as the game runs and when it ends; the
 export carries the seal; ``renature audit --events FILE --key KEY`` checks it against the

@@ -3,7 +3,7 @@ Kubernetes schemas (kubernetes-validate, which ships them: no network), and the 
 compose file, redis.conf, the ACL file and the Dockerfile hold what the security model says
 (docs/security.md).
 
-The attacks of the issue, as the manifests were: no NetworkPolicy, REDIS_URL (with the
+The attacks on the manifests as they once were: no NetworkPolicy, REDIS_URL (with the
 password to be) in a ConfigMap, no resource requests or limits, only the gateway probed (on
 /docs, 200 with Redis down), a StatefulSet pointed at a Service that is not headless, images
 tagged latest, Redis bound to 0.0.0.0 with protected-mode off and no password.
@@ -302,7 +302,7 @@ def test_the_dockerfile_pins_its_base_image_and_runs_unprivileged() -> None:
 
 
 def test_the_front_door_is_nginx_with_its_bounds_and_the_gateway_trusts_it_alone() -> None:
-    """Issue 23: slow and huge requests are turned away in front of the gateway, and the
+    """Slow and huge requests are turned away in front of the gateway, and the
     gateway learns the real client's address from that proxy only."""
     text = (INFRA / "nginx" / "nginx.conf").read_text()
     for bound in (

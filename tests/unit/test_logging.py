@@ -38,7 +38,7 @@ def lines():
         f'127.0.0.1:48858 - "WebSocket /games/g1/live?token={TOKEN}&after=0" [accepted]',
         f'127.0.0.1:48858 - "GET /games/g1/live?after=3&token={TOKEN} HTTP/1.1" 403',
         f"Authorization: Bearer {TOKEN}",
-        f'127.0.0.1:1 - "GET /games/g1/live?token=\'{TOKEN} HTTP/1.1" 403',  # issue 23
+        f'127.0.0.1:1 - "GET /games/g1/live?token=\'{TOKEN} HTTP/1.1" 403',  # a token after a quote
         f'127.0.0.1:1 - "GET /games/g1/live?token="{TOKEN}" HTTP/1.1" 403',
     ],
 )

@@ -1,4 +1,4 @@
-"""Platform law, written once (issue 21, point 1): the hash chain, the batch and execute
+"""Platform law, written once: the hash chain, the batch and execute
 skeleton, the rule errors, the audit's report, replay, the corpus check and the explanation's
 shape are the platform's, and every hosted game runs on them with its events, codes, corpus
 lines and outputs what they were."""

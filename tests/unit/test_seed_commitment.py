@@ -19,12 +19,12 @@ from renature.state import GameState
 from renature.view import view as game_view
 from renature.view import visible_event
 
-CHOSEN = "731337"  # the small chosen seed of the issue: found from a bare SHA-256 in 0.33 s
+CHOSEN = "731337"  # a small chosen seed: once found from a bare SHA-256 in 0.33 s
 SALT = "5a" * 32
 
 
 def brute_force(target: str, limit: int) -> str | None:
-    """The attack of the issue: try every small number as the seed (bare SHA-256)."""
+    """The attack on a bare commitment: try every small number as the seed (bare SHA-256)."""
     for n in range(limit):
         if hashlib.sha256(str(n).encode()).hexdigest() == target:
             return str(n)

@@ -24,7 +24,7 @@ changes nothing; a retry while the first request with the key is still being ans
 ``idempotency_key_in_flight`` (a lease per key, `IN_FLIGHT_MARGIN_S` past the command timeout,
 so a gateway that died mid-request blocks its retries no longer than that). A claim is released
 only by the request that made it, and only when its own join was refused: a retry never undoes
-the seat that the first request took (issue 26).
+the seat that the first request took.
 
 A claim whose ``JoinGame`` never landed (the gateway died, the command was lost) no longer
 holds the seat forever: a later claimant of a seat that the game shows free, claimed more than
