@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from gameplatform.interface import Game
+from gameplatform.interface import HostedGame
 from gameplatform.registry import DEFAULT_GAME, UnknownGame, game_names, get_game
 
 BASICS = ("game", "players", "board", "seed", "seating")
@@ -32,7 +32,7 @@ class NotHosted(CreationError):
     """A creation of a game this platform does not host: the message lists the hosted ones."""
 
 
-def options_of(game: Game[Any, Any, Any], given: Mapping[str, Any]) -> Any:
+def options_of(game: HostedGame, given: Mapping[str, Any]) -> Any:
     """The game's options struct from ``given`` (its defaults for what is left out); a
     `CreationError` naming the game for a field it does not take or a value it refuses."""
     try:
@@ -51,12 +51,12 @@ def options_dict(options: Any) -> dict[str, Any]:
     return {name: getattr(options, name) for name in options.__struct_fields__}
 
 
-def _worded(game: Game[Any, Any, Any], error: msgspec.ValidationError) -> str:
+def _worded(game: HostedGame, error: msgspec.ValidationError) -> str:
     takes = ", ".join(creation_fields(game))
     return f"{error} (a {game.name} game takes {takes})"
 
 
-def creation_fields(game: Game[Any, Any, Any]) -> tuple[str, ...]:
+def creation_fields(game: HostedGame) -> tuple[str, ...]:
     return (*BASICS, *game.options_type.__struct_fields__)
 
 
@@ -91,7 +91,7 @@ def creation_type(name: str) -> Any:
     )
 
 
-def game_asked(body: Mapping[str, Any]) -> Game[Any, Any, Any]:
+def game_asked(body: Mapping[str, Any]) -> HostedGame:
     """The game a creation names (the default game when it names none)."""
     name = body.get("game", DEFAULT_GAME)
     if not isinstance(name, str):
@@ -102,7 +102,7 @@ def game_asked(body: Mapping[str, Any]) -> Game[Any, Any, Any]:
         raise NotHosted(f"game: {error}") from None
 
 
-def read_creation(body: Mapping[str, Any]) -> tuple[Game[Any, Any, Any], Any, Any]:
+def read_creation(body: Mapping[str, Any]) -> tuple[HostedGame, Any, Any]:
     """The game, the creation (its `creation_type`) and the game's options from a body; a
     `CreationError` saying what is wrong with it."""
     game = game_asked(body)

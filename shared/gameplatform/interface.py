@@ -14,13 +14,20 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
+from gameplatform import chain
 from gameplatform.audit import AuditReport
 from gameplatform.clock import ClockState, deadline_ms
+from gameplatform.execution import Versioned
 from gameplatform.explanation import Explanation
 
-State = TypeVar("State")
-Command = TypeVar("Command")
-Event = TypeVar("Event")
+HostedState = Versioned
+"""What the platform reads of every game's state itself (a frozen msgspec struct): which game it
+is, the version of the last event folded in and that event's chain hash. The rest of a state is
+the game's own, read through the `Game` protocol."""
+
+State = TypeVar("State", bound=HostedState)
+Command = TypeVar("Command", bound=msgspec.Struct)
+Event = TypeVar("Event", bound=chain.Event)
 Seen = TypeVar("Seen", contravariant=True)
 Chosen = TypeVar("Chosen", covariant=True)
 
@@ -399,3 +406,10 @@ class Game(Protocol[State, Command, Event]):
     def encode_event(self, event: Event) -> bytes: ...
 
     def decode_event(self, data: bytes | str) -> Event: ...
+
+
+HostedGame = Game[HostedState, msgspec.Struct, chain.Event]
+"""Any hosted game, as the services hold one they looked up by name: its states, commands and
+events seen through the platform's bases (`HostedState`, a msgspec struct, `chain.Event`). Each
+value handed to one of its members must come from the same game (a stream names its game once,
+in the meta of its first event, and every reader decodes the stream with that game)."""

@@ -37,7 +37,7 @@ def options_of(options: dict[str, Any] | None) -> c.Options:
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core
-class GoofspielGame(CoreAdapter):
+class GoofspielGame(CoreAdapter[GameState, c.Command, e.Event]):
     name: str = "goofspiel"
     title: str = "Goofspiel (the Game of Pure Strategy)"
     player_counts: tuple[int, ...] = (2,)
@@ -61,7 +61,7 @@ class GoofspielGame(CoreAdapter):
     reclaim_type: Any = c.ReclaimSeat
     """A seat a bot plays since its timeout taken back by its player (rulings, 12)."""
     event_type: Any = e.AnyEvent
-    rules: Any = RULES
+    rules = RULES
     hidden_information: bool = True
     seed_secret: bool = True
     state_type: Any = GameState

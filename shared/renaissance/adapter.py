@@ -30,7 +30,7 @@ from renaissance.words import describe
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core
-class RenaissanceGame(CoreAdapter):
+class RenaissanceGame(CoreAdapter[GameState, c.Command, e.Event]):
     name: str = "renaissance"
     title: str = "Renaissance (Masahiro Nakajima, 2012)"
     player_counts: tuple[int, ...] = (2,)
@@ -49,7 +49,7 @@ class RenaissanceGame(CoreAdapter):
     resign_type: Any = c.Resign
     timeout_type: Any = c.ClaimTimeout
     event_type: Any = e.AnyEvent
-    rules: Any = RULES
+    rules = RULES
     hidden_information: bool = True  # a Janken's sealed hand, until both are shown
     options_type: Any = Options
     seed_secret: bool = False

@@ -32,7 +32,7 @@ from renature.view import GameView, view, visible_event
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core
-class RenatureGame(CoreAdapter):
+class RenatureGame(CoreAdapter[GameState, c.Command, e.Event]):
     name: str = "renature"
     title: str = "Renature (with the Valley expansion)"
     player_counts: tuple[int, ...] = (2, 3, 4)
@@ -51,7 +51,7 @@ class RenatureGame(CoreAdapter):
     timeout_type: Any = c.ClaimTimeout
     reclaim_type: Any = c.ReclaimSeat
     event_type: Any = e.AnyEvent
-    rules: Any = RULES
+    rules = RULES
     hidden_information: bool = True
     seed_secret: bool = True
     state_type: Any = GameState
