@@ -59,7 +59,7 @@ class CoreAdapter(CommandForms, Generic[S, C, E]):
     def is_rule_error(self, error: Exception) -> bool:
         return isinstance(error, RuleError)
 
-    def board_geometry(self, board: str) -> Any | None:
+    def board_geometry(self, board: str) -> msgspec.Struct | None:
         return None  # drawn from its picture alone, unless the game says more
 
     def is_over(self, state: S) -> bool:

@@ -49,13 +49,32 @@ class Describes(Protocol):
 
 
 class Outcome(Protocol):
-    """The result of a whole game as ``simulate`` reports it (a msgspec struct)."""
+    """The result of a whole game as ``simulate`` reports it (a msgspec struct: the platform's
+    `simulation.Outcome` with the game's id and whatever else the game adds)."""
 
-    game_id: str
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    events: int
+    @property
+    def game_id(self) -> str: ...
+
+    @property
+    def players(self) -> int: ...
+
+    @property
+    def bots(self) -> list[str]: ...
+
+    @property
+    def scores(self) -> list[int]: ...
+
+    @property
+    def ranking(self) -> list[int]: ...
+
+    @property
+    def winners(self) -> list[int]: ...
+
+    @property
+    def colours(self) -> list[str]: ...
+
+    @property
+    def events(self) -> int: ...
 
 
 class Table(msgspec.Struct, frozen=True):
@@ -355,7 +374,7 @@ class Game(Protocol[State, Command, Event]):
         """The seed of ``seat``'s bot in a game dealt from ``seed`` (as ``simulate`` seeds it)."""
         ...
 
-    def outcome(self, state: State, bots: Sequence[str], events: int) -> msgspec.Struct:
+    def outcome(self, state: State, bots: Sequence[str], events: int) -> Outcome:
         """The outcome of a finished game as ``simulate`` reports it."""
         ...
 
@@ -365,7 +384,7 @@ class Game(Protocol[State, Command, Event]):
         bots: Sequence[str],
         board: str | None = None,
         options: dict[str, Any] | None = None,
-    ) -> tuple[list[Event], State, msgspec.Struct]:
+    ) -> tuple[list[Event], State, Outcome]:
         """A whole bot game in process: its events, final state and outcome."""
         ...
 
@@ -374,7 +393,7 @@ class Game(Protocol[State, Command, Event]):
         """The game's boards and pieces as plain data (JSON-able)."""
         ...
 
-    def board_geometry(self, board: str) -> Any | None:
+    def board_geometry(self, board: str) -> msgspec.Struct | None:
         """What a client needs to draw ``board`` (a msgspec struct: cells, areas, ...); None for
         a game whose board is drawn from its picture alone."""
         ...

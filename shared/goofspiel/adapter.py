@@ -11,7 +11,7 @@ import msgspec
 from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Clock, Game, Table, platform_clock
+from gameplatform.interface import Award, Clock, Game, Outcome, Table, platform_clock
 from goofspiel import commands as c
 from goofspiel import corpus as recorded
 from goofspiel import events as e
@@ -187,7 +187,7 @@ class GoofspielGame(CoreAdapter[GameState, c.Command, e.Event]):
     def determinize(self, state: GameState, seat: int, rng: random.Random, seed: str) -> GameState:
         return search_model.determinize(state, seat, rng, seed)
 
-    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
+    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> Outcome:
         return outcome(state, bots, events)
 
     def simulate(
@@ -196,7 +196,7 @@ class GoofspielGame(CoreAdapter[GameState, c.Command, e.Event]):
         bots: Sequence[str],
         board: str | None = None,
         options: dict[str, Any] | None = None,
-    ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
+    ) -> tuple[list[e.Event], GameState, Outcome]:
         log, state = play(seed, bots, options_of(options), make=self.make_bot)
         return log, state, outcome(state, bots, len(log))
 

@@ -11,7 +11,7 @@ import msgspec
 from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Clock, Game, Table, platform_clock
+from gameplatform.interface import Award, Clock, Game, Outcome, Table, platform_clock
 from renature import commands as c
 from renature import corpus as recorded
 from renature import determinize as sampling
@@ -141,7 +141,7 @@ class RenatureGame(CoreAdapter[GameState, c.Command, e.Event]):
     def evaluate(self, state: GameState) -> list[float]:
         return sampling.evaluate(state)
 
-    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
+    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> Outcome:
         return outcome(state, bots, events)
 
     def simulate(
@@ -150,7 +150,7 @@ class RenatureGame(CoreAdapter[GameState, c.Command, e.Event]):
         bots: Sequence[str],
         board: str | None = None,
         options: dict[str, Any] | None = None,
-    ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
+    ) -> tuple[list[e.Event], GameState, Outcome]:
         return simulate(seed, bots, board or "base", make=self.make_bot)
 
     def components(self) -> dict[str, Any]:
