@@ -17,6 +17,8 @@ import httpx
 import msgspec
 
 from gameplatform import get_game
+from gameplatform.chain import Event
+from gameplatform.interface import HostedState
 from gameplatform.registry import DEFAULT_GAME
 
 
@@ -137,7 +139,7 @@ class GatewayClient:
         return msgspec.convert(self._json(response), CommandResult)
 
     async def send(
-        self, game_id: str, token: str, command: Any, command_id: str | None = None
+        self, game_id: str, token: str, command: msgspec.Struct, command_id: str | None = None
     ) -> CommandResult:
         """Play ``command`` for the token's seat; raises `GatewayError` when refused."""
         body = {
@@ -158,25 +160,25 @@ class GatewayClient:
         self._check(response)
         return msgspec.json.decode(response.content, type=self.game.view_type)
 
-    async def state(self, game_id: str, token: str) -> Any:
+    async def state(self, game_id: str, token: str) -> HostedState:
         """The seat's own-perspective state (secrets of others replaced by stand-ins)."""
         response = await self._http.get(f"/games/{game_id}/state", headers=_auth(token))
         self._check(response)
         return self.game.decode_state(response.content)
 
-    async def legal_actions(self, game_id: str, token: str) -> list[Any]:
+    async def legal_actions(self, game_id: str, token: str) -> list[msgspec.Struct]:
         response = await self._http.get(f"/games/{game_id}/legal-actions", headers=_auth(token))
         self._check(response)
-        commands: list[Any] = self._commands.decode(response.content)
+        commands: list[msgspec.Struct] = self._commands.decode(response.content)
         return commands
 
-    async def events(self, game_id: str, token: str | None = None, after: int = 0) -> list[Any]:
+    async def events(self, game_id: str, token: str | None = None, after: int = 0) -> list[Event]:
         """The events after ``after`` as the caller may see them."""
         response = await self._http.get(
             f"/games/{game_id}/events", params={"after": after}, headers=_auth(token)
         )
         self._check(response)
-        events: list[Any] = self._events.decode(response.content)
+        events: list[Event] = self._events.decode(response.content)
         return events
 
     # -- helpers -------------------------------------------------------------------------------

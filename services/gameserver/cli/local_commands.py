@@ -97,6 +97,7 @@ def board_show(
     state = None
     for command in setup:
         _, state = game.execute(state, command)
+    assert state is not None, "a game's setup commands create it"
     Console().print(Text(game.picture_text(state)))
 
 

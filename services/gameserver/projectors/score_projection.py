@@ -10,13 +10,12 @@ Key: ``<prefix>:{pNN}:score:<game_id>``, a hash ``{version, model}`` (see `runne
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
+from gameplatform.chain import Event
+from gameplatform.interface import HostedGame, HostedState
 from gameserver.projectors.projector_runner import json_encoder
 from gameserver.runtime.bus import SCORE_GROUP
-from gameserver.runtime.state_cache import AnyGame
 
 
 class AwardLine(msgspec.Struct, frozen=True):
@@ -50,7 +49,7 @@ class ScoreModel(msgspec.Struct, frozen=True):
 class ScoreFold(msgspec.Struct, frozen=True):
     """The folded state (names, colours, phase) and every award so far, in order."""
 
-    state: Any
+    state: HostedState
     awards: tuple[AwardLine, ...] = ()
 
 
@@ -60,7 +59,7 @@ class ScoreProjection:
     name = "score"
     group = SCORE_GROUP
 
-    def apply(self, game: AnyGame, fold: ScoreFold | None, event: Any) -> ScoreFold:
+    def apply(self, game: HostedGame, fold: ScoreFold | None, event: Event) -> ScoreFold:
         state = game.evolve(None if fold is None else fold.state, event)
         new = tuple(
             AwardLine(award.seat, event.version, award.points, award.source, award.reason)
@@ -69,14 +68,13 @@ class ScoreProjection:
         return ScoreFold(state, (fold.awards if fold else ()) + new)
 
     def version(self, fold: ScoreFold) -> int:
-        version: int = fold.state.version
-        return version
+        return fold.state.version
 
-    def render(self, game: AnyGame, fold: ScoreFold) -> bytes:
+    def render(self, game: HostedGame, fold: ScoreFold) -> bytes:
         return json_encoder.encode(score_model(fold, game))
 
 
-def score_model(fold: ScoreFold, game: AnyGame) -> ScoreModel:
+def score_model(fold: ScoreFold, game: HostedGame) -> ScoreModel:
     table = game.table(fold.state)
     seats = []
     for seat_no, (name, colour) in enumerate(zip(table.names, table.colours, strict=True)):

@@ -58,7 +58,8 @@ class CommandEnvelope(msgspec.Struct, frozen=True):
 
     game_id: str
     command_id: str
-    command: Any
+    command: msgspec.Struct
+    """One of the game's commands, or the gateway's `WithdrawJoin`."""
     seat: int | None = None
     game: str = DEFAULT_GAME
 
@@ -153,7 +154,7 @@ def decode_envelope(body: bytes | str) -> CommandEnvelope:
     return CommandEnvelope(wire.game_id, wire.command_id, command, wire.seat, wire.game)
 
 
-def command_digest(command: Any) -> str:
+def command_digest(command: msgspec.Struct) -> str:
     """SHA-256 of the command as sent (a creation's seed is blank on the bus)."""
     return hashlib.sha256(encoder.encode(command)).hexdigest()
 

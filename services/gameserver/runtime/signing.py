@@ -24,19 +24,21 @@ import base64
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from gameplatform.interface import HostedState
 from gameserver.runtime.logging import get_logger
 
 if TYPE_CHECKING:  # the CLI reads seals without importing redis (a third of a second)
     from redis.asyncio import Redis
 
     from eventstore import EventStore, KeyLayout, RedisEventStore
+    from gameplatform.interface import HostedState
     from gameserver.runtime.state_cache import StateCache
 
 log = get_logger("renature.signing")
@@ -220,7 +222,7 @@ class Sealer:
             self.layout.signing_keys_key(), self.entry.key_id, self.entry.public_key
         )
 
-    async def seal_due(self, replies: Sequence[bytes], cache: StateCache[Any]) -> None:
+    async def seal_due(self, replies: Sequence[bytes], cache: StateCache[HostedState]) -> None:
         """Seal each game that an accepted reply took past a multiple of `SEAL_EVERY` events
         or to its end (as the handler's ``cache`` has it). A failure is logged: sealing never
         holds up or fails a command."""
