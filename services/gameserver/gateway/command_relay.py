@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from gameplatform import game_names, get_game
+from gameplatform.interface import HostedGame
 from gameserver.gateway.http_errors import ApiError, rule_error_status
 from gameserver.gateway.schemas import Accepted
 from gameserver.runtime.bus import CommandEnvelope, Reply
-from gameserver.runtime.state_cache import AnyGame
 
 if TYPE_CHECKING:
     from gameserver.gateway.dependencies import Gateway
@@ -54,7 +54,7 @@ def accepted_or_raise(reply: Reply, client_command_id: str) -> Accepted:
 
 async def relay(
     gateway: Gateway, game_id: str, seat: int, command_id: str, payload: dict[str, Any]
-) -> tuple[Accepted, AnyGame]:
+) -> tuple[Accepted, HostedGame]:
     """Hand a seat's command to the rules service: the reply as a 200 body (and the game),
     or the refusal as an `ApiError`. Command ids are namespaced per seat, so one seat can
     never pre-empt (or read the outcome of) another seat's command by guessing its id.
@@ -67,7 +67,10 @@ async def relay(
 
 
 async def send_seat_action(
-    gateway: Gateway, game_id: str, make: Callable[[AnyGame], Any], seat: int | None
+    gateway: Gateway,
+    game_id: str,
+    make: Callable[[HostedGame], msgspec.Struct | None],
+    seat: int | None,
 ) -> Accepted:
     """Send the game's own command for a seat action (``make`` asks the game for it); 409
     ``not_offered`` where the game has none, the rule's refusal as its `ApiError`."""
@@ -84,7 +87,7 @@ BOT_PLAYED = "bot"
 """The status (`Table.statuses`) of a seat a bot plays since its time ran out."""
 
 
-async def take_back_first(gateway: Gateway, game_id: str, seat: int, game: AnyGame) -> None:
+async def take_back_first(gateway: Gateway, game_id: str, seat: int, game: HostedGame) -> None:
     """A seated player's command is their return: where the game's state as cached here says
     a bot plays ``seat``, the game's ``reclaim_command`` goes first. Only the cache is looked
     at (a move costs no read); a take-back the rules refuse (the seat was taken back already)
@@ -99,7 +102,7 @@ async def take_back_first(gateway: Gateway, game_id: str, seat: int, game: AnyGa
             raise
 
 
-def seat_command(payload: dict[str, Any], seat: int, game: AnyGame) -> Any:
+def seat_command(payload: dict[str, Any], seat: int, game: HostedGame) -> msgspec.Struct:
     """Decode a client's command for ``seat`` of a ``game`` game: refuse set-up commands (403),
     fill in a missing seat, refuse another seat's command (403), report a malformed one (422),
     and a well-formed command of another game as a rule would (409 ``wrong_game``)."""
@@ -122,12 +125,12 @@ def seat_command(payload: dict[str, Any], seat: int, game: AnyGame) -> Any:
                 409, "wrong_game", f"This is a {other} command; this game is a {game.name} game."
             ) from error
         raise ApiError(422, "invalid_command", f"Malformed command: {error}") from error
-    if command.seat != seat:
+    if getattr(command, "seat", None) != seat:  # every seat command names its seat
         raise ApiError(403, "wrong_seat", "You can only act for your own seat.")
     return command
 
 
-def _game_of_command(payload: dict[str, Any], game: AnyGame) -> str | None:
+def _game_of_command(payload: dict[str, Any], game: HostedGame) -> str | None:
     """The other hosted game whose seat command ``payload`` is, if any."""
     for name in game_names():
         if name != game.name:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 from fastapi import APIRouter, Header, Path, Response
 
-from gameplatform.creation import CreationError, NotHosted, options_dict, read_creation
+from gameplatform.creation import Asked, CreationError, NotHosted, options_dict, read_creation
 from gameserver.gateway.command_relay import accepted_or_raise
 from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
 from gameserver.gateway.http_errors import ApiError
@@ -84,7 +84,7 @@ async def create_game(
 
 
 async def _keyed_create(
-    gateway: GatewayDep, game_id: str, asked: tuple[Any, Any, Any], key: str
+    gateway: GatewayDep, game_id: str, asked: Asked, key: str
 ) -> CreateGameResponse:
     """A keyed creation: its body's fingerprint is recorded first, so that the key with another
     body changes nothing (422); a refused creation forgets the fingerprint it recorded."""
@@ -106,7 +106,7 @@ async def _keyed_create(
 async def _create(
     gateway: GatewayDep,
     game_id: str,
-    asked: tuple[Any, Any, Any],
+    asked: Asked,
     idempotency_key: str | None,
 ) -> CreateGameResponse:
     game, creation, options = asked
@@ -142,7 +142,7 @@ async def _create(
     )
 
 
-def _read(body: dict[str, Any]) -> tuple[Any, Any, Any]:
+def _read(body: dict[str, Any]) -> Asked:
     """The game, creation and options a body asks for (`read_creation`), or a 422 naming what
     is wrong: an unknown field (and the game), a value, or a game not hosted here."""
     try:
