@@ -31,7 +31,6 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -44,6 +43,7 @@ from pathlib import Path
 import httpx
 from websockets.asyncio.client import connect
 
+from bench.processes import serve, stop_processes
 from devkit.redis_server import RedisServer, free_port
 
 WINDOW_S = 4.0
@@ -76,22 +76,12 @@ def services(redis_url: str, workdir: Path) -> Iterator[str]:
         "RENATURE_LIMIT_SEAT": "500/second",
         "RENATURE_RATE_LIMITS": "on",
     }
-    env.pop("RENATURE_CONSUMER", None)
     env.pop("RENATURE_TRUSTED_PROXIES", None)  # the shared address is no trusted proxy
     port = free_port()
-    started = []
-    for name, extra in (("rules", []), ("gateway", ["--port", str(port)])):
-        log = (workdir / f"{name}.log").open("wb")
-        started.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "gameserver.runtime.supervisor", name, *extra],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        )
+    started = [
+        serve(workdir / "rules.log", env, "rules"),
+        serve(workdir / "gateway.log", env, "gateway", "--port", str(port)),
+    ]
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -104,16 +94,7 @@ def services(redis_url: str, workdir: Path) -> Iterator[str]:
             time.sleep(0.1)
         yield url
     finally:
-        for process in started:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in started:
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop_processes(started, grace_s=5)
 
 
 # -- normal players --------------------------------------------------------------------------

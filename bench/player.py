@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import targets
+from bench import figures, targets
 from bench.figures import cpu_seconds, machine_line, machine_ticks, percentile
 from bench.processes import Group, Redises, Stack, Topology, start_stack
 from devkit.redis_server import free_port
@@ -106,12 +106,7 @@ class Result:
 
 
 def ms(samples: list[float]) -> str:
-    if not samples:
-        return "no samples"
-    return (
-        f"p50 {percentile(samples, 50) * 1e3:.2f} ms, p99 {percentile(samples, 99) * 1e3:.2f} ms "
-        f"({len(samples)} samples)"
-    )
+    return figures.ms(samples, digits=2)
 
 
 def snapshot(groups: list[Group], extra: dict[str, int]) -> dict[str, float]:
