@@ -20,6 +20,11 @@ from gameplatform.clock import ClockState, deadline_ms
 from gameplatform.execution import Versioned
 from gameplatform.explanation import Explanation
 
+JsonValue = Any
+"""A value as JSON reads it (null, a boolean, a number, a string, a list or an object of them)
+whose shape only its reader knows: a request's body, a schema, a game's components. Typed
+`Any` on purpose; a value of a known shape is a msgspec struct instead."""
+
 HostedState = Versioned
 """What the platform reads of every game's state itself (a frozen msgspec struct): which game it
 is, the version of the last event folded in and that event's chain hash. The rest of a state is
@@ -389,7 +394,7 @@ class Game(Protocol[State, Command, Event]):
         ...
 
     # --- data, pictures, explanation, audit, corpus -------------------------------------------
-    def components(self) -> dict[str, Any]:
+    def components(self) -> dict[str, JsonValue]:
         """The game's boards and pieces as plain data (JSON-able)."""
         ...
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 import typer
@@ -17,7 +17,7 @@ from rich.table import Table
 from gameplatform import UnknownGame, game_names, get_game
 from gameplatform.chain import Event
 from gameplatform.creation import CreationError, options_dict, options_of
-from gameplatform.interface import HostedGame, Outcome
+from gameplatform.interface import HostedGame, JsonValue, Outcome
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.cli.event_source import clipped
 
@@ -57,7 +57,7 @@ def simulate(
     *,
     players: int | None = None,
     board: str | None = None,
-    options: dict[str, Any] | None = None,
+    options: dict[str, JsonValue] | None = None,
 ) -> tuple[list[Event], Outcome, list[str]]:
     """A whole bot game of game ``name``: its events, outcome and bots. What the game does not
     take (a player count, a board, an option or an option's value) is refused, naming it."""

@@ -18,7 +18,7 @@ import msgspec
 
 from gameplatform import get_game
 from gameplatform.chain import Event
-from gameplatform.interface import HostedState
+from gameplatform.interface import HostedState, JsonValue
 from gameplatform.registry import DEFAULT_GAME
 
 
@@ -113,19 +113,19 @@ class GatewayClient:
         players: int,
         board: str | None = None,
         seed: str | None = None,
-        options: dict[str, Any] | None = None,
+        options: dict[str, JsonValue] | None = None,
     ) -> str:
         """Create a game of the client's game; returns its id. ``seed`` only for tests, bots
         and tournaments (Renature); ``options`` are the game's (Renaissance: ``sets``,
         ``competition``)."""
-        body: dict[str, Any] = {"game": self.game.name, "players": players, **(options or {})}
+        body: dict[str, JsonValue] = {"game": self.game.name, "players": players, **(options or {})}
         if board is not None:  # the game's first board otherwise (Renature: base)
             body["board"] = board
         if seed is not None:
             body["seed"] = seed
         return str(self._json(await self._http.post("/games", json=body))["game_id"])
 
-    async def summary(self, game_id: str) -> dict[str, Any]:
+    async def summary(self, game_id: str) -> dict[str, JsonValue]:
         """Public facts: phase, current seat, joined seats, version."""
         return dict(self._json(await self._http.get(f"/games/{game_id}")))
 
@@ -183,7 +183,7 @@ class GatewayClient:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _json(self, response: httpx.Response) -> Any:
+    def _json(self, response: httpx.Response) -> JsonValue:
         self._check(response)
         return response.json()
 

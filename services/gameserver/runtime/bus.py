@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from eventstore import CommandPartitions
 from gameplatform import game_names, get_game, registry
 from gameplatform.forms import inline_schema
+from gameplatform.interface import JsonValue
 
 COMMAND_PARTITIONS = CommandPartitions()
 """The command streams under the default layout and count (``rn:{p00}:commands`` ..
@@ -160,7 +161,7 @@ def command_digest(command: msgspec.Struct) -> str:
 
 
 @cache
-def envelope_schema() -> dict[str, Any]:
+def envelope_schema() -> dict[str, JsonValue]:
     """The JSON schema of an envelope as documents show it: ``command`` is one of the commands
     of the game named by ``game``."""
     schema = inline_schema(WireEnvelope)
