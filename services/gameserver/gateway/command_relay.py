@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from gameplatform import game_names, get_game
-from gameplatform.interface import HostedGame
+from gameplatform.interface import HostedGame, JsonValue
 from gameserver.gateway.http_errors import ApiError, rule_error_status
 from gameserver.gateway.schemas import Accepted
 from gameserver.runtime.bus import CommandEnvelope, Reply
@@ -53,7 +53,7 @@ def accepted_or_raise(reply: Reply, client_command_id: str) -> Accepted:
 
 
 async def relay(
-    gateway: Gateway, game_id: str, seat: int, command_id: str, payload: dict[str, Any]
+    gateway: Gateway, game_id: str, seat: int, command_id: str, payload: dict[str, JsonValue]
 ) -> tuple[Accepted, HostedGame]:
     """Hand a seat's command to the rules service: the reply as a 200 body (and the game),
     or the refusal as an `ApiError`. Command ids are namespaced per seat, so one seat can
@@ -102,7 +102,7 @@ async def take_back_first(gateway: Gateway, game_id: str, seat: int, game: Hoste
             raise
 
 
-def seat_command(payload: dict[str, Any], seat: int, game: HostedGame) -> msgspec.Struct:
+def seat_command(payload: dict[str, JsonValue], seat: int, game: HostedGame) -> msgspec.Struct:
     """Decode a client's command for ``seat`` of a ``game`` game: refuse set-up commands (403),
     fill in a missing seat, refuse another seat's command (403), report a malformed one (422),
     and a well-formed command of another game as a rule would (409 ``wrong_game``)."""
@@ -130,7 +130,7 @@ def seat_command(payload: dict[str, Any], seat: int, game: HostedGame) -> msgspe
     return command
 
 
-def _game_of_command(payload: dict[str, Any], game: HostedGame) -> str | None:
+def _game_of_command(payload: dict[str, JsonValue], game: HostedGame) -> str | None:
     """The other hosted game whose seat command ``payload`` is, if any."""
     for name in game_names():
         if name != game.name:
@@ -142,7 +142,7 @@ def _game_of_command(payload: dict[str, Any], game: HostedGame) -> str | None:
     return None
 
 
-def json_integers(value: Any) -> Any:
+def json_integers(value: JsonValue) -> JsonValue:
     """``value`` with every whole float as an int: JSON has one kind of number, and 142.0 is
     the integer 142 to JSON Schema too (msgspec would refuse it where an int is due)."""
     if isinstance(value, float) and value.is_integer():

@@ -17,7 +17,6 @@ schema wants them, no ``Bearer`` token. So every malformed request gets the rout
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import msgspec
 from fastapi.security import HTTPAuthorizationCredentials
@@ -25,6 +24,7 @@ from redis import exceptions as redis_errors
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from eventstore import StoreUnavailableError
+from gameplatform.interface import JsonValue
 from gameserver.gateway.command_relay import relay
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError, error_body
@@ -43,7 +43,7 @@ class MoveBody(msgspec.Struct, frozen=True):
     """``CommandRequest`` (unknown fields ignored, as pydantic does)."""
 
     command_id: str
-    command: dict[str, Any]
+    command: dict[str, JsonValue]
 
 
 _decoder = msgspec.json.Decoder(MoveBody)

@@ -10,8 +10,6 @@ line, so no answer grows with what a client sent.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -19,6 +17,7 @@ from redis import exceptions as redis_errors
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from eventstore import StoreUnavailableError
+from gameplatform.interface import JsonValue
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -63,7 +62,7 @@ class ApiError(Exception):
         self.message = message
 
 
-def error_body(code: str, message: str) -> dict[str, Any]:
+def error_body(code: str, message: str) -> dict[str, JsonValue]:
     """The common error shape; the message is cut short (it may quote what a client sent)."""
     return {"error": {"code": code, "message": bounded(message, MAX_MESSAGE)}}
 

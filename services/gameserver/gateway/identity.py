@@ -24,6 +24,7 @@ from typing import Any, Final
 import jwt
 from starlette.concurrency import run_in_threadpool
 
+from gameplatform.interface import JsonValue
 from gameserver.gateway.http_errors import ApiError
 
 ALGORITHMS: Final = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"]
@@ -59,7 +60,7 @@ class IdentityProvider:
         """The digest naming the token's user; 401 ``invalid_identity`` (in words) otherwise."""
         try:
             key = await self._signing_key(token)
-            claims: dict[str, Any] = jwt.decode(
+            claims: dict[str, JsonValue] = jwt.decode(
                 token,
                 key,
                 algorithms=ALGORITHMS,

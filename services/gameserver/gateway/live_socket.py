@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import cast
 
 import msgspec
 from fastapi import WebSocket
@@ -29,7 +29,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from eventstore import MAX_VERSION
 from gameplatform import get_game
 from gameplatform.chain import Event
-from gameplatform.interface import HostedState
+from gameplatform.interface import HostedState, JsonValue
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
@@ -133,7 +133,7 @@ class Frames:
         if not self.channel.with_view:
             return msgspec.json.encode(shown)
         state = self.state = game.evolve(self.state, event)
-        body: dict[str, Any] = {"event": shown, "view": game.view(state, viewer)}
+        body: dict[str, JsonValue] = {"event": shown, "view": game.view(state, viewer)}
         body["legal_actions"] = [] if viewer is None else game.legal_actions(state, viewer)
         return msgspec.json.encode(body)
 
