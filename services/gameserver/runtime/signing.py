@@ -31,7 +31,6 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from gameplatform.interface import HostedState
 from gameserver.runtime.logging import get_logger
 
 if TYPE_CHECKING:  # the CLI reads seals without importing redis (a third of a second)
