@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import cast
 
 import httpx
 import pytest
@@ -227,7 +228,9 @@ async def test_a_join_queued_behind_an_outage_is_not_fenced(
         lost = await http.post(url, json={"name": "Ada"}, headers=key("ada"))
         assert lost.status_code == 504
         claims_key = RedisEventStore(redis).layout.game_scoped_key("claims", game_id)
-        _, command_id, request = parse_claim((await redis.hget(claims_key, "0") or b"").decode())
+        _, command_id, request = parse_claim(
+            cast(bytes, await redis.hget(claims_key, "0") or b"").decode()
+        )
         old_stamp = int((time.time() - CLAIM_GRACE_S - 1) * 1000)
         await redis.hset(claims_key, "0", f"{old_stamp}|{command_id}|{request}")
         bo = await http.post(url, json={"name": "Bo"})

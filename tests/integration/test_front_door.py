@@ -33,6 +33,8 @@ from gameserver.gateway.front_door import FrontDoor, GuardedHttpTools
 from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from renature.state import GameState
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -168,7 +170,7 @@ async def play_moves(served: Served, moves: int) -> list[float]:
         took = []
         for number in range(moves):
             start = time.monotonic()
-            state = await client.state(game_id, tokens[0])
+            state = await state_as(client, game_id, tokens[0], GameState)
             legal = await client.legal_actions(game_id, tokens[state.current])
             await client.send(game_id, tokens[state.current], legal[0], command_id=f"m{number}")
             took.append(time.monotonic() - start)

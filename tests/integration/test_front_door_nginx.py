@@ -47,7 +47,9 @@ from gameserver.gateway.front_door import FrontDoor, GuardedHttpTools
 from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from renature.state import GameState
 from support.gateway import serving
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -247,7 +249,7 @@ async def play_until(proxy: Nginx, done: asyncio.Event, transport: Recording) ->
             tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
             await client.start(game_id, tokens[0])
             while not done.is_set():
-                state = await client.state(game_id, tokens[0])
+                state = await state_as(client, game_id, tokens[0], GameState)
                 seat = 0 if state.current is None else state.current
                 legal = await client.legal_actions(game_id, tokens[seat])
                 if not legal:  # the game is over: another one

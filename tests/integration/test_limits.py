@@ -15,7 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import msgspec
@@ -25,17 +25,19 @@ from fastapi import FastAPI
 from websockets.asyncio.client import connect
 
 from eventstore import KeyLayout, RedisEventStore
+from gameplatform.forms import PLAYER_NAME_PATTERN
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
-from renature import commands as c
 from renature import events as e
 from renature.audit import AuditReport
 from renature.explain import Explanation
+from renature.state import GameState
 from support.gateway import serving
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -119,7 +121,7 @@ async def stored(redis: aioredis.Redis) -> dict[str, int]:
         key = raw.decode()
         if key.startswith(("rn:limits:", "{rn:limits:")):
             continue
-        kind = (await redis.type(key)).decode()
+        kind = cast(bytes, await redis.type(key)).decode()
         size = {
             "stream": redis.xlen,
             "hash": redis.hlen,
@@ -542,7 +544,7 @@ async def test_audits_of_a_finished_game_are_computed_once(
 async def rewrite(redis: aioredis.Redis, game_id: str, change: Any) -> None:
     """Rewrite a stored game stream with ``change(version, fields)`` applied to each entry."""
     key = LAYOUT.game_key(game_id)
-    entries = await redis.xrange(key)
+    entries = cast("list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(key))
     await redis.delete(key)
     for entry_id, fields in entries:
         version = int(entry_id.decode().partition("-")[2])
@@ -590,14 +592,14 @@ async def test_seat_tokens_lapse_a_set_time_after_the_end(limited: Stack) -> Non
     async with limited.client(ELSEWHERE) as client:
         seat = 0
         for number in range(2_000):
-            state = await client.state(game_id, tokens[seat])
+            state = await state_as(client, game_id, tokens[seat], GameState)
             if state.phase in ("final_scoring", "finished"):
                 break
             seat = state.current
             legal = await client.legal_actions(game_id, tokens[seat])
             await client.send(game_id, tokens[seat], legal[0], command_id=f"t-{number}")
         deadline = time.monotonic() + 10
-        while (await client.state(game_id, tokens[0])).phase != "finished":
+        while (await state_as(client, game_id, tokens[0], GameState)).phase != "finished":
             assert time.monotonic() < deadline, "the game did not finish"
             await asyncio.sleep(0.05)
     view = await http.get(f"/games/{game_id}/view", headers=bearer(tokens[1]))
@@ -635,4 +637,4 @@ def test_the_openapi_document_states_the_limits(redis_url: str) -> None:
     board = renature["properties"]["board"]
     assert board["enum"] == ["base", "valley", "valley-back"]
     name = document["components"]["schemas"]["JoinRequest"]["properties"]["name"]
-    assert (name["maxLength"], name["pattern"]) == (40, c.PLAYER_NAME_PATTERN)
+    assert (name["maxLength"], name["pattern"]) == (40, PLAYER_NAME_PATTERN)

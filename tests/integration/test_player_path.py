@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import redis.asyncio as aioredis
 import uvicorn
@@ -30,7 +31,8 @@ from gameserver.gateway.worker_settings import SETTINGS_ENV, settings_from_env
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.logging import SampledFilter
 from gameserver.runtime.settings import Settings
-from renature import commands as c
+from renature.state import GameState
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -78,7 +80,7 @@ async def test_moves_and_their_answers_ride_the_live_websocket(
     game_id, tokens = await new_game(base)
     url = f"ws://{base}/games/{game_id}/live"
     async with GatewayClient(f"http://{base}") as client:
-        state = await client.state(game_id, tokens[0])
+        state = await state_as(client, game_id, tokens[0], GameState)
         seat = state.current
         legal = await client.legal_actions(game_id, tokens[seat])
     async with connect(f"{url}?token={tokens[seat]}") as ws, connect(url) as spectator:
@@ -240,7 +242,5 @@ def _fields(settings: Settings) -> dict[str, Any]:
     return dataclasses.asdict(settings)
 
 
-def _wire(command: c.Command) -> dict[str, Any]:
-    import msgspec
-
+def _wire(command: msgspec.Struct) -> dict[str, Any]:
     return dict(msgspec.to_builtins(command))

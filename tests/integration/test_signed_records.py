@@ -129,7 +129,9 @@ async def test_a_resealed_event_is_named_though_its_chain_holds(
     path = write(tmp_path / "resealed.jsonl", forged, seal)
     assert "event 5 differs from what the server signed" in refused(path, keys_file)
     unsigned = cli("audit", "--events", path, "--json")  # the chain holds: re-sealed
-    assert msgspec.json.decode(unsigned.stdout, type=AuditReport).first_bad.check != "hash chain"
+    first_bad = msgspec.json.decode(unsigned.stdout, type=AuditReport).first_bad
+    assert first_bad is not None
+    assert first_bad.check != "hash chain"
 
 
 async def test_a_truncated_file_fails_naming_the_first_missing_event(

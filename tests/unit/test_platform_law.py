@@ -224,8 +224,8 @@ def test_simulate_writes_each_games_outcome_in_its_own_order() -> None:
         "colours",
         "events",
     ]
-    log, rstate = play_renaissance("order", ["greedy", "greedy"])
-    fields = list(msgspec.to_builtins(renaissance_outcome(rstate, ["greedy"] * 2, len(log))))
+    rlog, rstate = play_renaissance("order", ["greedy", "greedy"])
+    fields = list(msgspec.to_builtins(renaissance_outcome(rstate, ["greedy"] * 2, len(rlog))))
     assert fields[:3] == ["game_id", "game", "players"]
     assert fields[-3:] == ["sets", "sets_won", "set_scores"]
 

@@ -50,7 +50,7 @@ def finished_game(salt: str, chosen: bool) -> list[e.Event]:
     log: list[e.Event] = []
     state: GameState | None = None
     commands: list[c.Command] = list(setup_commands("salted", 2, CHOSEN, "base", ["a", "b"]))
-    commands[0] = replace(commands[0], salt=salt, chosen_seed=chosen)  # type: ignore[type-var]
+    commands[0] = replace(commands[0], salt=salt, chosen_seed=chosen)
     for command in commands:
         events, state = execute(state, command)
         log += events
