@@ -20,26 +20,10 @@ def hosted(names: Iterable[str]) -> list[Any]:
     return [pytest.param(name, id=name) for name in names]
 
 
-def mover(game: HostedGame, state: HostedState) -> int:
-    """The seat ``game`` waits for in ``state`` (the test expects one)."""
-    seat = game.to_move(state)
-    assert seat is not None, "the game waits for nobody"
-    return seat
-
-
 def replayed(game: HostedGame, events: Sequence[Event]) -> HostedState:
     """The state after ``events`` (the test replays at least one)."""
     state = game.replay(events)
     assert state is not None, "no events to replay"
-    return state
-
-
-def set_up(game: HostedGame, commands: Iterable[Any]) -> HostedState:
-    """The state after a game's set-up commands (the first creates it)."""
-    state: HostedState | None = None
-    for command in commands:
-        _, state = game.execute(state, command)
-    assert state is not None, "no set-up commands"
     return state
 
 
