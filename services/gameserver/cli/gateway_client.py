@@ -154,7 +154,8 @@ class GatewayClient:
     # -- reading -------------------------------------------------------------------------------
 
     async def view(self, game_id: str, token: str | None = None) -> Any:
-        """The seat's view with a token, else the spectator view (the game's ``view_type``)."""
+        """The seat's view with a token, else the spectator view (the game's ``view_type``:
+        Any, so that a caller that knows its game reads its own view's fields)."""
         path = f"/games/{game_id}/view" if token else f"/games/{game_id}/spectator"
         response = await self._http.get(path, headers=_auth(token))
         self._check(response)
