@@ -64,7 +64,7 @@ test-e2e: $(STAMP)
 lint: $(STAMP)
 	$(RUN) ruff check .
 	$(RUN) ruff format --check shared services tests bench
-	$(RUN) mypy shared services/gameserver bench
+	$(RUN) mypy shared services/gameserver bench tests
 
 fmt: $(STAMP)
 	$(RUN) ruff format shared services tests bench

@@ -43,6 +43,7 @@ def duel(name: str, number: int) -> Duel:
     state = None
     for command in game.setup_commands(f"duel-{number}", seed, 2, ["one", "two"]):
         _, state = game.execute(state, command)
+    assert state is not None, "a game's setup commands create it"
     kinds = ["greedy", "greedy"]
     kinds[seat_of_search] = search.NAME
     agents = [game.make_bot(kind, game.bot_seed(seed, seat)) for seat, kind in enumerate(kinds)]

@@ -86,8 +86,8 @@ def platform() -> None:
             times.append(time.perf_counter() - start)
             events.append(len(log))
             half = game.replay(log[: len(log) // 2])
-            seat = game.to_move(half)
-            if seat is not None:
+            seat = None if half is None else game.to_move(half)
+            if half is not None and seat is not None:
                 counts.append(len(game.legal_actions(half, seat)))
         print(
             f"{name}: greedy vs random games {1 / statistics.mean(times):.0f}/s, median "

@@ -3,8 +3,14 @@ seconds of a process, and how busy the whole machine was (and how much the hyper
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
 import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 def cpu_seconds(pid: int) -> float:
@@ -25,13 +31,12 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[rank]
 
 
-def ms(samples: list[float]) -> str:
+def ms(samples: list[float], digits: int = 1) -> str:
+    """The p50 and p99 of ``samples`` (seconds) in ms, to ``digits`` decimals."""
     if not samples:
         return "no samples"
-    return (
-        f"p50 {percentile(samples, 50) * 1e3:.1f} ms, p99 {percentile(samples, 99) * 1e3:.1f} ms "
-        f"({len(samples)} samples)"
-    )
+    p50, p99 = percentile(samples, 50) * 1e3, percentile(samples, 99) * 1e3
+    return f"p50 {p50:.{digits}f} ms, p99 {p99:.{digits}f} ms ({len(samples)} samples)"
 
 
 def machine_ticks() -> tuple[int, int, int]:
@@ -51,3 +56,31 @@ def machine_line(before: tuple[int, int, int]) -> str:
     if total <= 0:
         return "  machine: (no /proc/stat)"
     return f"  machine: {busy / total:.0%} busy, {steal / total:.0%} stolen by the hypervisor"
+
+
+@dataclass(kw_only=True)
+class Measurement:
+    """What a load counts while its game coroutines run: the window of time it measures
+    (start, end), whether it stops, the games finished, each command's round trip and each
+    probe's time from a command to its read model (seconds), the probes in flight and the
+    numbers that name commands."""
+
+    window: tuple[float, float] = (float("inf"), float("inf"))
+    stopping: bool = False
+    games_finished: int = 0
+    round_trips: list[float] = field(default_factory=list)
+    to_model: list[float] = field(default_factory=list)
+    probes: set[asyncio.Task[None]] = field(default_factory=set)
+    ids: Iterator[int] = field(default_factory=itertools.count)
+
+    async def probes_landed(self, timeout: float) -> None:
+        """Until the probes in flight have seen their read models, ``timeout`` at the most."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*self.probes), timeout=timeout)
+
+
+async def cancelled(tasks: Sequence[asyncio.Task[Any]]) -> None:
+    """Cancel ``tasks`` and wait until each has ended."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

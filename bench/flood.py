@@ -5,10 +5,10 @@ on a free port with its rate limits and front door on, as in production). Normal
 2-player games (read whose turn it is, ask the legal actions, send one: three requests per
 move) and every request's latency is kept; each game is created from an address of its own
 (127.0.1.N), and the seat bucket is raised for these bots, which move far faster than people
-(``RENATURE_LIMIT_SEAT``). Each flood of issue 23 runs in another process beside them, one at a
-time, from other loopback addresses (on Linux the whole 127/8 is local); the floods themselves
-are `bench.flood_attacks` (an attacker that never waits out a ``Retry-After``, at a fixed offered
-rate):
+(``RENATURE_LIMIT_SEAT``). Each flood (an attack of the network threat model, docs/security.md)
+runs in another process beside them, one at a time, from other loopback addresses (on Linux
+the whole 127/8 is local); the floods themselves are `bench.flood_attacks` (an attacker that
+never waits out a ``Retry-After``, at a fixed offered rate):
 
 - ``proxy``: everyone behind one address (127.0.0.2, an ingress the gateway does not trust): the
   players' moves and reads go through it too, while the flood sends made-up tokens from it;
@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,7 @@ from pathlib import Path
 import httpx
 
 from bench.flood_attacks import SHARED
+from bench.processes import serve, stop_processes
 from devkit.redis_server import RedisServer, free_port
 
 WINDOW_S = 6.0
@@ -77,22 +77,12 @@ def services(redis_url: str, workdir: Path) -> Iterator[str]:
         "RENATURE_LIMIT_SEAT": "500/second",
         "RENATURE_RATE_LIMITS": "on",
     }
-    env.pop("RENATURE_CONSUMER", None)
     env.pop("RENATURE_TRUSTED_PROXIES", None)  # the shared address is no trusted proxy
     port = free_port()
-    started = []
-    for name, extra in (("rules", []), ("gateway", ["--port", str(port)])):
-        log = (workdir / f"{name}.log").open("wb")
-        started.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "gameserver.runtime.supervisor", name, *extra],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        )
+    started = [
+        serve(workdir / "rules.log", env, "rules"),
+        serve(workdir / "gateway.log", env, "gateway", "--port", str(port)),
+    ]
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120  # a loaded machine starts them slowly
@@ -105,16 +95,7 @@ def services(redis_url: str, workdir: Path) -> Iterator[str]:
             time.sleep(0.1)
         yield url
     finally:
-        for process in started:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in started:
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop_processes(started, grace_s=5)
 
 
 # -- normal players --------------------------------------------------------------------------
@@ -301,7 +282,7 @@ def measure(redis_url: str, workdir: Path) -> list[str]:
 def run() -> None:
     print(
         f"\n== Gateway under a flood: {NORMAL_GAMES} normal 2-player games at a time beside "
-        f"each flood of issue 23 ({', '.join(PATTERNS)}); {ROUNDS} rounds of "
+        f"each flood of the threat model ({', '.join(PATTERNS)}); {ROUNDS} rounds of "
         f"{WINDOW_S:.0f} s each; a normal player's p99 against the same players alone =="
     )
     try:

@@ -28,12 +28,14 @@ import json
 import sys
 import time
 import uuid
+from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from bench.figures import Measurement, cancelled
 from bench.keepalive import Http, HttpError
 from renature import commands as c
 
@@ -87,22 +89,15 @@ def games_for(count: int) -> list[Game]:
 
 
 @dataclass
-class Load:
+class Load(Measurement):
     config: dict[str, Any]
     pool: list[Game]
     redis: Any
     layout: Any
-    window: tuple[float, float] = (float("inf"), float("inf"))
-    stopping: bool = False
     moves_in_window: int = 0
     moves_total: int = 0
     retries: int = 0
     playing: int = 0  # games that finished their first set-up
-    games_finished: int = 0
-    round_trips: list[float] = field(default_factory=list)
-    to_model: list[float] = field(default_factory=list)
-    probes: set[asyncio.Task[None]] = field(default_factory=set)
-    ids: itertools.count[int] = field(default_factory=itertools.count)
     finished: list[tuple[str, int]] = field(default_factory=list)  # (game id, pool index)
 
     def done(self, sent: float, game_id: str, version: int, probe: bool) -> None:
@@ -216,36 +211,57 @@ async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[s
     return game_id, tokens
 
 
-async def play_http(load: Load, index: int, _: Any) -> None:
-    host, port = load.config["host"], load.config["port"]
-    conns = [Http(host, port) for _ in range(4)]  # one connection per seat
+async def games_in_turn(
+    load: Load, index: int
+) -> AsyncGenerator[tuple[Game, str, list[str], list[Http]], None]:
+    """Coroutine ``index``'s games of the pool, one after another, each set up over HTTP: the
+    game, its id, its seats' tokens and one connection per seat (closed with the generator).
+    A game counts as finished when the next one is asked for."""
+    conns = [Http(load.config["host"], load.config["port"]) for _ in range(4)]
     try:
         for round_ in itertools.count():
             pool_index = (index + round_ * 7) % len(load.pool)
             game = load.pool[pool_index]
             game_id, tokens = await set_up_over_http(load, game, conns)
             load.playing += round_ == 0
-            path = f"/games/{game_id}/commands"
-            for number, step in enumerate(game.steps):
-                if load.stopping:
-                    return
-                if step.kind != "move":
-                    continue
-                assert step.seat is not None
-                body = b'{"command_id":"m%d","command":%s}' % (number, step.body)
-                sent = time.monotonic()
-                status, answer = await retried(
-                    load, conns[step.seat], "POST", path, body, tokens[step.seat]
-                )
-                if status != 200:
-                    raise HttpError(f"{game_id} move {number}: {status} {answer[:200]!r}")
-                last = json.loads(answer)["last_version"]
-                load.done(sent, game_id, last, number % 4 == 0)
+            yield game, game_id, tokens, conns
             load.games_finished += 1
             load.finished.append((game_id, pool_index))
     finally:
         for conn in conns:
             await conn.close()
+
+
+class Stopping(Exception):
+    """The load stops: the coroutine playing a game returns before its next step."""
+
+
+def moves(load: Load, game: Game) -> Iterator[tuple[int, int, bytes]]:
+    """The game's moves in order, as (step number, seat, command body); `Stopping` before any
+    step once the load stops."""
+    for number, step in enumerate(game.steps):
+        if load.stopping:
+            raise Stopping
+        if step.kind == "move":
+            assert step.seat is not None
+            yield number, step.seat, step.body
+
+
+async def play_http(load: Load, index: int, _: Any) -> None:
+    with contextlib.suppress(Stopping):
+        async with contextlib.aclosing(games_in_turn(load, index)) as games:
+            async for game, game_id, tokens, conns in games:
+                path = f"/games/{game_id}/commands"
+                for number, seat, command in moves(load, game):
+                    body = b'{"command_id":"m%d","command":%s}' % (number, command)
+                    sent = time.monotonic()
+                    status, answer = await retried(
+                        load, conns[seat], "POST", path, body, tokens[seat]
+                    )
+                    if status != 200:
+                        raise HttpError(f"{game_id} move {number}: {status} {answer[:200]!r}")
+                    last = json.loads(answer)["last_version"]
+                    load.done(sent, game_id, last, number % 4 == 0)
 
 
 class LiveSeat:
@@ -286,48 +302,39 @@ class LiveSeat:
 async def play_ws(load: Load, index: int, _: Any) -> None:
     from websockets.asyncio.client import connect
 
-    host, port = load.config["host"], load.config["port"]
-    conns = [Http(host, port) for _ in range(4)]
-    try:
-        for round_ in itertools.count():
-            pool_index = (index + round_ * 7) % len(load.pool)
-            game = load.pool[pool_index]
-            game_id, tokens = await set_up_over_http(load, game, conns)
-            load.playing += round_ == 0
-            seats = [
-                LiveSeat(
-                    await connect(
-                        f"ws://{host}:{port}/games/{game_id}/live?token={token}",
-                        compression=None,
-                        max_queue=None,
+    live = f"ws://{load.config['host']}:{load.config['port']}/games"
+    with contextlib.suppress(Stopping):
+        async with contextlib.aclosing(games_in_turn(load, index)) as games:
+            async for game, game_id, tokens, _conns in games:
+                seats = [
+                    LiveSeat(
+                        await connect(
+                            f"{live}/{game_id}/live?token={token}",
+                            compression=None,
+                            max_queue=None,
+                        )
                     )
-                )
-                for token in tokens
-            ]
-            try:
-                for number, step in enumerate(game.steps):
-                    if load.stopping:
-                        return
-                    if step.kind != "move":
-                        continue
-                    assert step.seat is not None
-                    sent = time.monotonic()
-                    for _ in range(RETRIES):
-                        answer = await seats[step.seat].send(f"m{number}", step.body)
-                        if answer.get("http_status") != 504:
-                            break
-                        load.retries += 1
-                    if answer.get("status") != "accepted":
-                        raise RuntimeError(f"{game_id} move {number}: {answer}")
-                    load.done(sent, game_id, answer["last_version"], number % 4 == 0)
-            finally:
-                for seat in seats:
-                    await seat.close()
-            load.games_finished += 1
-            load.finished.append((game_id, pool_index))
-    finally:
-        for conn in conns:
-            await conn.close()
+                    for token in tokens
+                ]
+                try:
+                    await play_live(load, game, game_id, seats)
+                finally:
+                    for seat in seats:
+                        await seat.close()
+
+
+async def play_live(load: Load, game: Game, game_id: str, seats: list[LiveSeat]) -> None:
+    """The game's moves, each sent over its seat's live socket (a 504 sent again)."""
+    for number, mover, command in moves(load, game):
+        sent = time.monotonic()
+        for _ in range(RETRIES):
+            answer = await seats[mover].send(f"m{number}", command)
+            if answer.get("http_status") != 504:
+                break
+            load.retries += 1
+        if answer.get("status") != "accepted":
+            raise RuntimeError(f"{game_id} move {number}: {answer}")
+        load.done(sent, game_id, answer["last_version"], number % 4 == 0)
 
 
 async def check_finished(load: Load, limit: int = 20) -> int:
@@ -410,12 +417,9 @@ async def run_window(load: Load, tasks: list[asyncio.Task[None]]) -> tuple[str, 
         for task in tasks:
             if task.done() and not task.cancelled() and task.exception() and not failure:
                 failure = repr(task.exception())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(*load.probes), timeout=REPLY_TIMEOUT_S)
+        await load.probes_landed(REPLY_TIMEOUT_S)
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancelled(tasks)
     return failure, time.process_time() - cpu_before
 
 

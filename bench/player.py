@@ -41,7 +41,7 @@ from typing import Any
 
 import redis
 
-from bench import targets
+from bench import figures, targets
 from bench.figures import cpu_seconds, machine_line, machine_ticks, percentile
 from bench.processes import Group, Redises, Stack, Topology, start_stack
 from devkit.redis_server import free_port
@@ -115,12 +115,7 @@ class Result:
 
 
 def ms(samples: list[float]) -> str:
-    if not samples:
-        return "no samples"
-    return (
-        f"p50 {percentile(samples, 50) * 1e3:.2f} ms, p99 {percentile(samples, 99) * 1e3:.2f} ms "
-        f"({len(samples)} samples)"
-    )
+    return figures.ms(samples, digits=2)
 
 
 def snapshot(groups: list[Group], extra: dict[str, int]) -> dict[str, float]:
@@ -412,7 +407,7 @@ def measure_topology(
 def summary(
     results: dict[tuple[str, int], Result], peer: dict[int, Result], counts: tuple[int, ...]
 ) -> None:
-    """The side-by-side table, the ratios and the issue's targets, met or missed."""
+    """The side-by-side table, the ratios and the speed targets, met or missed."""
 
     def cell(result: Result | None) -> str:
         if result is None:
@@ -434,7 +429,7 @@ def summary(
             f"| {games} | {cell(peer.get(games))} | {cell(bus)} | {cell(http)} | {cell(ws)} "
             f"| {ratio[0]} | {ratio[1]} |"
         )
-    print("\ntargets (issue 24; boardgame.io in memory, this run):")
+    print("\ntargets (a move for a millisecond of CPU; boardgame.io in memory, this run):")
     for target in targets.player_targets(results, peer):
         print(target)
 

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,19 +113,9 @@ class Stack:
     groups: list[Group] = field(default_factory=list)
 
     def start(self, name: str, *args: str) -> Group:
-        env = {**os.environ, **self.env, "REDIS_URL": self.redis_url}
-        env.pop("RENATURE_CONSUMER", None)
         log = self.workdir / f"{name}-{len(self.groups)}.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "gameserver.runtime.supervisor", name, *args],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        group = Group(name, process, log)
+        env = {**os.environ, **self.env, "REDIS_URL": self.redis_url}
+        group = Group(name, serve(log, env, name, *args), log)
         self.groups.append(group)
         return group
 
@@ -138,17 +129,39 @@ class Stack:
 
 
 def stop_groups(groups: list[Group]) -> None:
-    for group in groups:
+    stop_processes([group.process for group in groups], grace_s=8)
+
+
+def serve(log: Path, env: Mapping[str, str], *args: str) -> subprocess.Popen[bytes]:
+    """``renature serve ARGS`` (one service, or a gateway with its workers) in a process group
+    of its own, so that `stop_processes` ends it whole; its output goes to ``log``. Each
+    process names its own consumer: ``RENATURE_CONSUMER`` is not passed on."""
+    env = {key: value for key, value in env.items() if key != "RENATURE_CONSUMER"}
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "gameserver.runtime.supervisor", *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def stop_processes(processes: Sequence[subprocess.Popen[bytes]], grace_s: float) -> None:
+    """SIGTERM to each process group, then SIGKILL to any group still running ``grace_s``
+    later."""
+    for process in processes:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(group.process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 8
-    for group in groups:
+            os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for process in processes:
         try:
-            group.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(group.process.pid, signal.SIGKILL)
-            group.process.wait()
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def wait_http(port: int, path: str, timeout: float = READY_TIMEOUT_S) -> None:

@@ -18,19 +18,24 @@ import asyncio
 import contextlib
 import itertools
 import os
-import signal
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 from redis.asyncio import Redis
 
-from bench.figures import cpu_seconds, machine_line, machine_ticks, ms, percentile
+from bench.figures import (
+    Measurement,
+    cancelled,
+    cpu_seconds,
+    machine_line,
+    machine_ticks,
+    ms,
+    percentile,
+)
+from bench.processes import Group, serve, stop_processes
 from devkit.redis_server import RedisServer
 from eventstore import RedisEventStore
 from gameserver.projectors.projector_runner import model_key
@@ -68,10 +73,8 @@ COMMANDS = Settings.from_env().commands
 
 
 @dataclass
-class Service:
-    name: str
-    process: subprocess.Popen[bytes]
-    log: Path
+class Service(Group):
+    """A service process (`bench.processes.Group`) whose own CPU time is measured."""
 
     def cpu_seconds(self) -> float:
         return cpu_seconds(self.process.pid)
@@ -84,19 +87,9 @@ class Stack:
     services: list[Service] = field(default_factory=list)
 
     def start(self, name: str) -> Service:
-        env = {**os.environ, "REDIS_URL": self.redis_url}
-        env.pop("RENATURE_CONSUMER", None)  # every process needs its own consumer name
         log = self.workdir / f"{name}-{len(self.services)}.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "gameserver.runtime.supervisor", name],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group, killed as a whole
-            )
-        service = Service(name, process, log)
+        env = {**os.environ, "REDIS_URL": self.redis_url}
+        service = Service(name, serve(log, env, name), log)
         self.services.append(service)
         return service
 
@@ -107,17 +100,7 @@ class Stack:
                 raise RuntimeError(f"{service.name} exited early:\n" + "\n".join(tail))
 
     def stop(self) -> None:
-        for service in self.services:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(service.process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 5
-        for service in self.services:
-            try:
-                service.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(service.process.pid, signal.SIGKILL)
-                service.process.wait()
+        stop_processes([service.process for service in self.services], grace_s=5)
 
 
 async def xadd_rates(redis: Redis) -> tuple[float, float, float]:
@@ -183,7 +166,7 @@ def script(index: int) -> Script:
 
 
 @dataclass
-class Load:
+class Load(Measurement):
     """Shared by the game coroutines of one measurement."""
 
     redis: Redis
@@ -191,16 +174,9 @@ class Load:
     store: RedisEventStore
     scripts: list[Script]
     label: str
-    window: tuple[float, float] = (float("inf"), float("inf"))
-    stopping: bool = False
     accepted_in_window: int = 0
     accepted_total: int = 0
-    games_finished: int = 0
     finished: list[tuple[str, Script]] = field(default_factory=list)
-    round_trips: list[float] = field(default_factory=list)
-    to_model: list[float] = field(default_factory=list)
-    probes: set[asyncio.Task[None]] = field(default_factory=set)
-    ids: Iterator[int] = field(default_factory=itertools.count)
 
     def in_window(self, moment: float) -> bool:
         return self.window[0] <= moment < self.window[1]
@@ -281,12 +257,9 @@ async def measure(load: Load, games: int, window_s: float) -> Load:
         for task in finished:
             if task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(*load.probes), timeout=REPLY_TIMEOUT_S)
+        await load.probes_landed(REPLY_TIMEOUT_S)
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancelled(tasks)
     return load
 
 

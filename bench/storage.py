@@ -37,6 +37,7 @@ from gameserver.runtime.logging import configure_logging
 from gameserver.runtime.settings import Settings
 from renature.bots import make_bot
 from renature.game import bot_seed
+from renature.state import GameState
 
 TARGET_FINISHED_BYTES = 340_000 // 3
 """The storage target: at most a third of the 340 KB a chaos run measured per finished game."""
@@ -114,6 +115,13 @@ def _game_of_command(fields: dict[bytes, bytes]) -> str:
     return raw[start : raw.find(b'"', start)].decode(errors="replace")
 
 
+async def renature_state(client: GatewayClient, game_id: str, token: str) -> GameState:
+    """The seat's state of a Renature game (the client's game here)."""
+    state = await client.state(game_id, token)
+    assert isinstance(state, GameState), "this bench plays Renature"
+    return state
+
+
 async def play(client: GatewayClient, players: int, seed: str, limit: int | None) -> str:
     """One game through the gateway with greedy/random bots; ``limit`` commands, or to the end.
     Every seat also sends a few refused commands (out of turn), as players do."""
@@ -124,11 +132,11 @@ async def play(client: GatewayClient, players: int, seed: str, limit: int | None
     agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
     refused = 0
     for number in range(limit or 100_000):
-        state = await client.state(game_id, tokens[0])
+        state = await renature_state(client, game_id, tokens[0])
         if state.phase in ("final_scoring", "finished"):
             break
         seat = state.current
-        state = await client.state(game_id, tokens[seat])
+        state = await renature_state(client, game_id, tokens[seat])
         if refused < REFUSED_PER_SEAT * players:
             idle = (seat + 1) % players
             with contextlib.suppress(Exception):
@@ -139,7 +147,7 @@ async def play(client: GatewayClient, players: int, seed: str, limit: int | None
         await client.send(game_id, tokens[seat], agents[seat].choose(state, seat), f"b-{number}")
     if limit is None:
         for _ in range(200):
-            if (await client.state(game_id, tokens[0])).phase == "finished":
+            if (await renature_state(client, game_id, tokens[0])).phase == "finished":
                 break
             await asyncio.sleep(0.05)
     return game_id

@@ -1,7 +1,8 @@
-"""The targets of issue 24 ("a move for a millisecond of CPU"), one ``--target`` line each.
+"""The speed targets of the players' path ("a move for a millisecond of CPU"), one ``--target``
+line each.
 
-Every figure of the issue's Targets section is printed as met, MISSED, or not measured (with
-why: a run left out, no peer), from the results of one player's-path run (`bench.player`):
+Every target is printed as met, MISSED, or not measured (with why: a run left out, no peer),
+from the results of one player's-path run (`bench.player`):
 
 - CPU per move, services and Redis together (not the load processes), over HTTP: at most
   1.0 ms at 256 games and 2.5 ms at one game;

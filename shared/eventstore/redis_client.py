@@ -17,7 +17,7 @@ with "Connection closed by server.". redis-py 8 turns on maintenance notificatio
 for RESP3 connections, and a pool with them on skips its check of a connection taken from the
 pool (``ensure_connection``: a socket at EOF is reconnected), and connections made by a pool
 built from a URL have no retries: each stale connection of the pool then failed one command,
-long after Redis was back (issue 26). Here maintenance notifications are off (they are a Redis
+long after Redis was back. Here maintenance notifications are off (they are a Redis
 Enterprise feature), a command whose connection fails (``ConnectionError``: closed, refused,
 reset) is retried on a fresh connection for about a second, and a connection idle for
 `HEALTH_CHECK_INTERVAL_S` is pinged before it is used (a server that vanished without closing

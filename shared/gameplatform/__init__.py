@@ -8,7 +8,17 @@ pictures, a score explanation, an audit and a corpus. ``registry.get_game(name)`
 adapter; everything with I/O (CLI, services) asks the registry, never the game's modules.
 """
 
-from gameplatform.interface import Bot, Game, Outcome
+from gameplatform.interface import Bot, Game, HostedGame, HostedState, JsonValue, Outcome
 from gameplatform.registry import UnknownGame, game_names, get_game
 
-__all__ = ["Bot", "Game", "Outcome", "UnknownGame", "game_names", "get_game"]
+__all__ = [
+    "Bot",
+    "Game",
+    "HostedGame",
+    "HostedState",
+    "JsonValue",
+    "Outcome",
+    "UnknownGame",
+    "game_names",
+    "get_game",
+]

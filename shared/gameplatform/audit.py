@@ -190,7 +190,8 @@ S = TypeVar("S", bound=Finishable)
 
 
 def held(checks: list[str], findings: Sequence[Finding]) -> list[str]:
-    """The checks that held: a check with a finding is not listed as checked (issue 25)."""
+    """The checks that held: a check with a finding is not listed as checked, so a
+    report never claims a check both held and failed."""
     failed = {finding.check for finding in findings}
     return [check for check in checks if check not in failed]
 

@@ -11,17 +11,41 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 import msgspec
 
-from gameplatform.interface import Game
+from gameplatform.interface import HostedGame
 from gameplatform.registry import DEFAULT_GAME, UnknownGame, game_names, get_game
 
 BASICS = ("game", "players", "board", "seed", "seating")
 """The fields every game's creation has; the rest are the game's options."""
 
 Seed = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+
+
+class Creation(Protocol):
+    """A creation as `creation_type` reads it: the basics every game's creation has (its
+    options are the game's own struct, `options_of`)."""
+
+    @property
+    def game(self) -> str: ...
+
+    @property
+    def players(self) -> int: ...
+
+    @property
+    def board(self) -> str: ...
+
+    @property
+    def seed(self) -> str | None: ...
+
+    @property
+    def seating(self) -> Literal["open", "invite"]: ...
+
+
+Asked = tuple[HostedGame, Creation, msgspec.Struct]
+"""What a creation's body asks for (`read_creation`): the game, the creation, the options."""
 
 
 class CreationError(ValueError):
@@ -32,11 +56,11 @@ class NotHosted(CreationError):
     """A creation of a game this platform does not host: the message lists the hosted ones."""
 
 
-def options_of(game: Game[Any, Any, Any], given: Mapping[str, Any]) -> Any:
+def options_of(game: HostedGame, given: Mapping[str, Any]) -> msgspec.Struct:
     """The game's options struct from ``given`` (its defaults for what is left out); a
     `CreationError` naming the game for a field it does not take or a value it refuses."""
     try:
-        options = msgspec.convert(dict(given), game.options_type)
+        options: msgspec.Struct = msgspec.convert(dict(given), game.options_type)
     except msgspec.ValidationError as error:
         raise CreationError(_worded(game, error)) from None
     problem = getattr(options, "problem", None)
@@ -46,17 +70,17 @@ def options_of(game: Game[Any, Any, Any], given: Mapping[str, Any]) -> Any:
     return options
 
 
-def options_dict(options: Any) -> dict[str, Any]:
+def options_dict(options: msgspec.Struct) -> dict[str, Any]:
     """The options as the adapters take them (``options`` arguments): field name to value."""
     return {name: getattr(options, name) for name in options.__struct_fields__}
 
 
-def _worded(game: Game[Any, Any, Any], error: msgspec.ValidationError) -> str:
+def _worded(game: HostedGame, error: msgspec.ValidationError) -> str:
     takes = ", ".join(creation_fields(game))
     return f"{error} (a {game.name} game takes {takes})"
 
 
-def creation_fields(game: Game[Any, Any, Any]) -> tuple[str, ...]:
+def creation_fields(game: HostedGame) -> tuple[str, ...]:
     return (*BASICS, *game.options_type.__struct_fields__)
 
 
@@ -91,7 +115,7 @@ def creation_type(name: str) -> Any:
     )
 
 
-def game_asked(body: Mapping[str, Any]) -> Game[Any, Any, Any]:
+def game_asked(body: Mapping[str, Any]) -> HostedGame:
     """The game a creation names (the default game when it names none)."""
     name = body.get("game", DEFAULT_GAME)
     if not isinstance(name, str):
@@ -102,12 +126,12 @@ def game_asked(body: Mapping[str, Any]) -> Game[Any, Any, Any]:
         raise NotHosted(f"game: {error}") from None
 
 
-def read_creation(body: Mapping[str, Any]) -> tuple[Game[Any, Any, Any], Any, Any]:
+def read_creation(body: Mapping[str, Any]) -> Asked:
     """The game, the creation (its `creation_type`) and the game's options from a body; a
     `CreationError` saying what is wrong with it."""
     game = game_asked(body)
     try:
-        creation = msgspec.convert(dict(body), creation_type(game.name))
+        creation: Creation = msgspec.convert(dict(body), creation_type(game.name))
     except msgspec.ValidationError as error:
         raise CreationError(_worded(game, error)) from None
     given = {name: getattr(creation, name) for name in game.options_type.__struct_fields__}

@@ -18,7 +18,8 @@ from gameplatform.errors import GameAlreadyExists, GameNotFound, InvalidCommand
 
 
 class Versioned(Protocol):
-    """What the platform reads of a game's state: its game, version and last event's hash."""
+    """What the platform reads of a game's state: its game, version, last event's hash and
+    whether it is over."""
 
     @property
     def game_id(self) -> str: ...
@@ -28,6 +29,11 @@ class Versioned(Protocol):
 
     @property
     def last_hash(self) -> str: ...
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the game has its result."""
+        ...
 
 
 S = TypeVar("S", bound=Versioned)

@@ -14,13 +14,25 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
+from gameplatform import chain
 from gameplatform.audit import AuditReport
 from gameplatform.clock import ClockState, deadline_ms
+from gameplatform.execution import Versioned
 from gameplatform.explanation import Explanation
 
-State = TypeVar("State")
-Command = TypeVar("Command")
-Event = TypeVar("Event")
+JsonValue = Any
+"""A value as JSON reads it (null, a boolean, a number, a string, a list or an object of them)
+whose shape only its reader knows: a request's body, a schema, a game's components. Typed
+`Any` on purpose; a value of a known shape is a msgspec struct instead."""
+
+HostedState = Versioned
+"""What the platform reads of every game's state itself (a frozen msgspec struct): which game it
+is, the version of the last event folded in and that event's chain hash. The rest of a state is
+the game's own, read through the `Game` protocol."""
+
+State = TypeVar("State", bound=HostedState)
+Command = TypeVar("Command", bound=msgspec.Struct)
+Event = TypeVar("Event", bound=chain.Event)
 Seen = TypeVar("Seen", contravariant=True)
 Chosen = TypeVar("Chosen", covariant=True)
 
@@ -42,13 +54,32 @@ class Describes(Protocol):
 
 
 class Outcome(Protocol):
-    """The result of a whole game as ``simulate`` reports it (a msgspec struct)."""
+    """The result of a whole game as ``simulate`` reports it (a msgspec struct: the platform's
+    `simulation.Outcome` with the game's id and whatever else the game adds)."""
 
-    game_id: str
-    scores: list[int]
-    ranking: list[int]
-    winners: list[int]
-    events: int
+    @property
+    def game_id(self) -> str: ...
+
+    @property
+    def players(self) -> int: ...
+
+    @property
+    def bots(self) -> list[str]: ...
+
+    @property
+    def scores(self) -> list[int]: ...
+
+    @property
+    def ranking(self) -> list[int]: ...
+
+    @property
+    def winners(self) -> list[int]: ...
+
+    @property
+    def colours(self) -> list[str]: ...
+
+    @property
+    def events(self) -> int: ...
 
 
 class Table(msgspec.Struct, frozen=True):
@@ -348,7 +379,7 @@ class Game(Protocol[State, Command, Event]):
         """The seed of ``seat``'s bot in a game dealt from ``seed`` (as ``simulate`` seeds it)."""
         ...
 
-    def outcome(self, state: State, bots: Sequence[str], events: int) -> msgspec.Struct:
+    def outcome(self, state: State, bots: Sequence[str], events: int) -> Outcome:
         """The outcome of a finished game as ``simulate`` reports it."""
         ...
 
@@ -358,16 +389,16 @@ class Game(Protocol[State, Command, Event]):
         bots: Sequence[str],
         board: str | None = None,
         options: dict[str, Any] | None = None,
-    ) -> tuple[list[Event], State, msgspec.Struct]:
+    ) -> tuple[list[Event], State, Outcome]:
         """A whole bot game in process: its events, final state and outcome."""
         ...
 
     # --- data, pictures, explanation, audit, corpus -------------------------------------------
-    def components(self) -> dict[str, Any]:
+    def components(self) -> dict[str, JsonValue]:
         """The game's boards and pieces as plain data (JSON-able)."""
         ...
 
-    def board_geometry(self, board: str) -> Any | None:
+    def board_geometry(self, board: str) -> msgspec.Struct | None:
         """What a client needs to draw ``board`` (a msgspec struct: cells, areas, ...); None for
         a game whose board is drawn from its picture alone."""
         ...
@@ -399,3 +430,10 @@ class Game(Protocol[State, Command, Event]):
     def encode_event(self, event: Event) -> bytes: ...
 
     def decode_event(self, data: bytes | str) -> Event: ...
+
+
+HostedGame = Game[HostedState, msgspec.Struct, chain.Event]
+"""Any hosted game, as the services hold one they looked up by name: its states, commands and
+events seen through the platform's bases (`HostedState`, a msgspec struct, `chain.Event`). Each
+value handed to one of its members must come from the same game (a stream names its game once,
+in the meta of its first event, and every reader decodes the stream with that game)."""

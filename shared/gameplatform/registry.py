@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
-from typing import Any, cast
+from typing import cast
 
-from gameplatform.interface import Game
+from gameplatform.interface import HostedGame
 
 ADAPTERS = {
     "renature": "renature.adapter",
@@ -27,11 +27,11 @@ class UnknownGame(LookupError):
 
 
 @cache
-def get_game(name: str) -> Game[Any, Any, Any]:
+def get_game(name: str) -> HostedGame:
     """The game's adapter (its modules are imported on first use)."""
     if name not in ADAPTERS:
         raise UnknownGame(f"unknown game {name!r}; the games hosted: {', '.join(GAME_NAMES)}")
-    return cast("Game[Any, Any, Any]", importlib.import_module(ADAPTERS[name]).GAME)
+    return cast(HostedGame, importlib.import_module(ADAPTERS[name]).GAME)
 
 
 def game_names() -> tuple[str, ...]:

@@ -36,11 +36,12 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, TypeVar
 
 import msgspec
 
-from gameplatform.interface import Game, Table
+from gameplatform.chain import Event
+from gameplatform.interface import Game, HostedState, Table
 
 NAME = "mcts"
 """The bot's name in every game's ``bot_names``."""
@@ -92,9 +93,14 @@ def result_values(table: Table) -> list[float]:
     return [1.0 / len(winners) if seat in winners else 0.0 for seat in range(table.players)]
 
 
-def action_key(action: Any) -> bytes:
+def action_key(action: msgspec.Struct) -> bytes:
     """An action as the tree knows it: its JSON (tagged commands of different kinds differ)."""
     return msgspec.json.encode(action)
+
+
+S = TypeVar("S", bound=HostedState)
+C = TypeVar("C", bound=msgspec.Struct)
+E = TypeVar("E", bound=Event)
 
 
 class _Node:
@@ -113,10 +119,10 @@ class _Node:
         return mean + exploration * math.sqrt(math.log(self.availability) / self.visits)
 
 
-class SearchBot:
+class SearchBot(Generic[S, C, E]):
     """The ISMCTS bot of one seat of ``game`` (see the module docstring)."""
 
-    def __init__(self, game: Game[Any, Any, Any], seed: str, budget: Budget | None = None) -> None:
+    def __init__(self, game: Game[S, C, E], seed: str, budget: Budget | None = None) -> None:
         self.game = game
         self.budget = budget or DEFAULT_BUDGET
         self.rng = random.Random(seed)
@@ -126,12 +132,12 @@ class SearchBot:
             else game.make_bot(self.budget.rollout_policy, f"{seed}|rollout")
         )
 
-    def choose(self, state: Any, seat: int) -> Any:
+    def choose(self, state: S, seat: int) -> C:
         """The action to play, after ``budget.iterations`` iterations."""
         iterations = self.budget.iterations
         return self.choose_within(state, seat, lambda done: done < iterations)
 
-    def choose_within(self, state: Any, seat: int, keep_going: Callable[[int], bool]) -> Any:
+    def choose_within(self, state: S, seat: int, keep_going: Callable[[int], bool]) -> C:
         """The action to play, searching while ``keep_going(iterations done)`` (at least one
         iteration). A seat with a single legal action plays it without a search."""
         start = self.game.determinize(state, seat, self.rng, FINISH_SEED)
@@ -153,7 +159,7 @@ class SearchBot:
         )
         return by_key[ranked[0]] if ranked else legal[0]
 
-    def _iterate(self, root: _Node, state: Any, seat: int, at_root: dict[bytes, Any]) -> None:
+    def _iterate(self, root: _Node, state: S, seat: int, at_root: dict[bytes, C]) -> None:
         """One iteration. ``at_root`` are the seat's legal actions now: a seat knows what it may
         do, so they are the same in every determinization and are listed once per decision."""
         game = self.game
@@ -189,7 +195,7 @@ class SearchBot:
             visited.visits += 1
             visited.total += values[visited.mover]
 
-    def _select(self, node: _Node, position: Any, mover: int, actions: dict[bytes, Any]) -> bytes:
+    def _select(self, node: _Node, position: S, mover: int, actions: dict[bytes, C]) -> bytes:
         """The child to follow: a new one while the node may widen (the rollout policy's choice
         in this determinization if untried, else a random one), else the available child of
         the best UCB1. Asking the policy once per node instead saved little time and cost much
@@ -208,7 +214,7 @@ class SearchBot:
         exploration = self.budget.exploration
         return max(tried, key=lambda key: node.children[key].ucb(exploration))
 
-    def _rollout(self, position: Any, seat: int) -> Any:
+    def _rollout(self, position: S, seat: int) -> S:
         game = self.game
         for _ in range(self.budget.rollout_depth):
             if game.is_over(position):
@@ -225,7 +231,7 @@ class SearchBot:
             position = self._play(position, action)
         return position
 
-    def _modelled(self, position: Any, mover: int) -> Any:
+    def _modelled(self, position: S, mover: int) -> C:
         """Another seat's action by ``opponent_model``: the rollout policy's choice with
         probability w, else a legal action drawn uniformly (one draw of the bot's rng each)."""
         weight = self.budget.opponent_model or 0.0
@@ -233,15 +239,15 @@ class SearchBot:
             return self.policy.choose(position, mover)
         return self.rng.choice(self.game.legal_actions(position, mover))
 
-    def _play(self, position: Any, action: Any) -> Any:
+    def _play(self, position: S, action: C) -> S:
         return self._settled(self.game.execute(position, action)[1])
 
-    def _settled(self, position: Any) -> Any:
+    def _settled(self, position: S) -> S:
         """The position after the command the game owes itself now, if any (the finish)."""
         finish = self.game.finishing_command(position, FINISH_SEED)
         return position if finish is None else self.game.execute(position, finish)[1]
 
-    def _value(self, position: Any) -> list[float]:
+    def _value(self, position: S) -> list[float]:
         if self.game.is_over(position):
             return result_values(self.game.table(position))
         return self.game.evaluate(position)

@@ -11,7 +11,7 @@ import msgspec
 from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Clock, Game, Table, platform_clock
+from gameplatform.interface import Award, Clock, Game, Outcome, Table, platform_clock
 from goofspiel import commands as c
 from goofspiel import corpus as recorded
 from goofspiel import events as e
@@ -37,7 +37,7 @@ def options_of(options: dict[str, Any] | None) -> c.Options:
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core
-class GoofspielGame(CoreAdapter):
+class GoofspielGame(CoreAdapter[GameState, c.Command, e.Event]):
     name: str = "goofspiel"
     title: str = "Goofspiel (the Game of Pure Strategy)"
     player_counts: tuple[int, ...] = (2,)
@@ -61,7 +61,7 @@ class GoofspielGame(CoreAdapter):
     reclaim_type: Any = c.ReclaimSeat
     """A seat a bot plays since its timeout taken back by its player (rulings, 12)."""
     event_type: Any = e.AnyEvent
-    rules: Any = RULES
+    rules = RULES
     hidden_information: bool = True
     seed_secret: bool = True
     state_type: Any = GameState
@@ -187,7 +187,7 @@ class GoofspielGame(CoreAdapter):
     def determinize(self, state: GameState, seat: int, rng: random.Random, seed: str) -> GameState:
         return search_model.determinize(state, seat, rng, seed)
 
-    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
+    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> Outcome:
         return outcome(state, bots, events)
 
     def simulate(
@@ -196,7 +196,7 @@ class GoofspielGame(CoreAdapter):
         bots: Sequence[str],
         board: str | None = None,
         options: dict[str, Any] | None = None,
-    ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
+    ) -> tuple[list[e.Event], GameState, Outcome]:
         log, state = play(seed, bots, options_of(options), make=self.make_bot)
         return log, state, outcome(state, bots, len(log))
 

@@ -8,12 +8,16 @@ not yet shown are known to both, since every bid is revealed once both have bid.
 
 from __future__ import annotations
 
+from typing import TypeVar, cast
+
 import msgspec
 from msgspec.structs import replace
 
 from gameplatform.interface import Clock, platform_clock
 from goofspiel import events as e
 from goofspiel.state import NO_BID, SEALED, GameState
+
+E = TypeVar("E", bound=e.Event)
 
 COLOURS = ("spades", "hearts")
 """Each seat's suit (the prizes are diamonds)."""
@@ -110,9 +114,13 @@ def view(state: GameState, viewer: int | None) -> GameView:
     )
 
 
-def visible_event(event: e.Event, viewer: int | None) -> e.Event:
+def visible_event(event: E, viewer: int | None) -> E:
     """The event as ``viewer`` may see it: secrets blanked, never dropped; no hash chain (a
     hash would let a viewer try the 13 cards a blanked bid could be)."""
+    return cast(E, _visible_event(event, viewer))  # the event keeps its type
+
+
+def _visible_event(event: e.Event, viewer: int | None) -> e.Event:
     event = replace(event, hash="", prev_hash="")
     if event.cause is not None and event.seat != viewer:
         event = replace(event, cause=None)  # a bid's command names its card

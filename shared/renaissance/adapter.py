@@ -11,7 +11,7 @@ import msgspec
 from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Clock, Game, Table, platform_clock
+from gameplatform.interface import Award, Clock, Game, Outcome, Table, platform_clock
 from renaissance import commands as c
 from renaissance import corpus as recorded
 from renaissance import events as e
@@ -30,7 +30,7 @@ from renaissance.words import describe
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core
-class RenaissanceGame(CoreAdapter):
+class RenaissanceGame(CoreAdapter[GameState, c.Command, e.Event]):
     name: str = "renaissance"
     title: str = "Renaissance (Masahiro Nakajima, 2012)"
     player_counts: tuple[int, ...] = (2,)
@@ -49,7 +49,7 @@ class RenaissanceGame(CoreAdapter):
     resign_type: Any = c.Resign
     timeout_type: Any = c.ClaimTimeout
     event_type: Any = e.AnyEvent
-    rules: Any = RULES
+    rules = RULES
     hidden_information: bool = True  # a Janken's sealed hand, until both are shown
     options_type: Any = Options
     seed_secret: bool = False
@@ -139,7 +139,7 @@ class RenaissanceGame(CoreAdapter):
     def evaluate(self, state: GameState) -> list[float]:
         return search_model.evaluate(state)
 
-    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
+    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> Outcome:
         return outcome(state, bots, events)
 
     def simulate(
@@ -148,7 +148,7 @@ class RenaissanceGame(CoreAdapter):
         bots: Sequence[str],
         board: str | None = None,
         options: dict[str, Any] | None = None,
-    ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
+    ) -> tuple[list[e.Event], GameState, Outcome]:
         return hosting.simulate(seed, bots, options, make=self.make_bot)
 
     def components(self) -> dict[str, Any]:

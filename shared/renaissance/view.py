@@ -10,6 +10,8 @@ their own seat alone, in the view, the state a seat reads (`masked_state`) and t
 
 from __future__ import annotations
 
+from typing import TypeVar, cast
+
 import msgspec
 from msgspec.structs import replace
 
@@ -20,6 +22,8 @@ from renaissance.placement import covered_pieces
 from renaissance.position import piece_name
 from renaissance.scoring import hands_made, penalty, phase1_points
 from renaissance.state import GameState
+
+E = TypeVar("E", bound=e.Event)
 
 
 class SquareView(msgspec.Struct, frozen=True):
@@ -194,9 +198,13 @@ def masked_state(state: GameState, viewer: int | None) -> GameState:
     return replace(state, janken=state.janken.masked(viewer))
 
 
-def visible_event(event: e.Event, viewer: int | None) -> e.Event:
+def visible_event(event: E, viewer: int | None) -> E:
     """The event as ``viewer`` sees it: as stored, without the hash chain; another seat's
     sealed hand shows its commitment only (``JankenPlayed`` reveals both hands)."""
+    return cast(E, _visible_event(event, viewer))  # the event keeps its type
+
+
+def _visible_event(event: e.Event, viewer: int | None) -> e.Event:
     if isinstance(event, e.HandShown) and event.seat != viewer:
         event = replace(event, hand="", salt="", cause=None)
     return replace(event, hash="", prev_hash="")

@@ -11,7 +11,7 @@ import msgspec
 from gameplatform import search
 from gameplatform.audit import AuditReport
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Award, Clock, Game, Table, platform_clock
+from gameplatform.interface import Award, Clock, Game, Outcome, Table, platform_clock
 from renature import commands as c
 from renature import corpus as recorded
 from renature import determinize as sampling
@@ -32,7 +32,7 @@ from renature.view import GameView, view, visible_event
 
 
 # long: the adapter forwards every member of the platform's Game protocol to the core
-class RenatureGame(CoreAdapter):
+class RenatureGame(CoreAdapter[GameState, c.Command, e.Event]):
     name: str = "renature"
     title: str = "Renature (with the Valley expansion)"
     player_counts: tuple[int, ...] = (2, 3, 4)
@@ -51,7 +51,7 @@ class RenatureGame(CoreAdapter):
     timeout_type: Any = c.ClaimTimeout
     reclaim_type: Any = c.ReclaimSeat
     event_type: Any = e.AnyEvent
-    rules: Any = RULES
+    rules = RULES
     hidden_information: bool = True
     seed_secret: bool = True
     state_type: Any = GameState
@@ -141,7 +141,7 @@ class RenatureGame(CoreAdapter):
     def evaluate(self, state: GameState) -> list[float]:
         return sampling.evaluate(state)
 
-    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> msgspec.Struct:
+    def outcome(self, state: GameState, bots: Sequence[str], events: int) -> Outcome:
         return outcome(state, bots, events)
 
     def simulate(
@@ -150,7 +150,7 @@ class RenatureGame(CoreAdapter):
         bots: Sequence[str],
         board: str | None = None,
         options: dict[str, Any] | None = None,
-    ) -> tuple[list[e.Event], GameState, msgspec.Struct]:
+    ) -> tuple[list[e.Event], GameState, Outcome]:
         return simulate(seed, bots, board or "base", make=self.make_bot)
 
     def components(self) -> dict[str, Any]:

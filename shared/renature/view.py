@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import msgspec
 from msgspec.structs import replace
@@ -182,6 +182,7 @@ def _seat_view(state: GameState, seat: int, viewer: int | None) -> SeatView:
 
 
 _T = TypeVar("_T")
+E = TypeVar("E", bound=e.Event)
 _MEMO_SIZE = 8192
 _memo: OrderedDict[tuple[str, str], tuple[tuple[Any, ...], Any]] = OrderedDict()
 """The last rendering of each view part per game: (game id, part) -> (inputs, rendering).
@@ -347,10 +348,15 @@ def _cell_views(
     return plants, clouds, mushrooms
 
 
-def visible_event(event: e.Event, viewer: int | None) -> e.Event:
+def visible_event(event: E, viewer: int | None) -> E:
     """The event as ``viewer`` may see it (live updates): secrets are blanked, never dropped,
     so every viewer sees the same versions. The hash chain is left out: it is for the audit
-    of the stored stream, and a hash of a redacted event would give its secret away."""
+    of the stored stream, and a hash of a redacted event would give its secret away. The
+    event keeps its type."""
+    return cast(E, _visible_event(event, viewer))
+
+
+def _visible_event(event: e.Event, viewer: int | None) -> e.Event:
     # A hash (or the next event's prev_hash) would let a viewer test every candidate for a
     # blanked value (55 dominoes, a few tokens): views carry no hash chain at all.
     event = replace(event, hash="", prev_hash="")

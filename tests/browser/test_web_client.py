@@ -76,8 +76,11 @@ def browser() -> Iterator[Browser]:
 
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-"""A phone's viewport (390x844 CSS px, touch), as the issue measured the table on."""
-VIEWPORTS = {"desktop": {"viewport": {"width": 1400, "height": 950}}, "phone": PHONE}
+"""A phone's viewport (390x844 CSS px, touch), the size the table must fit."""
+VIEWPORTS: dict[str, dict[str, Any]] = {
+    "desktop": {"viewport": {"width": 1400, "height": 950}},
+    "phone": PHONE,
+}
 MOST_PRESSES_PER_DECISION = 3.0
 """The average number of key presses a decision may take, from the turn's start to its move."""
 
@@ -87,7 +90,7 @@ def new_page(browser: Browser, viewport: str = "desktop", *, bypass_csp: bool = 
     probes (``wait_for_function``, axe-core) are scripts the pages' Content-Security-Policy
     forbids, so they run with the policy bypassed;
     `test_the_pages_run_under_their_content_security_policy` runs the pages under it."""
-    context = browser.new_context(**VIEWPORTS[viewport], bypass_csp=bypass_csp)  # type: ignore[arg-type]
+    context = browser.new_context(**VIEWPORTS[viewport], bypass_csp=bypass_csp)
     page = context.new_page()
     PAGE_ERRORS[id(page)] = problems = []
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
@@ -327,14 +330,14 @@ def test_a_timed_out_seat_shows_bot_and_its_player_takes_it_back(
     )
     page.goto(f"{base_url}/play/{game_id}")
     settled(page)
-    seat = page.locator("#players li[data-seat='0']")
-    assert "(bot)" not in seat.inner_text()
+    row = page.locator("#players li[data-seat='0']")
+    assert "(bot)" not in row.inner_text()
     assert page.locator("#take-back").is_hidden()
     page.wait_for_selector("#take-back:not([hidden])", timeout=(per_turn + 10) * 1000)
-    assert "(bot)" in seat.inner_text()
+    assert "(bot)" in row.inner_text()
     page.click("#take-back")
     page.wait_for_selector("#take-back", state="hidden", timeout=5000)
-    assert "(bot)" not in seat.inner_text()
+    assert "(bot)" not in row.inner_text()
     assert page.evaluate("window.table.facts.statuses[0]") == "playing"
     events = httpx.get(f"{base_url}/games/{game_id}/events").json()
     kinds = [event["type"] for event in events]
@@ -397,7 +400,7 @@ def test_the_dispute_viewer_shows_the_board_and_scores_at_chosen_steps(
             assert f"{state_colour(seat.colour)} {seat.score}" in scores
     # A point of the explanation leads to the event that gave it.
     point = page.locator("#points li.point").nth(2)
-    version = int(point.get_attribute("data-version"))
+    version = int(attribute(point, "data-version"))
     point.locator("button").click()
     page.wait_for_function(
         f"document.querySelector('#position').textContent.startsWith('event {version} ')"
@@ -416,7 +419,7 @@ def test_the_viewer_audits_an_uploaded_file_and_points_at_a_forged_event(
     forged_events[target]["points"] += 5  # a forger's extra points
     page = new_page(browser)
     finding = upload_and_find(page, base_url, tmp_path, raw, forged_events)
-    assert int(finding.get_attribute("data-version")) == forged_events[target]["version"]
+    assert int(attribute(finding, "data-version")) == forged_events[target]["version"]
     finding.locator("button").click()
     page.wait_for_function(
         f"document.querySelector('#position').textContent.startsWith("
@@ -497,7 +500,7 @@ document.addEventListener("securitypolicyviolation",
 def test_the_pages_run_under_their_content_security_policy(
     path: str, finished_game: str, base_url: str, browser: Browser
 ) -> None:
-    """Issue 23: every page is served with a policy that forbids inline scripts and framing;
+    """Every page is served with a policy that forbids inline scripts and framing;
     the client still draws the lobby, the table and the viewer, and nothing is blocked."""
     page = new_page(browser, bypass_csp=False)
     page.add_init_script(CSP_WATCH)
@@ -516,7 +519,14 @@ def test_the_pages_run_under_their_content_security_policy(
     assert PAGE_ERRORS[id(page)] == []
 
 
-def _events(base_url: str, game_id: str) -> list[dict[str, object]]:
+def attribute(locator: Locator, name: str) -> str:
+    """An attribute the element must carry."""
+    value = locator.get_attribute(name)
+    assert value is not None, name
+    return value
+
+
+def _events(base_url: str, game_id: str) -> list[dict[str, Any]]:
     """The game's stored events, as ``renature export`` writes them (no blanks)."""
     with redis.Redis.from_url(REDIS_OF[base_url]) as client:
         entries = client.xrange(KeyLayout().game_key(game_id))
@@ -675,7 +685,7 @@ def test_the_viewer_steps_through_each_game_and_audits_its_export(
     forged_events[target]["hash"] = "0" * 64  # a link of the chain broken
     upload = new_page(browser)
     finding = upload_and_find(upload, base_url, tmp_path, raw, forged_events, generic(name))
-    assert int(finding.get_attribute("data-version")) == forged_events[target]["version"]
+    assert int(attribute(finding, "data-version")) == forged_events[target]["version"]
     assert not PAGE_ERRORS[id(upload)], PAGE_ERRORS[id(upload)]
 
 

@@ -18,7 +18,7 @@ and seats) until it gets a definite answer. Meanwhile a bounded fault schedule r
 Recovery time of a fault: from its repair (restart, SIGCONT) until a probe succeeds (a game
 created through the gateway and projected by both projectors).
 
-Issue 26 adds two promises. **Keys mean one request**: after every game created and every seat
+Two more promises are checked. **Keys mean one request**: after every game created and every seat
 taken, its client sends the same ``Idempotency-Key`` with another body (another seating,
 another name), during faults and between them; the answer must be 422
 ``idempotency_key_reused``, and the game's seats and lobby must be as before (the seat still

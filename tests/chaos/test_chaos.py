@@ -6,7 +6,7 @@ cut is emulated. The checker then holds the whole history to the promise: nothin
 lost, no fork, no gap, no command id twice, read models equal a fresh replay, every finished
 game audits, every started game finished, no 500, no service exiting on its own; every key sent
 again with another body refused (422) with nothing changed, and no 5xx from the long-lived
-gateway or the clients later than a second after Redis answers again (issue 26). The long run
+gateway or the clients later than a second after Redis answers again. The long run
 with its figures is ``make chaos`` (tests/chaos/chaos_harness.py).
 """
 

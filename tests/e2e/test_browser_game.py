@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.typing import Origin
 
 from devkit.redis_server import RedisServer, find_redis_server, free_port
 
@@ -130,7 +131,7 @@ class Browser:
 
     async def live(self, game_id: str, after: int) -> ClientConnection:
         url = f"{self.stack.ws}/games/{game_id}/live?token={self.token}&after={after}&include=view"
-        return await connect(url, origin=self.origin)  # type: ignore[arg-type]
+        return await connect(url, origin=Origin(self.origin))
 
 
 async def frames(ws: ClientConnection, count: int, timeout: float = 10) -> list[dict[str, Any]]:

@@ -35,6 +35,7 @@ import httpx
 import msgspec
 import pytest
 import redis
+from redis import Redis
 from websockets.asyncio.client import connect
 
 from devkit.redis_server import RedisServer, free_port
@@ -49,6 +50,8 @@ from renature.board import PATH
 from renature.game import outcome, play, replay
 from renature.perspective import HIDDEN
 from renature.rules import legal_actions
+from renature.state import GameState
+from support.hosting import state_as
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -132,7 +135,7 @@ class E2EStack:
     gateway_url: str
     services: dict[str, Service] = field(default_factory=dict)
 
-    def client(self) -> redis.Redis:
+    def client(self) -> Redis:
         return redis.Redis.from_url(self.redis.url)
 
     def log_paths(self) -> list[Path]:
@@ -336,11 +339,11 @@ async def _play_joined(
         if summary["phase"] in ("final_scoring", "finished"):
             break
         seat = summary["current_seat"]
-        state = await client.state(game_id, tokens[seat])
+        state = await state_as(client, game_id, tokens[seat], GameState)
         assert all(set(s.hand) <= {HIDDEN} for n, s in enumerate(state.seats) if n != seat)
         await client.send(game_id, tokens[seat], agents[seat].choose(state, seat), f"b{number}")
         number += 1
-    final = await client.state(game_id, tokens[0])
+    final = await state_as(client, game_id, tokens[0], GameState)
     assert final.phase == "finished"
     return outcome(final, bots, final.version)
 
@@ -399,7 +402,7 @@ async def test_duplicate_command_id_appends_nothing(e2e_stack: E2EStack) -> None
         game_id = await client.create_game(2, seed="dup")
         tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
         await client.start(game_id, tokens[0])
-        state = await client.state(game_id, tokens[0])
+        state = await state_as(client, game_id, tokens[0], GameState)
         command = legal_actions(state, 0)[0]
         first = await client.send(game_id, tokens[0], command, "same-id")
         version = len(stream_events(e2e_stack, game_id))
@@ -418,7 +421,7 @@ async def test_two_rules_services_racing_on_one_game_never_fork_it(e2e_stack: E2
         for _ in range(5):  # several rounds of the same move sent many times at once
             summary = await client.summary(game_id)
             seat = summary["current_seat"]
-            state = await client.state(game_id, tokens[seat])
+            state = await state_as(client, game_id, tokens[seat], GameState)
             command = legal_actions(state, seat)[0]
             before = len(stream_events(e2e_stack, game_id))
             body = {"command": msgspec.to_builtins(command)}

@@ -17,9 +17,10 @@ import secrets
 import shutil
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import httpx
 import pytest
@@ -112,7 +113,7 @@ def acl_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclRedis]:
 
 
 @pytest.fixture
-async def flushed(acl_redis: AclRedis) -> AsyncIterator[AclRedis]:
+async def flushed(acl_redis: AclRedis) -> AclRedis:
     admin = acl_redis.client("admin")
     await admin.flushall()
     await admin.script_flush()
@@ -254,7 +255,7 @@ async def play_whole_game(http: httpx.AsyncClient) -> str:
     for number in range(2000):
         summary = (await http.get(f"/games/{game_id}")).json()
         if summary["phase"] == "finished":
-            return game_id
+            return str(game_id)
         seat = summary["current_seat"]
         if seat is None:
             await asyncio.sleep(0.05)
@@ -399,7 +400,7 @@ async def test_what_a_service_must_not_do_is_refused_with_noperm(
     try:
         for command in FORBIDDEN[user]:
             with pytest.raises(NoPermissionError):
-                await client.execute_command(*command)
+                await client.execute_command(*command)  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
     finally:
         await client.aclose()
     assert await admin.get(SEED) == b"secret-seed"
@@ -504,7 +505,7 @@ async def test_an_abandoned_join_is_fenced_by_the_rules_service(flushed: AclRedi
             assert (await by_clock.send(join, 10)).code == "wrong_sender"
         await gateway.aclose()
         await clock.aclose()
-        stored = {key.decode() for key in await admin.keys("rn:*:cmd:*")}
+        stored = {cast(bytes, key).decode() for key in await admin.keys("rn:*:cmd:*")}
         assert layout.command_key(game_id, "seat1:m1") not in stored
         assert layout.command_key(game_id, bus.join_command_id(1, "x")) not in stored
     await admin.aclose()

@@ -264,7 +264,9 @@ async def play_through_the_rules_service(
         app_.router.lifespan_context(app_),
         GatewayClient("http://gateway", transport=transport) as client,
     ):
-        return await play_game(client, players, seed, bots)
+        outcome = await play_game(client, players, seed, bots)
+        assert isinstance(outcome, Outcome)
+        return outcome
 
 
 @pytest.fixture

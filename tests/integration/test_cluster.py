@@ -16,10 +16,12 @@ import time
 
 import msgspec
 import pytest
+from redis.asyncio.cluster import RedisCluster as AsyncCluster
 from redis.crc import key_slot
 from redis.exceptions import RedisClusterException, RedisError
 
 from devkit.redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
+    Node,
     RedisCluster,
     cluster_redis_fixture,
     redis_cluster_fixture,
@@ -27,12 +29,15 @@ from devkit.redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and
 from devkit.waiting import eventually
 from eventstore import (
     Appended,
+    AppendRequest,
     Duplicate,
     RedisEventStore,
     StoreError,
 )
 from eventstore.redis_client import is_cluster, is_cluster_url, plain_url, redis_client
 from renature import commands as c
+from renature.state import GameState
+from support.hosting import state_as
 from support.reads import group_reads
 
 pytestmark = pytest.mark.redis
@@ -51,10 +56,10 @@ def test_a_cluster_url_makes_a_cluster_client() -> None:
 
 
 async def test_games_of_many_partitions_append_and_feed_on_the_cluster(
-    cluster_redis: object,
+    cluster_redis: AsyncCluster,
 ) -> None:
     assert is_cluster(cluster_redis)
-    store = RedisEventStore(cluster_redis, durability="replica")  # type: ignore[arg-type]
+    store = RedisEventStore(cluster_redis, durability="replica")  # type: ignore[arg-type]  # a cluster client: the store serves it as one Redis
     games = [f"game-{n}" for n in range(24)]
     slots = {key_slot(store.layout.game_key(g).encode()) for g in games}
     assert len(slots) > 3  # the games spread over several slots (and masters)
@@ -74,9 +79,9 @@ async def test_games_of_many_partitions_append_and_feed_on_the_cluster(
 
 
 async def test_a_blocked_read_of_several_partitions_wakes_on_an_append(
-    cluster_redis: object,
+    cluster_redis: AsyncCluster,
 ) -> None:
-    store = RedisEventStore(cluster_redis, durability="replica")  # type: ignore[arg-type]
+    store = RedisEventStore(cluster_redis, durability="replica")  # type: ignore[arg-type]  # a cluster client: the store serves it as one Redis
     for p in store.partitions():
         await store.ensure_group(p, "g", start_id="$")
     before = await group_reads(cluster_redis)
@@ -147,23 +152,21 @@ async def test_a_master_killed_mid_game_loses_nothing_acknowledged() -> None:
     assert sorted(stored) == list(range(1, len(stored) + 1))  # no gap, no fork
 
 
-def _bring_back(cluster: RedisCluster, dead: object) -> None:
+def _bring_back(cluster: RedisCluster, dead: Node) -> None:
     """Once a replica took the dead master's slots, restart the dead node (it rejoins as the
     new master's replica) and wait until it is in sync."""
-    cluster.wait_failover(dead)  # type: ignore[arg-type]
-    cluster.restart(dead)  # type: ignore[arg-type]
+    cluster.wait_failover(dead)
+    cluster.restart(dead)
     cluster.wait_ready(timeout=60)
 
 
-def _request(game: str, command: str, version: int, events: list[bytes]) -> object:
-    from eventstore import AppendRequest
-
+def _request(game: str, command: str, version: int, events: list[bytes]) -> AppendRequest:
     return AppendRequest(game, command, version, events, b"ok")
 
 
 @pytest.mark.parametrize("count", [4, 16])
 async def test_commands_spread_over_the_shards_by_their_games_partition(
-    redis_cluster: RedisCluster, cluster_redis: object, count: int
+    redis_cluster: RedisCluster, cluster_redis: AsyncCluster, count: int
 ) -> None:
     """The command streams spread over every master (the default 4 streams as well as one per
     partition, each then in its games' hash slot), and the rules service answers every
@@ -183,7 +186,7 @@ async def test_commands_spread_over_the_shards_by_their_games_partition(
         consumer="rules-s",
         command_partitions=count,
     )
-    async with RulesService(settings), RulesClient(cluster_redis, streams=commands) as client:  # type: ignore[arg-type]
+    async with RulesService(settings), RulesClient(cluster_redis, streams=commands) as client:  # type: ignore[arg-type]  # a cluster client
         replies = await asyncio.gather(
             *(client.send(CommandEnvelope(g, "c", c.CreateGame(g, 2, "")), 10) for g in games)
         )
@@ -194,13 +197,13 @@ async def test_commands_spread_over_the_shards_by_their_games_partition(
         assert key_slot(stream.encode()) == key_slot(KeyLayout().feed_key(partition).encode())
     masters = {redis_cluster.master_of(s).port for s in commands.streams()}
     assert len(masters) == 3  # every master carries command streams
-    lengths = [await cluster_redis.xlen(s) for s in commands.streams()]  # type: ignore[attr-defined]
+    lengths = [await cluster_redis.xlen(s) for s in commands.streams()]
     assert sum(lengths) == len(games)
     assert all(lengths)
 
 
 async def test_a_game_through_the_gateway_on_the_cluster(
-    redis_cluster: RedisCluster, cluster_redis: object
+    redis_cluster: RedisCluster, cluster_redis: AsyncCluster
 ) -> None:
     """The whole path on the cluster: the gateway (HTTP), the rules service (FastStream's
     RedisClusterBroker) and the board projector, a game played to its end; every write waits
@@ -219,11 +222,11 @@ async def test_a_game_through_the_gateway_on_the_cluster(
     app = create_app(
         gateway_settings(redis_cluster.url, allow_chosen_seeds=True), command_timeout=10.0
     )
-    store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]
+    store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]  # a cluster client: the store serves it as one Redis
     stop = asyncio.Event()
     board = create_projector(
         settings.with_(consumer="board-c"),
-        cluster_redis,  # type: ignore[arg-type]
+        cluster_redis,  # type: ignore[arg-type]  # a cluster client: the store serves it as one Redis
         BoardProjection(),
     )
     projecting = asyncio.create_task(board.run(stop, reclaim_every=10.0))
@@ -239,7 +242,7 @@ async def test_a_game_through_the_gateway_on_the_cluster(
             await client.start(game_id, tokens[0])
             seat, moves = 0, 0
             while True:
-                state = await client.state(game_id, tokens[seat])
+                state = await state_as(client, game_id, tokens[seat], GameState)
                 if state.phase in ("final_scoring", "finished"):
                     break
                 seat = state.current
@@ -248,12 +251,12 @@ async def test_a_game_through_the_gateway_on_the_cluster(
                 moves += 1
                 assert moves < 2_000
             deadline = time.monotonic() + 10
-            while (await client.state(game_id, tokens[0])).phase != "finished":
+            while (await state_as(client, game_id, tokens[0], GameState)).phase != "finished":
                 assert time.monotonic() < deadline, "the game did not finish"
                 await asyncio.sleep(0.05)
             version = await store.version(game_id)
             key = model_key(store.layout, "board", game_id)
-            while int(await cluster_redis.hget(key, "version") or 0) < version:  # type: ignore[attr-defined]
+            while int(await cluster_redis.hget(key, "version") or 0) < version:
                 assert time.monotonic() < deadline + 10, "the board model lags behind"
                 await asyncio.sleep(0.05)
     finally:
@@ -281,7 +284,7 @@ async def test_replies_travel_on_a_shard_channel_and_follow_it_through_a_failove
                 assert is_shard_channel(rules.channel)
                 owner = cluster.master_of(rules.channel)
                 other = next(n for n in cluster.nodes if n.port != owner.port).client()
-                plain = other.pubsub(ignore_subscribe_messages=True)
+                plain = other.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]  # redis-py's sync pubsub is untyped
                 plain.subscribe(rules.channel)  # PUBLISH would reach it from any node
                 reply = await rules.send(CommandEnvelope("f0", "c", c.CreateGame("f0", 2, "")))
                 assert reply.status == "accepted"

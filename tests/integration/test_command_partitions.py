@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from typing import cast
 
 import msgspec
 import pytest
@@ -43,7 +44,7 @@ def games_by_partition(commands: CommandPartitions, per_partition: int) -> dict[
 
 async def games_on(redis: aioredis.Redis, stream: str) -> set[str]:
     """The game ids of the envelopes on a command stream."""
-    entries = await redis.xrange(stream)
+    entries = cast("list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(stream))
     return {
         msgspec.json.decode(BinaryMessageFormatV1.parse(fields[b"__data__"])[0])["game_id"]
         for _, fields in entries

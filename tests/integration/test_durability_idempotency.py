@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import cast
 
 import httpx
 import pytest
@@ -93,8 +94,8 @@ async def test_a_key_reused_for_another_game_is_refused(http: httpx.AsyncClient)
 async def test_a_creation_retried_with_another_seating_changes_nothing(
     http: httpx.AsyncClient, redis: aioredis.Redis
 ) -> None:
-    """Issue 26: the retry with ``seating: open`` rewrote an invitation game's lobby to open
-    while its invitation stayed required."""
+    """The failure this guards against: the retry with ``seating: open`` rewrote an invitation
+    game's lobby to open while its invitation stayed required."""
     body = {"players": 2, "seating": "invite"}
     first = await http.post("/games", json=body, headers=key("seating"))
     assert first.status_code == 201, first.text
@@ -228,7 +229,9 @@ async def test_a_join_queued_behind_an_outage_is_not_fenced(
         lost = await http.post(url, json={"name": "Ada"}, headers=key("ada"))
         assert lost.status_code == 504
         claims_key = RedisEventStore(redis).layout.game_scoped_key("claims", game_id)
-        _, command_id, request = parse_claim((await redis.hget(claims_key, "0") or b"").decode())
+        _, command_id, request = parse_claim(
+            cast(bytes, await redis.hget(claims_key, "0") or b"").decode()
+        )
         old_stamp = int((time.time() - CLAIM_GRACE_S - 1) * 1000)
         await redis.hset(claims_key, "0", f"{old_stamp}|{command_id}|{request}")
         bo = await http.post(url, json={"name": "Bo"})
@@ -251,8 +254,9 @@ async def test_a_join_queued_behind_an_outage_is_not_fenced(
 async def test_a_join_retried_with_another_body_keeps_its_seat(
     http: httpx.AsyncClient, redis: aioredis.Redis
 ) -> None:
-    """Issue 26, step by step: the retry with another name was refused 409 and released the
-    seat its first try had taken; the game then waited for seat 0 for ever."""
+    """The failure this guards against, step by step: the retry with another name was refused
+    409 and released the seat its first try had taken; the game then waited for seat 0 for
+    ever."""
     game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
     url = f"/games/{game_id}/seats/0"
     seats = RedisEventStore(redis).layout.seats_key(game_id)
@@ -319,7 +323,7 @@ async def _exists(redis: aioredis.Redis, pattern: str) -> bool:
 async def test_a_replayed_join_is_logged_as_a_replay(
     http: httpx.AsyncClient, redis: aioredis.Redis
 ) -> None:
-    """Issue 26: the retry got its stored 201 while the rules service logged
+    """The failure this guards against: the retry got its stored 201 while the rules service logged
     ``command_rejected JoinGame invalid_command``."""
     game_id = (await http.post("/games", json={"players": 2})).json()["game_id"]
     url = f"/games/{game_id}/seats/1"

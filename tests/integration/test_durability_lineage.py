@@ -19,6 +19,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from eventstore import Appended, AppendRequest, RedisEventStore
+from gameplatform.interface import HostedState
 from gameserver.gateway.game_states import GameStates
 from gameserver.projectors import BoardProjection, Projector
 from gameserver.projectors.board_projection import board_model
@@ -29,6 +30,7 @@ from gameserver.runtime.seed_vault import RedisSeedVault
 from renature import commands as c
 from renature import events as e
 from renature.game import play, replay
+from renature.state import GameState
 
 pytestmark = pytest.mark.redis
 
@@ -45,7 +47,7 @@ async def lose_after(
     if ids:
         await redis.xdel(key, *ids)
         # As if the stream had never gone further (a truncated AOF holds no later last id).
-        await redis.execute_command("XSETID", key, f"0-{keep}")
+        await redis.execute_command("XSETID", key, f"0-{keep}")  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
     assert await store.version(game_id) == keep
 
 
@@ -56,7 +58,7 @@ def handler_on(redis: aioredis.Redis, store: RedisEventStore) -> CommandHandler:
 async def send(
     handler: CommandHandler, command: c.Command, command_id: str, seat: int | None
 ) -> bus.Reply:
-    envelope = bus.CommandEnvelope(GAME, command_id, command, seat)  # type: ignore[arg-type]
+    envelope = bus.CommandEnvelope(GAME, command_id, command, seat)
     return bus.reply_decoder.decode((await handler.handle_batch([bus.encoder.encode(envelope)]))[0])
 
 
@@ -127,6 +129,7 @@ async def test_the_gateway_serves_the_surviving_version(redis: aioredis.Redis) -
     assert (await games.state(GAME)).version == 2
     await lose_after(redis, store, GAME, 1)
     state = await games.state(GAME)
+    assert isinstance(state, GameState)
     assert state.version == 1
     assert state.seats[0].name is None
 
@@ -161,7 +164,7 @@ async def append_hashed(store: RedisEventStore, game_id: str, events: list[e.Eve
         version = batch[-1].version
 
 
-async def drain(projector: Projector[object]) -> None:
+async def drain(projector: Projector[HostedState]) -> None:
     while await projector.poll():
         pass
 
@@ -174,7 +177,7 @@ async def test_a_projector_rebuilds_a_model_of_a_lost_history(
     lost, _ = play(2, "seed-lineage", ["random", "random"], game_id=GAME)
     survivor, _ = play(2, "seed-lineage", list(bots), game_id=GAME)
     keep = next(i for i, (x, y) in enumerate(zip(lost, survivor, strict=False)) if x.hash != y.hash)
-    projector: Projector[object] = Projector(store, redis, BoardProjection(), "b1", batch=50)  # type: ignore[arg-type]
+    projector: Projector[HostedState] = Projector(store, redis, BoardProjection(), "b1", batch=50)
     await projector.setup()
     await append_hashed(store, GAME, lost)
     await drain(projector)

@@ -190,9 +190,10 @@ async def test_a_redis_outage_is_a_503_with_retry_after_never_a_500(
 def test_a_gateway_started_before_a_redis_restart_answers_within_a_second(
     port: int, tmp_path: Path, idle: float
 ) -> None:
-    """Issue 26: gateways started before Redis restarted answered ``503 store_unavailable``
-    ("Connection closed by server.") long after Redis was back: each stale connection of the
-    gateway's pool failed one request (redis-py 8 skipped its check of pooled connections).
+    """The failure this guards against: gateways started before Redis restarted answered
+    ``503 store_unavailable`` ("Connection closed by server.") long after Redis was back: each
+    stale connection of the gateway's pool failed one request (redis-py 8 skipped its check of
+    pooled connections).
     Here a gateway and a rules service outlive a restart of Redis on the same port (its data
     gone) and, after ``idle`` seconds, a burst of creations: no 5xx once Redis has answered for
     a second."""
@@ -215,7 +216,7 @@ def test_a_gateway_started_before_a_redis_restart_answers_within_a_second(
             redis_server.cleanup()
             redis_server = RedisServer(port=port, data_dir=tmp_path / "again").start()
             back = time.monotonic()  # Redis answers PING again
-            time.sleep(idle)  # an idle stack (the issue's first creation came 45 s later)
+            time.sleep(idle)  # an idle stack (the first creation seen failing came 45 s later)
             late = []
             for _ in range(60):
                 status = _status(http)

@@ -201,7 +201,7 @@ class TestDurabilityModes:
             replica_client = aioredis.Redis.from_url(replica.url)
             client = aioredis.Redis.from_url(primary.url)
             try:
-                await replica_client.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+                await replica_client.execute_command("REPLICAOF", "127.0.0.1", primary.port)  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
                 for _ in range(100):  # wait for the link (bounded)
                     link = (await replica_client.info("replication")).get("master_link_status")
                     if link == "up":

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import msgspec
@@ -34,6 +34,8 @@ from devkit.redis_server import free_port
 from devkit.waiting import eventually
 from eventstore import KeyLayout, RedisEventStore
 from gameplatform import game_names, get_game
+from gameplatform.chain import Event
+from gameplatform.interface import HostedState
 from gameserver.cli import app as cli
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
@@ -45,7 +47,7 @@ from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.settings_parts import RetentionPolicy
 from support.gateway import gateway_settings
-from support.hosting import hosted
+from support.hosting import hosted, replayed
 
 pytestmark = pytest.mark.redis
 
@@ -63,15 +65,18 @@ class Stack:
     def live(self) -> str:
         return self.url.replace("http", "ws") + "/games"
 
-    async def stream(self, name: str, game_id: str) -> list[Any]:
+    async def stream(self, name: str, game_id: str) -> list[Event]:
         game = get_game(name)
-        entries = await self.redis.xrange(LAYOUT.game_key(game_id))
+        entries = cast(
+            "list[tuple[bytes, dict[bytes, bytes]]]",
+            await self.redis.xrange(LAYOUT.game_key(game_id)),
+        )
         return [game.decode_event(fields[b"event"]) for _, fields in entries]
 
     async def model(self, kind: str, game_id: str) -> tuple[int, Any] | None:
         key = f"{LAYOUT.base(LAYOUT.partition_of(game_id))}:{kind}:{game_id}"
         version, model = await self.redis.hmget(key, ["version", "model"])
-        return None if version is None else (int(version), json.loads(model))
+        return None if version is None or model is None else (int(version), json.loads(model))
 
 
 @pytest.fixture
@@ -149,7 +154,7 @@ async def _seat_to_move(client: GatewayClient, game: Any, game_id: str, token: s
 def comparable(event: Any) -> dict[str, Any]:
     """An event less what differs between the service's run and ``simulate``'s: the game id,
     provenance, the hash chain and the seed's commitment (the service salts it)."""
-    fields = msgspec.to_builtins(event)
+    fields: dict[str, Any] = msgspec.to_builtins(event)
     for key in ("game_id", "cause", "prev_hash", "hash", "seed_commitment", "salt"):
         fields.pop(key, None)
     fields.pop("chosen_seed", None)
@@ -170,15 +175,15 @@ async def test_a_bot_game_over_http_and_the_live_websocket_is_the_simulated_game
     stored = await stack.stream(name, game_id)
     simulated, final, _ = game.simulate(seed, BOTS)
     assert [comparable(ev) for ev in stored] == [comparable(ev) for ev in simulated]
-    assert game.table(game.replay(stored)).scores == game.table(final).scores
+    assert game.table(replayed(game, stored)).scores == game.table(final).scores
     # What each viewer received live is the game's own redaction for it, frame by frame.
     for viewer, received in zip([None, 0, 1], frames, strict=True):
         assert [frame["event"]["version"] for frame in received] == list(range(1, len(stored) + 1))
-        state = None
+        state: HostedState | None = None
         for frame, event in zip(received, stored, strict=True):
-            state = game.evolve(state, event)
+            state = shown = game.evolve(state, event)
             assert frame["event"] == as_json(game.visible_event(event, viewer))
-            assert frame["view"] == as_json(game.view(state, viewer))
+            assert frame["view"] == as_json(game.view(shown, viewer))
 
     # The read models are a fresh replay of the stream.
     async def models_done() -> bool:
@@ -188,10 +193,11 @@ async def test_a_bot_game_over_http_and_the_live_websocket_is_the_simulated_game
     await eventually(models_done, "the read models at the last version", timeout=20)
     board = await stack.model("board", game_id)
     assert board is not None
-    assert board[1] == as_json(game.view(game.replay(stored), None))
+    assert board[1] == as_json(game.view(replayed(game, stored), None))
     projection, fold = ScoreProjection(), None
     for event in stored:
         fold = projection.apply(game, fold, event)
+    assert fold is not None
     score = await stack.model("score", game_id)
     assert score is not None
     assert score[1] == json.loads(projection.render(game, fold))
@@ -208,7 +214,7 @@ async def test_the_cli_audits_explains_and_replays_a_served_game_and_its_export(
     stored = await stack.stream(name, game_id)
     export = tmp_path / "game.jsonl"
     export.write_bytes(b"".join(game.encode_event(event) + b"\n" for event in stored))
-    final = game.replay(stored)
+    final = replayed(game, stored)
     runner = CliRunner()
 
     def run(*args: str) -> Any:
@@ -255,7 +261,7 @@ async def test_bots_play_through_the_gateway_prints_simulates_outcome(
     for key in ("scores", "ranking", "winners", "events", "bots"):
         assert printed[key] == wanted[key], key
     stored = await stack.stream(name, printed["game_id"])
-    assert get_game(name).audit(stored).ok  # type: ignore[attr-defined]
+    assert get_game(name).audit(stored).ok
 
 
 async def handled(
@@ -278,7 +284,7 @@ async def played_by_the_rules_service(
     it does not exist yet, then ``moves`` commands or to its end."""
     game = get_game(name)
     if await handler.load(game_id) is None:
-        setup = [(game.create_command(game_id, 2), None)]
+        setup: list[tuple[msgspec.Struct, int | None]] = [(game.create_command(game_id, 2), None)]
         setup += [(game.join_command(seat, f"p{seat}"), seat) for seat in (0, 1)]
         setup += [(game.start_command(), 0)]
         for number, (command, seat) in enumerate(setup):
@@ -287,6 +293,7 @@ async def played_by_the_rules_service(
     agents = [game.make_bot(bot, f"{game_id}|{seat}") for seat, bot in enumerate(BOTS)]
     for number in range(moves):
         state = await handler.load(game_id)
+        assert state is not None
         if game.is_over(state):
             return
         seat = game.to_move(state)
@@ -314,7 +321,7 @@ async def test_the_gateway_reads_every_game_the_rules_service_hosts(
     async with httpx.AsyncClient(base_url=stack.url, timeout=60) as http:
         await played_by_the_rules_service(handler, name, "read-me", moves=9)
         stored = await stack.stream(name, "read-me")
-        state = game.replay(stored)
+        state = replayed(game, stored)
         assert not game.is_over(state)
         summary = (await http.get("/games/read-me")).json()
         assert (summary["game"], summary["phase"]) == (name, game.table(state).phase)
@@ -324,7 +331,7 @@ async def test_the_gateway_reads_every_game_the_rules_service_hosts(
         events = (await http.get("/games/read-me/events")).json()
         assert events == [as_json(game.visible_event(event, None)) for event in stored]
         await played_by_the_rules_service(handler, name, "read-me")
-        final = game.replay(await stack.stream(name, "read-me"))
+        final = replayed(game, await stack.stream(name, "read-me"))
         audited = (await http.get("/games/read-me/audit")).json()
         assert (audited["ok"], audited["scores"]) == (True, game.table(final).scores)
         told = (await http.get("/games/read-me/explanation")).json()
@@ -366,8 +373,8 @@ async def test_a_finished_game_of_every_game_is_packed_and_still_read_and_audite
     assert [k for k in keys if k.endswith(":done")] == []
     assert await store.read("done") == before
     report = game.audit([game.decode_event(stored.data) for stored in before])
-    assert report.ok, report.findings  # type: ignore[attr-defined]
-    assert report.finished  # type: ignore[attr-defined]
+    assert report.ok, report.findings
+    assert report.finished
 
 
 @pytest.mark.parametrize("name", game_names())
@@ -379,6 +386,7 @@ async def test_the_rules_service_logs_a_seat_by_its_name(redis: aioredis.Redis, 
     handler = CommandHandler(store, RedisSeedVault(redis, store.layout))
     await played_by_the_rules_service(handler, name, "named", moves=3)
     state = await handler.load("named")
+    assert state is not None
     seat = game.to_move(state)
     assert seat is not None
     waiting = 1 - seat

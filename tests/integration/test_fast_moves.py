@@ -53,7 +53,7 @@ async def gateways(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[tuple
         tasks = [asyncio.create_task(server.serve()) for server in servers]
         await eventually(lambda: all(s.started for s in servers), "uvicorn serving", timeout=10)
         try:
-            yield tuple(f"http://127.0.0.1:{s.config.port}" for s in servers)  # type: ignore[misc]
+            yield tuple(f"http://127.0.0.1:{s.config.port}" for s in servers)  # type: ignore[misc]  # two servers: a pair
         finally:
             for server in servers:
                 server.should_exit = True
@@ -70,7 +70,9 @@ async def set_up(base: str) -> tuple[str, list[str], list[Any]]:
         return game_id, tokens, [msgspec.to_builtins(action) for action in legal]
 
 
-def requests(game_id: str, tokens: list[str], legal: list[Any]) -> list[tuple[str, Any, dict]]:
+def requests(
+    game_id: str, tokens: list[str], legal: list[Any]
+) -> list[tuple[str, Any, dict[str, Any]]]:
     """(path, body or raw bytes, headers) of every case, in the order they are sent."""
     path = f"/games/{game_id}/commands"
     seat0 = {"authorization": f"Bearer {tokens[0]}"}

@@ -1,11 +1,11 @@
-"""The gateway's front door, served by uvicorn as `renature serve gateway` serves it (issue 23).
+"""The gateway's front door, served by uvicorn as `renature serve gateway` serves it.
 
-Each test is an attack of issue 23 against a real server on loopback, with a real Redis and
-rules service behind it: headers that name another client (from a trusted and an untrusted
-proxy), half-open connections, huge and endless headers, a body that never comes, uploads to
-``POST /disputes``; meanwhile a normal player keeps playing and ``/healthz`` answers. Other
-clients take other loopback addresses (the whole 127/8 is local on Linux). Every wait is
-bounded.
+Each test is an attack of the network threat model (docs/security.md) against a real server on
+loopback, with a real Redis and rules service behind it: headers that name another client (from
+a trusted and an untrusted proxy), half-open connections, huge and endless headers, a body that
+never comes, uploads to ``POST /disputes``; meanwhile a normal player keeps playing and
+``/healthz`` answers. Other clients take other loopback addresses (the whole 127/8 is local on
+Linux). Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -31,10 +31,12 @@ from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.gateway.disputes import DisputeDesk
 from gameserver.gateway.front_door import FrontDoor, GuardedHttpTools, uvicorn_options
-from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RateLimits
+from renature.state import GameState
 from support.gateway import gateway_settings
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -164,7 +166,7 @@ async def play_moves(served: Served, moves: int) -> list[float]:
         took = []
         for number in range(moves):
             start = time.monotonic()
-            state = await client.state(game_id, tokens[0])
+            state = await state_as(client, game_id, tokens[0], GameState)
             legal = await client.legal_actions(game_id, tokens[state.current])
             await client.send(game_id, tokens[state.current], legal[0], command_id=f"m{number}")
             took.append(time.monotonic() - start)

@@ -49,10 +49,12 @@ from devkit.waiting import eventually
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.gateway.front_door import GuardedHttpTools, uvicorn_options
-from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RateLimits
+from renature.state import GameState
 from support.gateway import gateway_settings, serving
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -248,7 +250,7 @@ async def play_until(proxy: Nginx, done: asyncio.Event, transport: Recording) ->
             tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
             await client.start(game_id, tokens[0])
             while not done.is_set():
-                state = await client.state(game_id, tokens[0])
+                state = await state_as(client, game_id, tokens[0], GameState)
                 seat = 0 if state.current is None else state.current
                 legal = await client.legal_actions(game_id, tokens[seat])
                 if not legal:  # the game is over: another one

@@ -25,7 +25,7 @@ from websockets.asyncio.client import connect
 from devkit.redis_server import free_port
 from devkit.waiting import eventually
 from eventstore import MAX_VERSION, RedisEventStore
-from gameplatform import get_game, search
+from gameplatform import search
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
@@ -34,6 +34,7 @@ from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.settings import Settings
 from renature import commands as c
 from renature import events as e
+from renature.adapter import GAME as RENATURE
 from renature.audit import AuditReport, audit
 from renature.board import load_board
 from renature.deal import deal
@@ -41,7 +42,9 @@ from renature.explain import Explanation
 from renature.game import outcome, play
 from renature.perspective import HIDDEN
 from renature.rules import legal_actions
+from renature.state import GameState
 from support.gateway import gateway_settings
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -146,7 +149,7 @@ async def test_seat_is_filled_in_from_the_token(stack: Stack) -> None:
     response = await post_command(stack, game, game.tokens[0], {"type": "DiscardDomino"})
     # the seat is filled in: the command reaches the rules (which want a domino id)
     assert_error(response, 422, "invalid_command")
-    state = await stack.client.state(game.game_id, game.tokens[0])
+    state = await state_as(stack.client, game.game_id, game.tokens[0], GameState)
     domino = state.seats[0].hand[0]
     response = await post_command(
         stack, game, game.tokens[0], {"type": "DiscardDomino", "domino": domino}
@@ -159,7 +162,7 @@ async def test_retried_command_id_returns_the_same_reply_and_appends_nothing(
     stack: Stack,
 ) -> None:
     game = await started_game(stack)
-    state = await stack.client.state(game.game_id, game.tokens[0])
+    state = await state_as(stack.client, game.game_id, game.tokens[0], GameState)
     command = msgspec.to_builtins(legal_actions(state, 0)[0])
     first = await post_command(stack, game, game.tokens[0], command, "once")
     version = await stack.store.version(game.game_id)
@@ -171,7 +174,7 @@ async def test_retried_command_id_returns_the_same_reply_and_appends_nothing(
 
 async def test_a_command_id_used_again_for_another_command_is_a_409(stack: Stack) -> None:
     game = await started_game(stack)
-    state = await stack.client.state(game.game_id, game.tokens[0])
+    state = await state_as(stack.client, game.game_id, game.tokens[0], GameState)
     discards = [a for a in legal_actions(state, 0) if isinstance(a, c.DiscardDomino)]
     discard, other = (msgspec.to_builtins(action) for action in discards[:2])
     assert (await post_command(stack, game, game.tokens[0], discard, "mine")).status_code == 200
@@ -221,7 +224,7 @@ async def test_the_search_bot_through_the_gateway_plays_as_in_process_seeing_onl
     """Through the gateway the search bot is given its seat's own-perspective state (others'
     hands, reserves and the box masked); in process, the whole state. The same game both ways
     shows that it decides on what its seat sees alone."""
-    game = get_game("renature")
+    game = RENATURE  # the registry's own adapter
     monkeypatch.setattr(game, "search_budget", search.Budget(iterations=8, rollout_depth=2))
     bots = [search.NAME, "greedy"]
     result = await play_game(stack.client, 2, "equal-mcts", bots)
@@ -278,7 +281,7 @@ async def test_unknown_game_is_404(stack: Stack) -> None:
     ):
         response = await stack.http.request(method, path, headers=bearer("whatever"))
         assert_error(response, 404, "game_not_found")
-    # An id no game can have is malformed, as docs/security.md says (issue 23): 422.
+    # An id no game can have is malformed, as docs/security.md says: 422.
     malformed = await stack.http.get("/games/bad:id/spectator", headers=bearer("whatever"))
     assert_error(malformed, 422, "malformed_request")
     joined = await stack.http.post(f"/games/{missing}/seats/0", json={"name": "x"})
@@ -339,7 +342,7 @@ async def test_out_of_turn_and_illegal_moves_are_409(stack: Stack) -> None:
     before = await stack.store.version(game.game_id)
     out_of_turn = await post_command(stack, game, game.tokens[1], {"type": "EndTurn"})
     assert_error(out_of_turn, 409, "not_your_turn")
-    state = await stack.client.state(game.game_id, game.tokens[1])
+    state = await state_as(stack.client, game.game_id, game.tokens[1], GameState)
     not_mine = state.seats[1].hand[0]
     discard = {"type": "DiscardDomino", "domino": not_mine}
     assert_error(await post_command(stack, game, game.tokens[0], discard, "d1"), 409, "not_in_hand")
@@ -442,7 +445,7 @@ async def test_own_perspective_state_masks_every_secret(stack: Stack) -> None:
     game = await started_game(stack, players=3)
     for seat, token in enumerate(game.tokens):
         raw = (await stack.http.get(f"/games/{game.game_id}/state", headers=bearer(token))).json()
-        state = await stack.client.state(game.game_id, token)
+        state = await state_as(stack.client, game.game_id, token, GameState)
         for number, s in enumerate(state.seats):
             if number == seat:
                 assert HIDDEN not in s.hand
@@ -474,10 +477,10 @@ async def test_events_are_redacted_for_the_caller(stack: Stack) -> None:
     game = await started_game(stack)
     for turn in range(4):  # each discard is followed by a secret draw
         seat = turn % 2
-        state = await stack.client.state(game.game_id, game.tokens[seat])
+        state = await state_as(stack.client, game.game_id, game.tokens[seat], GameState)
         while state.current == seat:
             await stack.client.send(game.game_id, game.tokens[seat], _safe(state, seat))
-            state = await stack.client.state(game.game_id, game.tokens[seat])
+            state = await state_as(stack.client, game.game_id, game.tokens[seat], GameState)
     for viewer, token in [(0, game.tokens[0]), (1, game.tokens[1]), (None, None)]:
         events = await stack.client.events(game.game_id, token)
         assert [ev.version for ev in events] == list(range(1, len(events) + 1))
@@ -542,10 +545,10 @@ async def test_live_updates_are_ordered_and_redacted(stack: Stack, served: str) 
             assert events[0]["type"] == "GameCreated"
             assert events[0]["deal"] is None
         for seat in (0, 1):  # each discards, so a secret draw follows each discard
-            state = await stack.client.state(game.game_id, game.tokens[seat])
+            state = await state_as(stack.client, game.game_id, game.tokens[seat], GameState)
             while state.current == seat:
                 await stack.client.send(game.game_id, game.tokens[seat], _safe(state, seat))
-                state = await stack.client.state(game.game_id, game.tokens[seat])
+                state = await state_as(stack.client, game.game_id, game.tokens[seat], GameState)
         version = await stack.store.version(game.game_id)
         live = {
             viewer: await receive_events(ws, version - 4)

@@ -4,6 +4,7 @@ the game's stream, feed, seat tokens, seed and the rest (``KeyLayout`` builds th
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import cast
 
 import httpx
 import pytest
@@ -41,7 +42,7 @@ async def test_a_game_played_under_another_prefix_writes_only_keys_under_it(
     tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
     await client.start(game_id, tokens[0])
     assert (await client.view(game_id, tokens[0])).version > 1
-    keys = sorted(key.decode() for key in await redis.keys("*"))
+    keys = sorted(cast(bytes, key).decode() for key in await redis.keys("*"))
     assert CommandPartitions(KeyLayout("alt")).stream_of(game_id) in keys
     assert any(key.endswith(f":game:{game_id}") for key in keys)
     assert [key for key in keys if not key.startswith("alt:")] == []

@@ -15,7 +15,9 @@ import redis.asyncio as aioredis
 from limits import parse
 
 from gameserver.gateway.limit_leases import LeasedWindow
-from gameserver.gateway.ratelimit import Limiter, RateLimits, Refused
+from gameserver.gateway.ratelimit import Limiter
+from gameserver.gateway.refusal_memory import Refused
+from gameserver.runtime.settings_parts import RateLimits
 
 pytestmark = pytest.mark.redis
 
@@ -104,7 +106,9 @@ async def test_two_workers_stay_within_the_bound_and_reach_the_limit(
 WORKER = textwrap.dedent(
     """
     import asyncio, sys
-    from gameserver.gateway.ratelimit import Limiter, RateLimits, Refused
+    from gameserver.gateway.ratelimit import Limiter
+    from gameserver.gateway.refusal_memory import Refused
+    from gameserver.runtime.settings_parts import RateLimits
 
     async def main() -> None:
         limiter = Limiter(sys.argv[1], RateLimits(read=sys.argv[2], lease=16))

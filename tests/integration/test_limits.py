@@ -15,7 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import msgspec
@@ -25,17 +25,19 @@ from fastapi import FastAPI
 from websockets.asyncio.client import connect
 
 from eventstore import KeyLayout, RedisEventStore
+from gameplatform.forms import PLAYER_NAME_PATTERN
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
-from renature import commands as c
+from gameserver.runtime.settings_parts import RateLimits
 from renature import events as e
 from renature.audit import AuditReport
 from renature.explain import Explanation
+from renature.state import GameState
 from support.gateway import gateway_settings, serving
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -118,7 +120,7 @@ async def stored(redis: aioredis.Redis) -> dict[str, int]:
         key = raw.decode()
         if key.startswith(("rn:limits:", "{rn:limits:")):
             continue
-        kind = (await redis.type(key)).decode()
+        kind = cast(bytes, await redis.type(key)).decode()
         size = {
             "stream": redis.xlen,
             "hash": redis.hlen,
@@ -327,7 +329,7 @@ async def test_made_up_tokens_do_not_escape_the_address_quota(
 async def test_made_up_tokens_from_a_shared_address_never_lock_out_a_real_player(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
-    """Issue 23, finding 1: behind one proxy address, 120 requests with made-up tokens used to
+    """The attack: behind one proxy address, 120 requests with made-up tokens used to
     spend the address's refused quota, and a real player's valid token then got 429."""
     limits = RateLimits(read="1000/minute")  # refused_per_address at its default, 120/minute
     app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True, limits=limits))
@@ -352,7 +354,7 @@ async def test_made_up_tokens_from_a_shared_address_never_lock_out_a_real_player
 async def test_a_made_up_bearer_counts_in_its_address_read_bucket(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
-    """Issue 23, finding 2: a random ``Authorization: Bearer`` escaped the address's read limit
+    """The attack: a random ``Authorization: Bearer`` escaped the address's read limit
     on every route that ignores tokens (60/60 answered against 20/60 without the header)."""
     limits = RateLimits(read="20/minute", seat="1000/minute", refused_per_address="1000/minute")
     app = create_app(gateway_settings(redis_url, allow_chosen_seeds=True, limits=limits))
@@ -436,7 +438,7 @@ async def test_live_connections_are_capped_per_address_and_per_game(
 
 
 async def test_spectators_cannot_take_a_seats_live_slots(limited: Stack, served: str) -> None:
-    """Issue 23, finding 5: spectators filled a game's live slots and its seats got 4429/429.
+    """The attack: spectators filled a game's live slots and its seats got 4429/429.
     A seat's connections hold leases of their own (``live_per_seat``)."""
     game_id, tokens = await new_game(limited.http(ELSEWHERE))
     game_key = f"rn:limits:live:game:{{{game_id}}}"
@@ -543,7 +545,7 @@ async def test_audits_of_a_finished_game_are_computed_once(
 async def rewrite(redis: aioredis.Redis, game_id: str, change: Any) -> None:
     """Rewrite a stored game stream with ``change(version, fields)`` applied to each entry."""
     key = LAYOUT.game_key(game_id)
-    entries = await redis.xrange(key)
+    entries = cast("list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(key))
     await redis.delete(key)
     for entry_id, fields in entries:
         version = int(entry_id.decode().partition("-")[2])
@@ -591,14 +593,14 @@ async def test_seat_tokens_lapse_a_set_time_after_the_end(limited: Stack) -> Non
     async with limited.client(ELSEWHERE) as client:
         seat = 0
         for number in range(2_000):
-            state = await client.state(game_id, tokens[seat])
+            state = await state_as(client, game_id, tokens[seat], GameState)
             if state.phase in ("final_scoring", "finished"):
                 break
             seat = state.current
             legal = await client.legal_actions(game_id, tokens[seat])
             await client.send(game_id, tokens[seat], legal[0], command_id=f"t-{number}")
         deadline = time.monotonic() + 10
-        while (await client.state(game_id, tokens[0])).phase != "finished":
+        while (await state_as(client, game_id, tokens[0], GameState)).phase != "finished":
             assert time.monotonic() < deadline, "the game did not finish"
             await asyncio.sleep(0.05)
     view = await http.get(f"/games/{game_id}/view", headers=bearer(tokens[1]))
@@ -636,4 +638,4 @@ def test_the_openapi_document_states_the_limits(redis_url: str) -> None:
     board = renature["properties"]["board"]
     assert board["enum"] == ["base", "valley", "valley-back"]
     name = document["components"]["schemas"]["JoinRequest"]["properties"]["name"]
-    assert (name["maxLength"], name["pattern"]) == (40, c.PLAYER_NAME_PATTERN)
+    assert (name["maxLength"], name["pattern"]) == (40, PLAYER_NAME_PATTERN)

@@ -5,6 +5,8 @@ channel follows a game through it."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator
+from typing import cast
 
 import pytest
 
@@ -31,7 +33,7 @@ async def test_the_live_reader_follows_a_game_on_the_cluster(
 ) -> None:
     app = create_app(gateway_settings(redis_cluster.url))
     gateway = app.state.gateway
-    store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]
+    store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]  # a cluster client: the store serves it as one Redis
     events, _ = execute(None, c.CreateGame(game_id="live-c", players=2, seed="s"))
     request = AppendRequest("live-c", "create", 0, [e.encode(ev) for ev in events], b"ok")
     await store.append_many([request])
@@ -47,7 +49,7 @@ async def test_the_live_reader_follows_a_game_on_the_cluster(
         await store.append_many([request])  # appended while the channel follows: the feed
         second = await asyncio.wait_for(anext(stream), 10)
         assert second.version == 2
-        await stream.aclose()
+        await cast("AsyncGenerator[e.Event, None]", stream).aclose()
     finally:
         await reader.aclose()
         await gateway.live.aclose()

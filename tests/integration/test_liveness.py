@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import redis
 
@@ -29,7 +31,7 @@ def test_nothing_to_judge_by_is_alive() -> None:
 def test_a_rules_consumer_stuck_on_one_of_its_command_streams_is_stuck() -> None:
     fresh = {"name": b"r1", "idle": 500, "inactive": 500}
     stale = {"name": b"r1", "idle": 61_000, "inactive": 61_000}
-    streams = {f"rn:{{p0{n}}}:commands": fresh for n in range(4)}
+    streams: dict[str, dict[str, Any] | None] = {f"rn:{{p0{n}}}:commands": fresh for n in range(4)}
     assert judge(streams, "r1", "rules", 60) == (True, "consumer 'r1' read 0.5 s ago (4 streams)")
     alive, why = judge({**streams, "rn:{p02}:commands": stale}, "r1", "rules", 60)
     assert not alive

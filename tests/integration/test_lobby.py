@@ -184,7 +184,12 @@ async def test_resigning(stack: Stack) -> None:
 async def test_time_controls_at_creation(stack: Stack) -> None:
     # Both kinds at once, neither, an increment with a time per turn, a boolean: the document
     # itself rules them out (one of two exact shapes), so they are malformed requests.
-    bads = ({"per_turn": 30, "total": 60}, {}, {"per_turn": 30, "increment": 5}, {"total": True})
+    bads: tuple[dict[str, Any], ...] = (
+        {"per_turn": 30, "total": 60},
+        {},
+        {"per_turn": 30, "increment": 5},
+        {"total": True},
+    )
     for bad in bads:
         response = await stack.http.post("/games", json={"players": 2, "time_control": bad})
         refused(response, 422, "malformed_request")

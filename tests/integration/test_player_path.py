@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import redis.asyncio as aioredis
 import uvicorn
@@ -25,13 +26,14 @@ from devkit.waiting import eventually
 from eventstore import KeyLayout
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.gateway.ratelimit import RateLimits
 from gameserver.gateway.token_cache import CachedSeatTokens
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.logging import SampledFilter
 from gameserver.runtime.settings import WORKER_SETTINGS_ENV, Settings
-from renature import commands as c
+from gameserver.runtime.settings_parts import RateLimits
+from renature.state import GameState
 from support.gateway import gateway_settings
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -79,7 +81,7 @@ async def test_moves_and_their_answers_ride_the_live_websocket(
     game_id, tokens = await new_game(base)
     url = f"ws://{base}/games/{game_id}/live"
     async with GatewayClient(f"http://{base}") as client:
-        state = await client.state(game_id, tokens[0])
+        state = await state_as(client, game_id, tokens[0], GameState)
         seat = state.current
         legal = await client.legal_actions(game_id, tokens[seat])
     async with connect(f"{url}?token={tokens[seat]}") as ws, connect(url) as spectator:
@@ -239,7 +241,6 @@ def test_the_gateway_runs_as_several_worker_processes(redis_url: str) -> None:
         process.wait(timeout=20)
 
 
-def _wire(command: c.Command) -> dict[str, Any]:
-    import msgspec
+def _wire(command: msgspec.Struct) -> dict[str, Any]:
 
     return dict(msgspec.to_builtins(command))

@@ -10,6 +10,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from eventstore import RedisEventStore
+from gameplatform.interface import HostedState
 from gameserver.projectors import (
     BoardProjection,
     Projector,
@@ -22,7 +23,6 @@ from gameserver.projectors.score_projection import ScoreFold, ScoreModel
 from gameserver.runtime.bus import BOARD_GROUP
 from renature import events as e
 from renature.game import play, replay
-from renature.state import GameState
 
 pytestmark = pytest.mark.redis
 
@@ -69,7 +69,7 @@ async def append_batches(store: RedisEventStore, game_id: str, events: list[e.Ev
 
 def board_projector(
     store: RedisEventStore, redis: aioredis.Redis, consumer: str = "b1"
-) -> Projector[GameState]:
+) -> Projector[HostedState]:
     return Projector(store, redis, BoardProjection(), consumer, batch=50)
 
 
@@ -249,7 +249,7 @@ async def test_projector_instances_can_split_the_partitions_between_them(
     """Two instances of one projection, each assigned half the feeds
     (``RENATURE_PROJECTOR_PARTITIONS``): each writes the models of its own partitions' games
     and no other, and together every game is projected."""
-    ids = {}
+    ids: dict[int, str] = {}
     for number in range(40):  # games in (nearly) every partition
         ids.setdefault(store.partition_of(f"split-{number}"), f"split-{number}")
     halves = (tuple(range(8)), tuple(range(8, 16)))

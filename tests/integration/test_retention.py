@@ -35,6 +35,7 @@ from renature import commands as c
 from renature import events as e
 from renature.audit import audit
 from renature.bots import make_bot
+from renature.state import GameState
 
 pytestmark = pytest.mark.redis
 
@@ -55,7 +56,7 @@ async def handler(redis: aioredis.Redis, store: RedisEventStore) -> CommandHandl
 
 
 async def send(
-    handler: CommandHandler, game: str, command: c.AnyCommand, cid: str, seat: int | None = None
+    handler: CommandHandler, game: str, command: msgspec.Struct, cid: str, seat: int | None = None
 ) -> Reply:
     body = msgspec.json.encode(CommandEnvelope(game, cid, command, seat))
     return msgspec.json.decode((await handler.handle_batch([body]))[0], type=Reply)
@@ -77,7 +78,7 @@ async def finished_game(handler: CommandHandler, game: str) -> None:
     bots = [make_bot("greedy", f"{game}|{seat}") for seat in range(2)]
     for number in range(2000):
         state = await handler.load(game)
-        assert state is not None
+        assert isinstance(state, GameState)  # a Renature game
         if state.phase == "finished":
             return
         seat = state.current
@@ -87,6 +88,16 @@ async def finished_game(handler: CommandHandler, game: str) -> None:
         reply = await send(handler, game, bots[seat].choose(state, seat), f"m-{number}", seat)
         assert reply.status == "accepted", reply
     raise AssertionError("the game did not end")
+
+
+async def entries(redis: aioredis.Redis, key: str) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    """A stream's entries as this client returns them (bytes)."""
+    return cast("list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(key))
+
+
+async def memory(redis: aioredis.Redis, key: str) -> int:
+    """The bytes a key takes (0 for a key that is gone)."""
+    return await redis.memory_usage(key, samples=0) or 0
 
 
 async def keys_of(redis: aioredis.Redis, game: str) -> list[str]:
@@ -161,7 +172,7 @@ async def test_feeds_are_trimmed_below_what_every_group_acknowledged(
 
     report = await janitor(redis).run_once()
     assert report.entries_trimmed == 1  # only what both groups acknowledged
-    assert [entry_id.decode() for entry_id, _ in await redis.xrange(feed)] == [
+    assert [entry_id.decode() for entry_id, _ in await entries(redis, feed)] == [
         entry.entry_id for entry in slow[1:]
     ]
     await store.ack(partition, "slow", [entry.entry_id for entry in slow[1:]])
@@ -212,7 +223,7 @@ async def test_a_finished_game_is_packed_and_still_read_replayed_and_audited(
 ) -> None:
     await finished_game(handler, "done")
     before_events = await store.read("done")
-    before = sum([await redis.memory_usage(k, samples=0) for k in await keys_of(redis, "done")])
+    before = sum([await memory(redis, k) for k in await keys_of(redis, "done")])
     outcomes = [k for k in await keys_of(redis, "done") if ":cmd:" in k]
     assert len(outcomes) > 20
 
@@ -226,7 +237,7 @@ async def test_a_finished_game_is_packed_and_still_read_replayed_and_audited(
     assert all(":cmd:done:no-" in k for k in refused)  # accepted outcomes are gone
     assert [0 < await redis.ttl(k) <= 900 for k in refused] == [True] * len(refused)
     assert any(":packed:" in k for k in keys)
-    after = sum([await redis.memory_usage(k, samples=0) for k in keys])
+    after = sum([await memory(redis, k) for k in keys])
     assert after * 2 < before
 
     # The store reads the packed game as it was: same events, same versions, same meta.
@@ -313,13 +324,16 @@ async def test_another_games_lobbies_and_ends_are_its_own_to_say(
     bots = [game.make_bot("greedy", game.bot_seed("seed", seat)) for seat in range(2)]
     for number in range(5000):
         state = await handler.load("rn-game")
+        assert state is not None
         seat = game.to_move(state)
         if seat is None:
             break
         command = bots[seat].choose(state, seat)
         reply = await send_to(handler, game.name, "rn-game", command, f"m{number}")
         assert reply.status == "accepted", reply
-    assert game.is_over(await handler.load("rn-game"))
+    final = await handler.load("rn-game")
+    assert final is not None
+    assert game.is_over(final)
     events = await store.read("rn-game")
     report = await janitor(redis, later_s=901, finished_grace_s=900).run_once()
     assert report.games_packed == 1

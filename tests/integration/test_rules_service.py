@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import AsyncIterator
+from typing import cast
 
 import msgspec
 import pytest
@@ -15,7 +16,7 @@ from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
 from devkit.redis_server import RedisServer
-from eventstore import RedisEventStore
+from eventstore import RedisEventStore, StoredEvent
 from gameserver.rules.rules_service import (
     BatchMeta,
     CommandHandler,
@@ -31,6 +32,7 @@ from renature import commands as c
 from renature import events as e
 from renature.bots import make_bot
 from renature.deal import commitment
+from renature.errors import RuleError
 from renature.game import replay
 from renature.rules import execute
 from renature.state import GameState
@@ -57,7 +59,7 @@ async def client(service: RulesService, redis_url: str) -> AsyncIterator[RedisBr
         yield broker
 
 
-def envelope(command: c.AnyCommand, command_id: str, seat: int | None = None) -> CommandEnvelope:
+def envelope(command: msgspec.Struct, command_id: str, seat: int | None = None) -> CommandEnvelope:
     return CommandEnvelope(game_id=GAME, command_id=command_id, command=command, seat=seat)
 
 
@@ -235,7 +237,9 @@ async def test_whole_game_ends_with_the_committed_seed_revealed(
     assert not created.chosen_seed
     seed_key = RedisSeedVault(redis, store.layout).key(GAME)
     assert seed_key == f"rn:{{p{store.partition_of(GAME):02d}}}:seed:{GAME}"
-    assert seed_vault.decode(await redis.get(seed_key)) == seed_vault.SeedSecret(seed, ended.salt)
+    assert seed_vault.decode(cast(bytes, await redis.get(seed_key))) == seed_vault.SeedSecret(
+        seed, ended.salt
+    )
     assert all(seed not in msgspec.json.encode(r).decode() for r in replies)
     assert logs, "the service logs every command"
     assert all(seed not in repr(entry) for entry in logs)
@@ -244,8 +248,7 @@ async def test_whole_game_ends_with_the_committed_seed_revealed(
     assert all(entry.get("game_id") == GAME for entry in logs if "command_id" in entry)
 
 
-def _rule_error(state: GameState, command: c.AnyCommand) -> e.Event | Exception:
-    from renature.errors import RuleError
+def _rule_error(state: GameState, command: c.AnyCommand) -> RuleError:
 
     try:
         execute(state, command)
@@ -254,12 +257,12 @@ def _rule_error(state: GameState, command: c.AnyCommand) -> e.Event | Exception:
     raise AssertionError("the command was expected to break a rule")
 
 
-def _assert_legal_history(stored: list) -> None:  # type: ignore[type-arg]
+def _assert_legal_history(stored: list[StoredEvent]) -> None:
     """Re-deciding every stored batch from its provenance gives exactly the stored events."""
     state: GameState | None = None
     index = 0
     while index < len(stored):
-        meta = msgspec.json.decode(stored[index].meta, type=BatchMeta)
+        meta = msgspec.json.decode(stored[index].meta or b"", type=BatchMeta)
         command = msgspec.json.decode(meta.command, type=c.AnyCommand)
         assert not isinstance(command, c.CreateGame | c.FinishGame) or index == 0
         if isinstance(command, c.CreateGame):

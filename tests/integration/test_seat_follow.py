@@ -1,4 +1,4 @@
-"""Seats that follow their player (issue 25): against a real Redis, the real rules service
+"""Seats that follow their player: against a real Redis, the real rules service
 and the gateway. A recovery code restores a seat on "another device" once; a seat bound to a
 user of the identity provider (a JWKS served from a file, tokens signed by a test key) is
 reclaimed with that user's fresh token; the old seat token stops working each time; tokens of
@@ -59,8 +59,13 @@ async def http(
 ) -> AsyncIterator[httpx.AsyncClient]:
     jwks = tmp_path / "jwks.json"
     jwks.write_text(json.dumps({"keys": [signer.jwk()]}))
-    provider = {"oidc_issuer": ISSUER, "oidc_audience": AUDIENCE, "oidc_jwks": str(jwks)}
-    async with gateway_http(redis_url, "rules-seat-follow", **provider) as client:
+    async with gateway_http(
+        redis_url,
+        "rules-seat-follow",
+        oidc_issuer=ISSUER,
+        oidc_audience=AUDIENCE,
+        oidc_jwks=str(jwks),
+    ) as client:
         yield client
 
 

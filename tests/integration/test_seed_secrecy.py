@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import msgspec
@@ -60,7 +61,7 @@ async def stack(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[Stack]:
 
 
 def brute_force(target: str, limit: int = 1_000_000) -> str | None:
-    """The issue's attack: every number below ``limit`` tried against a bare SHA-256."""
+    """The attack on a bare commitment: every number below ``limit`` tried against SHA-256."""
     digest = target.removeprefix(SALTED)
     for n in range(limit):
         if hashlib.sha256(str(n).encode()).hexdigest() == digest:
@@ -68,7 +69,9 @@ def brute_force(target: str, limit: int = 1_000_000) -> str | None:
     return None
 
 
-async def created_game(stack: Stack, seed: str | None) -> tuple[str, list[dict], list[str]]:
+async def created_game(
+    stack: Stack, seed: str | None
+) -> tuple[str, list[dict[str, Any]], list[str]]:
     """Create a 2-player game, join both seats: (game id, join answers, tokens)."""
     body: dict[str, object] = {"players": 2}
     if seed is not None:

@@ -1,4 +1,4 @@
-"""Limits that fit people (issue 25 point 3): ten people behind one address (a household, a
+"""Limits that fit people: ten people behind one address (a household, a
 classroom behind one NAT) play five whole games at once under the gateway's default limits,
 and none of their requests meets a 429, while tests/integration/test_limits.py shows that the
 floods from one address stay refused."""
@@ -16,9 +16,9 @@ import redis.asyncio as aioredis
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.gateway.ratelimit import RateLimits
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RateLimits
 from support.gateway import gateway_settings
 
 pytestmark = pytest.mark.redis

@@ -13,6 +13,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from typing import cast
 
 import msgspec
 import pytest
@@ -42,6 +43,11 @@ from eventstore.memory_store import MemoryEventStore
 from support.reads import blocked_reads
 
 GAME = "game-1"  # partition 12 of 16: crc32(b"game-1") % 16
+
+
+async def entries_of(redis: aioredis.Redis, key: str) -> list[tuple[bytes, dict[bytes, bytes]]]:
+    """A stream's entries as this client returns them (bytes)."""
+    return cast("list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(key))
 
 
 def events(*names: str) -> list[bytes]:
@@ -564,7 +570,7 @@ class TestEventStoreContract:
                 GAME,
                 command_id="c1",
                 expected_version=0,
-                events=["text"],  # type: ignore[list-item]
+                events=["text"],  # type: ignore[list-item]  # the wrong type on purpose
                 outcome=b"",
             )
         with pytest.raises(ValueError, match="game id"):
@@ -604,7 +610,7 @@ class TestRedisLayout:
         await store.append(
             GAME, command_id="c2", expected_version=2, events=events("c"), outcome=b"2"
         )
-        raw = await redis.xrange(store.layout.game_key(GAME))
+        raw = await entries_of(redis, store.layout.game_key(GAME))
         assert [entry_id for entry_id, _ in raw] == [b"0-1", b"0-2", b"0-3"]
         assert all(
             fields == {b"event": data}
@@ -621,7 +627,7 @@ class TestRedisLayout:
             outcome=b"1",
             batch_meta=b"m",
         )
-        raw = await redis.xrange(store.layout.game_key(GAME))
+        raw = await entries_of(redis, store.layout.game_key(GAME))
         assert raw[0][1] == {b"event": events("a")[0], b"meta": b"m"}
         assert raw[1][1] == {b"event": events("b")[0]}
 
@@ -643,7 +649,7 @@ class TestRedisLayout:
             "rn:{p12}:feed",
             "rn:{p12}:games",
         ]
-        assert sorted(k.decode() for k in await redis.keys("*")) == sorted(keys)
+        assert sorted(cast(bytes, k).decode() for k in await redis.keys("*")) == sorted(keys)
         assert len({key_slot(k.encode()) for k in keys}) == 1
         assert key_slot(b"rn:{p12}:game:game-1") == key_slot(b"p12")
         # The partitions spread over different slots (so over the nodes of a cluster).
@@ -704,7 +710,7 @@ class TestRedisLayout:
         await store.append(
             GAME, command_id="c1", expected_version=0, events=events("a"), outcome=b"1"
         )
-        [(_, fields)] = await redis.xrange(store.feed_key(store.partition_of(GAME)))
+        [(_, fields)] = await entries_of(redis, store.feed_key(store.partition_of(GAME)))
         assert fields == {b"game": b"game-1", b"version": b"1", b"event": events("a")[0]}
 
     async def test_concurrent_appenders_on_separate_connections(self, redis_url: str) -> None:

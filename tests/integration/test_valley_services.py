@@ -23,6 +23,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from eventstore import RedisEventStore
+from gameplatform.interface import HostedState
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
 from gameserver.projectors import BoardProjection, Projector
@@ -39,6 +40,7 @@ from renature.state import GameState
 from renature.view import view
 from support.boards import areas_beside
 from support.gateway import gateway_settings
+from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
 
@@ -50,7 +52,7 @@ class Stack:
     client: GatewayClient
     http: httpx.AsyncClient
     store: RedisEventStore
-    board: Projector[GameState]
+    board: Projector[HostedState]
 
 
 @dataclass
@@ -98,7 +100,7 @@ async def at_a_mushroom(stack: Stack, board: str = "valley", players: int = 2) -
         if summary["phase"] == "place_mushroom":
             return Game(game_id, tokens, seat)
         assert summary["phase"] not in ("final_scoring", "finished")
-        state = await client.state(game_id, tokens[seat])
+        state = await state_as(client, game_id, tokens[seat], GameState)
         await client.send(game_id, tokens[seat], bots[seat].choose(state, seat), f"m{number}")
     raise AssertionError("no stump was covered within 200 commands")
 
@@ -166,7 +168,7 @@ async def test_the_mushroom_phase_offers_place_and_skip_mushroom_to_its_seat_onl
     assert [a["type"] for a in raw.json()] == ["PlaceMushroom"] * len(places) + ["SkipMushroom"]
 
     # A bot deciding on the seat's own-perspective state has the same choice.
-    own = await stack.client.state(game.game_id, game.token)
+    own = await state_as(stack.client, game.game_id, game.token, GameState)
     assert own.phase == "place_mushroom"
     assert legal_actions(own, game.mover) == offered
     # Nobody else may act meanwhile.

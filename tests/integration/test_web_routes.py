@@ -29,7 +29,7 @@ from renature import events as e
 from renature.game import replay
 from renature.picture import board_svg
 from support.gateway import gateway_settings
-from support.hosting import hosted
+from support.hosting import hosted, replayed
 
 pytestmark = pytest.mark.redis
 GAMES = list(game_names())
@@ -272,14 +272,14 @@ async def test_the_log_and_the_table_of_a_whole_game_for_anyone(web: Web, name: 
     log = (await web.http.get(f"/games/{result.game_id}/log")).json()
     shown = (await web.http.get(f"/games/{result.game_id}/events")).json()
     assert [line["event"] for line in log] == shown
-    colours = list(game.table(game.replay(events)).colours)
+    colours = list(game.table(replayed(game, events)).colours)
     visible = [game.visible_event(event, None) for event in events]
     assert [line["text"] for line in log] == [in_words(game, event, colours) for event in visible]
     later = (await web.http.get(f"/games/{result.game_id}/log", params={"after": 5})).json()
     assert later == log[5:]
     for at in (3, len(events) // 2, len(events)):
         table = await web.http.get(f"/games/{result.game_id}/table", params={"at": at})
-        expected = msgspec.to_builtins(game.table(game.replay(events[:at])))
+        expected = msgspec.to_builtins(game.table(replayed(game, events[:at])))
         assert table.json() == expected
     assert (await web.http.get(f"/games/{'0' * 32}/log")).status_code == 404
 
@@ -298,12 +298,12 @@ async def test_an_uploaded_export_is_told_in_words_and_nothing_is_kept(web: Web,
     body = response.json()
     assert body["game"] == name
     assert body["audit"]["ok"]
-    final = game.replay(events)
+    final = replayed(game, events)
     colours = list(game.table(final).colours)
     assert body["log"] == [in_words(game, event, colours) for event in events]
     # A step of the file: its table (and picture) only, the whole file's audit asked once.
     step = (await web.http.post("/disputes", params={"at": 4}, content=export)).json()
     assert step["audit"] is None
     assert step["log"] == []
-    assert step["table"] == msgspec.to_builtins(game.table(game.replay(events[:4])))
+    assert step["table"] == msgspec.to_builtins(game.table(replayed(game, events[:4])))
     assert await web.redis.dbsize() == keys_before

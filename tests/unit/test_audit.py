@@ -106,8 +106,10 @@ def test_every_batch_starts_with_the_command_that_caused_it() -> None:
     for group in groups:
         assert group[0].cause is not None
         assert all(ev.cause is None for ev in group[1:])
-    assert isinstance(groups[0][0].cause.command, c.CreateGame)  # type: ignore[union-attr]
-    assert groups[0][0].cause.command.seed == ""  # type: ignore[union-attr]  # never recorded
+    cause = groups[0][0].cause
+    assert cause is not None
+    assert isinstance(cause.command, c.CreateGame)
+    assert cause.command.seed == ""  # never recorded
     finish = groups[-1][0].cause
     assert finish is not None
     assert isinstance(finish.command, c.FinishGame)

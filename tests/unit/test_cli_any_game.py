@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from gameplatform import game_names, get_game
 from gameserver.cli import app
+from support.hosting import replayed
 
 runner = CliRunner()
 
@@ -74,7 +75,7 @@ def test_the_dispute_tools_read_a_files_game_from_its_first_event(
     assert code == 0, output
     game = get_game(name)
     events = [game.decode_event(line) for line in path.read_bytes().splitlines()]
-    colours = game.table(game.replay(events)).colours
+    colours = game.table(replayed(game, events)).colours
     assert "1. seat" not in output  # seats are named by their colours
     assert any(f"1. {colour}:" in output for colour in colours), output
     assert not re.search(r"\d\. \S+: 1 points", output)  # one point, many points

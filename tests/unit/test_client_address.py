@@ -1,4 +1,4 @@
-"""Whom the gateway believes about a client's address (issue 23): only the trusted proxies,
+"""Whom the gateway believes about a client's address: only the trusted proxies,
 read from the right of the forwarded chain; nothing by default."""
 
 from __future__ import annotations

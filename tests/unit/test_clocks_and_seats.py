@@ -167,7 +167,9 @@ def test_a_resigned_seat_is_skipped_and_its_dominoes_go_to_the_box() -> None:
     box = len(game.s.box_dominoes)
     events = game.run(c.Resign(1))
     assert [type(ev) for ev in events] == [e.SeatResigned]
-    assert events[0].dominoes_returned == held
+    resigned = events[0]
+    assert isinstance(resigned, e.SeatResigned)
+    assert resigned.dominoes_returned == held
     assert len(game.s.box_dominoes) == box + held
     assert game.s.current == 0  # seat 0 keeps its turn
     with pytest.raises(WrongPhase):

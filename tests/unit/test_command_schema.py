@@ -5,7 +5,7 @@ schema refuses the gateway refuses as malformed (422) before any rule is asked."
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, cast, get_args
 
 import jsonschema_rs
 import msgspec
@@ -30,6 +30,10 @@ def validator() -> Any:
     return jsonschema_rs.validator_for(seat_command_schema())
 
 
+SEATED = get_args(c.SeatCommand)
+"""Every kind of a seat's command."""
+
+
 def offered(board: str) -> list[c.SeatCommand]:
     """Every legal action at every 7th position of a 3-player random game on ``board``."""
     events, _ = play(3, f"schema-{board}", ["random"] * 3, board=board)
@@ -38,7 +42,7 @@ def offered(board: str) -> list[c.SeatCommand]:
         state = replay(events[:end])
         assert state is not None
         if state.current >= 0 and state.phase not in ("final_scoring", "finished"):
-            actions += legal_actions(state, state.current)
+            actions += [a for a in legal_actions(state, state.current) if isinstance(a, SEATED)]
     return actions
 
 
@@ -110,7 +114,7 @@ def test_what_only_the_rules_can_check_they_refuse_as_invalid(
     state = replay(events[:4])  # created, joined, started: the first seat's turn
     assert state is not None
     with pytest.raises(InvalidCommand, match=message):
-        decide(state, seat_command(command, state.current, RENATURE))
+        decide(state, cast(c.Command, seat_command(command, state.current, RENATURE)))
 
 
 def test_a_whole_number_written_with_a_fraction_is_that_number() -> None:

@@ -23,7 +23,7 @@ from renature.deal import commitment, deal, shuffled
 BOARD = load_board("base")
 
 
-def test_there_are_55_dominoes_every_pair_of_the_10_animals_exactly_once():
+def test_there_are_55_dominoes_every_pair_of_the_10_animals_exactly_once() -> None:
     dominoes = components().dominoes
 
     assert len(components().animals) == 10
@@ -32,7 +32,9 @@ def test_there_are_55_dominoes_every_pair_of_the_10_animals_exactly_once():
 
 
 @pytest.mark.parametrize(("players", "each", "box"), [(2, 26, 3), (3, 18, 1), (4, 13, 3)])
-def test_each_player_is_dealt_their_share_and_the_rest_go_back_to_the_box(players, each, box):
+def test_each_player_is_dealt_their_share_and_the_rest_go_back_to_the_box(
+    players: int, each: int, box: int
+) -> None:
     dealt = deal(SEED, players, BOARD)
 
     assert [len(h) + len(r) for h, r in zip(dealt.hands, dealt.reserves, strict=True)] == [
@@ -43,7 +45,7 @@ def test_each_player_is_dealt_their_share_and_the_rest_go_back_to_the_box(player
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
-def test_every_domino_is_dealt_exactly_once(players):
+def test_every_domino_is_dealt_exactly_once(players: int) -> None:
     dealt = deal(SEED, players, BOARD)
 
     everything = [*dealt.box]
@@ -52,12 +54,12 @@ def test_every_domino_is_dealt_exactly_once(players):
     assert sorted(everything) == list(range(55))
 
 
-def test_the_deal_is_the_same_for_the_same_seed_and_different_for_another():
+def test_the_deal_is_the_same_for_the_same_seed_and_different_for_another() -> None:
     assert deal("seed one", 3, BOARD) == deal("seed one", 3, BOARD)
     assert deal("seed one", 3, BOARD).hands != deal("seed two", 3, BOARD).hands
 
 
-def test_each_area_gets_one_token_of_its_size_and_the_spares_are_sizes_3_7_and_13():
+def test_each_area_gets_one_token_of_its_size_and_the_spares_are_sizes_3_7_and_13() -> None:
     dealt = deal(SEED, 4, BOARD)
 
     assert sorted(dealt.area_tokens) == sorted(BOARD.area_ids)
@@ -69,13 +71,13 @@ def test_each_area_gets_one_token_of_its_size_and_the_spares_are_sizes_3_7_and_1
     assert Counter(used) == Counter(t.id for t in BOARD.tokens)
 
 
-def test_which_token_lies_in_which_area_depends_on_the_seed():
+def test_which_token_lies_in_which_area_depends_on_the_seed() -> None:
     layouts = {tuple(sorted(deal(f"seed {i}", 3, BOARD).area_tokens.items())) for i in range(20)}
 
     assert len(layouts) > 1
 
 
-def test_the_shuffle_is_the_documented_portable_one():
+def test_the_shuffle_is_the_documented_portable_one() -> None:
     # The j-th number for a purpose is SHA-256("{seed}|{purpose}|{j}") read big-endian; a list
     # is shuffled by Fisher-Yates from the last position down, swapping i with number mod (i+1).
     items = list(range(55))
@@ -93,12 +95,12 @@ def test_the_shuffle_is_the_documented_portable_one():
     assert dealt.box == order[54:]
 
 
-def test_the_commitment_is_the_sha256_of_the_seed():
+def test_the_commitment_is_the_sha256_of_the_seed() -> None:
     assert commitment("abc") == hashlib.sha256(b"abc").hexdigest()
     assert commitment("abc") != commitment("abd")
 
 
-def test_the_game_records_the_deal_and_starts_from_it():
+def test_the_game_records_the_deal_and_starts_from_it() -> None:
     (created,), _ = run(None, c.CreateGame(game_id="g", players=3, seed=SEED))
     state = new_game(3)
 

@@ -4,6 +4,8 @@ each sends, and which games a lobby page shows."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from use_case_fakes import (
     FakeBus,
@@ -34,7 +36,8 @@ class Table:
 
     def sent(self) -> list[tuple[str, int | None, int | None]]:
         """Each command sent: its kind, the seat it names and the envelope's seat."""
-        return [(e.command.kind, e.command.seat, e.seat) for e in self.bus.sent]
+        commands: list[Any] = [e.command for e in self.bus.sent]  # each game's own struct
+        return [(c.kind, c.seat, e.seat) for c, e in zip(commands, self.bus.sent, strict=True)]
 
 
 async def test_a_player_leaves_their_own_seat_before_the_start_and_it_is_freed() -> None:

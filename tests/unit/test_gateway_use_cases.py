@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from use_case_fakes import (
     FakeBus,
@@ -247,7 +248,7 @@ async def test_an_abandoned_claim_of_a_free_seat_is_released_for_the_next_claima
     case.bus.decide, case.claims.abandoned = None, True
     taken = await case.take("g1", 0, ask("Bob"), None)
     assert taken.seat == 0
-    assert [e.command.name for e in case.bus.sent] == ["Ann", "Bob"]
+    assert [msgspec.structs.asdict(e.command)["name"] for e in case.bus.sent] == ["Ann", "Bob"]
 
 
 async def test_invitations_and_identities_are_checked_before_any_claim() -> None:

@@ -3,7 +3,7 @@ Kubernetes schemas (kubernetes-validate, which ships them: no network), and the 
 compose file, redis.conf, the ACL file and the Dockerfile hold what the security model says
 (docs/security.md).
 
-The attacks of the issue, as the manifests were: no NetworkPolicy, REDIS_URL (with the
+The attacks on the manifests as they once were: no NetworkPolicy, REDIS_URL (with the
 password to be) in a ConfigMap, no resource requests or limits, only the gateway probed (on
 /docs, 200 with Redis down), a StatefulSet pointed at a Service that is not headless, images
 tagged latest, Redis bound to 0.0.0.0 with protected-mode off and no password.
@@ -373,7 +373,7 @@ def test_the_dockerfile_pins_its_base_image_and_runs_unprivileged() -> None:
 
 
 def test_the_front_door_is_nginx_with_its_bounds_and_the_gateway_trusts_it_alone() -> None:
-    """Issue 23: slow and huge requests are turned away in front of the gateway, and the
+    """Slow and huge requests are turned away in front of the gateway, and the
     gateway learns the real client's address from that proxy only."""
     text = (INFRA / "nginx" / "nginx.conf").read_text()
     for bound in (
@@ -419,15 +419,16 @@ def test_the_live_channels_ping_well_within_the_proxy_s_read_timeout() -> None:
     an upstream that stays silent (tests/integration/test_front_door_nginx.py idles one)."""
     import uvicorn
 
-    from gameserver.gateway.front_door import FrontDoor
+    from gameserver.gateway.front_door import uvicorn_options
     from gameserver.gateway.routers.sse_routes import PING_S
+    from gameserver.runtime.settings_parts import FrontDoor
 
     text = (INFRA / "nginx" / "nginx.conf").read_text()
     found = re.search(r"proxy_read_timeout (\d+)s;", text)
     assert found is not None
     read_timeout = int(found.group(1))
-    assert "ws_ping_interval" not in FrontDoor().uvicorn_options()
-    ping = uvicorn.Config(app=None).ws_ping_interval
+    assert "ws_ping_interval" not in uvicorn_options(FrontDoor())
+    ping = uvicorn.Config(app="gameserver.gateway.server:app").ws_ping_interval
     assert ping is not None
     assert 0 < ping * 3 <= read_timeout
     assert 0 < PING_S * 3 <= read_timeout

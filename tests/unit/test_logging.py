@@ -5,17 +5,21 @@ from __future__ import annotations
 import io
 import json
 import logging
+from collections.abc import Callable, Iterator
 
 import pytest
 from structlog.testing import capture_logs
 
 from gameserver.runtime.logging import configure_logging, get_logger
 
+Lines = Callable[[], list[dict[str, object]]]
+"""The JSON lines written so far (the fixture ``lines``)."""
+
 TOKEN = "vLBvP4i8QZ_TjlHC4FiAjZwjJjy3yEgF4sK4Jn-2Bqk"
 
 
 @pytest.fixture
-def lines():
+def lines() -> Iterator[Lines]:
     """The JSON lines the services' log configuration writes (to a buffer, not stdout)."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
@@ -38,11 +42,11 @@ def lines():
         f'127.0.0.1:48858 - "WebSocket /games/g1/live?token={TOKEN}&after=0" [accepted]',
         f'127.0.0.1:48858 - "GET /games/g1/live?after=3&token={TOKEN} HTTP/1.1" 403',
         f"Authorization: Bearer {TOKEN}",
-        f'127.0.0.1:1 - "GET /games/g1/live?token=\'{TOKEN} HTTP/1.1" 403',  # issue 23
+        f'127.0.0.1:1 - "GET /games/g1/live?token=\'{TOKEN} HTTP/1.1" 403',  # a token after a quote
         f'127.0.0.1:1 - "GET /games/g1/live?token="{TOKEN}" HTTP/1.1" 403',
     ],
 )
-def test_a_seat_token_in_a_library_log_line_is_blanked(lines, request_line: str) -> None:
+def test_a_seat_token_in_a_library_log_line_is_blanked(lines: Lines, request_line: str) -> None:
     """uvicorn logs every request line with its query string, and a browser can only send its
     seat token to the live channel in the query string (the e2e tests read the real logs)."""
     logging.getLogger("a.library").info(request_line)
@@ -53,7 +57,7 @@ def test_a_seat_token_in_a_library_log_line_is_blanked(lines, request_line: str)
     assert line["logger"] == "a.library"
 
 
-def test_secret_keys_are_blanked_and_the_rest_is_kept(lines) -> None:
+def test_secret_keys_are_blanked_and_the_rest_is_kept(lines: Lines) -> None:
     get_logger("renature.test").info("dealt", seed="s3cr3t", hand=[1, 2], game_id="g1")
 
     (line,) = lines()
@@ -61,7 +65,7 @@ def test_secret_keys_are_blanked_and_the_rest_is_kept(lines) -> None:
     assert line["service"] == "test"
 
 
-def test_the_password_of_a_url_is_masked_in_any_field(lines) -> None:
+def test_the_password_of_a_url_is_masked_in_any_field(lines: Lines) -> None:
     """A Redis client's error or a setting may quote REDIS_URL with its password."""
     url = "redis://auditor:9f86d081884c7d65@redis:6379/0"
     get_logger("renature.test").warning("redis_unavailable", error=f"cannot reach {url}")

@@ -1,4 +1,4 @@
-"""The services and the store know no game (issue 21): everything game-specific comes from the
+"""The services and the store know no game: everything game-specific comes from the
 registry (`gameplatform.registry`, the one place that names the hosted games).
 
 Read from the source (AST): a module of ``services/`` or ``shared/eventstore/`` may not import a

@@ -1,4 +1,4 @@
-"""Platform law, written once (issue 21, point 1): the hash chain, the batch and execute
+"""Platform law, written once: the hash chain, the batch and execute
 skeleton, the rule errors, the audit's report, replay, the corpus check and the explanation's
 shape are the platform's, and every hosted game runs on them with its events, codes, corpus
 lines and outputs what they were."""
@@ -224,8 +224,8 @@ def test_simulate_writes_each_games_outcome_in_its_own_order() -> None:
         "colours",
         "events",
     ]
-    log, rstate = play_renaissance("order", ["greedy", "greedy"])
-    fields = list(msgspec.to_builtins(renaissance_outcome(rstate, ["greedy"] * 2, len(log))))
+    rlog, rstate = play_renaissance("order", ["greedy", "greedy"])
+    fields = list(msgspec.to_builtins(renaissance_outcome(rstate, ["greedy"] * 2, len(rlog))))
     assert fields[:3] == ["game_id", "game", "players"]
     assert fields[-3:] == ["sets", "sets_won", "set_scores"]
 

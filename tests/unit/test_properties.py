@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import string
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
-from typing import get_args
+from typing import TypeVar, cast, get_args
 
 import pytest
 from helpers import clouds_in_game, plants_everywhere
@@ -31,7 +32,7 @@ from renature import commands as c
 from renature import events as e
 from renature.board import load_board
 from renature.bots import make_bot
-from renature.components import COLOURS, PLANT_TYPES, components
+from renature.components import COLOURS, PLANT_TYPES, Colour, components
 from renature.errors import RuleError
 from renature.game import bot_seed, play, replay, setup_commands, simulation_id
 from renature.legal_moves import can_spend_clouds, cloud_actions
@@ -49,9 +50,13 @@ SAMPLES = settings(max_examples=10, deadline=None)
 every_board = pytest.mark.parametrize("board", BOARDS)
 seeds = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=10)
 
+T = TypeVar("T")
+Game = tuple[str, int, str, tuple[str, ...]]
+"""(board, players, seed, bots) of a whole game."""
+
 
 @st.composite
-def games(draw, board):
+def games(draw: st.DrawFn, board: str) -> Game:
     """(board, players, seed, bots) of a whole game."""
     players = draw(st.sampled_from([2, 3, 4]))
     bots = draw(st.lists(st.sampled_from(["random", "greedy"]), min_size=players, max_size=players))
@@ -59,7 +64,9 @@ def games(draw, board):
 
 
 @cache
-def played(board: str, players: int, seed: str, bots: tuple[str, ...]):
+def played(
+    board: str, players: int, seed: str, bots: tuple[str, ...]
+) -> tuple[tuple[e.Event, ...], tuple[tuple[int, GameState], ...]]:
     """The game as ``play`` plays it, with the state after every command: (events, [(number of
     events so far, state)])."""
     agents = [make_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(bots)]
@@ -84,7 +91,7 @@ def played(board: str, players: int, seed: str, bots: tuple[str, ...]):
     return tuple(log), tuple(states)
 
 
-def every_state(log):
+def every_state(log: Iterable[e.Event]) -> Iterator[GameState]:
     """The state after each event, folded with ``evolve``."""
     state = None
     for event in log:
@@ -92,7 +99,7 @@ def every_state(log):
         yield state
 
 
-def spread(items, count):
+def spread(items: Sequence[T], count: int) -> list[T]:
     """``count`` items spread evenly over ``items`` (first and last included)."""
     if len(items) <= count:
         return list(items)
@@ -100,7 +107,7 @@ def spread(items, count):
     return [items[round(i * step)] for i in range(count)]
 
 
-def some_states(states, count):
+def some_states(states: Sequence[tuple[int, GameState]], count: int) -> list[GameState]:
     """States spread over the game, plus the first mushroom placements (rare, Valley only)."""
     chosen = [state for _, state in spread(states, count)]
     chosen += [state for _, state in states if state.phase == "place_mushroom"][:3]
@@ -113,7 +120,7 @@ def some_states(states, count):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_plants_are_conserved(board, data):
+def test_plants_are_conserved(board: str, data: st.DataObject) -> None:
     log, _ = played(*data.draw(games(board)))
     states = every_state(log)
     initial = None
@@ -127,7 +134,7 @@ def test_plants_are_conserved(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_clouds_are_conserved(board, data):
+def test_clouds_are_conserved(board: str, data: st.DataObject) -> None:
     log, _ = played(*data.draw(games(board)))
     for state in every_state(log):
         assert clouds_in_game(state) == state.board.cloud_tokens
@@ -139,7 +146,7 @@ def test_clouds_are_conserved(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_dominoes_are_conserved(board, data):
+def test_dominoes_are_conserved(board: str, data: st.DataObject) -> None:
     log, _ = played(*data.draw(games(board)))
     for state in every_state(log):
         everywhere = [*state.box_dominoes, *(d for d, _, _ in state.dominoes)]
@@ -151,7 +158,7 @@ def test_dominoes_are_conserved(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_every_mushroom_gained_is_placed_lost_or_declined(board, data):
+def test_every_mushroom_gained_is_placed_lost_or_declined(board: str, data: st.DataObject) -> None:
     """Valley: a mushroom is taken from the supply of eight and placed at once, or lost when no
     space is left, or declined (it stays in the supply); a placed one is one more area space.
     The base game has no mushrooms."""
@@ -171,7 +178,9 @@ def test_every_mushroom_gained_is_placed_lost_or_declined(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_a_game_ends_with_every_domino_placed_or_in_the_box(board, data):
+def test_a_game_ends_with_every_domino_placed_or_in_the_box(
+    board: str, data: st.DataObject
+) -> None:
     _, states = played(*data.draw(games(board)))
     final = states[-1][1]
 
@@ -186,9 +195,11 @@ def test_a_game_ends_with_every_domino_placed_or_in_the_box(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_the_scores_are_the_sum_of_the_points_the_events_award(board, data):
+def test_the_scores_are_the_sum_of_the_points_the_events_award(
+    board: str, data: st.DataObject
+) -> None:
     log, states = played(*data.draw(games(board)))
-    points = Counter()
+    points: Counter[int] = Counter()
     for event in log:
         for seat, awarded, reason in e.points_awarded(event):
             points[seat] += awarded
@@ -203,7 +214,9 @@ def test_the_scores_are_the_sum_of_the_points_the_events_award(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_the_winners_have_the_most_points_then_win_the_tie_break(board, data):
+def test_the_winners_have_the_most_points_then_win_the_tie_break(
+    board: str, data: st.DataObject
+) -> None:
     """Base game: the most area tokens break a tie; Valley: the majorities in the largest
     areas (the GameEnded event carries each seat's tie-break key)."""
     log, states = played(*data.draw(games(board)))
@@ -225,7 +238,7 @@ def test_the_winners_have_the_most_points_then_win_the_tie_break(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_replaying_the_events_gives_the_live_state(board, data):
+def test_replaying_the_events_gives_the_live_state(board: str, data: st.DataObject) -> None:
     log, states = played(*data.draw(games(board)))
 
     assert replay(log) == states[-1][1]
@@ -236,7 +249,7 @@ def test_replaying_the_events_gives_the_live_state(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_replaying_the_encoded_events_gives_the_live_state(board, data):
+def test_replaying_the_encoded_events_gives_the_live_state(board: str, data: st.DataObject) -> None:
     log, states = played(*data.draw(games(board)))
 
     decoded = [e.decode(e.encode(event)) for event in log]
@@ -248,7 +261,7 @@ def test_replaying_the_encoded_events_gives_the_live_state(board, data):
 @every_board
 @SAMPLES
 @given(data=st.data())
-def test_the_same_seed_and_bots_give_the_same_game(board, data):
+def test_the_same_seed_and_bots_give_the_same_game(board: str, data: st.DataObject) -> None:
     game = data.draw(games(board))
     _, players, seed, bots = game
     first, _ = play(players, seed, list(bots), board=board)
@@ -264,7 +277,7 @@ def test_the_same_seed_and_bots_give_the_same_game(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_no_view_shows_another_seats_hand_or_token_backs(board, data):
+def test_no_view_shows_another_seats_hand_or_token_backs(board: str, data: st.DataObject) -> None:
     _, states = played(*data.draw(games(board)))
     for state in some_states(states, 12):
         for viewer in (*range(state.players), None):
@@ -281,7 +294,9 @@ def test_no_view_shows_another_seats_hand_or_token_backs(board, data):
 @every_board
 @GAMES
 @given(data=st.data())
-def test_no_live_event_shows_another_seats_dominoes_or_tokens(board, data):
+def test_no_live_event_shows_another_seats_dominoes_or_tokens(
+    board: str, data: st.DataObject
+) -> None:
     game = data.draw(games(board))
     log, _ = played(*game)
     players = game[1]
@@ -303,7 +318,9 @@ def test_no_live_event_shows_another_seats_dominoes_or_tokens(board, data):
 @every_board
 @SAMPLES
 @given(data=st.data())
-def test_no_hidden_domino_can_be_found_by_hashing_the_candidates(board, data):
+def test_no_hidden_domino_can_be_found_by_hashing_the_candidates(
+    board: str, data: st.DataObject
+) -> None:
     # A redacted event must not keep the hash of its secret, neither in its own ``hash`` nor in
     # the next event's ``prev_hash``: 55 candidates are quickly tried.
     log, _ = played(*data.draw(games(board)))
@@ -324,7 +341,7 @@ def test_no_hidden_domino_can_be_found_by_hashing_the_candidates(board, data):
 ANIMALS = components().animals
 
 
-def command_kinds(players, board):
+def command_kinds(players: int, board: str) -> dict[type, st.SearchStrategy[c.Command]]:
     """A strategy per kind of seat command: mostly close to legal ones, many not."""
     shape = load_board(board)
     seats = st.integers(-1, players)
@@ -351,14 +368,14 @@ def command_kinds(players, board):
     }
 
 
-def test_every_kind_of_seat_command_is_generated():
+def test_every_kind_of_seat_command_is_generated() -> None:
     """A new seat command must be added to ``command_kinds`` too, or the properties miss it."""
     assert set(command_kinds(2, "base")) == set(get_args(c.SeatCommand))
 
 
-def near_legal(state, legal):
+def near_legal(state: GameState, legal: list[c.Command]) -> list[c.Command]:
     """Commands built from the pieces of legal ones, with the seat, cell or domino changed."""
-    out = []
+    out: list[c.Command] = []
     board = state.board
     for action in legal:
         if isinstance(action, c.PlaceDomino):
@@ -367,7 +384,8 @@ def near_legal(state, legal):
                 out.append(c.PlaceDomino(action.seat, other, action.first, action.second))
         elif isinstance(action, c.PlacePlant):
             for colour in COLOURS:
-                out.append(c.PlacePlant(action.seat, action.cell, colour, action.plant))
+                chosen = cast("Colour", colour)  # COLOURS are the literal's values
+                out.append(c.PlacePlant(action.seat, action.cell, chosen, action.plant))
         elif isinstance(action, c.PlaceMushroom):
             here = board.index(action.cell.x, action.cell.y)
             for cell in board.neighbours[here]:  # next to a legal space: often not one
@@ -376,7 +394,7 @@ def near_legal(state, legal):
     return out
 
 
-def check_agreement(state, command, legal):
+def check_agreement(state: GameState, command: c.Command, legal: list[c.Command]) -> None:
     if command in legal:
         decide(state, command)  # must not raise
     else:
@@ -387,7 +405,7 @@ def check_agreement(state, command, legal):
 @every_board
 @SAMPLES
 @given(data=st.data())
-def test_decide_accepts_every_legal_action(board, data):
+def test_decide_accepts_every_legal_action(board: str, data: st.DataObject) -> None:
     _, states = played(*data.draw(games(board)))
     for state in some_states(states[:-1], 8):
         if state.phase in ("lobby", "final_scoring", "finished"):
@@ -403,7 +421,9 @@ def test_decide_accepts_every_legal_action(board, data):
 @every_board
 @SAMPLES
 @given(data=st.data())
-def test_decide_rejects_every_command_that_is_not_a_legal_action(board, data):
+def test_decide_rejects_every_command_that_is_not_a_legal_action(
+    board: str, data: st.DataObject
+) -> None:
     game = data.draw(games(board))
     players = game[1]
     _, states = played(*game)
@@ -421,7 +441,7 @@ def test_decide_rejects_every_command_that_is_not_a_legal_action(board, data):
 @every_board
 @SAMPLES
 @given(data=st.data())
-def test_only_the_current_seat_has_legal_actions(board, data):
+def test_only_the_current_seat_has_legal_actions(board: str, data: st.DataObject) -> None:
     _, states = played(*data.draw(games(board)))
     for state in some_states(states, 20):
         for seat in range(state.players):
@@ -435,7 +455,9 @@ def test_only_the_current_seat_has_legal_actions(board, data):
 @every_board
 @SAMPLES
 @given(data=st.data())
-def test_a_seat_can_spend_clouds_exactly_when_it_has_a_cloud_action(board, data):
+def test_a_seat_can_spend_clouds_exactly_when_it_has_a_cloud_action(
+    board: str, data: st.DataObject
+) -> None:
     """``can_spend_clouds`` is the cheap question, ``cloud_actions`` the full list; the
     docstring promises the same answer, in every state of the game and for every seat."""
     log, _ = played(*data.draw(games(board)))

@@ -5,6 +5,7 @@ compares its answers with the route's on real services)."""
 from __future__ import annotations
 
 import json
+from collections.abc import MutableMapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -58,7 +59,7 @@ async def call(
     headers: list[tuple[bytes, bytes]],
     path: str = "/games/g1/commands",
     cached: Any = None,
-):
+) -> tuple[list[MutableMapping[str, Any]], list[bytes], StandInGateway]:
     gateway = StandInGateway(cached)
     inner: list[bytes] = []
 
@@ -71,14 +72,14 @@ async def call(
 
     app = SimpleNamespace(state=SimpleNamespace(gateway=gateway))
     scope = {"type": "http", "method": "POST", "path": path, "headers": headers, "app": app}
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
     chunks = [{"type": "http.request", "body": body[:5], "more_body": True}]
     chunks.append({"type": "http.request", "body": body[5:], "more_body": False})
 
     async def receive() -> dict[str, Any]:
         return chunks.pop(0)
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
     await FastMoves(route)(scope, receive, send)

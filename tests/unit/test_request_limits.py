@@ -11,10 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 from gameserver.gateway.http_errors import bounded
-from gameserver.gateway.ratelimit import RateLimits, bearer_token, request_class, token_bucket
+from gameserver.gateway.ratelimit import bearer_token, request_class, token_bucket
 from gameserver.gateway.request_limits import json_depth_exceeds
 from gameserver.runtime.logging import configure_logging
 from gameserver.runtime.settings import Settings
+from gameserver.runtime.settings_parts import RateLimits
 
 TOKEN = "vLBvP4i8QZ_TjlHC4FiAjZwjJjy3yEgF4sK4Jn-2Bqk"
 

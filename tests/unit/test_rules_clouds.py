@@ -39,12 +39,13 @@ from renature import events as e
 from renature.errors import IllegalCloudAction, NotEnoughClouds, NotYourTurn, WrongPhase
 from renature.rules import legal_actions
 from renature.scoring import area_awards
+from renature.state import GameState
 
 MARY, FRANK = 0, 2
 CLOUD_SPACE = (9, 5)
 
 
-def mary_plants_on_the_cloud_space(clouds_held):
+def mary_plants_on_the_cloud_space(clouds_held: int) -> tuple[e.PlantPlaced, GameState, int]:
     state = with_clouds(new_game(), MARY, clouds_held)
     state = ready_to_plant(state, MARY, (9, 4), (10, 4))
     box = state.box_clouds
@@ -53,11 +54,11 @@ def mary_plants_on_the_cloud_space(clouds_held):
     return placed, after, box
 
 
-def joker(name):
+def joker(name: str) -> c.CloudAction:
     return c.CloudAction(MARY, "change_joker", animal=name)
 
 
-def return_plant(seat, x, y):
+def return_plant(seat: int, x: int, y: int) -> c.CloudAction:
     return c.CloudAction(seat, "return_plant", cell=c.Cell(x, y))
 
 
@@ -67,7 +68,7 @@ EXTRA_TURN = c.CloudAction(MARY, "extra_turn")
 # --- clouds on area spaces (ruling 4) -----------------------------------------------------------
 
 
-def test_the_clouds_on_an_area_space_go_to_the_player_who_plants_there():
+def test_the_clouds_on_an_area_space_go_to_the_player_who_plants_there() -> None:
     placed, after, box = mary_plants_on_the_cloud_space(clouds_held=3)
 
     assert (placed.clouds_taken, placed.clouds_returned) == (2, 0)
@@ -76,7 +77,7 @@ def test_the_clouds_on_an_area_space_go_to_the_player_who_plants_there():
     assert after.box_clouds == box
 
 
-def test_clouds_beyond_the_free_cloud_spaces_go_back_to_the_box():
+def test_clouds_beyond_the_free_cloud_spaces_go_back_to_the_box() -> None:
     placed, after, box = mary_plants_on_the_cloud_space(clouds_held=5)
 
     assert (placed.clouds_taken, placed.clouds_returned) == (1, 1)
@@ -85,7 +86,7 @@ def test_clouds_beyond_the_free_cloud_spaces_go_back_to_the_box():
     assert after.clouds[after.board.index(*CLOUD_SPACE)] == 0
 
 
-def test_a_player_with_a_full_cloud_board_gets_none_of_the_clouds():
+def test_a_player_with_a_full_cloud_board_gets_none_of_the_clouds() -> None:
     placed, after, box = mary_plants_on_the_cloud_space(clouds_held=6)
 
     assert (placed.clouds_taken, placed.clouds_returned) == (0, 2)
@@ -93,7 +94,7 @@ def test_a_player_with_a_full_cloud_board_gets_none_of_the_clouds():
     assert after.box_clouds == box + 2
 
 
-def test_a_player_makes_room_with_a_cloud_action_before_planting_to_keep_the_clouds():
+def test_a_player_makes_room_with_a_cloud_action_before_planting_to_keep_the_clouds() -> None:
     state = ready_to_plant(new_game(), MARY, (9, 4), (10, 4))  # Mary holds 6 clouds
 
     events, after = run(state, joker("owl"), plant(MARY, CLOUD_SPACE, "orange turf"))
@@ -103,7 +104,7 @@ def test_a_player_makes_room_with_a_cloud_action_before_planting_to_keep_the_clo
     assert after.seats[MARY].clouds == 6 - 2 + 2
 
 
-def test_clouds_are_taken_by_planting_not_by_placing_a_domino_beside_them():
+def test_clouds_are_taken_by_planting_not_by_placing_a_domino_beside_them() -> None:
     state = with_hand(new_game(), MARY, domino("owl", "frog"))
     state = with_sketch(state, ".b", at=(8, 4))
 
@@ -118,7 +119,7 @@ def test_clouds_are_taken_by_planting_not_by_placing_a_domino_beside_them():
 
 
 @pytest.mark.parametrize("phase", ["place_domino", "place_plant", "end_of_turn"])
-def test_changing_the_joker_costs_2_clouds_at_any_time_in_the_turn(phase):
+def test_changing_the_joker_costs_2_clouds_at_any_time_in_the_turn(phase: str) -> None:
     state = with_turn(new_game(), MARY, phase)
     box = state.box_clouds
 
@@ -132,19 +133,19 @@ def test_changing_the_joker_costs_2_clouds_at_any_time_in_the_turn(phase):
     assert after.phase == phase
 
 
-def test_changing_the_joker_must_move_it_to_another_animal():
+def test_changing_the_joker_must_move_it_to_another_animal() -> None:
     with pytest.raises(IllegalCloudAction, match="joker already"):
         run(new_game(), joker("butterfly"))
 
 
-def test_changing_the_joker_needs_2_clouds():
+def test_changing_the_joker_needs_2_clouds() -> None:
     state = with_clouds(new_game(), MARY, 1)
 
     with pytest.raises(NotEnoughClouds):
         run(state, joker("owl"))
 
 
-def test_cloud_actions_only_on_ones_own_turn():
+def test_cloud_actions_only_on_ones_own_turn() -> None:
     state = new_game()
 
     with pytest.raises(NotYourTurn):
@@ -155,7 +156,7 @@ def test_cloud_actions_only_on_ones_own_turn():
 # --- another turn --------------------------------------------------------------------------------
 
 
-def test_another_turn_costs_3_clouds_and_starts_again_at_step_a():
+def test_another_turn_costs_3_clouds_and_starts_again_at_step_a() -> None:
     state = with_turn(new_game(), MARY, "end_of_turn")
     box = state.box_clouds
 
@@ -170,7 +171,7 @@ def test_another_turn_costs_3_clouds_and_starts_again_at_step_a():
 
 
 @pytest.mark.parametrize("phase", ["place_domino", "place_plant"])
-def test_another_turn_is_only_taken_at_the_end_of_the_turn(phase):
+def test_another_turn_is_only_taken_at_the_end_of_the_turn(phase: str) -> None:
     state = with_turn(new_game(), MARY, phase)
 
     with pytest.raises(WrongPhase, match="end of your turn"):
@@ -178,7 +179,7 @@ def test_another_turn_is_only_taken_at_the_end_of_the_turn(phase):
     assert EXTRA_TURN not in legal_actions(state, MARY)
 
 
-def test_another_turn_needs_3_clouds():
+def test_another_turn_needs_3_clouds() -> None:
     state = with_clouds(with_turn(new_game(), MARY, "end_of_turn"), MARY, 2)
 
     with pytest.raises(NotEnoughClouds):
@@ -186,7 +187,7 @@ def test_another_turn_needs_3_clouds():
     assert EXTRA_TURN not in legal_actions(state, MARY)
 
 
-def test_another_turn_needs_a_domino_in_hand():
+def test_another_turn_needs_a_domino_in_hand() -> None:
     state = with_hand(with_turn(new_game(), MARY, "end_of_turn"), MARY)
 
     with pytest.raises(IllegalCloudAction, match="no domino"):
@@ -194,7 +195,7 @@ def test_another_turn_needs_a_domino_in_hand():
     assert EXTRA_TURN not in legal_actions(state, MARY)
 
 
-def test_extra_turns_chain_while_the_player_can_pay_3_clouds_for_each():
+def test_extra_turns_chain_while_the_player_can_pay_3_clouds_for_each() -> None:
     state = new_game()
     first, second, third = state.seats[MARY].hand
 
@@ -219,7 +220,7 @@ def test_extra_turns_chain_while_the_player_can_pay_3_clouds_for_each():
 # --- return a plant ------------------------------------------------------------------------------
 
 
-def test_returning_a_plant_costs_its_value_and_puts_it_back_on_the_player_board():
+def test_returning_a_plant_costs_its_value_and_puts_it_back_on_the_player_board() -> None:
     state = with_plants(new_game(), {(14, 5): "orange oak"})
     state = with_seat(state, MARY, plants=(5, 3, 2, 0, 2, 1, 1, 1))  # her oak is out
     box = state.box_clouds
@@ -239,7 +240,7 @@ def test_returning_a_plant_costs_its_value_and_puts_it_back_on_the_player_board(
     assert after.box_clouds == box + 4
 
 
-def test_any_neutral_plant_may_be_returned_whoever_placed_it():
+def test_any_neutral_plant_may_be_returned_whoever_placed_it() -> None:
     state = with_plants(new_game(), {(14, 5): "neutral turf"})
     state = with_seat(state, MARY, plants=(5, 3, 2, 1, 1, 1, 1, 1))
 
@@ -249,21 +250,21 @@ def test_any_neutral_plant_may_be_returned_whoever_placed_it():
     assert after.seats[MARY].clouds == 5
 
 
-def test_a_plant_of_another_players_colour_cannot_be_returned():
+def test_a_plant_of_another_players_colour_cannot_be_returned() -> None:
     state = with_plants(new_game(), {(14, 5): "black turf"})
 
     with pytest.raises(IllegalCloudAction, match="your colour or neutral"):
         run(state, return_plant(MARY, 14, 5))
 
 
-def test_a_plant_can_only_be_returned_to_a_free_space_on_the_player_board():
+def test_a_plant_can_only_be_returned_to_a_free_space_on_the_player_board() -> None:
     state = with_plants(new_game(), {(14, 5): "orange turf"})  # Mary's 5 turf spaces are full
 
     with pytest.raises(IllegalCloudAction, match="no free space"):
         run(state, return_plant(MARY, 14, 5))
 
 
-def test_returning_a_plant_needs_as_many_clouds_as_its_value():
+def test_returning_a_plant_needs_as_many_clouds_as_its_value() -> None:
     state = with_plants(new_game(), {(14, 5): "neutral pine"})
     state = with_seat(state, MARY, plants=(5, 3, 2, 1, 2, 1, 0, 1), clouds=2)
 
@@ -271,14 +272,14 @@ def test_returning_a_plant_needs_as_many_clouds_as_its_value():
         run(state, return_plant(MARY, 14, 5))
 
 
-def test_there_must_be_a_plant_to_return():
+def test_there_must_be_a_plant_to_return() -> None:
     with pytest.raises(IllegalCloudAction, match="no plant"):
         run(new_game(), return_plant(MARY, 14, 5))
     with pytest.raises(IllegalCloudAction, match="not on the board"):
         run(new_game(), return_plant(MARY, 200, 5))
 
 
-def test_a_plant_may_be_returned_from_an_area_already_scored():
+def test_a_plant_may_be_returned_from_an_area_already_scored() -> None:
     state = without_token(with_plants(new_game(), {(5, 5): "neutral turf"}), "H")
     state = with_seat(state, MARY, plants=(5, 3, 2, 1, 1, 1, 1, 1))
 
@@ -288,7 +289,7 @@ def test_a_plant_may_be_returned_from_an_area_already_scored():
 
 
 @pytest.mark.parametrize("phase", ["place_domino", "place_plant", "end_of_turn"])
-def test_a_plant_may_be_returned_at_any_time_in_the_turn(phase):
+def test_a_plant_may_be_returned_at_any_time_in_the_turn(phase: str) -> None:
     state = with_plants(with_turn(new_game(), MARY, phase), {(14, 5): "neutral turf"})
     state = with_seat(state, MARY, plants=(5, 3, 2, 1, 1, 1, 1, 1))
 
@@ -297,7 +298,7 @@ def test_a_plant_may_be_returned_at_any_time_in_the_turn(phase):
     assert after.phase == phase
 
 
-def test_a_returned_plant_no_longer_counts_for_its_area():
+def test_a_returned_plant_no_longer_counts_for_its_area() -> None:
     # Area N holds Mary's turf and a neutral pine. With the pine, neutral ranks first and Mary
     # only scores the minor points; once she has returned it, she is the sole colour.
     state = with_plants(new_game(), {(5, 9): "orange turf", (5, 10): "neutral pine"})
@@ -312,7 +313,7 @@ def test_a_returned_plant_no_longer_counts_for_its_area():
     assert [(a.seat, a.points) for a in awards] == [(MARY, 6)]
 
 
-def test_with_4_players_the_icon_space_is_not_free_for_a_returned_neutral_turf():
+def test_with_4_players_the_icon_space_is_not_free_for_a_returned_neutral_turf() -> None:
     # 4 players: one neutral turf space carries the 4-player icon and stays empty, so a player
     # board holding its one usable neutral turf has no free space for another.
     state = with_plants(new_game(players=4), {(14, 5): "neutral turf"})
@@ -322,7 +323,7 @@ def test_with_4_players_the_icon_space_is_not_free_for_a_returned_neutral_turf()
         run(state, return_plant(MARY, 14, 5))
 
 
-def test_with_3_players_the_same_return_finds_the_second_neutral_turf_space_free():
+def test_with_3_players_the_same_return_finds_the_second_neutral_turf_space_free() -> None:
     state = with_plants(new_game(players=3), {(14, 5): "neutral turf"})
     state = with_seat(state, MARY, plants=(5, 3, 2, 1, 1, 1, 1, 1))
 

@@ -9,15 +9,18 @@ page), so the tests hold for any corrected values.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from helpers import area, finish, new_game, of_type, player_board, with_plants, with_seat
 from msgspec.structs import replace
 
 from renature import events as e
+from renature.state import GameState
 
 MARY, PAUL, FRANK = 0, 1, 2
 
 
-def game_over(keep=()):
+def game_over(keep: tuple[str, ...] = ()) -> GameState:
     """A 3-player game where nobody holds a domino any more, waiting for the final scoring.
     Every area token has been taken except in the areas ``keep``; every player board is empty of
     plants and clouds, and every seat has 0 points, unless a test says otherwise."""
@@ -31,16 +34,19 @@ def game_over(keep=()):
     return replace(state, phase="final_scoring", current=-1, area_tokens=tokens, seats=seats)
 
 
-def tokens_of(state, *area_ids):
+def tokens_of(state: GameState, *area_ids: str) -> tuple[str, ...]:
     """The tokens dealt to these areas (as if collected by closing them)."""
-    return tuple(new_game().area_tokens[area(state, a)] for a in area_ids)
+    dealt = new_game().area_tokens
+    tokens = tuple(token for a in area_ids if (token := dealt[area(state, a)]) is not None)
+    assert len(tokens) == len(area_ids), "a new game has a token on every area"
+    return tokens
 
 
-def backs(state, tokens):
+def backs(state: GameState, tokens: Iterable[str]) -> int:
     return sum(state.board.token(t).back for t in tokens)
 
 
-def test_final_scoring_areas_clouds_plants_left_and_token_backs():
+def test_final_scoring_areas_clouds_plants_left_and_token_backs() -> None:
     state = game_over(keep=("N",))
     state = with_plants(state, {(5, 9): "orange bush"})  # Mary alone in area N: 4 + 2
     mary_tokens = tokens_of(state, "H", "A")
@@ -78,7 +84,7 @@ def test_final_scoring_areas_clouds_plants_left_and_token_backs():
     assert after.seats[MARY].tokens == mary_tokens
 
 
-def test_the_final_area_scorings_come_first_then_each_players_own_scoring_then_the_result():
+def test_the_final_area_scorings_come_first_then_each_players_own_scoring_then_the_result() -> None:
     events, _ = finish(with_plants(game_over(keep=("N", "H")), {(5, 9): "orange bush"}))
 
     kinds = [type(ev) for ev in events]
@@ -87,7 +93,7 @@ def test_the_final_area_scorings_come_first_then_each_players_own_scoring_then_t
     assert kinds[2:-1] == [e.CloudsScored, e.PlantsPenalised, e.TokensRevealed] * 3
 
 
-def test_every_plant_left_on_the_player_board_costs_its_value():
+def test_every_plant_left_on_the_player_board_costs_its_value() -> None:
     state = with_seat(game_over(), FRANK, plants=player_board(turf=1, bush=1, pine=1, oak=1))
     state = with_seat(state, PAUL, plants=player_board(neutral_pine=2))
 
@@ -98,7 +104,7 @@ def test_every_plant_left_on_the_player_board_costs_its_value():
     assert [seat.score for seat in after.seats] == [0, -6, -10]
 
 
-def test_the_most_points_win():
+def test_the_most_points_win() -> None:
     state = with_seat(game_over(), FRANK, score=21)
     state = with_seat(state, MARY, score=20, tokens=tokens_of(state, "H", "A"))
     state = with_seat(state, MARY, score=20 - backs(state, state.seats[MARY].tokens))
@@ -109,7 +115,7 @@ def test_the_most_points_win():
     assert after.result == (FRANK, MARY, PAUL)
 
 
-def test_a_tie_goes_to_the_player_with_more_area_tokens():
+def test_a_tie_goes_to_the_player_with_more_area_tokens() -> None:
     state = game_over()
     mary, frank = tokens_of(state, "H", "A"), tokens_of(state, "L")
     state = with_seat(state, MARY, tokens=mary, score=20 - backs(state, mary))
@@ -123,7 +129,7 @@ def test_a_tie_goes_to_the_player_with_more_area_tokens():
     assert after.result[:2] == (MARY, FRANK)
 
 
-def test_a_tie_in_points_and_area_tokens_is_a_shared_victory():
+def test_a_tie_in_points_and_area_tokens_is_a_shared_victory() -> None:
     state = game_over()
     mary, frank = tokens_of(state, "H"), tokens_of(state, "L")
     state = with_seat(state, MARY, tokens=mary, score=20 - backs(state, mary))

@@ -26,6 +26,7 @@ from gameserver.runtime.bus import command_digest as digest
 from renature import commands as c
 from renature import events as e
 from renature.rules import legal_actions
+from renature.state import GameState
 
 GAME = "g-unit"
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -98,7 +99,7 @@ def env(command: c.AnyCommand, command_id: str, seat: int | None = None) -> Comm
 
 
 def body(
-    command: c.AnyCommand, command_id: str, seat: int | None = None, game: str = GAME
+    command: msgspec.Struct, command_id: str, seat: int | None = None, game: str = GAME
 ) -> bytes:
     return msgspec.json.encode(CommandEnvelope(game, command_id, command, seat))
 
@@ -215,6 +216,7 @@ async def test_a_stale_cache_neither_forks_nor_refuses_what_the_stream_allows(
     assert (joined.status, joined.first_version) == ("accepted", 3)
     await replies_to(two, body(c.StartGame(), "start", seat=0))  # one is stale again
     fresh = await two.load(GAME)
+    assert isinstance(fresh, GameState)
     move = legal_actions(fresh, fresh.current)[0]  # the stale state (a lobby) refuses it
     (moved,) = await replies_to(one, body(move, "move", seat=fresh.current))
     assert (moved.status, moved.first_version) == ("accepted", fresh.version + 1)
@@ -285,7 +287,7 @@ async def test_a_failing_store_answers_internal_error_and_appends_nothing(
     async def broken(*_: object, **__: object) -> list[AppendResult]:
         raise RuntimeError("disk on fire")
 
-    store.append_many = broken  # type: ignore[method-assign]
+    store.append_many = broken  # type: ignore[method-assign]  # a store that fails
     (reply,) = await replies_to(handler, body(c.JoinGame(0, "ann"), "join", seat=0))
     assert (reply.status, reply.code) == ("rejected", "internal_error")
     assert await store.version(GAME) == 1
@@ -340,7 +342,7 @@ async def test_unexpected_failure_is_an_internal_error_reply(
     async def broken(*_: object, **__: object) -> bytes | None:
         raise RuntimeError("disk on fire")
 
-    store.get_outcome = broken  # type: ignore[method-assign]
+    store.get_outcome = broken  # type: ignore[method-assign]  # a store that fails
     reply = msgspec.json.decode(await handler.handle(env(c.StartGame(), "x")), type=Reply)
     assert (reply.status, reply.code) == ("rejected", "internal_error")
 

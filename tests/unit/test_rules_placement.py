@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import (
+    XY,
     domino,
     new_game,
     of_type,
@@ -37,7 +38,7 @@ def mary_holds(*dominoes: tuple[str, str]) -> GameState:
 # --- where a domino may lie --------------------------------------------------------------------
 
 
-def test_the_first_domino_may_lie_on_a_starting_space():
+def test_the_first_domino_may_lie_on_a_starting_space() -> None:
     state = mary_holds(("owl", "salamander"))
 
     events, after = run(state, place(0, "owl", (4, 2), "salamander", (4, 1)))
@@ -46,14 +47,14 @@ def test_the_first_domino_may_lie_on_a_starting_space():
     assert sketch(after, (3, 0), (5, 3)) == "A.#\nAsB\nAoB\nA.B"
 
 
-def test_a_domino_neither_on_a_starting_space_nor_beside_an_animal_is_rejected():
+def test_a_domino_neither_on_a_starting_space_nor_beside_an_animal_is_rejected() -> None:
     state = mary_holds(("owl", "salamander"))
 
     with pytest.raises(IllegalPlacement, match="starting space or beside"):
         run(state, place(0, "owl", (8, 4), "salamander", (9, 4)))
 
 
-def test_a_domino_beside_a_matching_animal_may_be_placed():
+def test_a_domino_beside_a_matching_animal_may_be_placed() -> None:
     state = with_sketch(mary_holds(("owl", "salamander")), "..o.", at=(8, 4))
 
     _, after = run(state, place(0, "owl", (9, 4), "salamander", (8, 4)))
@@ -61,14 +62,14 @@ def test_a_domino_beside_a_matching_animal_may_be_placed():
     assert sketch(after, (8, 4), (11, 4)) == "soo."
 
 
-def test_a_domino_beside_a_different_animal_is_rejected():
+def test_a_domino_beside_a_different_animal_is_rejected() -> None:
     state = with_sketch(mary_holds(("frog", "salamander")), "..o.", at=(8, 4))
 
     with pytest.raises(IllegalPlacement, match="must match"):
         run(state, place(0, "frog", (9, 4), "salamander", (8, 4)))
 
 
-def test_every_animal_beside_a_half_must_match_not_just_one():
+def test_every_animal_beside_a_half_must_match_not_just_one() -> None:
     # The owl half on (8, 4) would match the owl on its right but not the frog on its left.
     state = with_sketch(
         mary_holds(("owl", "salamander")),
@@ -84,7 +85,7 @@ def test_every_animal_beside_a_half_must_match_not_just_one():
         run(state, place(0, "owl", (8, 4), "salamander", (8, 5)))
 
 
-def test_the_second_half_must_match_its_neighbours_too():
+def test_the_second_half_must_match_its_neighbours_too() -> None:
     # The owl half matches; the salamander half would lie beside a frog.
     state = with_sketch(mary_holds(("owl", "salamander")), "f..o", at=(7, 4))
 
@@ -92,7 +93,7 @@ def test_the_second_half_must_match_its_neighbours_too():
         run(state, place(0, "owl", (9, 4), "salamander", (8, 4)))
 
 
-def test_the_two_halves_of_a_domino_are_not_checked_against_each_other():
+def test_the_two_halves_of_a_domino_are_not_checked_against_each_other() -> None:
     state = with_sketch(mary_holds(("owl", "frog")), "..o", at=(8, 4))
 
     _, after = run(state, place(0, "owl", (9, 4), "frog", (8, 4)))
@@ -100,21 +101,21 @@ def test_the_two_halves_of_a_domino_are_not_checked_against_each_other():
     assert sketch(after, (8, 4), (10, 4)) == "foo"
 
 
-def test_both_halves_must_lie_on_brook_spaces_not_in_an_area():
+def test_both_halves_must_lie_on_brook_spaces_not_in_an_area() -> None:
     state = mary_holds(("owl", "salamander"))
 
     with pytest.raises(IllegalPlacement, match="brook"):
         run(state, place(0, "owl", (4, 2), "salamander", (3, 2)))  # (3, 2) is in area A
 
 
-def test_a_half_may_not_lie_on_a_covered_brook_space():
+def test_a_half_may_not_lie_on_a_covered_brook_space() -> None:
     state = with_sketch(mary_holds(("owl", "salamander")), ".\no\n@", at=(4, 0))
 
     with pytest.raises(IllegalPlacement, match="already covered"):
         run(state, place(0, "owl", (4, 2), "salamander", (4, 1)))
 
 
-def test_the_two_halves_must_lie_side_by_side():
+def test_the_two_halves_must_lie_side_by_side() -> None:
     state = mary_holds(("owl", "salamander"))
 
     with pytest.raises(IllegalPlacement, match="side by side"):
@@ -128,7 +129,7 @@ def test_the_two_halves_must_lie_side_by_side():
     [((-1, 4), (0, 4)), ((25, 4), (26, 4)), ((8, 12), (8, 13))],
     ids=["left of the grid", "right of the grid", "below the grid"],
 )
-def test_a_domino_may_not_reach_beyond_the_grid(first, second):
+def test_a_domino_may_not_reach_beyond_the_grid(first: XY, second: XY) -> None:
     state = mary_holds(("owl", "salamander"))
     command = c.PlaceDomino(0, domino("owl", "salamander"), c.Cell(*first), c.Cell(*second))
 
@@ -136,14 +137,14 @@ def test_a_domino_may_not_reach_beyond_the_grid(first, second):
         run(state, command)
 
 
-def test_a_domino_may_not_lie_on_a_space_off_the_board_inside_the_grid():
+def test_a_domino_may_not_lie_on_a_space_off_the_board_inside_the_grid() -> None:
     state = with_sketch(mary_holds(("owl", "salamander")), "o.#", at=(4, 6))
 
     with pytest.raises(IllegalPlacement, match="not a brook space"):
         run(state, place(0, "owl", (5, 6), "salamander", (6, 6)))
 
 
-def test_a_domino_must_come_from_the_hand():
+def test_a_domino_must_come_from_the_hand() -> None:
     state = mary_holds(("owl", "salamander"))
 
     with pytest.raises(NotInHand):
@@ -153,7 +154,7 @@ def test_a_domino_must_come_from_the_hand():
 # --- the joker (ruling 1) -----------------------------------------------------------------------
 
 
-def test_any_animal_may_lie_beside_the_joker():
+def test_any_animal_may_lie_beside_the_joker() -> None:
     # The butterfly is the starting joker.
     state = with_sketch(mary_holds(("frog", "salamander")), "..b", at=(8, 4))
 
@@ -162,7 +163,7 @@ def test_any_animal_may_lie_beside_the_joker():
     assert sketch(after, (8, 4), (10, 4)) == "sfb"
 
 
-def test_the_joker_may_lie_beside_any_animal():
+def test_the_joker_may_lie_beside_any_animal() -> None:
     # The butterfly half goes between a frog and an owl.
     state = with_sketch(
         mary_holds(("butterfly", "salamander")),
@@ -179,7 +180,7 @@ def test_the_joker_may_lie_beside_any_animal():
     assert sketch(after, (7, 3), (9, 5)) == "B.C\nfbo\n#sI"
 
 
-def test_after_the_joker_changes_only_the_new_joker_is_wild():
+def test_after_the_joker_changes_only_the_new_joker_is_wild() -> None:
     # The joker is now the salamander: the butterfly is an ordinary animal.
     position = """
         B.C
@@ -195,7 +196,9 @@ def test_after_the_joker_changes_only_the_new_joker_is_wild():
     assert sketch(after, (7, 3), (9, 5)) == "B.C\nfso\n#dI"
 
 
-def test_matching_is_judged_with_the_joker_of_the_moment_and_a_later_change_keeps_the_board():
+def test_matching_is_judged_with_the_joker_of_the_moment_and_a_later_change_keeps_the_board() -> (
+    None
+):
     # Mary lays her butterfly (the joker) beside an owl, then pays 2 clouds to make the
     # salamander the joker. The butterfly stays beside the owl; from now on it is an ordinary
     # animal, and only butterflies or the new joker may join it.
@@ -225,7 +228,7 @@ def test_matching_is_judged_with_the_joker_of_the_moment_and_a_later_change_keep
 # --- legal placements ---------------------------------------------------------------------------
 
 
-def test_on_an_empty_board_a_domino_fits_in_16_ways():
+def test_on_an_empty_board_a_domino_fits_in_16_ways() -> None:
     # 4 starting spaces, each with 2 brook neighbours, each pair in both orientations.
     state = new_game()
 
@@ -233,7 +236,7 @@ def test_on_an_empty_board_a_domino_fits_in_16_ways():
     assert len(legal_placements(state, (domino("owl", "owl"),))) == 16
 
 
-def test_the_starting_player_has_48_placements_3_discards_and_9_joker_changes():
+def test_the_starting_player_has_48_placements_3_discards_and_9_joker_changes() -> None:
     state = new_game()
     seat = state.seats[0]
     assert len(set(seat.hand)) == 3
@@ -247,7 +250,7 @@ def test_the_starting_player_has_48_placements_3_discards_and_9_joker_changes():
     assert legal_actions(state, 1) == []
 
 
-def test_without_clouds_there_are_no_joker_changes_among_the_legal_actions():
+def test_without_clouds_there_are_no_joker_changes_among_the_legal_actions() -> None:
     state = with_clouds(new_game(), 0, 0)
 
     assert not any(isinstance(a, c.CloudAction) for a in legal_actions(state, 0))

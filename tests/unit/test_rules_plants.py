@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import (
+    XY,
     domino,
     new_game,
     of_type,
@@ -31,20 +32,24 @@ from renature import commands as c
 from renature import events as e
 from renature.errors import IllegalPlant, WrongPhase
 from renature.scoring import plant_points
+from renature.state import GameState
 
 MARY, FRANK = 0, 2
 ORANGE_BUSH = 1  # slot of the orange bush on Mary's player board
 
 
-def plant_scores(state, seat, domino_at, where, what):
+def plant_scores(
+    state: GameState, seat: int, domino_at: tuple[XY, XY] | list[XY], where: XY, what: str
+) -> tuple[int, GameState]:
     """Play step B for ``seat`` (domino already on ``domino_at``): the points and the state."""
-    state = ready_to_plant(state, seat, *domino_at)
+    first, second = domino_at
+    state = ready_to_plant(state, seat, first, second)
     events, state = run(state, plant(seat, where, what))
     (placed,) = of_type(events, e.PlantPlaced)
     return placed.points, state
 
 
-def test_plant_points_example_a_to_d():
+def test_plant_points_example_a_to_d() -> None:
     state = new_game()
 
     # a) In an empty 4-space area, Mary places a bush and scores 1 point.
@@ -63,7 +68,7 @@ def test_plant_points_example_a_to_d():
     assert [seat.score for seat in state.seats] == [4 + 1 + 4, 3, 2 + 1 + 3]
 
 
-def test_plant_points_count_plants_of_equal_value_and_of_every_colour():
+def test_plant_points_count_plants_of_equal_value_and_of_every_colour() -> None:
     state = with_plants(
         new_game(),
         {(14, 5): "blue pine", (16, 5): "neutral pine", (14, 6): "black oak"},
@@ -73,7 +78,7 @@ def test_plant_points_count_plants_of_equal_value_and_of_every_colour():
     assert plant_points(state, state.board.index(15, 5), plant_of("orange turf")) == (1, 0)
 
 
-def test_the_plant_comes_from_the_player_board_and_its_points_are_scored():
+def test_the_plant_comes_from_the_player_board_and_its_points_are_scored() -> None:
     state = ready_to_plant(new_game(), MARY, (13, 4), (13, 5))
     before = state.seats[MARY]
 
@@ -86,7 +91,7 @@ def test_the_plant_comes_from_the_player_board_and_its_points_are_scored():
     assert after.seats[MARY].score == before.score + 1
 
 
-def test_a_plant_may_be_neutral():
+def test_a_plant_may_be_neutral() -> None:
     state = ready_to_plant(new_game(), MARY, (13, 4), (13, 5))
 
     _, after = run(state, plant(MARY, (14, 5), "neutral oak"))
@@ -94,14 +99,14 @@ def test_a_plant_may_be_neutral():
     assert after.plants[after.board.index(14, 5)] == plant_of("neutral oak")
 
 
-def test_a_plant_of_another_players_colour_is_rejected():
+def test_a_plant_of_another_players_colour_is_rejected() -> None:
     state = ready_to_plant(new_game(), MARY, (13, 4), (13, 5))
 
     with pytest.raises(IllegalPlant, match="own colour"):
         run(state, plant(MARY, (14, 5), "black bush"))
 
 
-def test_a_plant_no_longer_on_the_player_board_cannot_be_placed():
+def test_a_plant_no_longer_on_the_player_board_cannot_be_placed() -> None:
     state = ready_to_plant(new_game(), MARY, (13, 4), (13, 5))
     state = run(state, plant(MARY, (14, 5), "orange oak"))[1]  # Mary's only orange oak
     state = ready_to_plant(state, MARY, (16, 4), (17, 4))
@@ -110,14 +115,14 @@ def test_a_plant_no_longer_on_the_player_board_cannot_be_placed():
         run(state, plant(MARY, (16, 5), "orange oak"))
 
 
-def test_a_plant_must_go_beside_the_domino_placed_this_turn():
+def test_a_plant_must_go_beside_the_domino_placed_this_turn() -> None:
     state = ready_to_plant(new_game(), MARY, (13, 4), (13, 5))
 
     with pytest.raises(IllegalPlant, match="beside the domino"):
         run(state, plant(MARY, (16, 5), "orange bush"))
 
 
-def test_a_plant_must_go_on_a_free_area_space():
+def test_a_plant_must_go_on_a_free_area_space() -> None:
     state = with_plants(new_game(), {(14, 5): "black turf"})
     state = ready_to_plant(state, MARY, (13, 4), (13, 5))
 
@@ -129,7 +134,7 @@ def test_a_plant_must_go_on_a_free_area_space():
         run(state, plant(MARY, (200, 5), "orange bush"))
 
 
-def test_a_plant_needs_a_domino_placed_first():
+def test_a_plant_needs_a_domino_placed_first() -> None:
     state = new_game()
 
     with pytest.raises(WrongPhase, match="Place a domino first"):
@@ -138,7 +143,7 @@ def test_a_plant_needs_a_domino_placed_first():
         run(state, c.SkipPlant(MARY))
 
 
-def test_no_plant_follows_a_discard():
+def test_no_plant_follows_a_discard() -> None:
     state = new_game()
     discard = c.DiscardDomino(MARY, state.seats[MARY].hand[0])
 
@@ -150,7 +155,7 @@ def test_no_plant_follows_a_discard():
         run(after, plant(MARY, (5, 2), "orange bush"))
 
 
-def test_placing_a_plant_is_optional():
+def test_placing_a_plant_is_optional() -> None:
     state = with_hand(new_game(), MARY, domino("owl", "frog"))
     state = run(state, place(MARY, "owl", (4, 2), "frog", (4, 1)))[1]
     assert state.phase == "place_plant"
@@ -163,7 +168,7 @@ def test_placing_a_plant_is_optional():
     assert after.seats[MARY].plants == state.seats[MARY].plants
 
 
-def test_only_one_plant_per_turn():
+def test_only_one_plant_per_turn() -> None:
     state = ready_to_plant(new_game(), MARY, (13, 4), (13, 5))
     state = run(state, plant(MARY, (14, 5), "orange turf"))[1]
 
@@ -171,7 +176,7 @@ def test_only_one_plant_per_turn():
         run(state, plant(MARY, (12, 5), "orange turf"))
 
 
-def test_a_plant_in_the_area_the_domino_just_closed_scores_before_the_area_is_scored():
+def test_a_plant_in_the_area_the_domino_just_closed_scores_before_the_area_is_scored() -> None:
     # Area H (one space) is closed by Mary's domino on (5, 6)-(5, 7); she plants a turf in it:
     # 1 plant point, then the area is scored with the turf counted (sole colour: main 1 +
     # minor 0).

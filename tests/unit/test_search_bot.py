@@ -6,20 +6,27 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import msgspec
 import pytest
 
 from gameplatform import game_names, get_game, search
+from gameplatform.chain import Event
 from gameplatform.core_adapter import CoreAdapter
-from gameplatform.interface import Game
-from gameplatform.sealed import reveal_problem
+from gameplatform.interface import Game, HostedState
+from gameplatform.sealed import Sealed, reveal_problem
+from goofspiel.adapter import GAME as GOOFSPIEL
+from goofspiel.state import GameState as GoofspielState
 from goofspiel.view import perspective as goofspiel_perspective
 from renaissance import commands as renaissance_commands
+from renaissance.adapter import GAME as RENAISSANCE
+from renaissance.commands import JankenHand
 from renaissance.game import setup_commands as renaissance_setup
 from renaissance.janken import JANKEN_HANDS
+from renaissance.state import GameState as RenaissanceState
 from renature import determinize as sampling
+from renature.adapter import GAME as RENATURE
 from renature.components import NEUTRAL, components, plant_code, plant_value
 from renature.game import play, replay
 from renature.perspective import perspective
@@ -30,19 +37,32 @@ QUICK = search.Budget(iterations=6, rollout_depth=2)
 """Enough to exercise every part of the search in a unit test's time."""
 
 
-def started(game: Game[Any, Any, Any], seed: str) -> Any:
-    state = None
+S = TypeVar("S", bound=HostedState)
+C = TypeVar("C", bound=msgspec.Struct)
+E = TypeVar("E", bound=Event)
+
+
+def to_move(game: Game[S, C, E], state: S) -> int:
+    """The seat the game waits for (these tests play on: there is one)."""
+    seat = game.to_move(state)
+    assert seat is not None
+    return seat
+
+
+def started(game: Game[S, C, E], seed: str) -> S:
+    state: S | None = None
     for command in game.setup_commands("g-search", seed, 2, ["ann", "bob"]):
         _, state = game.execute(state, command)
+    assert state is not None
     return state
 
 
-def advanced(game: Game[Any, Any, Any], seed: str, moves: int) -> Any:
+def advanced(game: Game[S, C, E], seed: str, moves: int) -> S:
     """A state ``moves`` greedy moves into a 2-player game."""
     state = started(game, seed)
     bots = [game.make_bot("greedy", f"{seed}|{seat}") for seat in (0, 1)]
     for _ in range(moves):
-        seat = game.to_move(state)
+        seat = to_move(game, state)
         _, state = game.execute(state, bots[seat].choose(state, seat))
     return state
 
@@ -67,7 +87,7 @@ def test_a_game_with_the_search_bot_finishes_and_every_choice_is_legal(name: str
             _, state = game.execute(state, finish)
         if game.is_over(state):
             break
-        seat = game.to_move(state)
+        seat = to_move(game, state)
         action = bots[seat].choose(state, seat)
         if seat == 0:
             assert action in game.legal_actions(state, seat)
@@ -82,20 +102,20 @@ def test_a_game_with_the_search_bot_finishes_and_every_choice_is_legal(name: str
 def test_the_same_seed_and_budget_choose_the_same(name: str) -> None:
     game = get_game(name)
     state = advanced(game, f"same-{name}", 12)
-    seat = game.to_move(state)
+    seat = to_move(game, state)
     choices = [search.SearchBot(game, "seed-1", QUICK).choose(state, seat) for _ in range(2)]
     assert choices[0] == choices[1]
     assert choices[0] in game.legal_actions(state, seat)
 
 
 def test_a_single_legal_action_is_played_without_a_search() -> None:
-    game = get_game("renaissance")
+    game = RENAISSANCE
     state = started(game, "single")
     greedy = game.make_bot("greedy", "g")
-    while len(game.legal_actions(state, game.to_move(state))) != 1:
-        seat = game.to_move(state)
+    while len(game.legal_actions(state, to_move(game, state))) != 1:
+        seat = to_move(game, state)
         _, state = game.execute(state, greedy.choose(state, seat))
-    seat = game.to_move(state)
+    seat = to_move(game, state)
 
     def never(done: int) -> bool:
         raise AssertionError(f"searched ({done} iterations) with one legal action")
@@ -131,9 +151,9 @@ def secrets_swapped(state: GameState, seat: int) -> GameState:
 
 
 def test_renature_states_that_differ_only_in_secrets_get_the_same_choice() -> None:
-    game = get_game("renature")
+    game = RENATURE
     state = advanced(game, "secrets", 9)
-    seat = game.to_move(state)
+    seat = to_move(game, state)
     other = secrets_swapped(state, seat)
     assert other.seats[1 - seat].hand != state.seats[1 - seat].hand
     assert perspective(other, seat) == perspective(state, seat)
@@ -173,7 +193,7 @@ def test_a_renature_determinization_keeps_what_the_seat_sees_and_deals_the_rest(
 
 
 def test_a_rollout_reaching_the_end_reveals_the_made_up_seed() -> None:
-    game = get_game("renature")
+    game = RENATURE
     events, _ = play(2, "to-the-end", ["greedy", "greedy"])
     last_turn = max(i for i, ev in enumerate(events) if type(ev).__name__ == "TurnEnded")
     state = replay(events[: last_turn - 3])
@@ -182,20 +202,21 @@ def test_a_rollout_reaching_the_end_reveals_the_made_up_seed() -> None:
     drawn = game.determinize(state, 0, random.Random(1), search.FINISH_SEED)
     bots = [game.make_bot("greedy", f"end|{seat}") for seat in (0, 1)]
     while drawn.phase != "final_scoring":
-        seat = game.to_move(drawn)
+        seat = to_move(game, drawn)
         _, drawn = game.execute(drawn, bots[seat].choose(drawn, seat))
     finish = game.finishing_command(drawn, search.FINISH_SEED)
+    assert finish is not None
     _, done = game.execute(drawn, finish)
     assert game.is_over(done)
     assert search.result_values(game.table(done)) in ([1.0, 0.0], [0.0, 1.0], [0.5, 0.5])
 
 
-class _Open(CoreAdapter):
+class _Open(CoreAdapter[Any, Any, Any]):  # no state is ever folded
     name = "open"
     hidden_information = False
 
 
-class _Secretive(CoreAdapter):
+class _Secretive(CoreAdapter[Any, Any, Any]):
     name = "secretive"
     hidden_information = True
 
@@ -208,34 +229,43 @@ def test_a_game_without_hidden_information_is_its_own_determinization() -> None:
 
 
 def test_renaissance_without_a_sealed_hand_is_its_own_determinization() -> None:
-    game = get_game("renaissance")
+    game = RENAISSANCE
     state = advanced(game, "open", 5)
     assert game.determinize(state, 0, random.Random(0), search.FINISH_SEED) is state
 
 
-def janken_half_shown(hand: str) -> Any:
+def janken_half_shown(hand: str) -> RenaissanceState:
     """A Renaissance game of Phase 2 only, its first Janken under way: Gold (seat 1, who
     shows first) has sealed ``hand``, Silver (seat 0) is to show."""
-    game = get_game("renaissance")
-    state = None
+    game = RENAISSANCE
+    state: RenaissanceState | None = None
     variant = renaissance_commands.Variant(play="phase2", distribution="take")
     for command in renaissance_setup(
         "g-janken", "janken", ["silver", "gold"], 1, "points", variant
     ):
         _, state = game.execute(state, command)
+    assert state is not None
     assert game.to_move(state) == 1
-    _, state = game.execute(state, renaissance_commands.ShowHand(1, hand, "s" * 32))
+    _, state = game.execute(
+        state, renaissance_commands.ShowHand(1, cast("JankenHand", hand), "s" * 32)
+    )
     assert game.to_move(state) == 0
     return state
 
 
+def janken_of(state: RenaissanceState) -> Sealed:
+    assert state.janken is not None, "a Janken under way"
+    return state.janken
+
+
 def test_a_renaissance_determinization_draws_the_other_seats_sealed_hand() -> None:
-    game = get_game("renaissance")
+    game = RENAISSANCE
     state = janken_half_shown("rock")
     drawn = [
-        game.determinize(state, 0, random.Random(n), search.FINISH_SEED).janken for n in range(30)
+        janken_of(game.determinize(state, 0, random.Random(n), search.FINISH_SEED))
+        for n in range(30)
     ]
-    assert all(j.slots[0] == state.janken.slots[0] for j in drawn)  # its own slot: still empty
+    assert all(j.slots[0] == janken_of(state).slots[0] for j in drawn)  # its own slot: still empty
     assert {j.slots[1].choice for j in drawn} == set(JANKEN_HANDS)
     for j in drawn:  # each drawn hand sealed so that it opens its own commitment
         assert reveal_problem(j.slots[1].commitment, j.slots[1].choice, j.slots[1].salt) is None
@@ -243,24 +273,24 @@ def test_a_renaissance_determinization_draws_the_other_seats_sealed_hand() -> No
 
 
 def test_a_renaissance_janken_choice_does_not_depend_on_the_sealed_hand() -> None:
-    game = get_game("renaissance")
+    game = RENAISSANCE
     states = [janken_half_shown(hand) for hand in JANKEN_HANDS]
-    assert [s.janken.slots[1].choice for s in states] == list(JANKEN_HANDS)
+    assert [janken_of(s).slots[1].choice for s in states] == list(JANKEN_HANDS)
     for bot_seed in ("a", "b"):
         choices = [search.SearchBot(game, bot_seed, QUICK).choose(s, 0) for s in states]
         assert choices[0] == choices[1] == choices[2]
 
 
-def goofspiel_seat_1_to_bid(seed: str, turns: int) -> Any:
+def goofspiel_seat_1_to_bid(seed: str, turns: int) -> GoofspielState:
     """A Goofspiel game ``turns`` greedy turns in, seat 0 having sealed its next bid."""
-    game = get_game("goofspiel")
+    game = GOOFSPIEL
     state = advanced(game, seed, 2 * turns + 1)
     assert game.to_move(state) == 1
     return state
 
 
 def test_a_goofspiel_determinization_keeps_what_the_seat_sees_and_draws_the_rest() -> None:
-    game = get_game("goofspiel")
+    game = GOOFSPIEL
     state = goofspiel_seat_1_to_bid("determinize", 3)
     bids, orders = set(), set()
     for n in range(40):
@@ -276,12 +306,12 @@ def test_a_goofspiel_determinization_keeps_what_the_seat_sees_and_draws_the_rest
 
 
 def test_a_goofspiel_rollout_reaching_the_end_reveals_the_made_up_seed() -> None:
-    game = get_game("goofspiel")
+    game = GOOFSPIEL
     state = goofspiel_seat_1_to_bid("to-the-end", 5)
     drawn = game.determinize(state, 1, random.Random(3), search.FINISH_SEED)
     bots = [game.make_bot("random", f"end|{seat}") for seat in (0, 1)]
     while game.to_move(drawn) is not None:
-        seat = game.to_move(drawn)
+        seat = to_move(game, drawn)
         _, drawn = game.execute(drawn, bots[seat].choose(drawn, seat))
     finish = game.finishing_command(drawn, search.FINISH_SEED)
     assert finish is not None
@@ -290,7 +320,7 @@ def test_a_goofspiel_rollout_reaching_the_end_reveals_the_made_up_seed() -> None
 
 
 def test_a_goofspiel_bid_does_not_depend_on_the_other_seats_sealed_bid() -> None:
-    game = get_game("goofspiel")
+    game = GOOFSPIEL
     state = goofspiel_seat_1_to_bid("secrets", 2)
     others = [msgspec.structs.replace(state, bids=(card, state.bids[1])) for card in state.hands[0]]
     prizes = list(state.prizes[state.turn :])
@@ -342,16 +372,16 @@ def test_simulate_takes_the_search_bot_for_every_game(
 def test_a_time_budget_is_the_callers_and_still_plays_a_legal_move() -> None:
     from gameserver.cli.bot_commands import timed
 
-    game = get_game("renature")
+    game = get_game("renature")  # as the command line holds it
     state = advanced(game, "timed", 3)
-    seat = game.to_move(state)
+    seat = to_move(game, state)
     choose = timed(game.make_bot(search.NAME, "t"), 0.05)
     assert choose(state, seat) in game.legal_actions(state, seat)
     greedy = game.make_bot("greedy", "g")
     assert timed(greedy, 0.05) == greedy.choose
 
 
-class _Recorder(search.SearchBot):
+class _Recorder(search.SearchBot[Any, Any, Any]):  # any game's
     """A search bot that records the seat of every node it adds to its tree."""
 
     movers: list[int]
@@ -365,7 +395,7 @@ class _Recorder(search.SearchBot):
 def test_a_modelled_opponent_is_never_searched(name: str) -> None:
     game = get_game(name)
     state = advanced(game, f"modelled-{name}", 3)
-    seat = game.to_move(state)
+    seat = to_move(game, state)
     bot = _Recorder(game, "m", search.Budget(iterations=20, rollout_depth=2, opponent_model=0.5))
     bot.movers = []
     assert bot.choose(state, seat) in game.legal_actions(state, seat)
@@ -374,7 +404,7 @@ def test_a_modelled_opponent_is_never_searched(name: str) -> None:
 
 
 def test_a_modelled_opponent_plays_the_policys_choice_at_weight_one_and_any_at_zero() -> None:
-    game = get_game("goofspiel")
+    game = GOOFSPIEL
     state = advanced(game, "weights", 2)
     greedy = game.make_bot("greedy", "g").choose(state, 0)
     always = search.SearchBot(game, "w", search.Budget(opponent_model=1.0))
@@ -412,6 +442,7 @@ def test_renatures_heuristic_counts_majorities_as_the_area_scoring_awards_them(
     checked = 0
     for upto in range(20, len(events), 7):
         state = replay(events[:upto])
+        assert state is not None
         if state.phase == "finished":
             break
         assert sampling.prospects(state) == _prospects_by_awards(state)

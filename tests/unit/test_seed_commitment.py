@@ -19,12 +19,12 @@ from renature.state import GameState
 from renature.view import view as game_view
 from renature.view import visible_event
 
-CHOSEN = "731337"  # the small chosen seed of the issue: found from a bare SHA-256 in 0.33 s
+CHOSEN = "731337"  # a small chosen seed: once found from a bare SHA-256 in 0.33 s
 SALT = "5a" * 32
 
 
 def brute_force(target: str, limit: int) -> str | None:
-    """The attack of the issue: try every small number as the seed (bare SHA-256)."""
+    """The attack on a bare commitment: try every small number as the seed (bare SHA-256)."""
     for n in range(limit):
         if hashlib.sha256(str(n).encode()).hexdigest() == target:
             return str(n)
@@ -50,7 +50,7 @@ def finished_game(salt: str, chosen: bool) -> list[e.Event]:
     log: list[e.Event] = []
     state: GameState | None = None
     commands: list[c.Command] = list(setup_commands("salted", 2, CHOSEN, "base", ["a", "b"]))
-    commands[0] = replace(commands[0], salt=salt, chosen_seed=chosen)  # type: ignore[type-var]
+    commands[0] = replace(commands[0], salt=salt, chosen_seed=chosen)
     for command in commands:
         events, state = execute(state, command)
         log += events

@@ -41,7 +41,7 @@ class FakeTokens:
 
 async def test_a_running_game_is_read_once_a_second_and_an_ended_one_once() -> None:
     games, redis, now = FakeGames(), FakeRedis(), [100.0]
-    expiry = TokenExpiry(redis, FakeTokens(), 60, 0.2, clock=lambda: now[0])  # type: ignore[arg-type]
+    expiry = TokenExpiry(redis, FakeTokens(), 60, 0.2, clock=lambda: now[0])  # type: ignore[arg-type]  # stand-ins for Redis and the tokens
     check: Any = expiry.check
     for _ in range(50):  # a seated player's requests while the game runs
         await check(games, "g")

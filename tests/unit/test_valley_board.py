@@ -35,12 +35,12 @@ def meadow(board: Board) -> set[int]:
 
 
 @pytest.mark.parametrize("board_id", VALLEY_BOARDS)
-def test_both_sides_of_the_valley_board_pass_the_board_validator(board_id):
+def test_both_sides_of_the_valley_board_pass_the_board_validator(board_id: str) -> None:
     assert validate(load_board(board_id)) == []
 
 
 @pytest.mark.parametrize("board_id", VALLEY_BOARDS)
-def test_a_valley_board_is_a_reconstructed_meadow_board_scored_at_the_end(board_id):
+def test_a_valley_board_is_a_reconstructed_meadow_board_scored_at_the_end(board_id: str) -> None:
     board = load_board(board_id)
 
     assert (board.id, board.variant) == (board_id, board_id)
@@ -53,7 +53,7 @@ def test_a_valley_board_is_a_reconstructed_meadow_board_scored_at_the_end(board_
 
 
 @pytest.mark.parametrize("board_id", VALLEY_BOARDS)
-def test_the_meadow_is_one_network_large_enough_for_the_dominoes(board_id):
+def test_the_meadow_is_one_network_large_enough_for_the_dominoes(board_id: str) -> None:
     board = load_board(board_id)
     spaces = meadow(board)
 
@@ -62,7 +62,7 @@ def test_the_meadow_is_one_network_large_enough_for_the_dominoes(board_id):
 
 
 @pytest.mark.parametrize("board_id", VALLEY_BOARDS)
-def test_the_areas_are_small_enough_that_mushrooms_matter(board_id):
+def test_the_areas_are_small_enough_that_mushrooms_matter(board_id: str) -> None:
     board = load_board(board_id)
     sizes = board.area_sizes
 
@@ -76,7 +76,7 @@ def test_the_areas_are_small_enough_that_mushrooms_matter(board_id):
 
 
 @pytest.mark.parametrize("board_id", VALLEY_BOARDS)
-def test_four_ponds_spread_over_the_board_are_the_starting_spaces(board_id):
+def test_four_ponds_spread_over_the_board_are_the_starting_spaces(board_id: str) -> None:
     board = load_board(board_id)
     ponds = [board.xy(cell) for cell in sorted(board.starts)]
 
@@ -87,7 +87,7 @@ def test_four_ponds_spread_over_the_board_are_the_starting_spaces(board_id):
 
 
 @pytest.mark.parametrize("board_id", VALLEY_BOARDS)
-def test_eight_tree_stumps_lie_apart_on_the_meadow_near_an_area(board_id):
+def test_eight_tree_stumps_lie_apart_on_the_meadow_near_an_area(board_id: str) -> None:
     board = load_board(board_id)
     spaces = meadow(board)
 
@@ -101,7 +101,7 @@ def test_eight_tree_stumps_lie_apart_on_the_meadow_near_an_area(board_id):
 
 
 @pytest.mark.parametrize("board_id", VALLEY_BOARDS)
-def test_mushrooms_can_join_two_or_three_areas(board_id):
+def test_mushrooms_can_join_two_or_three_areas(board_id: str) -> None:
     board = load_board(board_id)
     touching = [len(areas_beside(board, cell)) for cell in meadow(board)]
 
@@ -109,7 +109,7 @@ def test_mushrooms_can_join_two_or_three_areas(board_id):
     assert sum(1 for n in touching if n == 3) >= 3
 
 
-def test_the_front_has_eight_meadow_spaces_with_one_cloud_and_no_cloud_area_spaces():
+def test_the_front_has_eight_meadow_spaces_with_one_cloud_and_no_cloud_area_spaces() -> None:
     board = load_board("valley")
     clouds = [cell for cell in board.cells if board.clouds[cell]]
 
@@ -118,7 +118,7 @@ def test_the_front_has_eight_meadow_spaces_with_one_cloud_and_no_cloud_area_spac
     assert not set(clouds) & (board.starts | board.stumps)
 
 
-def test_the_back_has_eight_area_spaces_with_one_cloud_and_no_meadow_clouds():
+def test_the_back_has_eight_area_spaces_with_one_cloud_and_no_meadow_clouds() -> None:
     board = load_board("valley-back")
     clouds = [cell for cell in board.cells if board.clouds[cell]]
 
@@ -128,7 +128,7 @@ def test_the_back_has_eight_area_spaces_with_one_cloud_and_no_meadow_clouds():
     assert all(any(board.kinds[n] == PATH for n in board.neighbours[c]) for c in clouds)
 
 
-def test_the_back_shares_the_front_map_apart_from_the_clouds():
+def test_the_back_shares_the_front_map_apart_from_the_clouds() -> None:
     front, back = load_board("valley"), load_board("valley-back")
 
     assert (front.width, front.height) == (back.width, back.height)
@@ -139,7 +139,9 @@ def test_the_back_shares_the_front_map_apart_from_the_clouds():
 
 
 @pytest.mark.parametrize("board_id", VALLEY_BOARDS)
-def test_four_areas_on_the_right_edge_can_grow_into_the_rule_books_area_of_16(board_id):
+def test_four_areas_on_the_right_edge_can_grow_into_the_rule_books_area_of_16(
+    board_id: str,
+) -> None:
     # German rule book: a mushroom joins two areas, each already two joined areas, into an area
     # of 16 spaces on the right edge. Here N, T, b and g (13 spaces) plus three mushrooms.
     board = load_board(board_id)
@@ -158,7 +160,7 @@ def test_four_areas_on_the_right_edge_can_grow_into_the_rule_books_area_of_16(bo
     assert board.index(20, 8) in board.stumps
 
 
-def test_the_validator_catches_two_stumps_side_by_side():
+def test_the_validator_catches_two_stumps_side_by_side() -> None:
     """A domino covers one stump at most, so one mushroom per domino is all the rules need."""
     text = resources.files("renature").joinpath("data", "boards", "valley.toml").read_text()
     raw = tomllib.loads(text)

@@ -21,13 +21,14 @@ from msgspec.structs import replace
 from renature import commands as c
 from renature import events as e
 from renature.components import components
+from renature.state import GameState
 from renature.view import view, visible_event
 
 MARY, PAUL, FRANK = 0, 1, 2
 SPECTATOR = None
 
 
-def keys_in(value):
+def keys_in(value: object) -> set[str]:
     """Every mapping key anywhere in a JSON-like value."""
     if isinstance(value, dict):
         return set(value) | {k for v in value.values() for k in keys_in(v)}
@@ -36,22 +37,25 @@ def keys_in(value):
     return set()
 
 
-def mary_holds_the_token_of_h():
+def mary_holds_the_token_of_h() -> tuple[GameState, str]:
     state = new_game()
     token = state.area_tokens[area(state, "H")]
+    assert token is not None
     return with_seat(without_token(state, "H"), MARY, tokens=(token,)), token
 
 
 # --- views of the state --------------------------------------------------------------------------
 
 
-def test_a_seat_sees_its_own_hand_and_no_other_hand():
+def test_a_seat_sees_its_own_hand_and_no_other_hand() -> None:
     state = new_game()
 
     seen = view(state, MARY)
 
     animals = components().animals
-    assert [(d.id, d.animals) for d in seen.seats[MARY].hand] == [
+    hand = seen.seats[MARY].hand
+    assert hand is not None
+    assert [(d.id, d.animals) for d in hand] == [
         (d, (animals[components().dominoes[d][0]], animals[components().dominoes[d][1]]))
         for d in state.seats[MARY].hand
     ]
@@ -60,14 +64,14 @@ def test_a_seat_sees_its_own_hand_and_no_other_hand():
     assert [s.hand_count for s in seen.seats] == [3, 3, 3]
 
 
-def test_a_spectator_sees_no_hand():
+def test_a_spectator_sees_no_hand() -> None:
     seen = view(new_game(), SPECTATOR)
 
     assert all(seat.hand is None for seat in seen.seats)
     assert seen.viewer is None
 
 
-def test_nobody_sees_the_order_of_a_reserve_not_even_its_owner():
+def test_nobody_sees_the_order_of_a_reserve_not_even_its_owner() -> None:
     state = new_game()
 
     for viewer in (MARY, PAUL, FRANK, SPECTATOR):
@@ -76,7 +80,7 @@ def test_nobody_sees_the_order_of_a_reserve_not_even_its_owner():
         assert [s["reserve_count"] for s in data["seats"]] == [15, 15, 15]
 
 
-def test_only_the_holder_sees_the_id_and_back_of_a_collected_area_token():
+def test_only_the_holder_sees_the_id_and_back_of_a_collected_area_token() -> None:
     state, token = mary_holds_the_token_of_h()
     back = state.board.token(token).back
 
@@ -87,7 +91,7 @@ def test_only_the_holder_sees_the_id_and_back_of_a_collected_area_token():
         assert [(t.id, t.back, t.main, t.minor) for t in theirs] == [(None, None, 1, 0)]
 
 
-def test_after_the_final_scoring_every_token_is_shown_to_everyone():
+def test_after_the_final_scoring_every_token_is_shown_to_everyone() -> None:
     state, token = mary_holds_the_token_of_h()
     state = replace(state, phase="finished")
 
@@ -95,7 +99,7 @@ def test_after_the_final_scoring_every_token_is_shown_to_everyone():
     assert [t.id for t in seen] == [token]
 
 
-def test_tokens_lying_in_areas_show_their_front_only():
+def test_tokens_lying_in_areas_show_their_front_only() -> None:
     for area_view in view(new_game(), MARY).areas:
         assert area_view.token is not None
         assert (area_view.token.id, area_view.token.back) == (None, None)
@@ -105,14 +109,14 @@ def test_tokens_lying_in_areas_show_their_front_only():
 # --- live events ---------------------------------------------------------------------------------
 
 
-def mary_discards():
+def mary_discards() -> tuple[list[e.Event], int]:
     state = new_game()
     discarded = state.seats[MARY].hand[0]
     events, _ = run(state, c.DiscardDomino(MARY, discarded))
     return events, discarded
 
 
-def test_others_see_that_a_domino_was_discarded_and_drawn_but_not_which():
+def test_others_see_that_a_domino_was_discarded_and_drawn_but_not_which() -> None:
     events, discarded = mary_discards()
     (dropped,) = of_type(events, e.DominoDiscarded)
     (drawn,) = of_type(events, e.DominoDrawn)
@@ -126,21 +130,22 @@ def test_others_see_that_a_domino_was_discarded_and_drawn_but_not_which():
     assert visible_event(drawn, MARY).domino == drawn.domino is not None
 
 
-def test_nobody_sees_the_deal_in_the_creation_event():
-    (created,), _ = run(None, c.CreateGame(game_id="g", players=3, seed="s"))
+def test_nobody_sees_the_deal_in_the_creation_event() -> None:
+    events, _ = run(None, c.CreateGame(game_id="g", players=3, seed="s"))
+    (created,) = of_type(events, e.GameCreated)
 
     for viewer in (MARY, PAUL, FRANK, SPECTATOR):
         assert visible_event(created, viewer).deal is None
 
 
-def area_n_scored(closer):
+def area_n_scored(closer: int) -> e.AreaScored:
     """The scoring of area N holding Mary's bush when ``closer`` closes it."""
     events, _ = close_area_n({(5, 9): "orange bush"}, closer)
     (scored,) = of_type(events, e.AreaScored)
     return scored
 
 
-def test_only_the_closer_sees_which_token_an_area_scoring_gave_them():
+def test_only_the_closer_sees_which_token_an_area_scoring_gave_them() -> None:
     scored = area_n_scored(FRANK)
     assert scored.token is not None
 
@@ -152,7 +157,7 @@ def test_only_the_closer_sees_which_token_an_area_scoring_gave_them():
         assert (seen.main, seen.minor) == (4, 2)
 
 
-def test_a_token_returned_to_the_box_at_the_end_stays_unseen():
+def test_a_token_returned_to_the_box_at_the_end_stays_unseen() -> None:
     state = new_game()
     state = replace(
         state,
@@ -170,7 +175,7 @@ def test_a_token_returned_to_the_box_at_the_end_stays_unseen():
             assert visible_event(scored, viewer).token is None
 
 
-def test_a_redacted_event_does_not_let_others_recover_the_hidden_domino_from_its_hash():
+def test_a_redacted_event_does_not_let_others_recover_the_hidden_domino_from_its_hash() -> None:
     # Every event carries the SHA-256 of its own content. If a redacted event keeps the hash of
     # the unredacted one, trying the 55 dominoes in turn finds the hidden one.
     events, _ = mary_discards()
@@ -182,7 +187,7 @@ def test_a_redacted_event_does_not_let_others_recover_the_hidden_domino_from_its
     assert recovered == [], f"Paul can tell Mary drew domino {recovered}"
 
 
-def test_a_redacted_area_scoring_does_not_let_others_recover_the_token_from_its_hash():
+def test_a_redacted_area_scoring_does_not_let_others_recover_the_token_from_its_hash() -> None:
     scored = area_n_scored(FRANK)
     seen = visible_event(scored, MARY)
 
@@ -191,7 +196,7 @@ def test_a_redacted_area_scoring_does_not_let_others_recover_the_token_from_its_
     assert recovered == [], f"Mary can tell Frank took token {recovered}"
 
 
-def test_memoised_spectator_view_equals_a_fresh_render_after_every_event():
+def test_memoised_spectator_view_equals_a_fresh_render_after_every_event() -> None:
     """The view renders areas, plants and dominoes again only when their inputs changed (a memo
     per game): after every event of whole games on every board, and with games interleaved as a
     projector sees them, it is byte for byte what rendering with an empty memo gives."""
@@ -204,14 +209,14 @@ def test_memoised_spectator_view_equals_a_fresh_render_after_every_event():
         for board in ("base", "valley", "valley-back")
         for players in (2, 4)
     ]
-    states: list = [None] * len(logs)
+    states: list[GameState | None] = [None] * len(logs)
     for step in range(max(len(log) for log in logs)):
         for index, log in enumerate(logs):
             if step >= len(log):
                 continue
-            states[index] = evolve(states[index], log[step])
-            memoised = msgspec.json.encode(view(states[index], SPECTATOR))
+            state = states[index] = evolve(states[index], log[step])
+            memoised = msgspec.json.encode(view(state, SPECTATOR))
             view_module._memo.clear()
             view_module._placed_domino.cache_clear()
-            assert memoised == msgspec.json.encode(view(states[index], SPECTATOR))
-            assert memoised == msgspec.json.encode(view(states[index], SPECTATOR))
+            assert memoised == msgspec.json.encode(view(state, SPECTATOR))
+            assert memoised == msgspec.json.encode(view(state, SPECTATOR))

@@ -72,6 +72,7 @@ def test_a_game_without_words_of_its_own_is_told_from_its_fields() -> None:
 def test_a_seat_taken_back_from_its_bot_is_told_in_words() -> None:
     game = get_game("renature")
     command = game.reclaim_command(1)
+    assert command is not None
     assert words(game, command, ["orange", "blue"]) == "Blue: Reclaim seat."
     event = game.decode_event(b'{"type": "SeatReclaimed", "game_id": "g", "version": 9, "seat": 1}')
     assert words(game, event, ["orange", "blue"]) == "Blue: Seat reclaimed."

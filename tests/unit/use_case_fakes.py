@@ -97,7 +97,8 @@ class FakeGames:
     async def played(self, game_id: str) -> Played:
         if game_id not in self.games:
             raise not_found(game_id)
-        return Played(*self.games[game_id])
+        game, table = self.games[game_id]
+        return Played(game, table)  # type: ignore[arg-type]  # the fake's table stands for its state
 
     async def game_of(self, game_id: str) -> Any:
         return (await self.played(game_id)).game

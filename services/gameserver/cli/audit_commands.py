@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import msgspec
 import typer
@@ -111,7 +111,7 @@ def audit(
     if key is not None:
         check_signed(events_file, key, quiet=as_json)
     loaded = _events(game_id, events_file, redis_url, game_name)
-    report: Any = game_commands.the_game(loaded.game).audit(loaded.events)  # each game's report
+    report = game_commands.the_game(loaded.game).audit(loaded.events)
     if as_json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:

@@ -15,11 +15,12 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
 
+from gameplatform.interface import Bot, HostedState, Outcome
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.cli.game_commands import (
     BoardOpt,
@@ -47,7 +48,7 @@ async def play_game(
     max_commands: int = 100_000,
     finish_timeout: float = 30.0,
     think: float | None = None,
-) -> Any:
+) -> Outcome:
     """Play one whole game of the client's game through the gateway; returns the outcome
     (with the gateway's game id). Raises ``GatewayError`` if the gateway refuses anything a
     bot chose."""
@@ -78,7 +79,9 @@ async def play_game(
     return game.outcome(final, list(bots), final.version)
 
 
-async def _wait_finished(client: GatewayClient, game_id: str, token: str, timeout: float) -> Any:
+async def _wait_finished(
+    client: GatewayClient, game_id: str, token: str, timeout: float
+) -> HostedState:
     """The final state. Renature's rules service reveals the seed (``FinishGame``) by itself
     once the last domino is gone; wait for it rather than assume it happened with the last
     move."""
@@ -88,23 +91,28 @@ async def _wait_finished(client: GatewayClient, game_id: str, token: str, timeou
         if client.game.is_over(state):
             return state
         if time.monotonic() > deadline:
+            phase = client.game.table(state).phase
             raise TimeoutError(
-                f"game {game_id} is still in phase {state.phase!r} after {timeout}s: "
+                f"game {game_id} is still in phase {phase!r} after {timeout}s: "
                 "the rules service did not finish it"
             )
         await asyncio.sleep(0.05)
 
 
-def timed(agent: Any, think: float | None) -> Callable[[Any, int], Any]:
+def timed(
+    agent: Bot[HostedState, msgspec.Struct], think: float | None
+) -> Callable[[HostedState, int], msgspec.Struct]:
     """The agent's choice; a search bot (one with ``choose_within``) given ``think`` seconds
     searches until they are spent instead of for its iteration budget. The clock is read
     here, never in the pure search."""
-    if think is None or not hasattr(agent, "choose_within"):
-        return cast("Callable[[Any, int], Any]", agent.choose)
+    within = getattr(agent, "choose_within", None)  # `gameplatform.search.SearchBot`'s
+    if think is None or within is None:
+        return agent.choose
 
-    def choose(state: Any, seat: int) -> Any:
+    def choose(state: HostedState, seat: int) -> msgspec.Struct:
         deadline = time.monotonic() + think
-        return agent.choose_within(state, seat, lambda _: time.monotonic() < deadline)
+        chosen: msgspec.Struct = within(state, seat, lambda _: time.monotonic() < deadline)
+        return chosen
 
     return choose
 
@@ -142,7 +150,7 @@ def play(
     names = bot_names(game, bots, count)
     think = None if think_ms is None else think_ms / 1000
 
-    async def run() -> Any:
+    async def run() -> Outcome:
         async with GatewayClient(gateway, timeout=timeout, game=game_name) as client:
             return await play_game(client, count, seed, names, board, think=think)
 

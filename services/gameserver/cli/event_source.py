@@ -7,14 +7,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 
 from gameplatform import game_names, get_game
+from gameplatform.chain import Event
 from gameserver.runtime.redis_auth import without_credentials
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.signing import SEAL_LINE, Seal, SealLine
+
+T = TypeVar("T")
 
 MAX_LINE_BYTES = 1024 * 1024
 """The longest line a file may have: an event takes a few hundred bytes, a creation a few
@@ -38,7 +41,7 @@ class Loaded(NamedTuple):
     """A game's events and the name of its game (read from the stream, or given for a file)."""
 
     game: str
-    events: list[Any]
+    events: list[Event]
 
 
 def clipped(text: str, limit: int = 160) -> str:
@@ -79,19 +82,20 @@ def read_file(path: Path, game: str | None = None) -> Loaded:
 class _Tagged(msgspec.Struct):
     """Any event's tag (the rest of the line is left unread)."""
 
-    type: Any = None
+    type: Any = None  # any JSON: a line of a file that may not be an event log at all
 
 
 _tagged = msgspec.json.Decoder(_Tagged)
 
 
-def _event_tags() -> set[Any]:
+def _event_tags() -> set[str | int]:
     """The tags of every hosted game's events."""
-    tags: set[Any] = set()
+    tags: set[str | int] = set()
     for name in game_names():
         info = msgspec.inspect.type_info(get_game(name).event_type)
         kinds = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
-        tags.update(kind.tag for kind in kinds if isinstance(kind, msgspec.inspect.StructType))
+        structs = [kind for kind in kinds if isinstance(kind, msgspec.inspect.StructType)]
+        tags.update(kind.tag for kind in structs if kind.tag is not None)
     return tags
 
 
@@ -126,7 +130,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 yield number, line
 
 
-def _decoded(decode: Callable[[bytes], Any], line: bytes, where: str) -> Any:
+def _decoded(decode: Callable[[bytes], T], line: bytes, where: str) -> T:
     try:
         return decode(line)
     except RecursionError:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 import typer
@@ -14,8 +14,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from gameplatform import Game, UnknownGame, game_names, get_game
+from gameplatform import UnknownGame, game_names, get_game
+from gameplatform.chain import Event
 from gameplatform.creation import CreationError, options_dict, options_of
+from gameplatform.interface import HostedGame, JsonValue, Outcome
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.cli.event_source import clipped
 
@@ -29,14 +31,14 @@ BotsOpt = Annotated[str, typer.Option(help="bots by seat, comma-separated: rando
 BoardOpt = Annotated[str | None, typer.Option(help="one of the game's boards (default: its first)")]
 
 
-def the_game(name: str) -> Game[Any, Any, Any]:
+def the_game(name: str) -> HostedGame:
     try:
         return get_game(name)
     except UnknownGame as err:
         raise typer.BadParameter(str(err)) from None
 
 
-def bot_names(game: Game[Any, Any, Any], spec: str, players: int) -> list[str]:
+def bot_names(game: HostedGame, spec: str, players: int) -> list[str]:
     names = [b.strip() for b in spec.split(",") if b.strip()]
     if len(names) == 1:
         names *= players
@@ -55,8 +57,8 @@ def simulate(
     *,
     players: int | None = None,
     board: str | None = None,
-    options: dict[str, Any] | None = None,
-) -> tuple[list[Any], Any, list[str]]:
+    options: dict[str, JsonValue] | None = None,
+) -> tuple[list[Event], Outcome, list[str]]:
     """A whole bot game of game ``name``: its events, outcome and bots. What the game does not
     take (a player count, a board, an option or an option's value) is refused, naming it."""
     game = the_game(name)
@@ -78,7 +80,7 @@ def simulate(
     return log, result, names
 
 
-def print_outcome(result: Any, names: list[str], title: str) -> None:
+def print_outcome(result: Outcome, names: list[str], title: str) -> None:
     facts = msgspec.to_builtins(result)
     table = Table(title=title)
     for column in ("rank", "seat", "colour", "bot", "score", "winner"):
@@ -126,7 +128,7 @@ STANDARD_COLUMNS = ("version", "seat", "colour", "points", "total", "rule", "tex
 """The fields of every game's explanation line; a game's others (a turn, a set) are shown too."""
 
 
-def explain(game: Game[Any, Any, Any], events: list[Any], seat: str | None, as_json: bool) -> None:
+def explain(game: HostedGame, events: list[Event], seat: str | None, as_json: bool) -> None:
     """The explanation of a game's events, as a table (or JSON); ``seat`` by its colour."""
     state = game.replay(events)
     seat_no = None
@@ -161,7 +163,7 @@ def explain(game: Game[Any, Any, Any], events: list[Any], seat: str | None, as_j
         console.print(f"{rank}. {facts['colours'][who]}: {points(facts['scores'][who])}{mark}")
 
 
-def replay(game: Game[Any, Any, Any], found: list[Any], to: int | None, svg: Path | None) -> None:
+def replay(game: HostedGame, found: list[Event], to: int | None, svg: Path | None) -> None:
     """The board after event ``to`` of a game's events, in the terminal (and as SVG)."""
     if to is not None:
         found = [ev for ev in found if ev.version <= to]

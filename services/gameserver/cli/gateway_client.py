@@ -17,6 +17,8 @@ import httpx
 import msgspec
 
 from gameplatform import get_game
+from gameplatform.chain import Event
+from gameplatform.interface import HostedState, JsonValue
 from gameplatform.registry import DEFAULT_GAME
 
 
@@ -111,19 +113,19 @@ class GatewayClient:
         players: int,
         board: str | None = None,
         seed: str | None = None,
-        options: dict[str, Any] | None = None,
+        options: dict[str, JsonValue] | None = None,
     ) -> str:
         """Create a game of the client's game; returns its id. ``seed`` only for tests, bots
         and tournaments (Renature); ``options`` are the game's (Renaissance: ``sets``,
         ``competition``)."""
-        body: dict[str, Any] = {"game": self.game.name, "players": players, **(options or {})}
+        body: dict[str, JsonValue] = {"game": self.game.name, "players": players, **(options or {})}
         if board is not None:  # the game's first board otherwise (Renature: base)
             body["board"] = board
         if seed is not None:
             body["seed"] = seed
         return str(self._json(await self._http.post("/games", json=body))["game_id"])
 
-    async def summary(self, game_id: str) -> dict[str, Any]:
+    async def summary(self, game_id: str) -> dict[str, JsonValue]:
         """Public facts: phase, current seat, joined seats, version."""
         return dict(self._json(await self._http.get(f"/games/{game_id}")))
 
@@ -137,7 +139,7 @@ class GatewayClient:
         return msgspec.convert(self._json(response), CommandResult)
 
     async def send(
-        self, game_id: str, token: str, command: Any, command_id: str | None = None
+        self, game_id: str, token: str, command: msgspec.Struct, command_id: str | None = None
     ) -> CommandResult:
         """Play ``command`` for the token's seat; raises `GatewayError` when refused."""
         body = {
@@ -152,36 +154,37 @@ class GatewayClient:
     # -- reading -------------------------------------------------------------------------------
 
     async def view(self, game_id: str, token: str | None = None) -> Any:
-        """The seat's view with a token, else the spectator view (the game's ``view_type``)."""
+        """The seat's view with a token, else the spectator view (the game's ``view_type``:
+        Any, so that a caller that knows its game reads its own view's fields)."""
         path = f"/games/{game_id}/view" if token else f"/games/{game_id}/spectator"
         response = await self._http.get(path, headers=_auth(token))
         self._check(response)
         return msgspec.json.decode(response.content, type=self.game.view_type)
 
-    async def state(self, game_id: str, token: str) -> Any:
+    async def state(self, game_id: str, token: str) -> HostedState:
         """The seat's own-perspective state (secrets of others replaced by stand-ins)."""
         response = await self._http.get(f"/games/{game_id}/state", headers=_auth(token))
         self._check(response)
         return self.game.decode_state(response.content)
 
-    async def legal_actions(self, game_id: str, token: str) -> list[Any]:
+    async def legal_actions(self, game_id: str, token: str) -> list[msgspec.Struct]:
         response = await self._http.get(f"/games/{game_id}/legal-actions", headers=_auth(token))
         self._check(response)
-        commands: list[Any] = self._commands.decode(response.content)
+        commands: list[msgspec.Struct] = self._commands.decode(response.content)
         return commands
 
-    async def events(self, game_id: str, token: str | None = None, after: int = 0) -> list[Any]:
+    async def events(self, game_id: str, token: str | None = None, after: int = 0) -> list[Event]:
         """The events after ``after`` as the caller may see them."""
         response = await self._http.get(
             f"/games/{game_id}/events", params={"after": after}, headers=_auth(token)
         )
         self._check(response)
-        events: list[Any] = self._events.decode(response.content)
+        events: list[Event] = self._events.decode(response.content)
         return events
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _json(self, response: httpx.Response) -> Any:
+    def _json(self, response: httpx.Response) -> JsonValue:
         self._check(response)
         return response.json()
 

@@ -5,22 +5,23 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from gameplatform.interface import JsonValue
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.cli import game_commands
 
 board_app = typer.Typer(help="Boards: draw them or print them as JSON.", no_args_is_help=True)
 
 
-def option_values(given: list[str]) -> dict[str, Any]:
+def option_values(given: list[str]) -> dict[str, JsonValue]:
     """``--option NAME=VALUE`` pairs (a value is read as JSON where it is JSON: ``sets=2``)."""
-    options: dict[str, Any] = {}
+    options: dict[str, JsonValue] = {}
     for pair in given:
         name, equals, value = pair.partition("=")
         if not equals or not name:
@@ -97,6 +98,7 @@ def board_show(
     state = None
     for command in setup:
         _, state = game.execute(state, command)
+    assert state is not None, "a game's setup commands create it"
     Console().print(Text(game.picture_text(state)))
 
 

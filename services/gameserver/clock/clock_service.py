@@ -25,14 +25,14 @@ from redis.asyncio import Redis
 
 from eventstore import FeedEntry, RedisEventStore
 from eventstore.redis_client import redis_client
-from gameplatform.interface import Clock
+from gameplatform.interface import Clock, HostedGame
 from gameserver.runtime import bus, healing
 from gameserver.runtime.feed_consumer import FeedConsumer
 from gameserver.runtime.logging import get_logger
 from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.service_runner import run_service
 from gameserver.runtime.settings import Settings
-from gameserver.runtime.state_cache import AnyGame, GameLoader, seat_name
+from gameserver.runtime.state_cache import GameLoader, seat_name
 
 log = get_logger("renature.clock")
 
@@ -84,7 +84,7 @@ class ClockService:
     async def setup(self) -> None:
         await self.feeds.setup()
 
-    async def running_clock(self, game_id: str) -> tuple[AnyGame, Clock] | None:
+    async def running_clock(self, game_id: str) -> tuple[HostedGame, Clock] | None:
         """The game's game and clock, from its current state (the cached fold plus what was
         appended since, checked against the stream's lineage: `GameLoader`); None for a game
         without a clock (`Game.clock`)."""

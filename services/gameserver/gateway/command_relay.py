@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from gameplatform import game_names, get_game
+from gameplatform.interface import HostedGame, JsonValue
 from gameserver.gateway.http_errors import ApiError, rule_error_status
 from gameserver.gateway.schemas import Accepted
 from gameserver.runtime.bus import CommandEnvelope, Reply
-from gameserver.runtime.state_cache import AnyGame
 
 if TYPE_CHECKING:
     from gameserver.gateway.dependencies import Gateway
@@ -69,8 +69,8 @@ class AcceptedBody(msgspec.Struct, frozen=True):
 
 
 async def relay(
-    gateway: Gateway, game_id: str, seat: int, command_id: str, payload: dict[str, Any]
-) -> tuple[Accepted, AnyGame]:
+    gateway: Gateway, game_id: str, seat: int, command_id: str, payload: dict[str, JsonValue]
+) -> tuple[Accepted, HostedGame]:
     """Hand a seat's command to the rules service: the reply as a 200 body (and the game),
     or the refusal as an `ApiError`. Command ids are namespaced per seat, so one seat can
     never pre-empt (or read the outcome of) another seat's command by guessing its id.
@@ -80,8 +80,8 @@ async def relay(
 
 
 async def relay_move(
-    gateway: Gateway, game_id: str, seat: int, command_id: str, payload: dict[str, Any]
-) -> tuple[AcceptedBody, AnyGame]:
+    gateway: Gateway, game_id: str, seat: int, command_id: str, payload: dict[str, JsonValue]
+) -> tuple[AcceptedBody, HostedGame]:
     """`relay`, its answer an `AcceptedBody` (the raw move paths: HTTP and the WebSocket)."""
     game = await gateway.games.game_of(game_id)
     command = seat_command(payload, seat, game)
@@ -96,7 +96,10 @@ async def relay_move(
 
 
 async def send_seat_action(
-    gateway: Gateway, game_id: str, make: Callable[[AnyGame], Any], seat: int | None
+    gateway: Gateway,
+    game_id: str,
+    make: Callable[[HostedGame], msgspec.Struct | None],
+    seat: int | None,
 ) -> Accepted:
     """Send the game's own command for a seat action (``make`` asks the game for it); 409
     ``not_offered`` where the game has none, the rule's refusal as its `ApiError`."""
@@ -128,7 +131,7 @@ async def take_back_first(gateway: Gateway, game_id: str, seat: int) -> None:
             raise
 
 
-def seat_command(payload: dict[str, Any], seat: int, game: AnyGame) -> Any:
+def seat_command(payload: dict[str, JsonValue], seat: int, game: HostedGame) -> msgspec.Struct:
     """Decode a client's command for ``seat`` of a ``game`` game: refuse set-up commands (403),
     fill in a missing seat, refuse another seat's command (403), report a malformed one (422),
     and a well-formed command of another game as a rule would (409 ``wrong_game``)."""
@@ -151,12 +154,12 @@ def seat_command(payload: dict[str, Any], seat: int, game: AnyGame) -> Any:
                 409, "wrong_game", f"This is a {other} command; this game is a {game.name} game."
             ) from error
         raise ApiError(422, "invalid_command", f"Malformed command: {error}") from error
-    if command.seat != seat:
+    if getattr(command, "seat", None) != seat:  # every seat command names its seat
         raise ApiError(403, "wrong_seat", "You can only act for your own seat.")
     return command
 
 
-def _game_of_command(payload: dict[str, Any], game: AnyGame) -> str | None:
+def _game_of_command(payload: dict[str, JsonValue], game: HostedGame) -> str | None:
     """The other hosted game whose seat command ``payload`` is, if any."""
     for name in game_names():
         if name != game.name:
@@ -168,7 +171,7 @@ def _game_of_command(payload: dict[str, Any], game: AnyGame) -> str | None:
     return None
 
 
-def json_integers(value: Any) -> Any:
+def json_integers(value: JsonValue) -> JsonValue:
     """``value`` with every whole float as an int: JSON has one kind of number, and 142.0 is
     the integer 142 to JSON Schema too (msgspec would refuse it where an int is due)."""
     if isinstance(value, float) and value.is_integer():

@@ -27,21 +27,21 @@ import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import msgspec
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gameplatform import game_names, get_game
 from gameplatform.audit import AuditReport, Finding, failed
+from gameplatform.chain import Event
 from gameplatform.explanation import Explanation
-from gameplatform.interface import Table
+from gameplatform.interface import HostedGame, HostedState, Table
 from gameplatform.words import words
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.request_limits import error_response_messages
 from gameserver.runtime import signing
 from gameserver.runtime.signing import SEAL_LINE, SealVerdict
-from gameserver.runtime.state_cache import AnyGame, game_reading
+from gameserver.runtime.state_cache import game_reading
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -136,14 +136,14 @@ def plugin_of(name: str) -> str | None:
     return f"/static/games/{name}.js" if (STATIC / "games" / f"{name}.js").is_file() else None
 
 
-def _seats(game: AnyGame, events: list[Any]) -> list[str]:
+def _seats(game: HostedGame, events: list[Event]) -> list[str]:
     """The seats' names (colours) of the whole file, to tell its events; none for a file
     that cannot be folded."""
     whole = replayed(game, events)
     return list(game.table(whole).colours) if whole is not None else []
 
 
-def replayed(game: AnyGame, events: list[Any]) -> Any:
+def replayed(game: HostedGame, events: list[Event]) -> HostedState | None:
     """The state after ``events``, or None where they cannot be folded (a forged or broken
     file: its audit says what is wrong)."""
     try:
@@ -152,14 +152,14 @@ def replayed(game: AnyGame, events: list[Any]) -> Any:
         return None
 
 
-def title(game: AnyGame, state: Any) -> str:
+def title(game: HostedGame, state: HostedState) -> str:
     return f"{game.title.split(' (')[0]} game {state.game_id} after event {state.version}"
 
 
-def _events_of(game: AnyGame, lines: list[bytes]) -> tuple[list[Any], AuditReport | None]:
+def _events_of(game: HostedGame, lines: list[bytes]) -> tuple[list[Event], AuditReport | None]:
     """The file's events, or the failed audit of a file that holds none or a line that is
     not an event (no message echoes more than 200 characters of it)."""
-    events: list[Any] = []
+    events: list[Event] = []
     for number, line in enumerate(lines, start=1):
         try:
             events.append(game.decode_event(line))

@@ -18,7 +18,6 @@ schema wants them, no ``Bearer`` token. So every malformed request gets the rout
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import msgspec
 from fastapi.security import HTTPAuthorizationCredentials
@@ -26,6 +25,7 @@ from redis import exceptions as redis_errors
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from eventstore import StoreUnavailableError
+from gameplatform.interface import JsonValue
 from gameserver.gateway.command_relay import relay_move
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError, error_body
@@ -44,7 +44,7 @@ class MoveBody(msgspec.Struct, frozen=True):
     """``CommandRequest`` (unknown fields ignored, as pydantic does)."""
 
     command_id: str
-    command: dict[str, Any]
+    command: dict[str, JsonValue]
 
 
 _decoder = msgspec.json.Decoder(MoveBody)

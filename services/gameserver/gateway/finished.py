@@ -15,17 +15,18 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import cast
 
 import msgspec
 from redis.asyncio import Redis
 
 from eventstore import KeyLayout, RedisEventStore, StoreError
 from gameplatform.audit import AuditReport, Finding, failed
+from gameplatform.chain import Event
+from gameplatform.interface import HostedGame
 from gameserver.gateway.game_states import GameStates
 from gameserver.gateway.http_errors import ApiError, bounded
 from gameserver.runtime.logging import get_logger
-from gameserver.runtime.state_cache import AnyGame
 
 log = get_logger("renature.gateway")
 
@@ -76,7 +77,7 @@ class FinishedReads:
         """The encoded `Explanation` of a finished game, of one colour's seat or of all."""
         what = "explain" if colour is None else f"explain:{colour}"
 
-        async def compute(game: AnyGame, events: list[Any], problems: list[Finding]) -> bytes:
+        async def compute(game: HostedGame, events: list[Event], problems: list[Finding]) -> bytes:
             if problems:
                 raise _corrupt()
             return await asyncio.to_thread(_explanation, game, events, colour)
@@ -87,7 +88,7 @@ class FinishedReads:
         self,
         game_id: str,
         what: str,
-        compute: Callable[[AnyGame, list[Any], list[Finding]], Awaitable[bytes]],
+        compute: Callable[[HostedGame, list[Event], list[Finding]], Awaitable[bytes]],
     ) -> bytes:
         version = await self._finished_version(game_id)
         field = f"{what}:{version}"
@@ -131,7 +132,7 @@ class FinishedReads:
         self,
         game_id: str,
         field: str,
-        compute: Callable[[AnyGame, list[Any], list[Finding]], Awaitable[bytes]],
+        compute: Callable[[HostedGame, list[Event], list[Finding]], Awaitable[bytes]],
     ) -> bytes:
         key = self.key(game_id)
         stored = await self._redis.hget(key, field)
@@ -149,13 +150,13 @@ class FinishedReads:
         await pipe.execute()
         return body
 
-    async def _events(self, game: AnyGame, game_id: str) -> tuple[list[Any], list[Finding]]:
+    async def _events(self, game: HostedGame, game_id: str) -> tuple[list[Event], list[Finding]]:
         """Every event that can be read, and a finding for each that cannot."""
         try:
             return await self._games.events(game_id, 0), []
         except (StoreError, msgspec.DecodeError, msgspec.ValidationError) as error:
             log.warning("gateway_corrupt_stream", game_id=game_id, error=type(error).__name__)
-        events: list[Any] = []
+        events: list[Event] = []
         problems: list[Finding] = []
         # A bytes client: ids and fields are bytes (redis-py types them loosely).
         entries = cast(
@@ -180,7 +181,7 @@ class FinishedReads:
                 )
         return events, problems
 
-    async def _audit(self, game: AnyGame, events: list[Any], problems: list[Finding]) -> bytes:
+    async def _audit(self, game: HostedGame, events: list[Event], problems: list[Finding]) -> bytes:
         return await asyncio.to_thread(_audit_report, game, events, problems)
 
     def _remember(self, local: tuple[str, str], body: bytes) -> None:
@@ -190,7 +191,7 @@ class FinishedReads:
             self._local.popitem(last=False)
 
 
-def _audit_report(game: AnyGame, events: list[Any], problems: list[Finding]) -> bytes:
+def _audit_report(game: HostedGame, events: list[Event], problems: list[Finding]) -> bytes:
     """The audit of what could be read, with the unreadable events among its findings; an
     audit that cannot finish on a corrupted stream is a finding too. (Every game's report is
     the platform's `AuditReport`.)"""
@@ -214,7 +215,7 @@ def _audit_report(game: AnyGame, events: list[Any], problems: list[Finding]) -> 
     return msgspec.json.encode(report)
 
 
-def _explanation(game: AnyGame, events: list[Any], colour: str | None) -> bytes:
+def _explanation(game: HostedGame, events: list[Event], colour: str | None) -> bytes:
     try:
         seat = None if colour is None else _seat_playing(game, events, colour)
         return msgspec.json.encode(game.explain(events, seat))
@@ -224,7 +225,7 @@ def _explanation(game: AnyGame, events: list[Any], colour: str | None) -> bytes:
         raise _corrupt() from error
 
 
-def _seat_playing(game: AnyGame, events: list[Any], colour: str) -> int:
+def _seat_playing(game: HostedGame, events: list[Event], colour: str) -> int:
     """The seat that plays ``colour`` (at the end); 404 ``no_such_seat`` when none does (as for
     a seat number the game does not have: the request is well formed, the seat does not
     exist)."""

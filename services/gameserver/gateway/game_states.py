@@ -10,14 +10,16 @@ another history replaces it), so a view costs one short XRANGE once the game is 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from eventstore import RedisEventStore
 from eventstore.keys import check_game_id
 from gameplatform import get_game
+from gameplatform.chain import Event
+from gameplatform.interface import HostedGame, HostedState
 from gameserver.gateway.http_errors import ApiError
 from gameserver.runtime.logging import get_logger
-from gameserver.runtime.state_cache import AnyGame, GameLoader, game_of_stream
+from gameserver.runtime.state_cache import GameLoader, game_of_stream
 
 log = get_logger("renature.gateway")
 
@@ -27,8 +29,8 @@ KNOWN_GAMES = 100_000
 class Played(NamedTuple):
     """A game's adapter (`gameplatform.Game`) and its current state."""
 
-    game: AnyGame
-    state: Any
+    game: HostedGame
+    state: HostedState
 
 
 class GameStates:
@@ -40,7 +42,7 @@ class GameStates:
         self._known: OrderedDict[str, str] = OrderedDict()
         """The game of game ids seen lately (`game_of`), beyond the states cached."""
         self._max_games = max_games
-        self._statuses: OrderedDict[str, tuple[Any, list[str]]] = OrderedDict()
+        self._statuses: OrderedDict[str, tuple[HostedState, list[str]]] = OrderedDict()
         """The seats' statuses of a cached state (`cached_statuses`), with that state."""
 
     async def played(self, game_id: str) -> Played:
@@ -52,7 +54,7 @@ class GameStates:
             raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
         return Played(entry.adapter, entry.value)
 
-    def cached(self, game_id: str) -> Any | None:
+    def cached(self, game_id: str) -> HostedState | None:
         """The game's state as last folded here, without reading the store (None when the game
         is not cached): possibly behind the stream, for a cheap look only."""
         entry = self._loader.cache.get(game_id)
@@ -74,11 +76,11 @@ class GameStates:
             self._statuses.popitem(last=False)
         return statuses
 
-    async def state(self, game_id: str) -> Any:
+    async def state(self, game_id: str) -> HostedState:
         """The game's current state (`played`)."""
         return (await self.played(game_id)).state
 
-    async def game_of(self, game_id: str) -> AnyGame:
+    async def game_of(self, game_id: str) -> HostedGame:
         """The game a game id is a game of, as its stream's first event names it (one short
         read unless the game is cached; never a fold, so a stream corrupted further on still
         answers); 404 for an unknown game."""
@@ -97,7 +99,7 @@ class GameStates:
             self._known.popitem(last=False)
         return game
 
-    async def events(self, game_id: str, after: int) -> list[Any]:
+    async def events(self, game_id: str, after: int) -> list[Event]:
         """The decoded events after version ``after`` (404 for an unknown game)."""
         game = await self.game_of(game_id)
         stored = await self._store.read(game_id, after_version=max(after, 0))

@@ -14,8 +14,6 @@ line, so no answer grows with what a client sent.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -23,6 +21,7 @@ from redis import exceptions as redis_errors
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from eventstore import StoreUnavailableError
+from gameplatform.interface import JsonValue
 from gameserver.gateway.use_cases.refusals import REJECTION_KINDS, Kind, Refusal
 from gameserver.runtime.logging import get_logger
 
@@ -82,7 +81,7 @@ def api_error(refusal: Refusal) -> ApiError:
     return ApiError(STATUS[refusal.kind], refusal.code, refusal.message)
 
 
-def error_body(code: str, message: str) -> dict[str, Any]:
+def error_body(code: str, message: str) -> dict[str, JsonValue]:
     """The common error shape; the message is cut short (it may quote what a client sent)."""
     return {"error": {"code": code, "message": bounded(message, MAX_MESSAGE)}}
 

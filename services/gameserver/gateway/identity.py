@@ -22,6 +22,7 @@ from typing import Any, Final
 import jwt
 from starlette.concurrency import run_in_threadpool
 
+from gameplatform.interface import JsonValue
 from gameserver.gateway.http_errors import ApiError
 from gameserver.runtime.settings_parts import Identity
 
@@ -56,7 +57,7 @@ class IdentityProvider:
         """The digest naming the token's user; 401 ``invalid_identity`` (in words) otherwise."""
         try:
             key = await self._signing_key(token)
-            claims: dict[str, Any] = jwt.decode(
+            claims: dict[str, JsonValue] = jwt.decode(
                 token,
                 key,
                 algorithms=ALGORITHMS,

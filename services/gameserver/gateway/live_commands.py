@@ -29,11 +29,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from typing import Any
 
 import msgspec
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from gameplatform.interface import JsonValue
 from gameserver.gateway.command_relay import relay_move
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError, bounded
@@ -44,7 +44,7 @@ MAX_MESSAGE_BYTES = 65_536
 
 class LiveCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     command_id: str
-    command: dict[str, Any]
+    command: dict[str, JsonValue]
     events: bool = False
     view: bool = False
     legal_actions: bool = False
@@ -85,7 +85,7 @@ async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | b
         if seat is None:
             raise ApiError(403, "not_seated", "Open the live channel with your seat's token.")
         accepted, game = await relay_move(gateway, game_id, seat, command_id, message.command)
-        out: dict[str, Any] = {
+        out: dict[str, JsonValue] = {
             "answer": {
                 "command_id": command_id,
                 "status": "accepted",

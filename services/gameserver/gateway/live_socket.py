@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any, cast
+from typing import cast
 
 import msgspec
 from fastapi import WebSocket
@@ -28,6 +28,8 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from eventstore import MAX_VERSION
 from gameplatform import get_game
+from gameplatform.chain import Event
+from gameplatform.interface import HostedState, JsonValue
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
@@ -91,7 +93,7 @@ async def open_channel(
     return Channel(game_id, viewer, version, with_view, ended, game.name)
 
 
-async def follow(gateway: Gateway, game_id: str, after: int, game: str) -> AsyncIterator[Any]:
+async def follow(gateway: Gateway, game_id: str, after: int, game: str) -> AsyncIterator[Event]:
     """Every event after version ``after``, then each new one as it is appended; returns after
     the event that closes the game (its game's ``closes``: the end, or a cancellation). The
     worker's `LiveHub` reads the feeds for every channel at once; the backlog comes from the
@@ -101,7 +103,8 @@ async def follow(gateway: Gateway, game_id: str, after: int, game: str) -> Async
 
     async def backlog(last: int) -> list[Item]:
         entries = cast(
-            "list[Any]", await gateway.redis.xrange(key, min=f"(0-{last}", max="+", count=PAGE)
+            "list[tuple[bytes, dict[bytes, bytes]]]",
+            await gateway.redis.xrange(key, min=f"(0-{last}", max="+", count=PAGE),
         )
         return [(_version(entry_id), fields[b"event"]) for entry_id, fields in entries]
 
@@ -120,23 +123,23 @@ class Frames:
     """Turns raw events into what the viewer receives: the redacted event, or (with
     ``include=view``) ``{"event", "view", "legal_actions"}`` as of that event."""
 
-    def __init__(self, channel: Channel, state: Any) -> None:
+    def __init__(self, channel: Channel, state: HostedState | None) -> None:
         self.channel = channel
         self.state = state
         self.game = get_game(channel.game)
 
-    def frame(self, event: Any) -> bytes:
+    def frame(self, event: Event) -> bytes:
         viewer, game = self.channel.viewer, self.game
         shown = game.visible_event(event, viewer)
         if not self.channel.with_view:
             return msgspec.json.encode(shown)
-        self.state = game.evolve(self.state, event)
-        body: dict[str, Any] = {"event": shown, "view": game.view(self.state, viewer)}
-        body["legal_actions"] = [] if viewer is None else game.legal_actions(self.state, viewer)
+        state = self.state = game.evolve(self.state, event)
+        body: dict[str, JsonValue] = {"event": shown, "view": game.view(state, viewer)}
+        body["legal_actions"] = [] if viewer is None else game.legal_actions(state, viewer)
         return msgspec.json.encode(body)
 
 
-async def frames_state(gateway: Gateway, channel: Channel) -> Any:
+async def frames_state(gateway: Gateway, channel: Channel) -> HostedState | None:
     """The state as of ``channel.after`` (only needed to push views)."""
     if not channel.with_view:
         return None

@@ -22,14 +22,14 @@ import hashlib
 import hmac
 import secrets
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
 from eventstore import KeyLayout
 from eventstore.redis_values import text
-from gameplatform.interface import Game, Table
+from gameplatform.interface import HostedGame, HostedState, Table
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.seat_tokens import token_digest
 
@@ -71,7 +71,7 @@ def utc(ms: int) -> str:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{millis:03d}Z"
 
 
-def clock_of(game: Game[Any, Any, Any], state: Any) -> ClockSummary | None:
+def clock_of(game: HostedGame, state: HostedState) -> ClockSummary | None:
     """A game's clock (`Game.clock`; None for a game created without a time control)."""
     shown = game.clock(state)
     if shown is None:

@@ -16,6 +16,8 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, Field
 
+from gameplatform.interface import JsonValue
+
 REF_TEMPLATE = "#/components/schemas/{name}"
 
 ERRORS = {
@@ -49,7 +51,7 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+def errors(*statuses: int) -> dict[int | str, dict[str, JsonValue]]:
     """The error answers of a route, for its ``responses``."""
     return {status: {"model": ErrorBody, "description": ERRORS[status]} for status in statuses}
 
@@ -72,13 +74,13 @@ class Bodies:
 
     def body(
         self, type_: Any, description: str, *, status: int = 200
-    ) -> dict[int | str, dict[str, Any]]:
+    ) -> dict[int | str, dict[str, JsonValue]]:
         """A route's answer whose body is the msgspec type ``type_`` (for its ``responses``)."""
         return self.body_of((type_,), description, status=status)
 
     def body_of(
         self, types: tuple[Any, ...], description: str, *, status: int = 200
-    ) -> dict[int | str, dict[str, Any]]:
+    ) -> dict[int | str, dict[str, JsonValue]]:
         """A route's answer whose body is one of ``types`` (each game's, for instance)."""
         schemas, _ = msgspec.json.schema_components(types, ref_template=REF_TEMPLATE)
         schema = _one_of(schemas)
@@ -90,7 +92,7 @@ class Bodies:
             }
         }
 
-    def components(self, paths: bytes) -> tuple[dict[str, Any], dict[bytes, Any]]:
+    def components(self, paths: bytes) -> tuple[dict[str, JsonValue], dict[bytes, JsonValue]]:
         """The components of every body, in the order the bodies first appear in ``paths``
         (the encoded paths of the document), whatever order the routers were imported in; and
         for each declared schema (as JSON) the schema with the components' final names."""
@@ -109,7 +111,7 @@ class Bodies:
         return components, final
 
 
-def _one_of(schemas: Any) -> Any:
+def _one_of(schemas: JsonValue) -> JsonValue:
     return schemas[0] if len(schemas) == 1 else {"anyOf": list(schemas)}
 
 
@@ -118,14 +120,16 @@ BODIES = Bodies()
 drops the components of routers an app does not include)."""
 
 
-def body(type_: Any, description: str, *, status: int = 200) -> dict[int | str, dict[str, Any]]:
+def body(
+    type_: Any, description: str, *, status: int = 200
+) -> dict[int | str, dict[str, JsonValue]]:
     """`Bodies.body` on the routers' shared `BODIES`."""
     return BODIES.body(type_, description, status=status)
 
 
 def body_of(
     types: tuple[Any, ...], description: str, *, status: int = 200
-) -> dict[int | str, dict[str, Any]]:
+) -> dict[int | str, dict[str, JsonValue]]:
     """`Bodies.body_of` on the routers' shared `BODIES`."""
     return BODIES.body_of(types, description, status=status)
 
@@ -138,7 +142,7 @@ def install(app: FastAPI, bodies: Bodies, *, strip: dict[str, list[str]] | None 
     more is dropped.
     """
 
-    def openapi() -> dict[str, Any]:
+    def openapi() -> dict[str, JsonValue]:
         if app.openapi_schema is not None:
             return app.openapi_schema
         document = get_openapi(
@@ -147,7 +151,9 @@ def install(app: FastAPI, bodies: Bodies, *, strip: dict[str, list[str]] | None 
             description=app.description,
             routes=app.routes,
         )
-        schemas: dict[str, Any] = document.setdefault("components", {}).setdefault("schemas", {})
+        schemas: dict[str, JsonValue] = document.setdefault("components", {}).setdefault(
+            "schemas", {}
+        )
         paths = msgspec.json.encode(document.get("paths", {}))
         components, final = bodies.components(paths)
         _rename_bodies(document.get("paths", {}), final)
@@ -168,7 +174,7 @@ def install(app: FastAPI, bodies: Bodies, *, strip: dict[str, list[str]] | None 
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def _rename_bodies(paths: dict[str, Any], final: dict[bytes, Any]) -> None:
+def _rename_bodies(paths: dict[str, JsonValue], final: dict[bytes, JsonValue]) -> None:
     """Each declared body schema of ``paths`` replaced by its schema with the final names."""
     for operations in paths.values():
         for operation in operations.values():
@@ -179,9 +185,9 @@ def _rename_bodies(paths: dict[str, Any], final: dict[bytes, Any]) -> None:
                         content["schema"] = final[declared]
 
 
-def _drop_unreferenced(document: dict[str, Any]) -> None:
+def _drop_unreferenced(document: dict[str, JsonValue]) -> None:
     """Remove components that no path and no other component refers to."""
-    schemas: dict[str, Any] = document["components"]["schemas"]
+    schemas: dict[str, JsonValue] = document["components"]["schemas"]
     while True:
         text = msgspec.json.encode({k: v for k, v in document.items() if k != "components"})
         others = {name: msgspec.json.encode(schema) for name, schema in schemas.items()}
@@ -202,7 +208,7 @@ def document_limits(app: FastAPI, *, limited: bool) -> None:
     build = app.openapi
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
 
-    def openapi() -> dict[str, Any]:
+    def openapi() -> dict[str, JsonValue]:
         if app.openapi_schema is not None:
             return app.openapi_schema
         document = build()

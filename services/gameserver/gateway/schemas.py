@@ -90,7 +90,7 @@ BoardFilter = one_of(
     tuple(dict.fromkeys(board for name in game_names() for board in get_game(name).boards)),
     "board",
 )
-"""A board of any hosted game: another is 422, as an unknown phase is (issue 25)."""
+"""A board of any hosted game: another is 422, as an unknown phase is."""
 
 MAX_SEAT = most_players() - 1
 """The highest seat number of any hosted game (a path's bound; each game checks its own)."""

@@ -18,6 +18,7 @@ from gameserver.projectors.projector_runner import (
 )
 from gameserver.projectors.score_projection import ScoreProjection
 
+# Any: each projection folds a type of its own (the board a game's state, the score a ScoreFold).
 PROJECTIONS: dict[str, Callable[[], Projection[Any]]] = {
     "board": BoardProjection,
     "score": ScoreProjection,

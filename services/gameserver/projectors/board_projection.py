@@ -11,15 +11,14 @@ Key: ``<prefix>:{pNN}:board:<game_id>``, a hash ``{version, model}`` (see `runne
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from gameplatform import get_game
+from gameplatform.chain import Event
+from gameplatform.interface import HostedGame, HostedState
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.projectors.projector_runner import json_encoder
 from gameserver.runtime.bus import BOARD_GROUP
-from gameserver.runtime.state_cache import AnyGame
 
 
 class BoardProjection:
@@ -28,18 +27,17 @@ class BoardProjection:
     name = "board"
     group = BOARD_GROUP
 
-    def apply(self, game: AnyGame, fold: Any, event: Any) -> Any:
+    def apply(self, game: HostedGame, fold: HostedState | None, event: Event) -> HostedState:
         return game.evolve(fold, event)
 
-    def version(self, fold: Any) -> int:
-        version: int = fold.version
-        return version
+    def version(self, fold: HostedState) -> int:
+        return fold.version
 
-    def render(self, game: AnyGame, fold: Any) -> bytes:
+    def render(self, game: HostedGame, fold: HostedState) -> bytes:
         return json_encoder.encode(board_model(fold, game))
 
 
-def board_model(state: Any, game: AnyGame | None = None) -> msgspec.Struct:
+def board_model(state: HostedState, game: HostedGame | None = None) -> msgspec.Struct:
     """The board model of a state (also what tests compare a fresh replay against): the
     spectator view of ``game`` (the default game when not named)."""
     return (game or get_game(DEFAULT_GAME)).view(state, None)

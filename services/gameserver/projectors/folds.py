@@ -5,11 +5,13 @@ history (lost writes, a restore)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from eventstore import FeedEntry, RedisEventStore
+from gameplatform.chain import Event
+from gameplatform.interface import HostedGame
+from gameserver.runtime.logging import Logger
 from gameserver.runtime.state_cache import (
-    AnyGame,
     Cached,
     StaleCache,
     StateCache,
@@ -32,7 +34,7 @@ class Projection(Protocol[F]):
     group: str
     """The consumer group on the partition feeds."""
 
-    def apply(self, game: AnyGame, fold: F | None, event: Any) -> F:
+    def apply(self, game: HostedGame, fold: F | None, event: Event) -> F:
         """The fold after one more event of ``game`` (``None`` before the first one)."""
         ...
 
@@ -40,7 +42,7 @@ class Projection(Protocol[F]):
         """The version of the last event folded in."""
         ...
 
-    def render(self, game: AnyGame, fold: F) -> bytes:
+    def render(self, game: HostedGame, fold: F) -> bytes:
         """The read model as stored (msgspec JSON)."""
         ...
 
@@ -49,7 +51,7 @@ class Folds(Generic[F]):
     """The folds of ``projection`` over the games of ``store``, cached (see the module)."""
 
     def __init__(
-        self, store: RedisEventStore, projection: Projection[F], cache_size: int, log: Any
+        self, store: RedisEventStore, projection: Projection[F], cache_size: int, log: Logger
     ) -> None:
         self.store = store
         self.projection = projection

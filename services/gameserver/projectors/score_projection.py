@@ -13,13 +13,12 @@ Key: ``<prefix>:{pNN}:score:<game_id>``, a hash ``{version, model}`` (see `runne
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
+from gameplatform.chain import Event
+from gameplatform.interface import HostedGame, HostedState
 from gameserver.projectors.projector_runner import json_encoder
 from gameserver.runtime.bus import SCORE_GROUP
-from gameserver.runtime.state_cache import AnyGame
 
 
 class AwardLine(msgspec.Struct, frozen=True):
@@ -71,7 +70,7 @@ class ScoreFold(msgspec.Struct, frozen=True):
     """The folded state (names, colours, phase) and each seat's tally so far, updated from
     each event's awards (a render never walks the awards again)."""
 
-    state: Any
+    state: HostedState
     tallies: dict[int, SeatTally] = msgspec.field(default_factory=dict)
 
 
@@ -81,7 +80,7 @@ class ScoreProjection:
     name = "score"
     group = SCORE_GROUP
 
-    def apply(self, game: AnyGame, fold: ScoreFold | None, event: Any) -> ScoreFold:
+    def apply(self, game: HostedGame, fold: ScoreFold | None, event: Event) -> ScoreFold:
         state = game.evolve(None if fold is None else fold.state, event)
         tallies = {} if fold is None else fold.tallies
         awards = game.points_awarded(event)
@@ -95,14 +94,13 @@ class ScoreProjection:
         return ScoreFold(state, tallies)
 
     def version(self, fold: ScoreFold) -> int:
-        version: int = fold.state.version
-        return version
+        return fold.state.version
 
-    def render(self, game: AnyGame, fold: ScoreFold) -> bytes:
+    def render(self, game: HostedGame, fold: ScoreFold) -> bytes:
         return json_encoder.encode(score_model(fold, game))
 
 
-def score_model(fold: ScoreFold, game: AnyGame) -> ScoreModel:
+def score_model(fold: ScoreFold, game: HostedGame) -> ScoreModel:
     table = game.table(fold.state)
     seats = []
     for seat_no, (name, colour) in enumerate(zip(table.names, table.colours, strict=True)):

@@ -64,7 +64,7 @@ def stage_of(event: bytes) -> Stage | None:
     for name in game_names():
         game = get_game(name)
         try:
-            decoded: Any = game.decode_event(event)
+            decoded = game.decode_event(event)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             continue  # another game's event
         if game.closes(decoded):

@@ -36,7 +36,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+
+import msgspec
 
 from eventstore import (
     Appended,
@@ -46,6 +47,7 @@ from eventstore import (
     EventStore,
 )
 from gameplatform import get_game
+from gameplatform.interface import HostedState
 from gameserver.rules.envelopes import (
     Decision,
     RuleRefusal,
@@ -75,6 +77,12 @@ from gameserver.runtime.state_cache import (
 
 log = get_logger("renature.rules")
 
+Loaded = HostedState | None
+"""A game's state as loaded (None: the game has no events yet)."""
+
+Entry = Cached[HostedState] | None
+"""A game's cached state with its game and version (None: no events yet)."""
+
 MAX_ATTEMPTS = 16
 """Decide/append rounds per command before giving up (each lost round means another command of
 the same game was appended meanwhile, so this bounds only pathological contention)."""
@@ -82,6 +90,7 @@ the same game was appended meanwhile, so this bounds only pathological contentio
 FINISH_SUFFIX = ":finish"
 
 
+# long: an envelope's whole path (seed, decide, append, finish, load), each step typed
 @dataclass
 class CommandHandler:
     """decode → load → decide → append → reply, independent of the transport.
@@ -99,7 +108,7 @@ class CommandHandler:
     """Where refused commands' outcomes are recorded (a store with a TTL of minutes: the
     retention policy); ``store`` itself when None."""
     games: GameLoader = field(init=False)
-    cache: StateCache[Any] = field(init=False)
+    cache: StateCache[HostedState] = field(init=False)
 
     def __post_init__(self) -> None:
         self.games = GameLoader(self.store, self.cache_size, log)
@@ -143,7 +152,9 @@ class CommandHandler:
 
     # -- deciding and appending --------------------------------------------------------------
 
-    def decide(self, envelope: bus.CommandEnvelope, state: Any, command: Any = None) -> Decision:
+    def decide(
+        self, envelope: bus.CommandEnvelope, state: Loaded, command: msgspec.Struct | None = None
+    ) -> Decision:
         """Run the rules on ``state`` now (`decide_envelope`); raises `RuleRefusal` for an
         illegal command. ``command`` replaces the envelope's (the seed put into a creation or
         a finish)."""
@@ -216,7 +227,7 @@ class CommandHandler:
             rejected(envelope, "contended", "The game is too busy right now; please retry.")
         )
 
-    async def _with_seed(self, envelope: bus.CommandEnvelope, state: Any) -> Any:
+    async def _with_seed(self, envelope: bus.CommandEnvelope, state: Loaded) -> msgspec.Struct:
         """Put the seed into a creation or a finish (`Game.needs_seed`).
 
         A game whose seed deals secrets (`Game.seed_secret`: Renature) takes it from the seed
@@ -245,7 +256,7 @@ class CommandHandler:
             else game.with_seed(command, "")
         )
 
-    async def finish_if_due(self, envelope: bus.CommandEnvelope, entry: Cached[Any] | None) -> None:
+    async def finish_if_due(self, envelope: bus.CommandEnvelope, entry: Entry) -> None:
         """Once nobody has dominoes left (``state`` awaits the final scoring), reveal the seed:
         issue FinishGame as the system.
 
@@ -274,12 +285,12 @@ class CommandHandler:
 
     # -- loading -----------------------------------------------------------------------------
 
-    async def load(self, game_id: str) -> Any:
+    async def load(self, game_id: str) -> Loaded:
         """The game's latest state, checked against the stream's lineage (`GameLoader`): no
         command is decided, and no refusal stored, on events the stream lost."""
         return await self.games.load(game_id)
 
-    async def load_many(self, game_ids: Sequence[str]) -> list[Cached[Any] | None]:
+    async def load_many(self, game_ids: Sequence[str]) -> list[Entry]:
         """The latest states of several (distinct) games, with their games, in one round trip."""
         return await self.games.load_many(game_ids)
 
@@ -346,7 +357,7 @@ class BatchRounds:
             await self.handler.finish_if_due(envelope, self.handler.cache.get(envelope.game_id))
         return self.answered
 
-    async def _load(self, batched: list[Indexed]) -> tuple[list[Indexed], list[Cached[Any] | None]]:
+    async def _load(self, batched: list[Indexed]) -> tuple[list[Indexed], list[Entry]]:
         """The games' states in one read (none for no game); on a failure every command is an
         internal error."""
         if not batched:
@@ -359,7 +370,7 @@ class BatchRounds:
             return [], []
 
     def _decide(
-        self, batched: list[Indexed], states: list[Cached[Any] | None]
+        self, batched: list[Indexed], states: list[Entry]
     ) -> tuple[list[tuple[int, bus.CommandEnvelope, Decision]], list[tuple[Indexed, RuleRefusal]]]:
         """Each command decided on its game's state: accepted ones and refused ones."""
         decided: list[tuple[int, bus.CommandEnvelope, Decision]] = []

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import msgspec
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -18,6 +17,7 @@ from eventstore import (
 )
 from eventstore.keys import check_game_id
 from gameplatform import get_game
+from gameplatform.interface import HostedState
 from gameserver.rules.withdrawals import check_withdrawal, is_withdrawal
 from gameserver.runtime import bus
 from gameserver.runtime.logging import bind_command, get_logger
@@ -106,7 +106,7 @@ def check_envelope(envelope: bus.CommandEnvelope) -> bus.Reply | None:
         return check_withdrawal(envelope)
     command = envelope.command
     game = get_game(envelope.game)
-    if game.is_creation(command) and command.game_id != envelope.game_id:
+    if game.is_creation(command) and getattr(command, "game_id", None) != envelope.game_id:
         return rejected(envelope, "invalid_command", "The game id of CreateGame must match.")
     if envelope.seat is None and game.needs_seat(command):
         # Only a gateway that resolved a seat token may send a seat's move: an envelope put
@@ -133,7 +133,9 @@ def wrong_sender(envelope: bus.CommandEnvelope, sender: str) -> bus.Reply | None
     return rejected(envelope, "wrong_sender", f"Only the {allowed} sends {kind}, not the {sender}.")
 
 
-def wrong_game(envelope: bus.CommandEnvelope, entry: Cached[Any] | None) -> bus.Reply | None:
+def wrong_game(
+    envelope: bus.CommandEnvelope, entry: Cached[HostedState] | None
+) -> bus.Reply | None:
     """The refusal of a command of one game sent to a game of another (None when it fits)."""
     if entry is None or entry.game == envelope.game:
         return None
@@ -150,10 +152,15 @@ class Decision:
 
     reply: bytes
     request: AppendRequest
-    state: Any
+    state: HostedState
 
 
-def decide_envelope(envelope: bus.CommandEnvelope, state: Any, command: Any, now: str) -> Decision:
+def decide_envelope(
+    envelope: bus.CommandEnvelope,
+    state: HostedState | None,
+    command: msgspec.Struct | None,
+    now: str,
+) -> Decision:
     """The envelope's command decided on ``state`` at ``now`` by the envelope's game: its reply,
     the append request (events, outcome, provenance, the hash chain it continues) and the
     state after it. Raises `RuleRefusal` for a command the rules refuse."""

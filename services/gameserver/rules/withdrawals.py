@@ -49,6 +49,13 @@ def is_withdrawal(envelope: bus.CommandEnvelope) -> bool:
     return isinstance(envelope.command, bus.WithdrawJoin)
 
 
+def _withdrawn_seat(envelope: bus.CommandEnvelope) -> int:
+    """The seat of a withdrawal's join (the envelope is one: `is_withdrawal`)."""
+    command = envelope.command
+    assert isinstance(command, bus.WithdrawJoin), "only a withdrawal names a withdrawn seat"
+    return command.seat
+
+
 def _refusal(envelope: bus.CommandEnvelope, code: str, message: str) -> bus.Reply:
     return bus.Reply(
         status="rejected",
@@ -61,13 +68,11 @@ def _refusal(envelope: bus.CommandEnvelope, code: str, message: str) -> bus.Repl
 
 def check_withdrawal(envelope: bus.CommandEnvelope) -> bus.Reply | None:
     """The refusal of a withdrawal that is not one (None when it may be decided)."""
-    command = envelope.command
+    seat = _withdrawn_seat(envelope)
     if envelope.seat is not None:
         return _refusal(envelope, "invalid_command", "A withdrawal is sent with no seat.")
-    if not bus.is_join_of(envelope.command_id, command.seat):
-        return _refusal(
-            envelope, "not_a_join", f"Only a join of seat {command.seat} can be withdrawn."
-        )
+    if not bus.is_join_of(envelope.command_id, seat):
+        return _refusal(envelope, "not_a_join", f"Only a join of seat {seat} can be withdrawn.")
     return None
 
 
@@ -76,7 +81,7 @@ async def withdraw(handler: CommandHandler, envelope: bus.CommandEnvelope) -> by
     accepted outcome when it landed, else ``join_abandoned`` once the join can never land."""
     game_id, command_id = envelope.game_id, envelope.command_id
     entry = await handler.games.load_entry(game_id)
-    seat = envelope.command.seat
+    seat = _withdrawn_seat(envelope)
     if entry is None:
         refused = _refusal(envelope, "game_not_found", f"There is no game {game_id!r}.")
         return bus.encoder.encode(refused)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from eventstore import CommandPartitions
 from gameplatform import game_names, get_game, registry
 from gameplatform.forms import inline_schema
+from gameplatform.interface import JsonValue
 
 COMMAND_PARTITIONS = CommandPartitions()
 """The command streams under the default layout and count (``rn:{p00}:commands`` ..
@@ -79,7 +80,8 @@ class CommandEnvelope(msgspec.Struct, frozen=True):
 
     game_id: str
     command_id: str
-    command: Any
+    command: msgspec.Struct
+    """One of the game's commands, or the gateway's `WithdrawJoin`."""
     seat: int | None = None
     game: str = DEFAULT_GAME
 
@@ -174,13 +176,13 @@ def decode_envelope(body: bytes | str) -> CommandEnvelope:
     return CommandEnvelope(wire.game_id, wire.command_id, command, wire.seat, wire.game)
 
 
-def command_digest(command: Any) -> str:
+def command_digest(command: msgspec.Struct) -> str:
     """SHA-256 of the command as sent (a creation's seed is blank on the bus)."""
     return hashlib.sha256(encoder.encode(command)).hexdigest()
 
 
 @cache
-def envelope_schema() -> dict[str, Any]:
+def envelope_schema() -> dict[str, JsonValue]:
     """The JSON schema of an envelope as documents show it: ``command`` is one of the commands
     of the game named by ``game``."""
     schema = inline_schema(WireEnvelope)

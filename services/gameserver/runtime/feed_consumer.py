@@ -14,12 +14,12 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
 
 from redis.exceptions import RedisError
 
 from eventstore import FeedEntry, RedisEventStore, StoreError
 from eventstore.keys import format_partitions
+from gameserver.runtime.logging import Logger
 
 RETRY_SECONDS = 0.2
 """Pause between tries while Redis is unreachable: back within a second of its return."""
@@ -41,7 +41,7 @@ class FeedConsumer:
         partitions: Sequence[int] | None = None,
         batch: int = 200,
         reclaim_idle_ms: int = 30_000,
-        log: Any,
+        log: Logger,
     ) -> None:
         self.store = store
         self.group = group

@@ -128,9 +128,15 @@ def configure_logging(
             access.addFilter(SampledFilter(max(0.0, access_log_sample)))
 
 
-def get_logger(name: str) -> Any:
-    """A structlog logger (typed loosely: structlog's proxies are not precisely typed)."""
-    return structlog.get_logger(name)
+Logger = structlog.stdlib.BoundLogger
+"""What `get_logger` gives: the wrapper class `configure_logging` installs (until it runs,
+structlog's lazy proxy, which answers the same calls)."""
+
+
+def get_logger(name: str) -> Logger:
+    """A structlog logger, named."""
+    logger: Logger = structlog.get_logger(name)
+    return logger
 
 
 def stdlib_logger(name: str) -> logging.Logger:

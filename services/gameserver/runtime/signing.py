@@ -24,7 +24,7 @@ import base64
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 from cryptography.exceptions import InvalidSignature
@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the CLI reads seals without importing redis (a third of a s
     from redis.asyncio import Redis
 
     from eventstore import EventStore, KeyLayout, RedisEventStore
+    from gameplatform.interface import HostedState
     from gameserver.runtime.settings_parts import Signing
     from gameserver.runtime.state_cache import StateCache
 
@@ -262,7 +263,7 @@ class Sealer:
             self.layout.signing_keys_key(), self.entry.key_id, self.entry.public_key
         )
 
-    async def seal_due(self, replies: Sequence[bytes], cache: StateCache[Any]) -> None:
+    async def seal_due(self, replies: Sequence[bytes], cache: StateCache[HostedState]) -> None:
         """Seal each game that an accepted reply took past a multiple of `SEAL_EVERY` events
         or to its end (as the handler's ``cache`` has it). A failure is logged: sealing never
         holds up or fails a command."""

@@ -21,24 +21,24 @@ import enum
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import msgspec
 
 from eventstore import EventStore, StoredEvent
 from gameplatform import game_names, get_game, registry
-from gameplatform.interface import Game
+from gameplatform.chain import Event
+from gameplatform.interface import HostedGame, HostedState
+from gameserver.runtime.logging import Logger
 
 F = TypeVar("F")
-
-AnyGame = Game[Any, Any, Any]
 
 DEFAULT_MAX_GAMES = 10_000
 DEFAULT_GAME = registry.DEFAULT_GAME
 """The game of a stream whose first batch names none (every stream written before the platform
 hosted a second game)."""
 
-Apply = Callable[[AnyGame, F | None, Any], F]
+Apply = Callable[[HostedGame, F | None, Event], F]
 """One step of a fold: the value after one more event of the game (``None`` before the first)."""
 
 
@@ -68,13 +68,13 @@ def game_named_in(meta: bytes | None) -> str:
         return DEFAULT_GAME
 
 
-def game_of_stream(stored: Sequence[StoredEvent]) -> AnyGame:
+def game_of_stream(stored: Sequence[StoredEvent]) -> HostedGame:
     """The game of a stream read from its first event (events read from version 1)."""
     first = stored[0] if stored else None
     return get_game(game_named_in(first.meta if first is not None else None))
 
 
-def game_reading(first_event: bytes) -> AnyGame | None:
+def game_reading(first_event: bytes) -> HostedGame | None:
     """The one hosted game whose decoder reads a stream's first event (a creation), or None
     when not exactly one does. For readers that hold the first event without its meta (a
     projector's feed entry): the meta names the same game, at the cost of another read."""
@@ -89,7 +89,7 @@ def game_reading(first_event: bytes) -> AnyGame | None:
     return readers[0] if len(readers) == 1 else None
 
 
-def evolve_state(game: AnyGame, state: Any, event: Any) -> Any:
+def evolve_state(game: HostedGame, state: HostedState | None, event: Event) -> HostedState:
     """The fold of the rules service and the gateway: the game's own ``evolve``."""
     return game.evolve(state, event)
 
@@ -114,11 +114,11 @@ class Cached(Generic[F]):
     game: str = DEFAULT_GAME
 
     @property
-    def adapter(self) -> AnyGame:
+    def adapter(self) -> HostedGame:
         """The game's adapter (`gameplatform.get_game`)."""
         return get_game(self.game)
 
-    def lineage(self, stream_version: int, next_event: Any = None) -> Lineage:
+    def lineage(self, stream_version: int, next_event: Event | None = None) -> Lineage:
         """Compare with a stream at ``stream_version`` whose event after the cached version is
         ``next_event`` (when the stream is ahead). Without ``next_event`` an ahead stream is
         taken on trust; with it, its ``prev_hash`` must be the cached ``last_hash``."""
@@ -133,7 +133,7 @@ class Cached(Generic[F]):
         return Lineage.AHEAD
 
 
-def seat_name(entry: Cached[Any] | None, seat: int | None) -> str | None:
+def seat_name(entry: Cached[HostedState] | None, seat: int | None) -> str | None:
     """How ``seat`` is named in the cached game (its colour as the game names it: what the
     players see), for log lines; None without a seat or a cached state."""
     if entry is None or seat is None:
@@ -143,7 +143,7 @@ def seat_name(entry: Cached[Any] | None, seat: int | None) -> str | None:
 
 
 def fold(
-    entry: Cached[F] | None, events: Iterable[Any], apply: Apply[F], game: AnyGame
+    entry: Cached[F] | None, events: Iterable[Event], apply: Apply[F], game: HostedGame
 ) -> Cached[F] | None:
     """``entry`` with ``events`` of ``game`` folded in by ``apply`` (``None`` while nothing was
     folded)."""
@@ -169,7 +169,9 @@ def fold_stored(
     return fold(entry, (game.decode_event(event.data) for event in stored), apply, game)
 
 
-def fold_states(entry: Cached[Any] | None, stored: Sequence[StoredEvent]) -> Cached[Any] | None:
+def fold_states(
+    entry: Cached[HostedState] | None, stored: Sequence[StoredEvent]
+) -> Cached[HostedState] | None:
     """The game's state with the stored events folded in by the game's ``evolve``."""
     return fold_stored(entry, stored, evolve_state)
 
@@ -214,7 +216,7 @@ def checked_fold(
     return fold_stored(entry, stored[1:], apply)
 
 
-def cached_state(state: Any, game: str = DEFAULT_GAME) -> Cached[Any]:
+def cached_state(state: HostedState, game: str = DEFAULT_GAME) -> Cached[HostedState]:
     """A game's state as a cache entry (its own version and last hash)."""
     return Cached(state, state.version, state.last_hash, game)
 
@@ -271,23 +273,25 @@ class GameLoader:
     behind it or of another history) is dropped and the game replayed from its whole stream.
     The rules service and the gateway load games through one of these each."""
 
-    def __init__(self, store: EventStore, max_games: int = DEFAULT_MAX_GAMES, log: Any = None):
+    def __init__(
+        self, store: EventStore, max_games: int = DEFAULT_MAX_GAMES, log: Logger | None = None
+    ) -> None:
         self.store = store
-        self.cache: StateCache[Any] = StateCache(max_games)
+        self.cache: StateCache[HostedState] = StateCache(max_games)
         self._log = log
 
-    async def load(self, game_id: str) -> Any:
+    async def load(self, game_id: str) -> HostedState | None:
         """The game's latest state (None when it has no events)."""
         entry = await self.load_entry(game_id)
         return None if entry is None else entry.value
 
-    async def load_entry(self, game_id: str) -> Cached[Any] | None:
+    async def load_entry(self, game_id: str) -> Cached[HostedState] | None:
         """The game's latest state with its game and version (None when it has no events)."""
         cached = self.cache.get(game_id)
         stored = await self.store.read(game_id, after_version=read_from(cached))
         return await self._caught_up(game_id, cached, stored)
 
-    async def load_many(self, game_ids: Sequence[str]) -> list[Cached[Any] | None]:
+    async def load_many(self, game_ids: Sequence[str]) -> list[Cached[HostedState] | None]:
         """The latest states of several (distinct) games, read in one round trip."""
         cached = [self.cache.get(game_id) for game_id in game_ids]
         pages = await self.store.read_many(
@@ -298,7 +302,7 @@ class GameLoader:
             for game_id, entry, page in zip(game_ids, cached, pages, strict=True)
         ]
 
-    def remember(self, entry: Cached[Any] | None) -> Cached[Any] | None:
+    def remember(self, entry: Cached[HostedState] | None) -> Cached[HostedState] | None:
         """Cache a game's state, unless a newer one is cached (by a concurrent command)."""
         if entry is None:
             return None
@@ -306,8 +310,8 @@ class GameLoader:
         return entry
 
     async def _caught_up(
-        self, game_id: str, entry: Cached[Any] | None, stored: Sequence[StoredEvent]
-    ) -> Cached[Any] | None:
+        self, game_id: str, entry: Cached[HostedState] | None, stored: Sequence[StoredEvent]
+    ) -> Cached[HostedState] | None:
         try:
             return self.remember(checked_fold(entry, stored, evolve_state))
         except StaleCache as stale:  # never decide or serve on events the stream lost

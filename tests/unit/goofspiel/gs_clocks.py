@@ -25,7 +25,7 @@ def clocked(
     on_timeout: str = "bot", cards: int = 13, seed: str = SEED, **control: Any
 ) -> tuple[list[e.Event], GameState]:
     """A started game with a time control (``per_turn`` 30 s unless told), set up at `T0`."""
-    clock = TimeControl(on_timeout=on_timeout, **(control or {"per_turn": 30}))  # type: ignore[arg-type]
+    clock = TimeControl(on_timeout=on_timeout, **(control or {"per_turn": 30}))  # type: ignore[arg-type]  # a test's own values
     options = c.Options(cards=cards, time_control=clock)
     log: list[e.Event] = []
     state: GameState | None = None

@@ -16,7 +16,7 @@ def started(
 ) -> tuple[list[e.Event], GameState]:
     log: list[e.Event] = []
     state: GameState | None = None
-    options = c.Options(cards=cards, ties=ties)  # type: ignore[arg-type]
+    options = c.Options(cards=cards, ties=ties)  # type: ignore[arg-type]  # a test's own ties
     for command in setup_commands("g1", seed, ["Ada", "Bo"], options):
         events, state = execute(state, command)
         log += events

@@ -43,7 +43,7 @@ def played(
     seed: str, names: tuple[str, str], count: int, tie: str
 ) -> tuple[list[e.Event], list[GameState]]:
     """A whole game and the state after every bid and after the end."""
-    options = c.Options(cards=count, ties=tie)  # type: ignore[arg-type]
+    options = c.Options(cards=count, ties=tie)  # type: ignore[arg-type]  # hypothesis draws the ties
     log: list[e.Event] = []
     states: list[GameState] = []
     for events, state in plays(seed, names, options):
@@ -114,11 +114,12 @@ def test_no_view_leaks_the_other_seats_pending_bid(drawn: Drawn) -> None:
         assert view(state, 0).seats[0].bid == state.bids[0]
     for event in log:
         if isinstance(event, e.BidSealed):
-            for viewer in (1 - event.seat, None):  # type: ignore[operator]
+            assert event.seat is not None
+            for viewer in (1 - event.seat, None):
                 shown = visible_event(event, viewer)
                 assert shown == visible_event(replace(event, card=99, cause=None), viewer)
         if isinstance(event, e.GameCreated):
-            assert visible_event(event, 0).prizes == []  # type: ignore[attr-defined]
+            assert visible_event(event, 0).prizes == []
 
 
 @GAMES

@@ -6,37 +6,45 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
 
 import msgspec
 import pytest
 
-from gameplatform import get_game, search
+from gameplatform import search
 from goofspiel import search_model
+from goofspiel.adapter import GAME
 from goofspiel.bots import GreedyBot
+from goofspiel.commands import Bid
 from goofspiel.state import GameState
 from goofspiel.view import perspective
 
-GAME = get_game("goofspiel")
 
-
-def after_turns(seed: str, moves: int) -> Any:
+def after_turns(seed: str, moves: int) -> GameState:
     """A game ``moves`` greedy bids in (seat 0 has sealed its bid when ``moves`` is odd)."""
-    state = None
+    state: GameState | None = None
     for command in GAME.setup_commands("g-model", seed, 2, ["ann", "bob"]):
         _, state = GAME.execute(state, command)
+    assert state is not None
     greedy = GreedyBot("g")
     for _ in range(moves):
-        seat = GAME.to_move(state)
+        seat = to_move(state)
         _, state = GAME.execute(state, greedy.choose(state, seat))
     return state
+
+
+def to_move(state: GameState) -> int:
+    seat = GAME.to_move(state)
+    assert seat is not None
+    return seat
 
 
 def test_the_belief_gives_the_greedy_card_the_model_weight_and_spreads_the_rest() -> None:
     state = after_turns("belief", 7)
     hand = state.hands[0]
     belief = search_model.bid_belief(state, 0)
-    greedy = GreedyBot("g").choose(state, 0).card
+    chosen = GreedyBot("g").choose(state, 0)
+    assert isinstance(chosen, Bid)
+    greedy = chosen.card
     uniform = (1 - search_model.MODEL_WEIGHT) / len(hand)
     assert set(belief) == set(hand)
     assert sum(belief.values()) == pytest.approx(1.0)
@@ -85,7 +93,7 @@ def test_the_goofspiel_bot_models_the_other_seat_with_the_same_weight() -> None:
 @pytest.mark.parametrize("moves", [4, 9])
 def test_the_same_seed_gives_the_same_bid(moves: int) -> None:
     state = after_turns("same", moves)
-    seat = GAME.to_move(state)
+    seat = to_move(state)
     budget = search.Budget(iterations=30, rollout_depth=13, opponent_model=0.5)
     bids = {search.SearchBot(GAME, "one", budget).choose(state, seat) for _ in range(3)}
     assert len(bids) == 1

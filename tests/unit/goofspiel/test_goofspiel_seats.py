@@ -11,7 +11,7 @@ from gs_games import started
 from gameplatform.clock import TimeControl, epoch_ms
 from goofspiel import commands as c
 from goofspiel import events as e
-from goofspiel.adapter import GAME, options_of
+from goofspiel.adapter import GAME, GoofspielGame, options_of
 from goofspiel.errors import (
     ClockRunning,
     GameOver,
@@ -39,7 +39,10 @@ def lobby(*names: str) -> GameState:
 def test_a_player_may_leave_the_lobby_and_the_seat_opens_again() -> None:
     state = lobby("Ada", "Bo")
     events, state = execute(state, c.LeaveGame(seat=1))
-    assert [(type(ev), ev.seat, ev.reason) for ev in events] == [(e.PlayerLeft, 1, "left")]  # type: ignore[attr-defined]
+    assert [type(ev) for ev in events] == [e.PlayerLeft]
+    left = events[0]
+    assert isinstance(left, e.PlayerLeft)
+    assert (left.seat, left.reason) == (1, "left")
     assert state.names == ("Ada", None)
     with pytest.raises(WrongPhase, match="Both seats"):
         execute(state, c.StartGame())
@@ -172,6 +175,7 @@ def test_a_time_control_is_recorded_in_the_creation_and_checked() -> None:
     assert isinstance(created, e.GameCreated)
     assert created.clock == TimeControl(per_turn=30, on_timeout="remove")
     assert created.cause is not None
+    assert isinstance(created.cause.command, c.CreateGame)
     assert created.cause.command.clock == created.clock
     both = TimeControl(per_turn=30, total=60)
     with pytest.raises(InvalidCommand, match="either per_turn or total"):
@@ -179,7 +183,8 @@ def test_a_time_control_is_recorded_in_the_creation_and_checked() -> None:
     read = options_of({"time_control": {"total": 300, "increment": 2, "on_timeout": "remove"}})
     assert read.problem() is None
     created_by_service = GAME.create_command("g", 2, options={"time_control": read.time_control})
-    assert created_by_service.clock == read.time_control  # type: ignore[attr-defined]
+    assert isinstance(created_by_service, c.CreateGame)
+    assert created_by_service.clock == read.time_control
     assert options_of({"time_control": {"per_turn": 5, "increment": 1}}).problem()
     with pytest.raises(msgspec.ValidationError):
         options_of({"time_control": {"per_turn": 5, "on_timeout": "pause"}})
@@ -200,7 +205,9 @@ def test_with_remove_the_seat_whose_time_runs_out_loses_whatever_the_scores() ->
     assert isinstance(timed_out, e.SeatTimedOut)
     assert (timed_out.seat, timed_out.on_timeout, timed_out.deadline) == (0, "remove", at(32))
     assert state.phase == "final_scoring"
-    assert GAME.clock(state).running_for is None
+    clock = GAME.clock(state)
+    assert clock is not None
+    assert clock.running_for is None
     assert GAME.table(state).statuses == ["removed", "playing"]
     _, state = run(log, state, c.FinishGame(seed="clock-test"), 33)
     assert (state.winners, state.ranking) == ((1,), (1, 0))
@@ -211,7 +218,9 @@ def test_with_bot_the_rules_bid_the_lowest_card_for_the_seat_from_then_on() -> N
     log, state = clocked(per_turn=30, on_timeout="bot")
     events, state = run(log, state, c.ClaimTimeout(seat=0), 30)
     assert [type(ev) for ev in events] == [e.SeatTimedOut, e.BidSealed]
-    assert (events[1].seat, events[1].card) == (0, 1)  # type: ignore[attr-defined]
+    bid = events[1]
+    assert isinstance(bid, e.BidSealed)
+    assert (bid.seat, bid.card) == (0, 1)
     assert events[1].cause is None  # the claim's batch: re-decided with it
     assert GAME.table(state).statuses == ["bot", "playing"]
     assert view(state, 1).seats[0].status == "bot"
@@ -222,7 +231,9 @@ def test_with_bot_the_rules_bid_the_lowest_card_for_the_seat_from_then_on() -> N
     events, state = run(log, state, c.Bid(seat=1, card=7), 35)
     kinds = [type(ev) for ev in events]
     assert kinds == [e.BidSealed, e.BidsRevealed, e.PrizeRevealed, e.BidSealed]
-    assert (events[-1].seat, events[-1].card) == (0, 2)  # type: ignore[attr-defined]
+    bid = events[-1]
+    assert isinstance(bid, e.BidSealed)
+    assert (bid.seat, bid.card) == (0, 2)
     assert state.to_move == 1
     with pytest.raises(PlayedByBot, match="take it back first") as refused:
         execute(state, c.Bid(seat=0, card=13), time=at(36))
@@ -261,7 +272,7 @@ def test_a_forged_early_timeout_fails_the_audit() -> None:
     early = msgspec.structs.replace(cause, time=at(10))  # 20 s before the deadline
     forged = resealed(log, claim, msgspec.structs.replace(log[claim], cause=early))
     report = GAME.audit(forged)
-    assert not report.ok  # type: ignore[attr-defined]
+    assert not report.ok
     assert "legality" in str(report.findings)
     assert "s left" in str(report.findings)
 
@@ -305,7 +316,8 @@ def test_only_a_seat_a_bot_plays_can_be_taken_back_while_the_game_is_on() -> Non
 
 
 def test_a_seat_is_taken_back_by_its_player_through_the_platform() -> None:
-    assert GAME.reclaim_type is c.ReclaimSeat  # type: ignore[attr-defined]
+    assert isinstance(GAME, GoofspielGame)
+    assert GAME.reclaim_type is c.ReclaimSeat
     command = GAME.seat_command({"type": "ReclaimSeat", "seat": 1})
     assert command == c.ReclaimSeat(seat=1)
     assert GAME.needs_seat(command)

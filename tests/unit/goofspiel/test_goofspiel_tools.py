@@ -148,9 +148,9 @@ def test_a_resigned_game_audits_and_counts_the_prizes_left_unplayed() -> None:
     log, state = play("resign", ["greedy", "random"])
     cut = next(i for i, ev in enumerate(log) if isinstance(ev, e.BidsRevealed) and ev.turn == 4)
     prefix = log[: cut + 2]  # through the fifth prize turned up
-    state = replay(prefix)
-    assert state is not None
-    resigned, state = execute(state, c.Resign(seat=1))
+    partway = replay(prefix)
+    assert partway is not None
+    resigned, state = execute(partway, c.Resign(seat=1))
     ended, state = execute(state, c.FinishGame(seed="resign"))
     report = audit([*prefix, *resigned, *ended])
     assert report.ok, report.findings

@@ -3,6 +3,7 @@ client, the explanation's notes), the seats' comings and goings among them."""
 
 from __future__ import annotations
 
+import msgspec
 from gs_clocks import clocked, run
 
 from gameplatform.words import words
@@ -17,8 +18,8 @@ from goofspiel.view import COLOURS, visible_event
 SEATS = list(COLOURS)
 
 
-def said(item: object) -> str:
-    return words(GAME, item, SEATS)  # type: ignore[arg-type]
+def said(item: msgspec.Struct) -> str:
+    return words(GAME, item, SEATS)
 
 
 def test_a_seats_commands_are_told_as_its_own_moves() -> None:

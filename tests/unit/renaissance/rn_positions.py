@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
+from typing import TypeVar
 
 from msgspec.structs import replace
 
@@ -23,6 +24,8 @@ from renaissance.game import setup_commands
 from renaissance.position import piece_index
 from renaissance.rules import execute
 from renaissance.state import GameState
+
+K = TypeVar("K", bound=e.Event)
 
 SILVER_SEAT, GOLD_SEAT = 0, 1
 
@@ -147,7 +150,7 @@ def phase2(
     comps = components()
     return replace(
         new_game(),
-        phase=step,  # type: ignore[arg-type]
+        phase=step,
         current=to_move,
         pool=(),
         cover=cover_of(pieces, legend or {}),
@@ -172,7 +175,7 @@ def play(state: GameState, command: c.Command) -> tuple[list[e.Event], GameState
     return execute(state, command)
 
 
-def of_type(events: list[e.Event], kind: type[e.Event]) -> list[e.Event]:
+def of_type(events: list[e.Event], kind: type[K]) -> list[K]:
     return [ev for ev in events if isinstance(ev, kind)]
 
 

@@ -8,6 +8,7 @@ from rn_positions import GOLD_SEAT, SILVER_SEAT, of_type, phase2, play, squares
 from renaissance import commands as c
 from renaissance import events as e
 from renaissance.game import play as play_game
+from renaissance.state import GameState
 
 LAST_TURN = """
     g......
@@ -29,10 +30,10 @@ EMPTY = """
 """
 
 
-def finish_set(points: tuple[int, int], **options: object) -> tuple[list[e.Event], object]:
+def finish_set(points: tuple[int, int], **options: object) -> tuple[list[e.Event], GameState]:
     """The last placement of a set in which the seats scored ``points``."""
     state = phase2(EMPTY, LAST_TURN, hands=((), ("domino-1",)))
-    state = replace(state, set_points=points, scores=points, **options)  # type: ignore[arg-type]
+    state = replace(state, set_points=points, scores=points, **options)
     events, state = play(state, c.PlacePiece(GOLD_SEAT, "domino-1", squares((1, 0), (2, 0))))
     if state.phase == "phase2_move":
         more, state = play(state, c.MoveMarker(GOLD_SEAT, squares((0, 0))[0], squares((0, 1))[0]))
@@ -42,9 +43,9 @@ def finish_set(points: tuple[int, int], **options: object) -> tuple[list[e.Event
 
 def test_when_just_one_game_is_played_the_higher_score_wins_and_equal_scores_draw() -> None:
     _, state = finish_set((7, 5))
-    assert state.winners == (SILVER_SEAT,)  # type: ignore[attr-defined]
+    assert state.winners == (SILVER_SEAT,)
     _, state = finish_set((5, 5))
-    assert state.winners == (SILVER_SEAT, GOLD_SEAT)  # type: ignore[attr-defined]
+    assert state.winners == (SILVER_SEAT, GOLD_SEAT)
 
 
 def test_with_several_sets_the_players_change_colours_and_play_the_next_set() -> None:
@@ -64,8 +65,8 @@ def test_with_several_sets_the_players_change_colours_and_play_the_next_set() ->
 
 def test_rule_1_more_total_points_wins() -> None:
     _, state = finish_set((3, 9), sets=2, set_number=2, set_results=((10, 1),), sets_won=(1, 0))
-    assert state.scores == (3, 9)  # type: ignore[attr-defined]
-    assert state.winners == (GOLD_SEAT,)  # type: ignore[attr-defined]
+    assert state.scores == (3, 9)
+    assert state.winners == (GOLD_SEAT,)
 
 
 def test_rule_2_more_winning_sets_wins() -> None:
@@ -77,8 +78,8 @@ def test_rule_2_more_winning_sets_wins() -> None:
         sets_won=(1, 1),
         competition="sets",
     )
-    assert state.sets_won == (2, 1)  # type: ignore[attr-defined]
-    assert state.winners == (SILVER_SEAT,)  # type: ignore[attr-defined]
+    assert state.sets_won == (2, 1)
+    assert state.winners == (SILVER_SEAT,)
 
 
 def test_a_whole_four_set_game_of_bots_adds_up() -> None:

@@ -156,7 +156,7 @@ def test_several_polyominoes_can_be_taken_at_one_time_by_a_push() -> None:
     # Gold pushes the bottom row in from the corner: (0, 6) and (1, 6) move one square right
     # and both dominoes are fully occupied: A is Gold 2:0 and is taken, B is 1:1 and waits.
     events, after = play(state, c.PushMarker(GOLD_SEAT, sq(0, 6), "east"))
-    taken = [(t.piece, t.colour) for t in of_type(events, e.PieceAcquired)]  # type: ignore[attr-defined]
+    taken = [(t.piece, t.colour) for t in of_type(events, e.PieceAcquired)]
     assert taken == [("domino-1", "gold")]  # B is 1:1 (silver (2, 5), gold (2, 6)): it waits
     state = phase1(
         """
@@ -181,7 +181,7 @@ def test_several_polyominoes_can_be_taken_at_one_time_by_a_push() -> None:
         to_move=GOLD_SEAT,
     )
     events, after = play(state, c.PushMarker(GOLD_SEAT, sq(0, 6), "east"))
-    taken = [(t.piece, t.colour) for t in of_type(events, e.PieceAcquired)]  # type: ignore[attr-defined]
+    taken = [(t.piece, t.colour) for t in of_type(events, e.PieceAcquired)]
     assert taken == [("domino-1", "gold"), ("domino-2", "gold")]
     assert after.acquired[1] == (piece_index("domino-1"), piece_index("domino-2"))
 

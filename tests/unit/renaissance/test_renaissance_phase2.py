@@ -11,6 +11,7 @@ from renaissance import events as e
 from renaissance.errors import IllegalMove, IllegalPreparation, PieceDoesNotFit
 from renaissance.position import piece_index
 from renaissance.rules import legal_actions
+from renaissance.state import GameState
 
 EMPTY_BOARD = """
     .......
@@ -23,7 +24,7 @@ EMPTY_BOARD = """
 """
 
 
-def ended_phase1(acquired: tuple[tuple[str, ...], tuple[str, ...]]):  # type: ignore[no-untyped-def]
+def ended_phase1(acquired: tuple[tuple[str, ...], tuple[str, ...]]) -> GameState:
     state = phase1(acquired=acquired)
     _, asked = play(state, c.ProposeEnd(GOLD_SEAT))
     return play(asked, c.AcceptProposal(SILVER_SEAT))[1]
@@ -260,7 +261,7 @@ def test_unplaced_pieces_cost_2_3_and_4_points_and_the_game_score_is_phase1_minu
     events, after = play(state, c.PlacePiece(GOLD_SEAT, "domino-1", squares((1, 0), (2, 0))))
     if after.phase == "phase2_move":
         events, after = play(after, c.MoveMarker(GOLD_SEAT, sq(0, 0), sq(0, 1)))
-    penalties = {(ev.seat, ev.points) for ev in of_type(events, e.PointsScored)}  # type: ignore[attr-defined]
+    penalties = {(ev.seat, ev.points) for ev in of_type(events, e.PointsScored)}
     assert penalties == {(SILVER_SEAT, -(2 + 3 + 4))}
     (ended,) = of_type(events, e.SetEnded)
     assert isinstance(ended, e.SetEnded)

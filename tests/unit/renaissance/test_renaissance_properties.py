@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from functools import cache
+from typing import get_args
 
 import msgspec
 import pytest
@@ -24,7 +25,7 @@ from renaissance.components import (
     CENTRE,
     EMPTY,
     MONOMINO,
-    STEPS,
+    Direction,
     components,
     placement_set,
     placements,
@@ -41,6 +42,12 @@ EXACT_GAMES = int(os.environ.get("RENAISSANCE_EXACT_GAMES", "12"))
 BOTS = (("random", "random"), ("random", "greedy"), ("greedy", "random"), ("greedy", "greedy"))
 # Greedy bots cost about four random ones: three games in four are random-random.
 PAIRINGS = (BOTS[0], BOTS[0], BOTS[0], BOTS[1], BOTS[0], BOTS[0], BOTS[0], BOTS[2], BOTS[3])
+
+
+def piece_index(piece_id: str) -> int:
+    piece = components().piece(piece_id)
+    assert piece is not None, piece_id
+    return piece.index
 
 
 def games(count: int, prefix: str) -> Iterator[tuple[str, tuple[str, str], int]]:
@@ -135,8 +142,7 @@ def test_many_games_keep_markers_and_pieces_conserved_and_scores_equal_to_a_reco
         for event in log:
             if isinstance(event, e.Phase2Ended):
                 unplaced = sum(
-                    penalty([components().piece(p).index for p in ps])  # type: ignore[union-attr]
-                    for ps in event.unplaced.values()
+                    penalty([piece_index(p) for p in ps]) for ps in event.unplaced.values()
                 )
                 assert unplaced >= 0
     assert played == GAMES
@@ -166,7 +172,7 @@ def candidates(state: GameState, seat: int) -> list[c.Command]:
     elif state.phase in ("phase1", "phase2_prep"):
         out += [c.PlaceMarker(seat, s) for s in squares]
         if state.phase == "phase1":
-            out += [c.PushMarker(seat, s, d) for s in squares for d in STEPS]  # type: ignore[arg-type]
+            out += [c.PushMarker(seat, s, d) for s in squares for d in get_args(Direction)]
             out += [c.ProposeEnd(seat)]
             out += [
                 c.ProposeAward(seat, p.id, to) for p in comps.pieces for to in ("silver", "gold")
@@ -219,7 +225,7 @@ def test_decide_accepts_exactly_the_legal_actions() -> None:
             other = 1 - seat
             assert legal_actions(state, other) == []
             for command in legal[:5]:
-                moved = msgspec.structs.replace(command, seat=other)  # type: ignore[type-var]
+                moved = msgspec.structs.replace(command, seat=other)
                 assert not accepted(state, moved)
             checked += 1
     assert checked > EXACT_GAMES * 20

@@ -90,7 +90,7 @@ def test_at_the_end_of_phase_1_each_player_scores_pieces_and_hands(winner: int) 
     )
     _, asked = play(state, c.ProposeEnd(GOLD_SEAT))
     events, after = play(asked, c.AcceptProposal(SILVER_SEAT))
-    lines = [(ev.seat, ev.rule, ev.points) for ev in of_type(events, e.PointsScored)]  # type: ignore[attr-defined]
+    lines = [(ev.seat, ev.rule, ev.points) for ev in of_type(events, e.PointsScored)]
     assert (winner, "polyominoes", 6) in lines
     assert (winner, "Dominoes", 4) in lines
     assert (winner, "Triple I", 6) in lines

@@ -41,7 +41,7 @@ def store() -> MemoryEventStore:
 
 @pytest.fixture
 def handler(store: MemoryEventStore) -> CommandHandler:
-    return CommandHandler(store, NoVault(), clock=lambda: NOW)  # type: ignore[arg-type]
+    return CommandHandler(store, NoVault(), clock=lambda: NOW)
 
 
 async def send(handler: CommandHandler, command: c.Command, number: int, seat: int | None) -> Reply:
@@ -73,7 +73,7 @@ async def test_the_service_seals_each_hand_with_its_own_salt(
     assert re.fullmatch("[0-9a-f]{32}", shown.salt)
     meta = msgspec.json.decode(stored[-1].meta or b"")
     assert (meta["command"]["hand"], meta["command"]["salt"]) == ("", "")
-    assert visible_event(shown, 0).hand == ""  # type: ignore[attr-defined]
+    assert visible_event(shown, 0).hand == ""
 
     reply = await send(handler, c.ShowHand(0, "paper"), 9, 0)
     assert reply.status == "accepted"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from rn_positions import GOLD_SEAT, SILVER_SEAT, phase1, phase2
 
-from gameplatform import get_game
+from gameplatform import get_game, search
 from renaissance import search_model
 from renaissance.bots import prospects
 
@@ -70,4 +70,6 @@ def test_the_adapter_evaluates_with_the_search_model_and_budget() -> None:
     game = get_game("renaissance")
     state = phase2(EMPTY_BOARD, "g.....s\n" + ".......\n" * 6, hands=(("domino-1",), ()))
     assert game.evaluate(state) == search_model.evaluate(state)
-    assert game.make_bot("mcts", "s").budget == search_model.BUDGET  # type: ignore[attr-defined]
+    bot = game.make_bot("mcts", "s")
+    assert isinstance(bot, search.SearchBot)
+    assert bot.budget == search_model.BUDGET

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from gameplatform import get_game
 from gameplatform.clock import TimeControl
 from renaissance import commands as c
 from renaissance import events as e
+from renaissance.adapter import GAME
 from renaissance.errors import ClockRunning, GameOver, InvalidCommand, WrongPhase
+from renaissance.state import GameState
 
-GAME = get_game("renaissance")
 TIME = "2026-11-25T10:00:00.000+00:00"
 
 
@@ -22,8 +22,14 @@ class Played:
     """A game played command by command, its events kept."""
 
     def __init__(self) -> None:
-        self.state: Any = None
+        self.state: GameState | None = None
         self.log: list[e.Event] = []
+
+    @property
+    def now(self) -> GameState:
+        """The state after the commands run so far (one at least)."""
+        assert self.state is not None
+        return self.state
 
     def run(self, command: c.Command) -> list[e.Event]:
         events, self.state = GAME.execute(self.state, command, time=TIME)
@@ -37,8 +43,9 @@ def started(moves: int) -> Played:
         game.run(command)
     bot = GAME.make_bot("greedy", "seed")
     for _ in range(moves):
-        seat = GAME.to_move(game.state)
-        game.run(bot.choose(game.state, seat))
+        seat = GAME.to_move(game.now)
+        assert seat is not None
+        game.run(bot.choose(game.now, seat))
     return game
 
 
@@ -50,14 +57,14 @@ def test_a_seat_that_resigns_loses_and_the_audit_re_decides_it(seat: int) -> Non
     ended = events[-1]
     assert isinstance(ended, e.GameEnded)
     assert (ended.winners, ended.ranking) == ([1 - seat], [1 - seat, seat])
-    table = GAME.table(game.state)
+    table = GAME.table(game.now)
     assert table.over
     assert table.winners == [1 - seat]
     assert table.statuses[seat] == "resigned"
     assert GAME.closes(ended)
     assert GAME.ends(ended)
-    assert GAME.to_move(game.state) is None
-    assert GAME.legal_actions(game.state, 1 - seat) == []
+    assert GAME.to_move(game.now) is None
+    assert GAME.legal_actions(game.now, 1 - seat) == []
     report: Any = GAME.audit(game.log)
     assert report.ok, report.findings
     assert report.winners == [1 - seat]
@@ -71,7 +78,7 @@ def test_the_lobby_frees_seats_and_the_host_cancels() -> None:
     game.run(create)
     game.run(join_0)
     assert [type(ev) for ev in game.run(c.LeaveGame(0))] == [e.PlayerLeft]
-    assert GAME.table(game.state).names == [None, None]
+    assert GAME.table(game.now).names == [None, None]
     with pytest.raises(InvalidCommand):
         game.run(c.RemovePlayer(0))  # nobody sits there
     game.run(join_0)
@@ -84,8 +91,8 @@ def test_the_lobby_frees_seats_and_the_host_cancels() -> None:
     cancelled = game.run(c.CancelGame())
     assert GAME.closes(cancelled[-1])
     assert not GAME.ends(cancelled[-1])
-    assert game.state.phase == "cancelled"
-    assert GAME.to_move(game.state) is None
+    assert game.now.phase == "cancelled"
+    assert GAME.to_move(game.now) is None
     for late in (c.CancelGame(), c.StartGame()):
         with pytest.raises((GameOver, WrongPhase)):
             game.run(late)
@@ -115,7 +122,7 @@ def test_a_seat_whose_time_runs_out_loses_at_the_recorded_deadline() -> None:
     at(c.JoinGame(0, "ada"))
     at(c.JoinGame(1, "bo"))
     at(c.StartGame())  # 10:00:03: seat 0's 30 seconds run
-    clock = GAME.clock(game.state)
+    clock = GAME.clock(game.now)
     assert clock is not None
     assert (clock.running_for, clock.per_turn) == (0, 30)
     with pytest.raises(ClockRunning):
@@ -126,8 +133,8 @@ def test_a_seat_whose_time_runs_out_loses_at_the_recorded_deadline() -> None:
         next(moments)
     events = at(c.ClaimTimeout(0))  # 10:00:34, past 10:00:33
     assert [type(event) for event in events] == [e.SeatTimedOut, e.SeatResigned, e.GameEnded]
-    assert GAME.table(game.state).winners == [1]
-    assert GAME.table(game.state).statuses == ["removed", "playing"]
+    assert GAME.table(game.now).winners == [1]
+    assert GAME.table(game.now).statuses == ["removed", "playing"]
     report: Any = GAME.audit(game.log)
     assert report.ok, report.findings
     with pytest.raises(InvalidCommand):  # a timeout loses: no bot plays on in Renaissance

@@ -18,6 +18,7 @@ from renaissance.packing import can_pack, shape_counts
 from renaissance.placement import free_placements, pieces_fit
 from renaissance.position import free_mask, piece_index
 from renaissance.rules import legal_actions
+from renaissance.state import GameState
 
 LEGEND = {
     "A": "domino-1",
@@ -48,7 +49,7 @@ BEFORE_THE_T = """
 THE_T = squares((0, 0), (0, 1), (1, 1), (0, 2))
 
 
-def blocked_by_the_t() -> tuple[list[e.Event], object]:
+def blocked_by_the_t() -> tuple[list[e.Event], GameState]:
     state = setup(BEFORE_THE_T, LEGEND, to_move=GOLD_SEAT)
     return play(state, c.PlacePiece(GOLD_SEAT, "tetra-T", THE_T))
 
@@ -106,18 +107,18 @@ def test_when_the_pieces_left_do_not_fit_in_the_next_player_takes_a_polyomino_of
     (required,) = of_type(events, e.RelocationRequired)
     assert isinstance(required, e.RelocationRequired)
     assert (required.seat, required.pieces_left) == (SILVER_SEAT, ["tetra-O"])
-    assert after.phase == "setup_lift"  # type: ignore[attr-defined]
-    actions = legal_actions(after, SILVER_SEAT)  # type: ignore[arg-type]
+    assert after.phase == "setup_lift"
+    actions = legal_actions(after, SILVER_SEAT)
     assert actions
     assert all(isinstance(a, c.LiftPiece) for a in actions)
     assert len(actions) == 12  # every polyomino on the board (all 13 but the O)
     with pytest.raises(RelocationRule, match="take one of the polyominoes"):
-        play(after, c.PlacePiece(SILVER_SEAT, "tetra-O", squares((5, 0), (6, 0), (5, 1), (6, 1))))  # type: ignore[arg-type]
+        play(after, c.PlacePiece(SILVER_SEAT, "tetra-O", squares((5, 0), (6, 0), (5, 1), (6, 1))))
 
 
 def test_when_one_piece_taken_off_is_not_enough_another_is_taken() -> None:
     _, state = blocked_by_the_t()
-    events, state = play(state, c.LiftPiece(SILVER_SEAT, "domino-3"))  # type: ignore[arg-type]
+    events, state = play(state, c.LiftPiece(SILVER_SEAT, "domino-3"))
     assert isinstance(events[0], e.PieceLifted)
     assert events[0].still_blocked
     assert state.phase == "setup_lift"
@@ -130,7 +131,7 @@ def test_when_one_piece_taken_off_is_not_enough_another_is_taken() -> None:
 
 def test_polyominoes_taken_from_the_board_cannot_be_placed_back_in_the_same_turn() -> None:
     _, state = blocked_by_the_t()
-    _, state = play(state, c.LiftPiece(SILVER_SEAT, "domino-3"))  # type: ignore[arg-type]
+    _, state = play(state, c.LiftPiece(SILVER_SEAT, "domino-3"))
     _, state = play(state, c.LiftPiece(SILVER_SEAT, "tetra-L"))
     with pytest.raises(RelocationRule, match="same turn"):
         play(state, c.PlacePiece(SILVER_SEAT, "tetra-L", squares((4, 3), (5, 3), (4, 4), (4, 5))))
@@ -140,7 +141,7 @@ def test_polyominoes_taken_from_the_board_cannot_be_placed_back_in_the_same_turn
 
 def test_after_a_lift_a_placement_must_leave_room_for_all_the_pieces_left() -> None:
     _, state = blocked_by_the_t()
-    _, state = play(state, c.LiftPiece(SILVER_SEAT, "tetra-L"))  # type: ignore[arg-type]
+    _, state = play(state, c.LiftPiece(SILVER_SEAT, "tetra-L"))
     assert state.phase == "setup"  # with the L off, the O and the L fit again
     rest = tuple(p for p in state.pool if p != piece_index("tetra-O"))
     places = list(free_placements(state, piece_index("tetra-O")))
@@ -166,10 +167,10 @@ def test_after_a_lift_a_placement_must_leave_room_for_all_the_pieces_left() -> N
 
 def test_the_polyomino_placed_right_after_another_was_taken_cannot_be_taken() -> None:
     _, state = blocked_by_the_t()
-    state = replace(state, protected=(piece_index("tetra-T"),))  # type: ignore[type-var]
+    state = replace(state, protected=(piece_index("tetra-T"),))
     with pytest.raises(RelocationRule, match="right after another one was taken"):
-        play(state, c.LiftPiece(SILVER_SEAT, "tetra-T"))  # type: ignore[arg-type]
-    assert c.LiftPiece(SILVER_SEAT, "tetra-T") not in legal_actions(state, SILVER_SEAT)  # type: ignore[arg-type]
+        play(state, c.LiftPiece(SILVER_SEAT, "tetra-T"))
+    assert c.LiftPiece(SILVER_SEAT, "tetra-T") not in legal_actions(state, SILVER_SEAT)
 
 
 def test_nothing_is_taken_off_while_the_pieces_left_still_fit() -> None:

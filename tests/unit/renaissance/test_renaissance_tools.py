@@ -15,12 +15,13 @@ from renaissance.audit import audit
 from renaissance.explain import explain
 from renaissance.game import play, replay
 from renaissance.picture import board_svg, board_text
+from renaissance.state import GameState
 
 CORPUS = Path(__file__).resolve().parents[3] / "docs" / "corpus-renaissance.jsonl"
 
 
 @cache
-def game() -> tuple[list[e.Event], object]:
+def game() -> tuple[list[e.Event], GameState]:
     return play("tools", ["greedy", "random"])
 
 
@@ -29,7 +30,7 @@ def test_a_game_played_by_the_rules_passes_the_audit() -> None:
     report = audit(log)
     assert report.ok
     assert report.finished
-    assert report.scores == list(state.scores)  # type: ignore[attr-defined]
+    assert report.scores == list(state.scores)
     assert "scores recounted from the pieces" in report.checks
 
 
@@ -68,14 +69,14 @@ def test_the_audit_catches_a_dropped_event() -> None:
 def test_the_explanation_adds_up_to_the_scores_line_by_line() -> None:
     log, state = game()
     report = explain(log)
-    assert report.scores == list(state.scores)  # type: ignore[attr-defined]
+    assert report.scores == list(state.scores)
     for seat in (0, 1):
         lines = [line for line in report.lines if line.seat == seat]
         assert sum(line.points for line in lines) == report.scores[seat]
         if lines:
             assert lines[-1].total == report.scores[seat]
     assert any(line.rule == "polyominoes" for line in report.lines)
-    assert report.winners == list(state.winners)  # type: ignore[attr-defined]
+    assert report.winners == list(state.winners)
 
 
 def test_the_pictures_show_every_piece_and_marker() -> None:

@@ -55,12 +55,14 @@ def check_secrets(state: GameState, events: list[e.Event]) -> None:
         if not slot.is_sealed:
             continue
         for viewer in (1 - seat, None):
-            assert view(state, viewer).janken.hands[seat] is None  # type: ignore[union-attr]
+            shown = view(state, viewer).janken
+            assert shown is not None
+            assert shown.hands[seat] is None
             assert slot.salt.encode() not in GAME.state_json(state, viewer)
             for event in events:
                 if isinstance(event, e.HandShown) and event.seat == seat:
                     seen = visible_event(event, viewer)
-                    assert (seen.hand, seen.salt, seen.cause) == ("", "", None)  # type: ignore[attr-defined]
+                    assert (seen.hand, seen.salt, seen.cause) == ("", "", None)
 
 
 def check_pieces(state: GameState) -> None:

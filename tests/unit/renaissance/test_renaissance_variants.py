@@ -38,6 +38,7 @@ from renaissance.game import play
 from renaissance.hosting import options_of
 from renaissance.position import piece_index
 from renaissance.rules import execute, legal_actions
+from renaissance.state import GameState
 from renaissance.view import masked_state, view, visible_event
 
 
@@ -103,7 +104,9 @@ def test_phase_2_alone_starts_with_a_janken_for_the_first_pieces() -> None:
     assert len(state.pool) == 13
     assert state.hands == ((), ())
     for seat in (SILVER_SEAT, GOLD_SEAT):  # both may show: neither waits for the other
-        assert {a.hand for a in legal_actions(state, seat)} == {"rock", "paper", "scissors"}  # type: ignore[attr-defined]
+        shows = legal_actions(state, seat)
+        assert all(isinstance(a, c.ShowHand) for a in shows)
+        assert {a.hand for a in shows if isinstance(a, c.ShowHand)} == {"rock", "paper", "scissors"}
 
 
 def test_either_seat_may_show_first_and_a_hand_is_shown_once() -> None:
@@ -123,8 +126,8 @@ def test_a_hand_is_sealed_to_the_other_seat_and_spectators_until_both_are_in() -
     assert shown.commitment == commitment("scissors", SALTS[GOLD_SEAT])
     for viewer in (SILVER_SEAT, None):
         seen = visible_event(shown, viewer)
-        assert (seen.hand, seen.salt, seen.cause) == ("", "", None)  # type: ignore[attr-defined]
-        assert seen.commitment == shown.commitment  # type: ignore[attr-defined]
+        assert (seen.hand, seen.salt, seen.cause) == ("", "", None)
+        assert seen.commitment == shown.commitment
         janken_view = view(after, viewer).janken
         assert janken_view is not None
         assert janken_view.hands == [None, None]
@@ -140,7 +143,7 @@ def test_a_hand_is_sealed_to_the_other_seat_and_spectators_until_both_are_in() -
     own = view(after, GOLD_SEAT).janken
     assert own is not None
     assert own.hands == [None, "scissors"]
-    assert visible_event(shown, GOLD_SEAT).hand == "scissors"  # type: ignore[attr-defined]
+    assert visible_event(shown, GOLD_SEAT).hand == "scissors"
 
 
 def test_the_rules_reveal_both_hands_once_both_are_in_so_no_seat_can_hold_up_the_reveal() -> None:
@@ -154,7 +157,9 @@ def test_the_rules_reveal_both_hands_once_both_are_in_so_no_seat_can_hold_up_the
     assert played[0].winner == GOLD_SEAT  # paper wraps rock
     assert (after.phase, after.current) == ("distribution", GOLD_SEAT)
     for viewer in (SILVER_SEAT, GOLD_SEAT, None):
-        assert view(after, viewer).janken.hands == ["rock", "paper"]  # type: ignore[union-attr]
+        janken = view(after, viewer).janken
+        assert janken is not None
+        assert janken.hands == ["rock", "paper"]
 
 
 def test_rock_breaks_scissors_scissors_cut_paper_and_a_draw_is_played_again() -> None:
@@ -258,7 +263,7 @@ MARKERS = """
 """
 
 
-def agreed_phase2(agreement: bool = True):  # type: ignore[no-untyped-def]
+def agreed_phase2(agreement: bool = True) -> GameState:
     state = phase2(EMPTY, MARKERS, hands=(("domino-1",), ("tetra-O", "domino-2")))
     return msgspec.structs.replace(state, phase2_agreement=agreement)
 
@@ -321,7 +326,7 @@ def test_options_that_do_not_go_together_are_refused(
 ) -> None:
     with pytest.raises(msgspec.ValidationError, match=problem):
         options_of(options)
-    variant = c.Variant(**options)  # type: ignore[arg-type]
+    variant = c.Variant(**options)  # type: ignore[arg-type]  # each case's values are a Variant's
     with pytest.raises(InvalidCommand, match=problem):
         execute(None, c.CreateGame("g", "s", variant=variant))
 
@@ -337,7 +342,8 @@ def test_the_standard_rules_record_no_variant_so_old_games_read_as_before() -> N
     created = GAME.create_command("g", 2, None, {"sets": 2})
     assert b"variant" not in msgspec.json.encode(created)
     chosen = GAME.create_command("g", 2, None, {"play": "phase2", "distribution": "give"})
-    assert chosen.variant == GIVE  # type: ignore[attr-defined]
+    assert isinstance(chosen, c.CreateGame)
+    assert chosen.variant == GIVE
 
 
 @pytest.mark.parametrize(
@@ -352,8 +358,9 @@ def test_the_platform_plays_explains_and_draws_every_variant(options: dict[str, 
     assert state == GAME.replay(log)
     report = audit(log)
     assert report.ok
-    assert GAME.explain(log).scores == report.scores == outcome.scores  # type: ignore[attr-defined]
+    assert GAME.explain(log).scores == report.scores == outcome.scores
     mid = GAME.replay(log[: len(log) // 3])
+    assert mid is not None
     assert GAME.picture_svg(mid, "t").startswith("<svg")
     assert GAME.picture_text(mid).strip()
     msgspec.json.encode(GAME.view(mid, None))

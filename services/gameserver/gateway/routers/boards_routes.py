@@ -45,7 +45,7 @@ def _games(game: str | None) -> list[str]:
 
 
 @cache
-def _geometry(game: str, board: str) -> Any | None:
+def _geometry(game: str, board: str) -> msgspec.Struct | None:
     return get_game(game).board_geometry(board)
 
 

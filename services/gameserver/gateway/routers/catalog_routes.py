@@ -15,14 +15,14 @@ from pydantic import TypeAdapter
 
 from eventstore import MAX_VERSION
 from gameplatform import game_names, get_game
+from gameplatform.chain import Event
 from gameplatform.creation import CreationError, read_creation
-from gameplatform.interface import Table
+from gameplatform.interface import HostedGame, Table
 from gameplatform.words import words
 from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
 from gameserver.gateway.openapi import body, errors
 from gameserver.gateway.routers.web_routes import At, plugin_of, replayed
 from gameserver.gateway.schemas import CreateGameRequest, MsgspecResponse
-from gameserver.runtime.state_cache import AnyGame
 
 router = APIRouter(tags=["catalog"], default_response_class=MsgspecResponse)
 
@@ -155,7 +155,9 @@ async def game_log(
     return MsgspecResponse(log_of(game, events, viewer, game.table(state).colours))
 
 
-def log_of(game: AnyGame, events: list[Any], viewer: int | None, seats: list[str]) -> list[LogLine]:
+def log_of(
+    game: HostedGame, events: list[Event], viewer: int | None, seats: list[str]
+) -> list[LogLine]:
     """Each event as ``viewer`` may see it, and in words."""
     shown = [game.visible_event(event, viewer) for event in events]
     return [
@@ -171,7 +173,7 @@ def catalog_json() -> bytes:
     return msgspec.json.encode([_entry(get_game(name), bodies[name]) for name in game_names()])
 
 
-def _entry(game: AnyGame, creation: dict[str, Any]) -> CatalogGame:
+def _entry(game: HostedGame, creation: dict[str, Any]) -> CatalogGame:
     properties = creation.get("properties", {})
     return CatalogGame(
         name=game.name,
@@ -192,7 +194,7 @@ def _entry(game: AnyGame, creation: dict[str, Any]) -> CatalogGame:
     )
 
 
-def _timeouts(game: AnyGame) -> list[str]:
+def _timeouts(game: HostedGame) -> list[str]:
     """The ``on_timeout`` values the game's own check of a creation takes."""
     taken = []
     for on_timeout in ("bot", "remove"):
@@ -249,7 +251,7 @@ def _option(name: str, schema: dict[str, Any]) -> Option:
     )
 
 
-def _colours(game: AnyGame, players: int) -> list[str]:
+def _colours(game: HostedGame, players: int) -> list[str]:
     """The seats' colours of a game of ``players``, as the game deals them (a game set up in
     memory, seats taken, nothing stored)."""
     names = [f"player {seat}" for seat in range(players)]
@@ -259,7 +261,7 @@ def _colours(game: AnyGame, players: int) -> list[str]:
     return list(game.table(state).colours) if state is not None else []
 
 
-def _phases(game: AnyGame) -> list[str]:
+def _phases(game: HostedGame) -> list[str]:
     """The values the state's ``phase`` may take (its ``Literal``), in the game's order."""
     try:
         phase = get_type_hints(game.state_type).get("phase")

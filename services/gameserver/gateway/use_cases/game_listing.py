@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gameplatform.interface import Table
+from gameplatform.interface import HostedGame, Table
 from gameserver.gateway.use_cases.ports import GameMarks, GameReads, LobbyIndex
 from gameserver.gateway.use_cases.refusals import Refusal
-from gameserver.runtime.state_cache import AnyGame
 
 SCAN_LIMIT = 500
 """At most this many games are looked at for one page (the page may then be short; its
@@ -21,7 +20,7 @@ class Listed:
     """A game as the lobby shows it: its adapter, its state, its table and its seating."""
 
     game_id: str
-    game: AnyGame
+    game: HostedGame
     state: Any
     table: Table
     seating: str
@@ -70,7 +69,7 @@ class Summary:
     """A game's public facts (``seed_origin``: None for a game no gateway created)."""
 
     game_id: str
-    game: AnyGame
+    game: HostedGame
     state: Any
     table: Table
     seed_origin: str | None

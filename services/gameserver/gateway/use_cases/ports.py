@@ -12,10 +12,10 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
+from gameplatform.interface import HostedGame
 from gameserver.gateway.game_states import Played
 from gameserver.gateway.lobby_entries import Seating
 from gameserver.runtime.bus import CommandEnvelope, Reply
-from gameserver.runtime.state_cache import AnyGame
 
 
 class GameReads(Protocol):
@@ -25,7 +25,7 @@ class GameReads(Protocol):
         """The game's adapter and current state; ``not_found`` for an unknown game."""
         ...
 
-    async def game_of(self, game_id: str) -> AnyGame:
+    async def game_of(self, game_id: str) -> HostedGame:
         """The game's adapter alone (cheaper than a fold); ``not_found`` as `played`."""
         ...
 

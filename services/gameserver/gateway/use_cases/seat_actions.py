@@ -9,11 +9,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from gameplatform.interface import HostedGame
 from gameserver.gateway.use_cases.outcomes import Outcome, outcome_of
 from gameserver.gateway.use_cases.ports import CommandBus, GameReads, Hosts, SeatCheck, SeatRegistry
 from gameserver.gateway.use_cases.refusals import Refusal
 from gameserver.runtime.bus import CommandEnvelope
-from gameserver.runtime.state_cache import AnyGame
 
 
 class SeatActions:
@@ -93,7 +93,9 @@ class SeatActions:
         seat = await self.seated(game_id, token)
         return await self._act(game_id, lambda game: game.reclaim_command(seat), seat)
 
-    async def _act(self, game_id: str, make: Callable[[AnyGame], Any], seat: int | None) -> Outcome:
+    async def _act(
+        self, game_id: str, make: Callable[[HostedGame], Any], seat: int | None
+    ) -> Outcome:
         """Send the game's own command for a seat action (``make`` asks the game for it);
         ``conflict`` (``not_offered``) where the game has none, the rules' refusal as it is."""
         game = await self._games.game_of(game_id)
