@@ -179,9 +179,12 @@ async def front_door(redis_url: str, limits: RateLimits = LIMITS) -> AsyncIterat
 # -- the attacks -------------------------------------------------------------------------------
 
 
-async def ended_after(reader: asyncio.StreamReader, limit: float) -> tuple[float, bytes]:
-    """How long until the server ended the connection, and what it sent before."""
-    start = time.monotonic()
+async def ended_after(
+    reader: asyncio.StreamReader, limit: float, since: float | None = None
+) -> tuple[float, bytes]:
+    """How long until the server ended the connection (counted from ``since``, by default from
+    now), and what it sent before."""
+    start = time.monotonic() if since is None else since
     data = b""
     with contextlib.suppress(ConnectionError):
         data = await asyncio.wait_for(reader.read(), limit)  # to EOF
@@ -190,11 +193,15 @@ async def ended_after(reader: asyncio.StreamReader, limit: float) -> tuple[float
 
 async def hold_half_open(proxy: Nginx, count: int) -> list[tuple[float, bytes]]:
     """``count`` connections from one address, each a head that never ends."""
-    held = [await proxy.raw(HALF_OPEN) for _ in range(count)]
+    held, opened = [], []  # nginx's header timer starts when it accepts each connection
+    for _ in range(count):  # (opening 200 took seconds on a loaded machine)
+        held.append(await proxy.raw(HALF_OPEN))
+        opened.append(time.monotonic())
     for _, writer in held:
         writer.write(b"GET /games HTTP/1.1\r\nHost: gateway\r\nX-Slow: ")
     await asyncio.gather(*(writer.drain() for _, writer in held))
-    ends = await asyncio.gather(*(ended_after(reader, 60) for reader, _ in held))
+    waits = (ended_after(reader, 60, at) for (reader, _), at in zip(held, opened, strict=True))
+    ends = await asyncio.gather(*waits)
     for _, writer in held:
         writer.close()
     return list(ends)

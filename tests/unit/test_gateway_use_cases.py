@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import pytest
 from use_case_fakes import (
     FakeBus,
@@ -248,7 +247,8 @@ async def test_an_abandoned_claim_of_a_free_seat_is_released_for_the_next_claima
     case.bus.decide, case.claims.abandoned = None, True
     taken = await case.take("g1", 0, ask("Bob"), None)
     assert taken.seat == 0
-    assert [msgspec.structs.asdict(e.command)["name"] for e in case.bus.sent] == ["Ann", "Bob"]
+    commands: list[Any] = [e.command for e in case.bus.sent]  # the fake game's own commands
+    assert [command.name for command in commands] == ["Ann", "Bob"]
 
 
 async def test_invitations_and_identities_are_checked_before_any_claim() -> None:
