@@ -1,7 +1,9 @@
 """``renature serve all`` starts honestly: a busy gateway or Redis port is refused with a clear
 message before any URL is printed (and before anything is started), the whole stack (clock
 service included) comes up on the ports asked for, behind a Redis password generated into
-var/redis.password, prints the lines the CLI needs (never the password), and stops on SIGINT."""
+var/redis.password, prints the lines the CLI needs (never the password), and stops on SIGINT.
+It signs game records with an Ed25519 key made once into var/signing-key.pem (never printed,
+the same key after a restart): an exported game proves itself with the published keys."""
 
 from __future__ import annotations
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner, Result
 
 from gameserver.cli import app
 from gameserver.runtime import signing
+from gameserver.runtime.supervisor import PrivateRedis, SupervisorError
 
 
 def keys(*args: str | Path) -> Result:
@@ -50,3 +52,15 @@ def test_a_file_that_is_no_key_is_refused_and_left_alone(tmp_path: Path) -> None
     assert result.exit_code == 2
     assert "Cannot write or read the key" in result.output
     assert out.read_text() == "not a key\n"
+
+
+def test_serve_all_makes_its_key_once_and_names_a_broken_one(tmp_path: Path) -> None:
+    stack = PrivateRedis(data_dir=tmp_path / "var" / "redis", port=1, executable="redis-server")
+    kid = stack.signing_key_id()
+    assert stack.signing_key_file == tmp_path / "var" / "signing-key.pem"
+    assert stack.signing_key_file.stat().st_mode & 0o777 == 0o600
+    assert stack.signing_key_id() == kid  # kept, not made again
+    stack.signing_key_file.write_text("not a key\n")
+    with pytest.raises(SupervisorError, match="holds no usable signing key"):
+        stack.signing_key_id()
+    assert stack.signing_key_file.read_text() == "not a key\n"

@@ -181,7 +181,13 @@ class PrivateRedis:
         """The id of the stack's signing key, made (mode 0600) the first time."""
         from gameserver.runtime import signing
 
-        return signing.key_id(signing.key_file(self.signing_key_file).public_key())
+        try:
+            return signing.key_id(signing.key_file(self.signing_key_file).public_key())
+        except (OSError, ValueError) as error:
+            raise SupervisorError(
+                f"{self.signing_key_file} holds no usable signing key ({error}); move it away "
+                "to have a new one made, or name a key with RENATURE_SIGNING_KEY_FILE"
+            ) from None
 
     def client_env(self) -> dict[str, str]:
         """What a client of this server needs in its environment (`redis_auth`)."""
