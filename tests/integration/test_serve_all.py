@@ -1,10 +1,13 @@
 """``renature serve all`` starts honestly: a busy gateway or Redis port is refused with a clear
 message before any URL is printed (and before anything is started), the whole stack (clock
 service included) comes up on the ports asked for, behind a Redis password generated into
-var/redis.password, prints the lines the CLI needs (never the password), and stops on SIGINT."""
+var/redis.password, prints the lines the CLI needs (never the password), and stops on SIGINT.
+It signs game records with an Ed25519 key made once into var/signing-key.pem (never printed,
+the same key after a restart): an exported game proves itself with the published keys."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -21,6 +24,7 @@ import redis
 
 from devkit.redis_server import find_redis_server, free_port
 from eventstore import KeyLayout
+from gameserver.runtime import signing
 
 pytestmark = pytest.mark.redis
 
@@ -77,13 +81,14 @@ def test_a_busy_redis_port_is_refused_rather_than_used(tmp_path: Path) -> None:
     assert "REDIS_URL" in done.stderr
 
 
-def test_the_stack_starts_on_the_ports_asked_for_and_stops(tmp_path: Path) -> None:
-    assert find_redis_server(), "redis-server is needed"
-    port, redis_port = free_port(), free_port()
+@contextmanager
+def serving(tmp_path: Path, port: int, redis_port: int, **env: str) -> Iterator[list[str]]:
+    """``serve all`` in ``tmp_path`` on these ports, up: what it printed; stopped (SIGINT,
+    exit status 0) on leaving."""
     process = subprocess.Popen(
         [*SERVE_ALL, "--port", str(port), "--redis-port", str(redis_port)],
         cwd=tmp_path,
-        env=environment(),
+        env={**environment(), **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -97,6 +102,17 @@ def test_the_stack_starts_on_the_ports_asked_for_and_stops(tmp_path: Path) -> No
             line = process.stdout.readline()
             assert line, f"serve all ended: {lines}"
             lines.append(line.strip())
+        yield lines
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=60)
+    assert code == 0
+
+
+def test_the_stack_starts_on_the_ports_asked_for_and_stops(tmp_path: Path) -> None:
+    assert find_redis_server(), "redis-server is needed"
+    port, redis_port = free_port(), free_port()
+    with serving(tmp_path, port, redis_port) as lines:
         assert f"Gateway: http://127.0.0.1:{port}" in lines
         assert f"export REDIS_URL=redis://127.0.0.1:{redis_port}/0" in lines
         password_file = tmp_path / "var" / "redis.password"
@@ -115,7 +131,61 @@ def test_the_stack_starts_on_the_ports_asked_for_and_stops(tmp_path: Path) -> No
             assert time.monotonic() < deadline, "the clock service did not start"
             time.sleep(0.1)
         client.close()
-    finally:
-        process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=60)
-    assert code == 0
+
+
+def renature(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The ``renature`` command, run with the environment that ``serve all`` printed."""
+    env = {**environment(), "REDIS_URL": "", "PYTHONUNBUFFERED": "1"}
+    for line in (tmp_path / "cli.env").read_text().splitlines():
+        name, _, value = line.removeprefix("export ").partition("=")
+        env[name] = value
+    command = [sys.executable, "-c", "from gameserver.cli import main; main()", *args]
+    return subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def signing_key_line(lines: list[str]) -> str:
+    (line,) = [line for line in lines if line.startswith("Signed records: key ")]
+    return line.split()[3]
+
+
+def test_the_stack_signs_its_records_with_a_key_made_once(tmp_path: Path) -> None:
+    """Without a key given, ``serve all`` makes one into var/signing-key.pem (never printed),
+    the rules service seals with it, an export proves itself with the published keys, and a
+    restart signs with the same key."""
+    assert find_redis_server(), "redis-server is needed"
+    port, redis_port = free_port(), free_port()
+    with serving(tmp_path, port, redis_port, RENATURE_ALLOW_CHOSEN_SEEDS="1") as lines:
+        key_file = tmp_path / "var" / "signing-key.pem"
+        assert key_file.stat().st_mode & 0o777 == 0o600
+        key = signing.load_private_key(key_file)
+        kid = signing.key_id(key.public_key())
+        assert signing_key_line(lines) == kid
+        secret = key_file.read_text().splitlines()[1]
+        assert not any(secret in line for line in lines)  # the key itself is never printed
+        (tmp_path / "cli.env").write_text("\n".join(x for x in lines if x.startswith("export ")))
+        gateway = f"http://127.0.0.1:{port}"
+        played = renature(tmp_path, "bots", "play", "--gateway", gateway, "--players", "2")
+        assert played.returncode == 0, played.stderr
+        game_id = json.loads(played.stdout)["game_id"]
+        password = (tmp_path / "var" / "redis.password").read_text().strip()
+        client = redis.Redis(port=redis_port, password=password)
+        deadline = time.monotonic() + 20
+        while not client.exists(KeyLayout().seal_key(game_id)):  # sealed as the game ended
+            assert time.monotonic() < deadline, "the finished game was not sealed"
+            time.sleep(0.05)
+        client.close()
+        keys = httpx.get(f"{gateway}/.well-known/renature-keys.json", timeout=5)
+        assert [entry["key_id"] for entry in keys.json()["keys"]] == [kid]
+        (tmp_path / "keys.json").write_bytes(keys.content)
+        exported = renature(tmp_path, "export", game_id, "--out", "game.jsonl")
+        assert exported.returncode == 0, exported.stderr
+        audit = renature(tmp_path, "audit", "--events", "game.jsonl", "--key", "keys.json")
+        assert audit.returncode == 0, audit.stdout + audit.stderr
+        said = " ".join(audit.stdout.split())
+        assert f"Signed by the server (key {kid})" in said
+        assert "not signed" not in said  # sealed at the end: every event
+    with serving(tmp_path, free_port(), free_port()) as again:  # the key file is kept
+        assert signing_key_line(again) == kid
+    assert signing.load_private_key(key_file).private_bytes_raw() == key.private_bytes_raw()

@@ -22,6 +22,9 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from typer.testing import CliRunner
+
+from gameserver.cli import app
 
 INFRA = Path(__file__).resolve().parents[2] / "infra"
 K8S_VERSION = "1.30.0"
@@ -335,11 +338,11 @@ def compose() -> dict[str, Any]:
 def test_the_compose_file_has_healthchecks_pinned_images_and_a_private_redis() -> None:
     spec = compose()
     services = spec["services"]
-    assert set(services) == {"redis", *SERVICES, "proxy"}
+    assert set(services) == {"redis", *SERVICES, "proxy", "signing-key"}
     for name, service in services.items():
-        assert "healthcheck" in service, name
-        test = service["healthcheck"]["test"]
-        assert test[0] in ("CMD", "CMD-SHELL")
+        if service.get("restart") != "no":  # a one-shot step is not probed: it exits
+            test = service["healthcheck"]["test"]
+            assert test[0] in ("CMD", "CMD-SHELL")
         image = service["image"]
         assert not image.endswith(":latest")
         assert re.search(r":\d+\.\d+\.\d+", image), image
@@ -360,6 +363,43 @@ def test_the_compose_file_has_healthchecks_pinned_images_and_a_private_redis() -
         assert "@" not in env["REDIS_URL"]
     assert services["proxy"]["ports"] == ["8000:8080"]  # the front door, nothing else
     assert [n for n, s in services.items() if "ports" in s] == ["proxy"]
+
+
+def test_the_compose_stack_signs_with_a_key_made_once_and_mounted_into_the_rules_service_alone(
+    tmp_path: Path,
+) -> None:
+    services = compose()["services"]
+    step = services["signing-key"]
+    command = step["command"]
+    assert command[:3] == ["renature", "keys", "new"]
+    assert "--keep" in command
+    key_path = command[command.index("--out") + 1]
+    folder = str(Path(key_path).parent)
+    assert step["volumes"] == [f"signing-key:{folder}"]
+    assert step["network_mode"] == "none"
+    assert step["restart"] == "no"
+    assert step["read_only"] is True
+    assert step["cap_drop"] == ["ALL"]
+    rules = services["rules"]
+    assert rules["environment"]["RENATURE_SIGNING_KEY_FILE"] == key_path
+    assert rules["volumes"] == [f"signing-key:{folder}:ro"]
+    ran_first = rules["depends_on"]["signing-key"]["condition"]
+    assert ran_first == "service_completed_successfully"
+    others = [name for name, s in services.items() if name not in ("rules", "signing-key")]
+    for name in others:  # no other service holds the private key
+        assert "signing-key" not in str(services[name].get("volumes", [])), name
+    # The image gives the folder to its unprivileged user (the volume starts with its owner).
+    dockerfile = (INFRA / "Dockerfile").read_text()
+    assert f"chown 10001 {folder}" in dockerfile
+    assert f"chmod 0700 {folder}" in dockerfile
+    # The step's command: the key made once, then kept (its id unchanged) at every start.
+    out = tmp_path / "keys" / "signing.pem"
+    args = [*command[1:3], "--out", str(out), "--keep"]
+    made, again = CliRunner().invoke(app, args), CliRunner().invoke(app, args)
+    assert made.exit_code == again.exit_code == 0, (made.output, again.output)
+    assert made.output == again.output
+    assert "Signing key" in made.output
+    assert out.stat().st_mode & 0o777 == 0o600
 
 
 def test_the_dockerfile_pins_its_base_image_and_runs_unprivileged() -> None:

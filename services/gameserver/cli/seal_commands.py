@@ -11,6 +11,12 @@ the new seal (the events unchanged). The key used is added to the published keys
 
 Exit status: 0 every game sealed, 2 no key, a key that cannot be read, or a game that is
 neither in Redis nor in the archive (the others are sealed all the same).
+
+``renature keys new --out FILE``: a new Ed25519 signing key (PEM, mode 0600) for the rules
+service's ``RENATURE_SIGNING_KEY_FILE``; it prints the key's id, never the key. A file that
+exists is never overwritten: refused (exit status 2), or with ``--keep`` kept as it is (so a
+deployment's init step can run it at every start). ``--public-out`` also writes the public key
+(PEM, what ``renature audit --key`` reads).
 """
 
 from __future__ import annotations
@@ -107,5 +113,36 @@ async def _seal_again(
     return done
 
 
+keys_app = typer.Typer(help="The rules service's signing keys.", no_args_is_help=True)
+
+
+@keys_app.command("new")
+def new_key(
+    out: Annotated[Path, typer.Option("--out", help="where to write the private key (PEM)")],
+    keep: Annotated[
+        bool, typer.Option("--keep", help="a key already in --out is kept (exit status 0)")
+    ] = False,
+    public_out: Annotated[
+        Path | None, typer.Option("--public-out", help="also write the public key (PEM) here")
+    ] = None,
+) -> None:
+    """Write a new Ed25519 signing key (mode 0600) and print its id, never the key."""
+    from gameserver.runtime import signing
+
+    try:
+        key = signing.key_file(out) if keep else signing.write_new_key(out)
+    except FileExistsError:
+        complain(f"{out} exists: a key is never overwritten (--keep keeps it).", EXIT_NOTHING)
+    except (OSError, ValueError) as err:
+        complain(f"Cannot write or read the key in {out}: {err}", EXIT_NOTHING)
+    if public_out is not None:
+        try:
+            public_out.write_bytes(signing.public_pem(key.public_key()))
+        except OSError as err:
+            complain(f"Cannot write the public key: {err}", EXIT_NOTHING)
+    console().print(f"Signing key {signing.key_id(key.public_key())} in {out}.")
+
+
 def register(app: typer.Typer) -> None:
     app.command()(seal)
+    app.add_typer(keys_app, name="keys")

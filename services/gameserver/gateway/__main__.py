@@ -14,7 +14,7 @@ from gameserver.runtime.supervisor import run_gateway
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Serve the Renature gateway.")
+    parser = argparse.ArgumentParser(description="Serve the game server's gateway.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)

@@ -47,9 +47,12 @@ def create_app(
         command_partitions=store.command_partitions,
     )
     app = FastAPI(
-        title="Renature gateway",
+        title="Game server gateway",
         version="1",
-        description="Create, join and play Renature games; see docs/http-api.md.",
+        description=(
+            "Create, join and play the hosted games (GET /games/catalog lists them); "
+            "see docs/http-api.md."
+        ),
         lifespan=gateway.lifespan,
     )
     gateway.identity = IdentityProvider.of(settings.identity)

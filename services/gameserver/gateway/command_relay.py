@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -11,8 +9,10 @@ import msgspec
 
 from gameplatform import game_names, get_game
 from gameplatform.interface import HostedGame, JsonValue
-from gameserver.gateway.http_errors import ApiError, rule_error_status
+from gameserver.gateway.http_errors import ApiError, api_error, rule_error_status
 from gameserver.gateway.schemas import Accepted
+from gameserver.gateway.use_cases.refusals import Refusal
+from gameserver.gateway.use_cases.seat_actions import send_seat_action
 from gameserver.runtime.bus import CommandEnvelope, Reply
 
 if TYPE_CHECKING:
@@ -95,23 +95,6 @@ async def relay_move(
     return accepted, game
 
 
-async def send_seat_action(
-    gateway: Gateway,
-    game_id: str,
-    make: Callable[[HostedGame], msgspec.Struct | None],
-    seat: int | None,
-) -> Accepted:
-    """Send the game's own command for a seat action (``make`` asks the game for it); 409
-    ``not_offered`` where the game has none, the rule's refusal as its `ApiError`."""
-    game = await gateway.games.game_of(game_id)
-    command = make(game)
-    if command is None:
-        raise ApiError(409, "not_offered", f"A {game.name} game does not offer this.")
-    command_id = f"{type(command).__name__}:{uuid.uuid4().hex}"
-    reply = await gateway.send(CommandEnvelope(game_id, command_id, command, seat, game.name))
-    return accepted_or_raise(reply, command_id)
-
-
 BOT_PLAYED = "bot"
 """The status (`Table.statuses`) of a seat a bot plays since its time ran out."""
 
@@ -120,15 +103,17 @@ async def take_back_first(gateway: Gateway, game_id: str, seat: int) -> None:
     """A seated player's command is their return: where the game's state as cached here says
     a bot plays ``seat``, the game's ``reclaim_command`` goes first. Only the cache is looked
     at (a move costs no read); a take-back the rules refuse (the seat was taken back already)
-    leaves the command to be decided as it is."""
+    leaves the command to be decided as it is; any other failure is the move's `ApiError`."""
     statuses = gateway.games.cached_statuses(game_id)
     if statuses is None or statuses[seat] != BOT_PLAYED:
         return
     try:
-        await send_seat_action(gateway, game_id, lambda g: g.reclaim_command(seat), seat)
-    except ApiError as error:
-        if error.status != 409:
-            raise
+        await send_seat_action(
+            gateway.games, gateway, game_id, lambda game: game.reclaim_command(seat), seat
+        )
+    except Refusal as refusal:
+        if refusal.kind != "conflict":
+            raise api_error(refusal) from None
 
 
 def seat_command(payload: dict[str, JsonValue], seat: int, game: HostedGame) -> msgspec.Struct:

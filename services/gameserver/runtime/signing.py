@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -126,6 +127,24 @@ def public_pem(key: Ed25519PublicKey) -> bytes:
     return key.public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
+
+
+def write_new_key(path: Path) -> Ed25519PrivateKey:
+    """A new key, written to ``path`` as PEM (mode 0600; FileExistsError if ``path`` exists:
+    a key in use is never overwritten)."""
+    key = new_key()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+        out.write(private_pem(key))
+    return key
+
+
+def key_file(path: Path) -> Ed25519PrivateKey:
+    """The key in ``path``, made there (`write_new_key`) the first time."""
+    try:
+        return write_new_key(path)
+    except FileExistsError:
+        return load_private_key(path)
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:

@@ -10,7 +10,10 @@ lingers.
 Without ``REDIS_URL`` it starts a private ``redis-server`` with the append-only file on, its
 data under ``./var/redis`` of the current directory, so games survive a restart of the stack,
 and a password generated once into ``./var/redis.password`` (the services read it from there:
-``RENATURE_REDIS_PASSWORD_FILE``), so nothing else on the machine can use it.
+``RENATURE_REDIS_PASSWORD_FILE``), so nothing else on the machine can use it. Such a stack
+signs its game records too: unless ``RENATURE_SIGNING_KEY_FILE`` names a key, an Ed25519 key is
+generated once into ``./var/signing-key.pem`` (mode 0600) and handed to the rules service by
+that variable (its path only: the key itself is never printed).
 """
 
 from __future__ import annotations
@@ -170,6 +173,22 @@ class PrivateRedis:
                 f.write(secrets.token_hex(32) + "\n")
         return path.read_text(encoding="utf-8").strip()
 
+    @property
+    def signing_key_file(self) -> Path:
+        return self.data_dir.parent / "signing-key.pem"
+
+    def signing_key_id(self) -> str:
+        """The id of the stack's signing key, made (mode 0600) the first time."""
+        from gameserver.runtime import signing
+
+        try:
+            return signing.key_id(signing.key_file(self.signing_key_file).public_key())
+        except (OSError, ValueError) as error:
+            raise SupervisorError(
+                f"{self.signing_key_file} holds no usable signing key ({error}); move it away "
+                "to have a new one made, or name a key with RENATURE_SIGNING_KEY_FILE"
+            ) from None
+
     def client_env(self) -> dict[str, str]:
         """What a client of this server needs in its environment (`redis_auth`)."""
         return {"REDIS_URL": self.url, "RENATURE_REDIS_PASSWORD_FILE": str(self.password_file)}
@@ -262,6 +281,9 @@ class Stack:
     environment: dict[str, str] = field(default_factory=dict)
     """Variables the children get besides this process's environment (command-line flags)."""
     children: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    signing_key_id: str | None = None
+    """The id of the key generated for the private stack (None: a key was given, or no
+    private Redis runs)."""
 
     @property
     def gateway_url(self) -> str:
@@ -276,6 +298,9 @@ class Stack:
             for name in ("RENATURE_REDIS_USER", "RENATURE_REDIS_PASSWORD"):
                 env.pop(name, None)
             env.update(self.redis.client_env())
+            if not env.get("RENATURE_SIGNING_KEY_FILE"):  # no key given: the stack's own
+                self.signing_key_id = self.redis.signing_key_id()
+                env["RENATURE_SIGNING_KEY_FILE"] = str(self.redis.signing_key_file)
         for name in SERVICES:
             command = [sys.executable, "-m", "gameserver.runtime.supervisor", name]
             if name == "gateway":
@@ -373,6 +398,11 @@ def announce_stack(
         )
     else:
         announce("Chosen seeds: off (every game is dealt from a secret random seed).")
+    if stack.signing_key_id is not None and server is not None:
+        announce(
+            f"Signed records: key {stack.signing_key_id} (private key in "
+            f"{server.signing_key_file}; public keys at /.well-known/renature-keys.json)."
+        )
     announce("For the CLI (renature audit, explain, replay) in another shell:")
     for line in cli_environment(stack.redis_url, server):
         announce(line)

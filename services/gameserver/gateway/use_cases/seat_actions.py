@@ -96,12 +96,23 @@ class SeatActions:
     async def _act(
         self, game_id: str, make: Callable[[HostedGame], Any], seat: int | None
     ) -> Outcome:
-        """Send the game's own command for a seat action (``make`` asks the game for it);
-        ``conflict`` (``not_offered``) where the game has none, the rules' refusal as it is."""
-        game = await self._games.game_of(game_id)
-        command = make(game)
-        if command is None:
-            raise Refusal("conflict", "not_offered", f"A {game.name} game does not offer this.")
-        command_id = f"{type(command).__name__}:{uuid.uuid4().hex}"
-        envelope = CommandEnvelope(game_id, command_id, command, seat, game.name)
-        return outcome_of(await self._bus.send(envelope), command_id)
+        return await send_seat_action(self._games, self._bus, game_id, make, seat)
+
+
+async def send_seat_action(
+    games: GameReads,
+    bus: CommandBus,
+    game_id: str,
+    make: Callable[[HostedGame], Any],
+    seat: int | None,
+) -> Outcome:
+    """Send the game's own command for a seat action (``make`` asks the game for it);
+    ``conflict`` (``not_offered``) where the game has none, the rules' refusal as it is. (The
+    move path sends a bot-played seat's take-back with it too: `command_relay.take_back_first`.)"""
+    game = await games.game_of(game_id)
+    command = make(game)
+    if command is None:
+        raise Refusal("conflict", "not_offered", f"A {game.name} game does not offer this.")
+    command_id = f"{type(command).__name__}:{uuid.uuid4().hex}"
+    envelope = CommandEnvelope(game_id, command_id, command, seat, game.name)
+    return outcome_of(await bus.send(envelope), command_id)
