@@ -9,6 +9,7 @@ Each test fails on the code before the retention service and passes with it.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -383,3 +384,31 @@ async def test_the_store_decides_nothing_by_a_games_event_names(
     assert await store.version("playing") == 3
     assert await store.version("over") == 4
     assert not any(":game:" in key for key in await keys_of(redis, "over"))
+
+
+def test_the_retention_service_finishes_its_pass_and_stops_on_sigterm(redis_url: str) -> None:
+    """``renature serve retention`` runs under the service runner like the clock and the
+    projectors: SIGTERM ends its wait between passes, it closes its connections and exits 0."""
+    env = {**os.environ, "REDIS_URL": redis_url, "RENATURE_LOG_LEVEL": "INFO"}
+    service = subprocess.Popen(
+        [sys.executable, "-c", CLI, "serve", "retention"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert service.stdout is not None
+        lines: list[str] = []
+        while not any("retention_pass" in line or "retention_started" in line for line in lines):
+            line = service.stdout.readline()
+            assert line, f"the service ended: {lines}"
+            lines.append(line)
+        service.send_signal(signal.SIGTERM)
+        rest, _ = service.communicate(timeout=60)
+    finally:
+        if service.poll() is None:
+            service.kill()
+    assert service.returncode == 0, rest
+    assert "retention_stopped" in rest

@@ -46,7 +46,8 @@ from eventstore.redis_client import redis_client
 from eventstore.redis_values import text as _text
 from eventstore.retention_policy import GROUP, RetentionStore, Stage
 from gameplatform import game_names, get_game
-from gameserver.runtime.logging import configure_logging, get_logger
+from gameserver.runtime.logging import get_logger
+from gameserver.runtime.service_runner import run_service
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.settings_parts import RetentionPolicy
 
@@ -195,31 +196,40 @@ class Retention:
 
 
 async def serve(
-    redis_url: str, layout: KeyLayout, policy: RetentionPolicy, consumer: str, stage_of: StageOf
+    redis_url: str,
+    layout: KeyLayout,
+    policy: RetentionPolicy,
+    consumer: str,
+    stage_of: StageOf,
+    stop: asyncio.Event,
 ) -> None:
-    """Apply the policy every ``interval_s`` until cancelled (``renature serve retention``)."""
+    """Apply the policy every ``interval_s`` until ``stop`` is set (``renature serve
+    retention``): a pass in hand is finished, then the connections are closed."""
     redis = redis_client(redis_url)
     janitor = Retention(redis, layout, policy, consumer=consumer, stage_of=stage_of)
     try:
-        while True:
+        while not stop.is_set():
             try:
                 report = await janitor.run_once()
                 busy = any(vars(report).values())
                 (log.info if busy else log.debug)("retention_pass", **vars(report))
             except Exception:  # Redis restarting: the next pass finishes the work
                 log.exception("retention_failed")
-            await asyncio.sleep(policy.interval_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), policy.interval_s)
     finally:
         await redis.aclose()
+        log.info("retention_stopped")
 
 
 def run(settings: Settings) -> None:
-    """Blocking entry point (SIGINT/SIGTERM stop it: asyncio.run cancels the loop)."""
-    configure_logging(settings.logging.log_level, service="retention")
+    """Blocking entry point: the service runner's (SIGINT/SIGTERM finish the pass in hand)."""
     policy = settings.retention
-    log.info("retention_started", policy=str(policy))
     layout = KeyLayout(settings.store.prefix, settings.store.partitions)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(
-            serve(settings.store.redis_url, layout, policy, settings.consumers.consumer, stage_of)
-        )
+
+    async def main(stop: asyncio.Event) -> None:
+        log.info("retention_started", policy=str(policy))
+        consumer = settings.consumers.consumer
+        await serve(settings.store.redis_url, layout, policy, consumer, stage_of, stop)
+
+    run_service("retention", settings.logging.log_level, main)
