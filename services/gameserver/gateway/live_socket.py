@@ -187,6 +187,23 @@ async def frames_state(gateway: Gateway, channel: Channel) -> HostedState | None
     return get_game(channel.game).replay([ev for ev in events if ev.version <= channel.after])
 
 
+async def pump(websocket: WebSocket, gateway: Gateway, channel: Channel, frames: Frames) -> None:
+    """Send the channel's frames until the game's last: a spectator's of a finished game from
+    the worker's memory, anyone else's as `follow` reads them."""
+    if channel.finished_for_a_spectator:  # the same frames, from memory
+        async with contextlib.aclosing(finished_frames(gateway, channel)) as kept:
+            async for frame in kept:
+                await pace(gateway.spectator_frames, None)  # gateway.live_budget
+                await websocket.send_text(frame)
+        return
+    spectator = channel.viewer is None
+    events = follow(gateway, channel.game_id, channel.after, channel.game, spectator)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
+            await websocket.send_text(frames.frame(event).decode())
+
+
 async def serve_websocket(
     websocket: WebSocket,
     gateway: Gateway,
@@ -210,21 +227,7 @@ async def serve_websocket(
         return
     frames = Frames(channel, await frames_state(gateway, channel))
 
-    async def pump() -> None:
-        if channel.finished_for_a_spectator:  # the same frames, from memory
-            async with contextlib.aclosing(finished_frames(gateway, channel)) as kept:
-                async for frame in kept:
-                    await pace(gateway.spectator_frames, None)  # gateway.live_budget
-                    await websocket.send_text(frame)
-            return
-        spectator = channel.viewer is None
-        events = follow(gateway, game_id, channel.after, channel.game, spectator)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
-                await websocket.send_text(frames.frame(event).decode())
-
-    sending = asyncio.create_task(pump())
+    sending = asyncio.create_task(pump(websocket, gateway, channel, frames))
     # Commands and their answers ride the same socket (gateway/live_commands.py).
     listening = asyncio.create_task(
         serve_commands(websocket, gateway, game_id, channel.viewer, token)
