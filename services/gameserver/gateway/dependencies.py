@@ -30,6 +30,7 @@ from gameserver.gateway.identity import IdentityProvider
 from gameserver.gateway.live_budget import FrameBudget
 from gameserver.gateway.live_hub import LiveHub
 from gameserver.gateway.seat_recovery import SeatRecovery
+from gameserver.gateway.spectator_backlog import SpectatorBacklogs
 from gameserver.gateway.token_cache import CachedSeatTokens
 from gameserver.projectors.read_models import ReadModels
 from gameserver.runtime.bus import CommandEnvelope, Reply
@@ -89,6 +90,7 @@ class Gateway:
         self.identity: IdentityProvider | None = None  # a frontend's accounts (create_app)
         self.disputes = DisputeDesk()  # uploads inspected off the event loop
         self.spectator_frames: FrameBudget | None = None  # set with the rate limits
+        self.spectator_backlogs = SpectatorBacklogs()  # spectators' backlogs take turns
         self.sender = sender
         self.command_timeout = command_timeout
         self.allow_chosen_seeds = allow_chosen_seeds

@@ -226,12 +226,14 @@ async def entries_after(
     follower: Follower,
     read_backlog: Callable[[int], Awaitable[list[Item]]],
     after: int,
+    caught_up: Callable[[], None] = lambda: None,
 ) -> AsyncIterator[Item]:
     """Every entry of the follower's game after version ``after``, in order, each once: the
     backlog from the game's stream, then what the reader hands over (read from the stream
-    again whenever the follower fell behind or a version is missing)."""
+    again whenever the follower fell behind or a version is missing). ``caught_up`` is called
+    once the first backlog is read and handed on."""
     last = after
-    backlog = True
+    backlog = waiting = True
     while True:
         if backlog or follower.lagging:
             if follower.lagging:
@@ -247,6 +249,9 @@ async def entries_after(
                 if len(page) < PAGE:
                     break
             continue
+        if waiting:
+            waiting = False
+            caught_up()
         version, data = await follower.queue.get()
         if version <= last:  # WAKE too: the loop looks at the lagging flag again
             continue

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import cast
 
 import msgspec
@@ -71,9 +71,17 @@ class Channel(msgspec.Struct, frozen=True):
     after: int
     with_view: bool
     ended: bool
+    """The game is over and the viewer has every event already: nothing will come."""
     game: str = DEFAULT_GAME
     """The game's game (`gameplatform.get_game`): how its events read and show."""
-    """The game is over and the viewer has every event already: nothing will come."""
+    closed_at: int = 0
+    """The game's last version when it is over (it never changes again), else 0."""
+
+    @property
+    def finished_for_a_spectator(self) -> bool:
+        """A spectator's plain channel on a finished game: served from the worker's frames
+        of that game (`gateway.spectator_backlog`)."""
+        return self.closed_at > 0 and self.viewer is None and not self.with_view
 
 
 async def open_channel(
@@ -89,15 +97,20 @@ async def open_channel(
         None if token is None else HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
     )
     viewer = await gateway.viewer_of(game_id, credentials)
-    ended = game.is_closed(state) and version >= state.version
-    return Channel(game_id, viewer, version, with_view, ended, game.name)
+    closed = game.is_closed(state)
+    ended = closed and version >= state.version
+    closed_at = state.version if closed else 0
+    return Channel(game_id, viewer, version, with_view, ended, game.name, closed_at)
 
 
-async def follow(gateway: Gateway, game_id: str, after: int, game: str) -> AsyncIterator[Event]:
+async def follow(
+    gateway: Gateway, game_id: str, after: int, game: str, spectator: bool = False
+) -> AsyncGenerator[Event, None]:
     """Every event after version ``after``, then each new one as it is appended; returns after
     the event that closes the game (its game's ``closes``: the end, or a cancellation). The
     worker's `LiveHub` reads the feeds for every channel at once; the backlog comes from the
-    game's stream: nothing is skipped or repeated."""
+    game's stream: nothing is skipped or repeated. A spectator's backlog waits for one of the
+    worker's turns (`SpectatorBacklogs`), given back once it is sent."""
     rules = get_game(game)
     key = gateway.layout.game_key(game_id)
 
@@ -108,15 +121,42 @@ async def follow(gateway: Gateway, game_id: str, after: int, game: str) -> Async
         )
         return [(_version(entry_id), fields[b"event"]) for entry_id, fields in entries]
 
-    follower = await gateway.live.follow(game_id)
+    give_back = await gateway.spectator_backlogs.take_turn(spectator)
     try:
-        async for version, data in entries_after(follower, backlog, after):
-            event = gateway.live.decoded(game_id, version, data, rules.decode_event)
-            yield event
-            if rules.closes(event):  # nothing follows: the channel closes (WS 1000, SSE end)
-                return
+        follower = await gateway.live.follow(game_id)
+        try:
+            async for version, data in entries_after(follower, backlog, after, give_back):
+                event = gateway.live.decoded(game_id, version, data, rules.decode_event)
+                yield event
+                if rules.closes(event):  # nothing follows: the channel closes (WS 1000, SSE end)
+                    return
+        finally:
+            gateway.live.leave(follower)
     finally:
-        gateway.live.leave(follower)
+        give_back()
+
+
+async def finished_frames(gateway: Gateway, channel: Channel) -> AsyncGenerator[str, None]:
+    """A spectator's frames of a finished game after ``channel.after``, from the worker's
+    memory (worked out once per game), sent in one of the spectators' turns."""
+    rules = get_game(channel.game)
+
+    async def make() -> list[tuple[int, str]]:
+        frames, made = Frames(channel, None), []
+        for event in await gateway.games.events(channel.game_id, 0):
+            if event.version > channel.closed_at:
+                break
+            made.append((event.version, frames.frame(event).decode()))
+            if rules.closes(event):
+                break
+        return made
+
+    backlogs = gateway.spectator_backlogs
+    async with backlogs.turn(spectator=True):
+        made = await backlogs.finished_frames(channel.game_id, channel.closed_at, make)
+        for version, frame in made:
+            if version > channel.after:
+                yield frame
 
 
 class Frames:
@@ -147,6 +187,23 @@ async def frames_state(gateway: Gateway, channel: Channel) -> HostedState | None
     return get_game(channel.game).replay([ev for ev in events if ev.version <= channel.after])
 
 
+async def pump(websocket: WebSocket, gateway: Gateway, channel: Channel, frames: Frames) -> None:
+    """Send the channel's frames until the game's last: a spectator's of a finished game from
+    the worker's memory, anyone else's as `follow` reads them."""
+    if channel.finished_for_a_spectator:  # the same frames, from memory
+        async with contextlib.aclosing(finished_frames(gateway, channel)) as kept:
+            async for frame in kept:
+                await pace(gateway.spectator_frames, None)  # gateway.live_budget
+                await websocket.send_text(frame)
+        return
+    spectator = channel.viewer is None
+    events = follow(gateway, channel.game_id, channel.after, channel.game, spectator)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
+            await websocket.send_text(frames.frame(event).decode())
+
+
 async def serve_websocket(
     websocket: WebSocket,
     gateway: Gateway,
@@ -170,12 +227,7 @@ async def serve_websocket(
         return
     frames = Frames(channel, await frames_state(gateway, channel))
 
-    async def pump() -> None:
-        async for event in follow(gateway, game_id, channel.after, channel.game):
-            await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
-            await websocket.send_text(frames.frame(event).decode())
-
-    sending = asyncio.create_task(pump())
+    sending = asyncio.create_task(pump(websocket, gateway, channel, frames))
     # Commands and their answers ride the same socket (gateway/live_commands.py).
     listening = asyncio.create_task(
         serve_commands(websocket, gateway, game_id, channel.viewer, token)

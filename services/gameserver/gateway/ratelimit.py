@@ -54,7 +54,6 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import msgspec
 from limits import RateLimitItem, parse_many
 from limits.aio.storage import RedisClusterStorage, RedisStorage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
@@ -68,9 +67,14 @@ from eventstore.redis_client import (
     redis_client,
 )
 from gameserver.gateway.limit_leases import LeasedWindow
+from gameserver.gateway.live_admission import (
+    LiveRefusals,
+    too_many_http,
+    too_many_message,
+    too_many_websocket,
+)
 from gameserver.gateway.refusal_memory import Refused, RefusedUntil
 from gameserver.gateway.request_limits import (
-    error_response_messages,
     live_refusal,
     message_bytes,
 )
@@ -145,6 +149,7 @@ class Limiter:
         }
         self._acquire = self.redis.register_script(_ACQUIRE)
         self.boxed = RefusedUntil()
+        self.live_refusals = LiveRefusals(self.boxed)  # spectators' refused from memory
         self._suspects: dict[tuple[str, ...], float] = {}
         self._suspect_s = max(
             item.get_expiry()
@@ -230,6 +235,7 @@ class Limiter:
 
     async def release(self, leases: list[tuple[str, str]], member: str) -> None:
         for kind, name in leases:
+            self.live_refusals.freed(kind, name)
             await self.redis.zrem(self.lease_key(kind, name), member)
 
 
@@ -339,7 +345,7 @@ class RateLimiting:  # long: the HTTP, SSE and WebSocket paths of one set of buc
         try:
             await self._admit(request_class(scope, holder), address, holder)
         except Refused as refused:
-            await _too_many_http(send, refused.retry_after)
+            await too_many_http(send, refused.retry_after)
             return
         except Exception as error:  # the limits cannot be read: let the request through
             log.warning("gateway_rate_limits_unavailable", error=type(error).__name__)
@@ -370,12 +376,15 @@ class RateLimiting:  # long: the HTTP, SSE and WebSocket paths of one set of buc
                 await self._admit("seat", address, holder)
                 taken = [("seat", f"{game.group(1)}:{holder}", limits.live_per_seat)]
             else:
+                name = None if game is None else game.group(1)[:64]
+                self.limiter.live_refusals.raise_if_refused(address, name)  # no Redis
                 await self._admit("live", address, None)
                 taken = [("address", address, limits.live_per_address)]
-                if game is not None:
-                    taken.append(("game", game.group(1)[:64], limits.live_per_game))
+                if name is not None:
+                    taken.append(("game", name, limits.live_per_game))
             for kind, name, most in taken:
                 if not await self.limiter.lease(kind, name, member, most):
+                    self.limiter.live_refusals.at_cap(kind, name, int(LEASE_S // 6))
                     raise Refused(int(LEASE_S // 6))
                 leases.append((kind, name))
         except Refused:
@@ -407,7 +416,7 @@ class RateLimiting:  # long: the HTTP, SSE and WebSocket paths of one set of buc
         try:
             leases = await self._take_live(scope, address, await self.seat_holder(scope), member)
         except Refused as refused:
-            await _too_many_http(send, refused.retry_after)
+            await too_many_http(send, refused.retry_after)
             return
         async with self._holding(leases, member):
             await self.app(scope, receive, send)
@@ -419,7 +428,7 @@ class RateLimiting:  # long: the HTTP, SSE and WebSocket paths of one set of buc
         try:
             leases = await self._take_live(scope, address, holder, member)
         except Refused as refused:
-            await _too_many_websocket(receive, send, refused.retry_after)
+            await too_many_websocket(receive, send, refused.retry_after)
             return
         async with self._holding(leases, member):
             await self.app(
@@ -445,7 +454,10 @@ class RateLimiting:  # long: the HTTP, SSE and WebSocket paths of one set of buc
                     await self._admit("read" if holder is None else "seat", address, holder)
                 except Refused as refused:
                     text = live_refusal(
-                        message_bytes(message), 429, "rate_limited", _message(refused.retry_after)
+                        message_bytes(message),
+                        429,
+                        "rate_limited",
+                        too_many_message(refused.retry_after),
                     )
                     await send({"type": "websocket.send", "text": text})
                     continue
@@ -473,25 +485,3 @@ class RateLimiting:  # long: the HTTP, SSE and WebSocket paths of one set of buc
             await asyncio.sleep(LEASE_S / 3)
             with contextlib.suppress(Exception):
                 await self.limiter.renew(leases, member)
-
-
-def _message(retry_after: int) -> str:
-    return f"Too many requests; retry in {retry_after} s."
-
-
-async def _too_many_http(send: Send, retry_after: int) -> None:
-    start, body = error_response_messages(429, "rate_limited", _message(retry_after))
-    start["headers"].append((b"retry-after", str(retry_after).encode()))
-    await send(start)
-    await send(body)
-
-
-async def _too_many_websocket(receive: Receive, send: Send, retry_after: int) -> None:
-    """Accept, say why, close with 4429 (the live channel's way of reporting errors)."""
-    message = await receive()
-    if message["type"] != "websocket.connect":
-        return
-    await send({"type": "websocket.accept"})
-    error = {"error": {"code": "rate_limited", "message": _message(retry_after)}}
-    await send({"type": "websocket.send", "text": msgspec.json.encode(error).decode()})
-    await send({"type": "websocket.close", "code": 4429})

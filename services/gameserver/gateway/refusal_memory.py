@@ -54,5 +54,9 @@ class RefusedUntil:
             return
         raise Refused(max(1, math.ceil(left)))
 
+    def forget(self, key: tuple[str, ...]) -> None:
+        """``key`` is no longer refused (whatever it was told)."""
+        self._until.pop(key, None)
+
     def __len__(self) -> int:
         return len(self._until)

@@ -3,6 +3,7 @@ prefer plain HTTP (``EventSource`` in a browser reconnects by itself with ``Last
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -69,13 +70,16 @@ async def event_stream(
     frames = Frames(channel, await frames_state(gateway, channel))
 
     async def messages() -> AsyncIterator[ServerSentEvent]:
-        async for event in follow(gateway, game_id, channel.after, channel.game):
-            await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
-            yield ServerSentEvent(
-                data=frames.frame(event).decode(),
-                event=type(event).__name__,
-                id=str(event.version),
-            )
+        spectator = channel.viewer is None  # its backlog takes a turn (live_socket.follow)
+        events = follow(gateway, game_id, channel.after, channel.game, spectator)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
+                yield ServerSentEvent(
+                    data=frames.frame(event).decode(),
+                    event=type(event).__name__,
+                    id=str(event.version),
+                )
         yield ServerSentEvent(data="{}", event="end")
 
     return EventSourceResponse(messages(), ping=PING_S)

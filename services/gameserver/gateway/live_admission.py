@@ -1,0 +1,84 @@
+"""Spectators' live connections refused from memory, and the answers of a refused request.
+
+A spectator's live connection costs a WebSocket handshake, the ``live`` bucket of its address
+and two leases in Redis (its address's and its game's, `gateway.ratelimit`). A burst of
+spectators that find a cap reached used to spend all of it again on every attempt, however
+often they were refused. `LiveRefusals` keeps, per gateway instance, what Redis answered last:
+an address over its ``live`` rate or its ``refused_per_address`` quota (`RefusedUntil`, as every
+bucket's refusal is kept), an address at its ``live_per_address`` cap and a game at its
+``live_per_game`` cap, each until the ``Retry-After`` it was told. A spectator's connection that
+meets one of them is refused at once, before any Redis call and before the app (and its
+handshake with the channel) sees it, with the same answer as before: an accepted socket, one
+``{"error": {"code": "rate_limited"}}`` frame and close code 4429 (an event stream: 429 with
+``Retry-After``). A cap refusal is forgotten as soon as this instance gives back a lease of that
+address or game, so a slot that frees here is taken at once; one freed on another instance is
+seen after the ``Retry-After``, as that client was told. Seats' connections are never looked up
+here: their leases are their own.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.types import Receive, Send
+
+from gameserver.gateway.refusal_memory import RefusedUntil
+from gameserver.gateway.request_limits import error_response_messages
+
+CAPS = ("address", "game")
+"""The kinds of a spectator's live leases (its address's and its game's)."""
+
+
+class LiveRefusals:
+    """What this instance was told of spectators' live connections (the module's text)."""
+
+    def __init__(self, boxed: RefusedUntil) -> None:
+        self.boxed = boxed
+        """The limiter's remembered refusals: the buckets' and, under ``("lease", kind,
+        name)``, the live caps'."""
+        self.refused = 0
+        """Connections refused from memory (tests and the flood bench)."""
+
+    def raise_if_refused(self, address: str, game: str | None) -> None:
+        """`Refused` when a spectator's connection to ``game`` from ``address`` is known to be
+        over a limit (nothing asked of Redis)."""
+        keys = [("live", address), ("refused_per_address", address), ("lease", "address", address)]
+        if game is not None:
+            keys.append(("lease", "game", game))
+        try:
+            for key in keys:
+                self.boxed.raise_if_refused(key)
+        except Exception:
+            self.refused += 1
+            raise
+
+    def at_cap(self, kind: str, name: str, retry_after: int) -> None:
+        """Redis refused a lease of ``kind`` (address, game) ``name``: remember it."""
+        if kind in CAPS:
+            self.boxed.refuse(("lease", kind, name), retry_after)
+
+    def freed(self, kind: str, name: str) -> None:
+        """This instance gave back a lease of ``kind`` ``name``: a new one may fit."""
+        if kind in CAPS:
+            self.boxed.forget(("lease", kind, name))
+
+
+def too_many_message(retry_after: int) -> str:
+    return f"Too many requests; retry in {retry_after} s."
+
+
+async def too_many_http(send: Send, retry_after: int) -> None:
+    start, body = error_response_messages(429, "rate_limited", too_many_message(retry_after))
+    start["headers"].append((b"retry-after", str(retry_after).encode()))
+    await send(start)
+    await send(body)
+
+
+async def too_many_websocket(receive: Receive, send: Send, retry_after: int) -> None:
+    """Accept, say why, close with 4429 (the live channel's way of reporting errors)."""
+    message = await receive()
+    if message["type"] != "websocket.connect":
+        return
+    await send({"type": "websocket.accept"})
+    error = {"error": {"code": "rate_limited", "message": too_many_message(retry_after)}}
+    await send({"type": "websocket.send", "text": msgspec.json.encode(error).decode()})
+    await send({"type": "websocket.close", "code": 4429})
