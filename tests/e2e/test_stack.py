@@ -773,6 +773,9 @@ def run_schemathesis(url: str, workdir: Path, env: dict[str, str] | None = None)
             "--max-examples=30",
             "--seed=1",
             "--workers=1",  # its coverage phase is not thread-safe on Python 3.11
+            # The first POST /disputes starts the dispute desk's worker process (a fresh
+            # interpreter at a lower CPU priority): over 10 s on a loaded two-core machine.
+            "--request-timeout=60",
             "--no-color",
         ],
         cwd=workdir,  # reads schemathesis.toml there; its Hypothesis database stays out too
