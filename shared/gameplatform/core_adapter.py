@@ -36,6 +36,8 @@ class CoreAdapter(CommandForms, Generic[S, C, E]):
     """How many points ahead count as clearly ahead in `evaluate`'s default."""
     search_budget: search.Budget = search.DEFAULT_BUDGET
     """The budget of the game's ``mcts`` bot (what a move may cost in this game)."""
+    state_unencoded: tuple[str, ...] = ()
+    """Fields of the state held in Python but never sent (`Game.state_unencoded`)."""
 
     def execute(
         self,

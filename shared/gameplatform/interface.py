@@ -184,6 +184,9 @@ class Game(Protocol[State, Command, Event]):
     vault and reveals it only at the end (Renature); otherwise it is public (Renaissance)."""
     state_type: Any
     """The state's type (for clients that decode ``state_json``)."""
+    state_unencoded: tuple[str, ...]
+    """Fields of ``state_type`` held in Python but never sent (Renature's static board, loaded
+    by its id): an API's document leaves them out of the state's schema."""
     view_type: Any
     """The type ``view`` returns; ``audit_type`` and ``explanation_type`` likewise: what an
     API's document says a game's answers are."""

@@ -55,6 +55,7 @@ class RenatureGame(CoreAdapter[GameState, c.Command, e.Event]):
     hidden_information: bool = True
     seed_secret: bool = True
     state_type: Any = GameState
+    state_unencoded: tuple[str, ...] = ("board",)  # static board data, loaded by board_id
     view_type: Any = GameView
     audit_type: Any = AuditReport
     explanation_type: Any = Explanation

@@ -14,6 +14,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
+from gameplatform import game_names, get_game
 from gameserver.gateway.case_book import CaseBook
 from gameserver.gateway.client_address import TrustedNetworks, TrustedProxies
 from gameserver.gateway.dependencies import Gateway
@@ -122,8 +123,17 @@ def _install_browsers(app: FastAPI, origins: list[str]) -> None:
 def _document(app: FastAPI, *, limited: bool) -> None:
     """The OpenAPI document: the msgspec bodies merged in, then the limits' answers (413 where a
     body is taken, 429 everywhere but ``/healthz`` when ``limited``)."""
-    # /state sends a GameState without its static board (it is loaded by board_id).
-    # Renature's state (named by its module: Renaissance has a GameState too) has its static
-    # board in Python, not on the wire.
-    install_openapi(app, BODIES, strip={"renature.state.GameState": ["board"]})
+    install_openapi(app, BODIES, strip=unencoded_state_fields())
     document_limits(app, limited=limited)
+
+
+def unencoded_state_fields() -> dict[str, list[str]]:
+    """Each hosted game's state fields that are never sent, by the state's schema name (its
+    module and class: several games name their state ``GameState``)."""
+    fields = {}
+    for name in game_names():
+        game = get_game(name)
+        if game.state_unencoded:
+            state = game.state_type
+            fields[f"{state.__module__}.{state.__qualname__}"] = list(game.state_unencoded)
+    return fields
