@@ -38,18 +38,6 @@ def set_up_kinds() -> frozenset[str]:
     return frozenset(kinds)
 
 
-def accepted_or_raise(reply: Reply, client_command_id: str) -> Accepted:
-    """The reply as a 200 body, or the rule error as the fitting status."""
-    raise_refusal(reply)
-    return Accepted(
-        game_id=reply.game_id,
-        command_id=client_command_id,
-        version=reply.version,
-        first_version=reply.first_version,
-        last_version=reply.last_version,
-    )
-
-
 def raise_refusal(reply: Reply) -> None:
     """The rule error of a refused reply as the fitting status; nothing for an accepted one."""
     if reply.status != "accepted":

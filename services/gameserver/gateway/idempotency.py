@@ -57,7 +57,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
 from eventstore import KeyLayout, RedisEventStore
-from gameserver.gateway.command_relay import accepted_or_raise
+from gameserver.gateway.command_relay import raise_refusal
 from gameserver.gateway.seat_tokens import token_digest
 from gameserver.gateway.use_cases.refusals import Refusal
 from gameserver.runtime import bus
@@ -244,7 +244,7 @@ class SeatClaims:
             return False
         reply = await self._send(bus.withdrawal(game_id, command_id, seat, game))
         if reply.code in ("store_unavailable", "internal_error"):
-            accepted_or_raise(reply, command_id)  # 503 / 500: the claim is kept
+            raise_refusal(reply)  # 503 / 500: the claim is kept
         if (reply.status, reply.code) != ("rejected", ABANDONED):
             return False  # the join landed after all (the seat is taken), or no such join
         released = bool(await self._release(keys=self._keys(game_id), args=[seat, "claim", claim]))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import msgspec
 from starlette.types import Receive, Send
 
-from gameserver.gateway.refusal_memory import RefusedUntil
+from gameserver.gateway.refusal_memory import Refused, RefusedUntil
 from gameserver.gateway.request_limits import error_response_messages
 
 CAPS = ("address", "game")
@@ -47,7 +47,7 @@ class LiveRefusals:
         try:
             for key in keys:
                 self.boxed.raise_if_refused(key)
-        except Exception:
+        except Refused:
             self.refused += 1
             raise
 
