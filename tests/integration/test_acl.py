@@ -44,7 +44,7 @@ from gameserver.runtime.rules_client import RulesClient
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.settings_parts import RetentionPolicy
 from renature import commands as c
-from support.gateway import gateway_settings
+from support.gateway import gateway_settings, started_game
 
 pytestmark = pytest.mark.redis
 
@@ -243,15 +243,8 @@ async def sealed_again_and_archived(
 
 
 async def play_whole_game(http: httpx.AsyncClient) -> str:
-    created = await http.post("/games", json={"players": 2, "seed": "acl-seed"})
-    assert created.status_code == 201, created.text
-    game_id = created.json()["game_id"]
-    tokens = []
-    for seat in range(2):
-        joined = await http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
-        assert joined.status_code == 201, joined.text
-        tokens.append({"Authorization": f"Bearer {joined.json()['token']}"})
-    assert (await http.post(f"/games/{game_id}/start", headers=tokens[0])).status_code == 200
+    game_id, seat_tokens = await started_game(http, seed="acl-seed")
+    tokens = [{"Authorization": f"Bearer {token}"} for token in seat_tokens]
     for number in range(2000):
         summary = (await http.get(f"/games/{game_id}")).json()
         if summary["phase"] == "finished":

@@ -53,7 +53,7 @@ from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.settings_parts import RateLimits
 from renature.state import GameState
-from support.gateway import gateway_settings, serving
+from support.gateway import gateway_settings, serving, started_game
 from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
@@ -350,21 +350,6 @@ IDLE_S = 36.0
 and send 30 s) and than the gateway's WebSocket ping interval (uvicorn's 20 s)."""
 
 
-async def new_game(http: httpx.AsyncClient) -> tuple[str, list[str]]:
-    """A started 2-player game: its id and the seats' tokens."""
-    created = await http.post("/games", json={"players": 2})
-    assert created.status_code == 201, created.text
-    game_id = created.json()["game_id"]
-    tokens = []
-    for seat in range(2):
-        joined = await http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
-        assert joined.status_code == 201, joined.text
-        tokens.append(joined.json()["token"])
-    started = await http.post(f"/games/{game_id}/start", headers=bearer(tokens[0]))
-    assert started.status_code < 300, started.text
-    return game_id, tokens
-
-
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
@@ -387,7 +372,7 @@ async def test_nginx_caps_one_address_s_connections_while_another_address_plays(
     async with front_door(redis_url, OPEN_LIVE) as proxy:
         seen = Recording(NEIGHBOUR)
         async with httpx.AsyncClient(base_url=proxy.url, transport=seen, timeout=20) as player:
-            game_id, tokens = await new_game(player)
+            game_id, tokens = await started_game(player)
             opened = [await open_stream(proxy, ABUSER, game_id) for _ in range(70)]
             statuses = [status for status, _ in opened]
             # The abuser's 64 streams are held; every connection past them is refused by
@@ -475,7 +460,7 @@ async def test_a_live_websocket_through_nginx_idles_past_its_timeouts_and_takes_
 ) -> None:
     async with front_door(redis_url) as proxy:
         async with proxy.http(PLAYER) as http:
-            game_id, tokens = await new_game(http)
+            game_id, tokens = await started_game(http)
             view = await http.get(f"/games/{game_id}/view", headers=bearer(tokens[0]))
             token = tokens[view.json()["current_seat"]]
             legal = await http.get(f"/games/{game_id}/legal-actions", headers=bearer(token))

@@ -36,7 +36,7 @@ from renature import events as e
 from renature.audit import AuditReport
 from renature.explain import Explanation
 from renature.state import GameState
-from support.gateway import gateway_settings, serving
+from support.gateway import gateway_settings, serving, started_game
 from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
@@ -135,17 +135,7 @@ async def stored(redis: aioredis.Redis) -> dict[str, int]:
 
 
 async def new_game(http: httpx.AsyncClient, players: int = 2) -> tuple[str, list[str]]:
-    created = await http.post("/games", json={"players": players, "seed": "limits"})
-    assert created.status_code == 201, created.text
-    game_id = created.json()["game_id"]
-    tokens = []
-    for seat in range(players):
-        joined = await http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
-        assert joined.status_code == 201, joined.text
-        tokens.append(joined.json()["token"])
-    started = await http.post(f"/games/{game_id}/start", headers=bearer(tokens[0]))
-    assert started.status_code == 200, started.text
-    return game_id, tokens
+    return await started_game(http, players=players, seed="limits")
 
 
 def bearer(token: str) -> dict[str, str]:

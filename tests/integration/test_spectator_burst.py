@@ -29,7 +29,7 @@ from gameserver.gateway.dependencies import Gateway
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.settings_parts import RateLimits
-from support.gateway import gateway_settings, serving
+from support.gateway import gateway_settings, serving, started_game
 
 pytestmark = pytest.mark.redis
 
@@ -85,21 +85,6 @@ async def open_gateway(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[S
         yield served
 
 
-async def new_game(http: httpx.AsyncClient) -> tuple[str, list[str]]:
-    created = await http.post("/games", json={"players": 2, "seed": "spectators"})
-    assert created.status_code == 201, created.text
-    game_id = created.json()["game_id"]
-    tokens = []
-    for seat in range(2):
-        joined = await http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
-        assert joined.status_code == 201, joined.text
-        tokens.append(joined.json()["token"])
-    auth = {"Authorization": f"Bearer {tokens[0]}"}
-    started = await http.post(f"/games/{game_id}/start", headers=auth)
-    assert started.status_code == 200, started.text
-    return game_id, tokens
-
-
 async def scripts_run(redis: aioredis.Redis) -> int:
     """Lua scripts and sorted-set writes Redis ran so far (the live bucket and the leases)."""
     stats: dict[str, Any] = await redis.info("commandstats")
@@ -126,7 +111,7 @@ async def until(condition: Any, what: str, timeout_s: float = 10.0) -> None:
 async def test_a_spectator_at_the_games_cap_is_refused_from_memory_at_no_redis_cost(
     limited: Served, redis: aioredis.Redis
 ) -> None:
-    game_id, tokens = await new_game(limited.http)
+    game_id, tokens = await started_game(limited.http, seed="spectators")
     game_key = f"rn:limits:live:game:{{{game_id}}}"
     await redis.zadd(game_key, {f"held-{n}": time.time() + 60 for n in range(3)})
     url = f"ws://{limited.address}/games/{game_id}/live"
@@ -149,7 +134,7 @@ async def test_a_spectator_at_the_games_cap_is_refused_from_memory_at_no_redis_c
 async def test_a_freed_slot_of_this_instance_is_taken_at_once(
     limited: Served, redis: aioredis.Redis
 ) -> None:
-    game_id, _ = await new_game(limited.http)
+    game_id, _ = await started_game(limited.http, seed="spectators")
     url = f"ws://{limited.address}/games/{game_id}/live"
     async with connect(url) as one, connect(url) as two, connect(url) as three:
         for ws in (one, two, three):
@@ -171,7 +156,7 @@ async def first_frame(ws: ClientConnection) -> dict[str, Any]:
 async def test_a_seats_channel_is_served_while_50_spectators_backlogs_wait(
     open_gateway: Served,
 ) -> None:
-    game_id, tokens = await new_game(open_gateway.http)
+    game_id, tokens = await started_game(open_gateway.http, seed="spectators")
     backlogs = open_gateway.gateway.spectator_backlogs
     held = [await backlogs.take_turn(True) for _ in range(4)]  # every turn taken
     url = f"ws://{open_gateway.address}/games/{game_id}/live"

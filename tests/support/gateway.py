@@ -70,3 +70,25 @@ async def serving(app: FastAPI, **config: Any) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 10)
+
+
+async def started_game(
+    http: httpx.AsyncClient, *, players: int = 2, seed: str | None = None
+) -> tuple[str, list[str]]:
+    """A game created over ``http`` (from ``seed`` where given), every seat taken and started:
+    its id and the seats' tokens."""
+    body: dict[str, Any] = (
+        {"players": players} if seed is None else {"players": players, "seed": seed}
+    )
+    created = await http.post("/games", json=body)
+    assert created.status_code == 201, created.text
+    game_id: str = created.json()["game_id"]
+    tokens = []
+    for seat in range(players):
+        joined = await http.post(f"/games/{game_id}/seats/{seat}", json={"name": f"p{seat}"})
+        assert joined.status_code == 201, joined.text
+        tokens.append(str(joined.json()["token"]))
+    auth = {"Authorization": f"Bearer {tokens[0]}"}
+    started = await http.post(f"/games/{game_id}/start", headers=auth)
+    assert started.status_code == 200, started.text
+    return game_id, tokens
