@@ -281,6 +281,8 @@ class Stack:
     environment: dict[str, str] = field(default_factory=dict)
     """Variables the children get besides this process's environment (command-line flags)."""
     children: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    signing_key_given: bool = False
+    """The settings name a signing key (`Signing.signing_key_file`): the stack makes none."""
     signing_key_id: str | None = None
     """The id of the key generated for the private stack (None: a key was given, or no
     private Redis runs)."""
@@ -298,7 +300,7 @@ class Stack:
             for name in ("RENATURE_REDIS_USER", "RENATURE_REDIS_PASSWORD"):
                 env.pop(name, None)
             env.update(self.redis.client_env())
-            if not env.get("RENATURE_SIGNING_KEY_FILE"):  # no key given: the stack's own
+            if not self.signing_key_given:  # the stack's own key, made once
                 self.signing_key_id = self.redis.signing_key_id()
                 env["RENATURE_SIGNING_KEY_FILE"] = str(self.redis.signing_key_file)
         for name in SERVICES:
@@ -429,7 +431,14 @@ def run_all(
     if redis_url is None:
         server = private_redis(redis_port, settings.store.durability)
         redis_url = server.url
-    stack = Stack(redis_url, host, port, server, dict(environment or {}))
+    stack = Stack(
+        redis_url,
+        host,
+        port,
+        server,
+        dict(environment or {}),
+        signing_key_given=bool(settings.signing.signing_key_file),
+    )
     stopping: list[int] = []
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
