@@ -426,19 +426,11 @@ def run_all(
 
     Returns the exit status: 0 after SIGINT/SIGTERM, 1 when a service died on its own.
     """
-    server: PrivateRedis | None = None
     check_ports(host, port, redis_port if redis_url is None else None)
-    if redis_url is None:
-        server = private_redis(redis_port, settings.store.durability)
-        redis_url = server.url
-    stack = Stack(
-        redis_url,
-        host,
-        port,
-        server,
-        dict(environment or {}),
-        signing_key_given=bool(settings.signing.signing_key_file),
-    )
+    server = private_redis(redis_port, settings.store.durability) if redis_url is None else None
+    url = server.url if server is not None else str(redis_url)
+    signed = bool(settings.signing.signing_key_file)
+    stack = Stack(url, host, port, server, dict(environment or {}), signing_key_given=signed)
     stopping: list[int] = []
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
