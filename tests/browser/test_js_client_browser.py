@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Page, Route
 
-from devkit.requirements import chromium_path
 from gameplatform import game_names
 from support.web_stack import serve_all
 
@@ -38,18 +37,6 @@ RUN = """async ([script, arg]) => {
 def stack() -> Iterator[str]:
     with serve_all(RENATURE_LIMIT_READ="10/second") as running:
         yield running.url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        instance = p.chromium.launch(
-            executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            yield instance
-        finally:
-            instance.close()
 
 
 @pytest.fixture(params=[True], ids=["probed"])

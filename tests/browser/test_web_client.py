@@ -6,106 +6,39 @@ choosing moves, one of them by keyboard only), a third watches; the dispute view
 the finished game and on an exported file (and on a forged one); axe-core checks every page.
 The stack is ``renature serve all`` (what ``make run`` starts) on a private Redis. Screenshots
 of each page are written to ``var/screenshots/`` for a reviewer (``docs/screenshots/`` holds
-the ones the README shows).
+the ones the README shows). Every other hosted game (and Renature on the generic pages) is
+played through the generic table in ``test_generic_table.py``, beside this module.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-import redis
-from playwright.sync_api import Browser, Locator, Page, sync_playwright
+from playwright.sync_api import Browser, Locator, Page
 
-from devkit.requirements import chromium_path
-from eventstore import KeyLayout
-from gameplatform import game_names
-from gameserver.gateway.routers.web_routes import plugin_of
 from renature import events as e
 from renature.game import replay
-from support.hosting import hosted
-from support.web_stack import serve_all
+from support.browser_pages import (
+    GAME_TIMEOUT,
+    PAGE_ERRORS,
+    VIEWPORTS,
+    assert_accessible,
+    attribute,
+    new_page,
+    settled,
+    shot,
+    stored_events,
+    upload_and_find,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis, pytest.mark.browser]
 
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "var" / "screenshots"
-AXE = ROOT / "services/gameserver/gateway/static/vendor/axe.min.js"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-PAGE_ERRORS: dict[int, list[str]] = {}
-"""Script errors each page raised (by id of the page), asserted empty at the end."""
-REDIS_OF: dict[str, str] = {}
-"""The Redis under each stack, to read a game's stored events as `renature export` does."""
-GAME_TIMEOUT = 240.0
-
-
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    """``renature serve all`` on a private Redis, as ``make run`` starts it."""
-    # Two players and a spectator share one address here, and they play far faster than
-    # people do: the default read rate per address would slow them down (the client waits
-    # 429s out; test_limits covers the limits themselves).
-    with serve_all(RENATURE_LIMIT_READ="200/second;12000/minute") as stack:
-        REDIS_OF[stack.url] = stack.redis_url
-        yield stack.url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    path = chromium_path()
-    with sync_playwright() as p:
-        instance = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        try:
-            yield instance
-        finally:
-            instance.close()
-
-
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-"""A phone's viewport (390x844 CSS px, touch), the size the table must fit."""
-VIEWPORTS: dict[str, dict[str, Any]] = {
-    "desktop": {"viewport": {"width": 1400, "height": 950}},
-    "phone": PHONE,
-}
 MOST_PRESSES_PER_DECISION = 3.0
 """The average number of key presses a decision may take, from the turn's start to its move."""
-
-
-def new_page(browser: Browser, viewport: str = "desktop", *, bypass_csp: bool = True) -> Page:
-    """A page in a fresh browser context, on a desktop or a phone viewport. The harness's own
-    probes (``wait_for_function``, axe-core) are scripts the pages' Content-Security-Policy
-    forbids, so they run with the policy bypassed;
-    `test_the_pages_run_under_their_content_security_policy` runs the pages under it."""
-    context = browser.new_context(**VIEWPORTS[viewport], bypass_csp=bypass_csp)
-    page = context.new_page()
-    PAGE_ERRORS[id(page)] = problems = []
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    return page
-
-
-def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
-
-
-def settled(page: Page) -> None:
-    page.wait_for_function(
-        "window.table && window.table.view && !window.table.refreshing", timeout=15000
-    )
 
 
 def tap_one(page: Page) -> None:
@@ -266,7 +199,7 @@ def finished_game(base_url: str, browser: Browser) -> str:
     assert alice.locator("#rematch").is_visible()
     assert watcher.locator("#rematch").is_hidden()
     # Every event of the game is in every log once, in order (the live channel, resumed or not).
-    events = _events(base_url, game_id)
+    events = stored_events(base_url, game_id)
     for page in (alice, bob, watcher):
         logged = page.eval_on_selector_all(
             "#log li", "items => items.map(i => Number(i.dataset.version))"
@@ -373,7 +306,7 @@ def test_an_outage_error_clears_when_the_page_is_live_again(
 def test_the_dispute_viewer_shows_the_board_and_scores_at_chosen_steps(
     finished_game: str, base_url: str, browser: Browser
 ) -> None:
-    events = [e.decode(json.dumps(raw)) for raw in _events(base_url, finished_game)]
+    events = [e.decode(json.dumps(raw)) for raw in stored_events(base_url, finished_game)]
     page = new_page(browser)
     page.goto(f"{base_url}/viewer/{finished_game}")
     page.wait_for_selector("#verdict")
@@ -413,7 +346,7 @@ def test_the_dispute_viewer_shows_the_board_and_scores_at_chosen_steps(
 def test_the_viewer_audits_an_uploaded_file_and_points_at_a_forged_event(
     finished_game: str, base_url: str, browser: Browser, tmp_path: Path
 ) -> None:
-    raw = _events(base_url, finished_game)
+    raw = stored_events(base_url, finished_game)
     forged_events = [dict(event) for event in raw]
     target = next(i for i, ev in enumerate(forged_events) if ev["type"] == "PlantPlaced")
     forged_events[target]["points"] += 5  # a forger's extra points
@@ -457,38 +390,6 @@ def test_every_page_passes_the_accessibility_check(
         assert title.startswith("Renature game ")
 
 
-def upload_and_find(
-    page: Page, base_url: str, folder: Path, honest: list[Any], forged: list[Any], query: str = ""
-) -> Locator:
-    """Upload an honest export to the viewer (its audit holds, every event told in words),
-    then a forged copy: the first finding the viewer lists."""
-    files = []
-    for name, events in (("game.jsonl", honest), ("forged.jsonl", forged)):
-        files.append(folder / name)
-        files[-1].write_text("\n".join(json.dumps(event) for event in events) + "\n")
-    page.goto(f"{base_url}/viewer{query}")
-    page.set_input_files("#file", str(files[0]))
-    page.wait_for_selector("#verdict")
-    assert "The audit holds" in page.inner_text("#verdict")
-    assert page.locator("#events li").count() == len(honest)
-    assert "undefined" not in page.inner_text("#events")
-    page.set_input_files("#file", str(files[1]))
-    page.wait_for_function("document.querySelector('#verdict')?.textContent.includes('FAILS')")
-    return page.locator("#findings li.finding").first
-
-
-def assert_accessible(page: Page) -> None:
-    """axe-core (vendored) finds no serious or critical violation on the page."""
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-    serious = [
-        (v["id"], v["help"], [n["target"] for n in v["nodes"]][:3])
-        for v in result["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-    assert serious == []
-
-
 CSP_WATCH = """
 window.__violations = [];
 document.addEventListener("securitypolicyviolation",
@@ -519,187 +420,10 @@ def test_the_pages_run_under_their_content_security_policy(
     assert PAGE_ERRORS[id(page)] == []
 
 
-def attribute(locator: Locator, name: str) -> str:
-    """An attribute the element must carry."""
-    value = locator.get_attribute(name)
-    assert value is not None, name
-    return value
-
-
-def _events(base_url: str, game_id: str) -> list[dict[str, Any]]:
-    """The game's stored events, as ``renature export`` writes them (no blanks)."""
-    with redis.Redis.from_url(REDIS_OF[base_url]) as client:
-        entries = client.xrange(KeyLayout().game_key(game_id))
-    return [json.loads(fields[b"event"]) for _, fields in entries]
-
-
 def state_colour(colour: int) -> str:
     from renature.components import COLOURS
 
     return COLOURS[colour]
-
-
-GENERIC_GAMES = list(game_names())
-"""Every hosted game is played through the generic table by the same test, so a game added to
-the registry is tested here unchanged; a game with a module of its own in the web client
-(Renature's) is asked for the generic pages (``?table=generic``), which proves them on a game
-with hidden information too."""
-
-
-def generic(name: str) -> str:
-    """The query that asks for the generic pages of a game with a module of its own."""
-    return "" if plugin_of(name) is None else "?table=generic"
-
-
-def play_generic(page: Page, keyboard: bool, rng: random.Random) -> None:
-    """Choose one of the moves the table lists in words, as a person would (a button; by
-    keyboard when asked), and wait for the table to show its result."""
-    version = page.evaluate("window.table.view.version")
-    moves = page.locator("#moves button.move")
-    count = moves.count()
-    assert count == page.evaluate("window.table.moves.length")
-    button = moves.nth(rng.randrange(count))
-    assert "undefined" not in button.inner_text()
-    if keyboard:
-        button.focus()
-        page.keyboard.press("Enter")
-    else:
-        button.click()
-    page.wait_for_function(
-        f"window.table.view.version > {version} && !window.table.refreshing", timeout=15000
-    )
-
-
-@pytest.fixture(scope="module", params=hosted(GENERIC_GAMES))
-def generic_game(request: pytest.FixtureRequest, base_url: str, browser: Browser) -> str:
-    """Two people create (choosing the game and its options in the lobby), invite, join, start
-    and play a whole game of a game the web client knows nothing of, through the generic
-    table; Bob by keyboard only, and a spectator watches to the end."""
-    name = request.param
-    alice, bob, watcher = new_page(browser), new_page(browser), new_page(browser)
-    alice.goto(f"{base_url}/")
-    alice.wait_for_selector(f"#create [name=game] option[value={name}]", state="attached")
-    alice.select_option("#create [name=game]", name)
-    catalog = {game["name"]: game for game in httpx.get(f"{base_url}/games/catalog").json()}
-    for option in catalog[name]["options"]:  # the form offers each option at its default
-        field = alice.locator(f"#create [name='option:{option['name']}']")
-        if option["kind"] == "several":
-            chosen = field.evaluate("e => [...e.selectedOptions].map((o) => o.value)")
-            assert chosen == option["default"]
-        elif option["kind"] != "boolean":
-            shown = "" if option["default"] is None else str(option["default"])
-            assert field.input_value() == shown
-    shot(alice, f"lobby-{name}")
-    alice.fill("#create [name=name]", "Alice")
-    alice.select_option("#create [name=seating]", "invite")
-    clock = catalog[name]["clock"]  # a game that takes a clock gets one, and shows it
-    assert alice.locator("#create [name=clock]").is_visible() == clock
-    if clock:
-        alice.select_option("#create [name=clock]", "300")
-    alice.click("#create button[type=submit]")
-    alice.wait_for_url("**/play/**")
-    game_id = alice.url.rsplit("/", 1)[1]
-    assert httpx.get(f"{base_url}/games/{game_id}").json()["game"] == name
-    if generic(name):
-        alice.goto(f"{base_url}/play/{game_id}{generic(name)}")
-    alice.wait_for_selector("#invite code")
-    invitation = alice.inner_text("#invite code")
-    bob.goto(invitation + generic(name).replace("?", "&"))
-    bob.fill("#take-seat [name=name]", "Bob")
-    bob.click("#open-seats button")
-    bob.wait_for_selector("#start:not([hidden])")
-    bob.click("#start")
-    watcher.goto(f"{base_url}/play/{game_id}{generic(name)}")
-    rng = random.Random(name)
-    deadline = time.monotonic() + GAME_TIMEOUT
-    moves = 0
-    while time.monotonic() < deadline:
-        settled(alice)
-        if alice.evaluate("window.table.facts.over"):
-            break
-        for page, keyboard in ((alice, False), (bob, True)):
-            settled(page)
-            if page.evaluate("window.table.moves.length"):
-                if moves == 6:
-                    assert ("300 s a turn" in page.inner_text("#clock")) == clock
-                    shot(page, f"table-{name}")
-                play_generic(page, keyboard, rng)
-                moves += 1
-    else:
-        pytest.fail(f"the game did not finish within {GAME_TIMEOUT} s ({moves} moves)")
-    events = _events(base_url, game_id)
-    facts = httpx.get(f"{base_url}/games/{game_id}/table").json()
-    for page in (alice, bob, watcher):
-        page.wait_for_function("window.table.facts && window.table.facts.over", timeout=15000)
-        assert "The game is over" in page.inner_text("#status")
-        for seat, (colour, score) in enumerate(zip(facts["colours"], facts["scores"], strict=True)):
-            line = page.inner_text(f"#players li[data-seat='{seat}']")
-            assert line.startswith(colour)
-            assert f": {score} point{'' if abs(score) == 1 else 's'}" in line
-        # Every event in every log once, in order, in words (the live channel, resumed or not).
-        logged = page.eval_on_selector_all(
-            "#log li", "items => items.map(i => [Number(i.dataset.version), i.textContent])"
-        )
-        assert [version for version, _ in logged] == [event["version"] for event in events]
-        assert all(text and "undefined" not in text for _, text in logged)
-        assert page.locator("#board svg").count() == 1
-        assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
-    shot(alice, f"table-{name}-finished")
-    return game_id
-
-
-def test_each_game_is_played_whole_through_the_generic_table(
-    generic_game: str, base_url: str
-) -> None:
-    assert httpx.get(f"{base_url}/games/{generic_game}").json()["phase"] == "finished"
-    audit = httpx.get(f"{base_url}/games/{generic_game}/audit").json()
-    assert audit["ok"], audit
-
-
-def test_the_viewer_steps_through_each_game_and_audits_its_export(
-    generic_game: str, base_url: str, browser: Browser, tmp_path: Path
-) -> None:
-    """The viewer of a stored game: the verdict, the board and the scores at chosen steps as
-    the table of that step says; then the export uploaded, and a forged copy pointed at."""
-    name = httpx.get(f"{base_url}/games/{generic_game}").json()["game"]
-    raw = _events(base_url, generic_game)
-    page = new_page(browser)
-    page.goto(f"{base_url}/viewer/{generic_game}{generic(name)}")
-    page.wait_for_selector("#verdict")
-    assert "The audit holds" in page.inner_text("#verdict")
-    assert page.locator("#events li").count() == len(raw)
-    for step in (3, len(raw) // 2, len(raw)):
-        page.fill("#slider", str(step))
-        page.wait_for_function(
-            f"document.querySelector('#scores').textContent.startsWith('After event {step}:')"
-        )
-        facts = httpx.get(f"{base_url}/games/{generic_game}/table?at={step}").json()
-        for colour, score in zip(facts["colours"], facts["scores"], strict=True):
-            assert f"{colour} {score}" in page.inner_text("#scores")
-        assert page.locator("#board svg").count() == 1
-    assert page.locator("#points li.point").count() > 0
-    shot(page, f"viewer-{name}")
-    assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
-    forged_events = [dict(event) for event in raw]
-    target = len(forged_events) // 2
-    forged_events[target]["hash"] = "0" * 64  # a link of the chain broken
-    upload = new_page(browser)
-    finding = upload_and_find(upload, base_url, tmp_path, raw, forged_events, generic(name))
-    assert int(attribute(finding, "data-version")) == forged_events[target]["version"]
-    assert not PAGE_ERRORS[id(upload)], PAGE_ERRORS[id(upload)]
-
-
-@pytest.mark.parametrize("path", ["/play/{game}", "/viewer/{game}"])
-def test_each_generic_page_passes_the_accessibility_check(
-    path: str, generic_game: str, base_url: str, browser: Browser
-) -> None:
-    name = httpx.get(f"{base_url}/games/{generic_game}").json()["game"]
-    page = new_page(browser)
-    page.goto(base_url + path.format(game=generic_game) + generic(name))
-    page.wait_for_selector("#board svg")
-    page.wait_for_load_state("networkidle")
-    assert_accessible(page)
-    assert page.locator("#board svg").get_attribute("role") == "img"
 
 
 def test_a_seat_taken_here_is_taken_back_on_another_device_by_its_recovery_link(

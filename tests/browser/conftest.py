@@ -1,0 +1,35 @@
+"""The browser tests' stack and browser, one of each per test module (modules run side by side
+in the suite's workers)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from devkit.requirements import chromium_path
+from support.browser_pages import CHROMIUM_ARGS, REDIS_OF
+from support.web_stack import serve_all
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    """``renature serve all`` on a private Redis, as ``make run`` starts it."""
+    # Two players and a spectator share one address here, and they play far faster than
+    # people do: the default read rate per address would slow them down (the client waits
+    # 429s out; test_limits covers the limits themselves).
+    with serve_all(RENATURE_LIMIT_READ="200/second;12000/minute") as stack:
+        REDIS_OF[stack.url] = stack.redis_url
+        yield stack.url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    path = chromium_path()
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
