@@ -179,6 +179,31 @@ async def test_seat_tokens_are_looked_up_once_then_answered_from_memory(
     assert await tokens.seat_of("g1", "secret-0") is None  # no memory of an ended game
 
 
+async def test_made_up_tokens_choose_their_bucket_without_a_lookup_each(
+    redis: aioredis.Redis,
+) -> None:
+    """The rate limits ask `holder_of` which bucket a request counts in: a flood of made-up
+    tokens reads the game's seat hash once per snapshot, not once per token; a seat claimed
+    through another instance is seen once the snapshot is ``snapshot_s`` old."""
+    now = [100.0]
+    tokens = CachedSeatTokens(redis, KeyLayout(), snapshot_s=0.1, clock=lambda: now[0])
+    elsewhere = CachedSeatTokens(redis, KeyLayout())  # another gateway instance
+    assert await tokens.claim("g1", 0, "secret-0")
+    assert await tokens.holder_of("g1", "secret-0") == 0
+    for n in range(1_000):
+        assert await tokens.holder_of("g1", f"made-up-{n}") is None
+    assert tokens.lookups == 1
+    assert await elsewhere.claim("g1", 1, "secret-1")
+    assert await tokens.holder_of("g1", "secret-1") is None  # the snapshot is still fresh
+    now[0] += 0.15  # past snapshot_s
+    assert await tokens.holder_of("g1", "secret-1") == 1
+    assert tokens.lookups == 2
+    assert await tokens.seat_of("g1", "secret-1") == 1  # the routes' check is exact as before
+    await redis.delete(tokens.key("g1"))  # the seat hash lapsed after the end
+    tokens.ended("g1")
+    assert await tokens.holder_of("g1", "secret-0") is None
+
+
 def test_the_access_log_is_off_sampled_or_on() -> None:
     record = logging.LogRecord("uvicorn.access", logging.INFO, "", 0, "GET /", None, None)
     assert not any(SampledFilter(0.0).filter(record) for _ in range(1000))

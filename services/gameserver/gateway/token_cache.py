@@ -8,6 +8,10 @@ ends (`gameserver.gateway.expiry` gives the seat hash a TTL): once a game is kno
 have ended (`ended`, called when the TTL is set) its tokens are looked up in Redis on every
 request again, so they stop working exactly when the hash lapses. Wrong tokens are not cached
 (each costs its lookup, as before).
+
+`holder_of` answers a narrower question, which rate-limit bucket a request counts in, from a
+snapshot of each game's seat hash read at most every ``snapshot_s``: a flood of made-up tokens
+then costs no Redis round trip each (the routes still check every token with `seat_of`).
 """
 
 from __future__ import annotations
@@ -19,10 +23,14 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 
 from eventstore import KeyLayout
+from eventstore.redis_values import text
 from gameserver.gateway.seat_tokens import SeatTokens, token_digest
 
 DEFAULT_ENTRIES = 100_000
 DEFAULT_REVALIDATE_S = 5.0
+DEFAULT_SNAPSHOT_S = 0.1
+"""How old a game's seat-hash snapshot may be for `holder_of`: a seat claimed through another
+instance counts in its own bucket at most this long after the claim."""
 
 
 class CachedSeatTokens(SeatTokens):
@@ -35,6 +43,7 @@ class CachedSeatTokens(SeatTokens):
         *,
         max_entries: int = DEFAULT_ENTRIES,
         revalidate_s: float = DEFAULT_REVALIDATE_S,
+        snapshot_s: float = DEFAULT_SNAPSHOT_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``clock`` tells the seconds that pass (a test's own clock)."""
@@ -44,6 +53,8 @@ class CachedSeatTokens(SeatTokens):
         self._revalidate_s = revalidate_s
         self._seats: OrderedDict[tuple[str, str], tuple[int, float]] = OrderedDict()
         self._ended: OrderedDict[str, None] = OrderedDict()  # games whose tokens lapse
+        self._snapshot_s = snapshot_s
+        self._claims: OrderedDict[str, tuple[dict[str, int], float]] = OrderedDict()
         self.lookups = 0  # Redis lookups made (for tests and the benchmark)
 
     async def seat_of(self, game_id: str, token: str) -> int | None:
@@ -67,7 +78,36 @@ class CachedSeatTokens(SeatTokens):
             self._seats.popitem(last=False)
         return seat
 
+    async def holder_of(self, game_id: str, token: str) -> int | None:
+        """The seat ``token`` holds in ``game_id`` as far as the rate limits go (which bucket a
+        request counts in): a token this instance resolved within ``revalidate_s`` keeps its seat; any other is
+        looked up in a snapshot of the game's seat hash at most ``snapshot_s`` old, so made-up
+        tokens cost one Redis read per game per ``snapshot_s`` however many arrive. (The digest
+        is looked up in a dict, not compared in constant time: its timing tells the sender
+        nothing of a stored digest that it could steer without a SHA-256 preimage.)"""
+        digest = token_digest(token)
+        known = self._seats.get((game_id, digest))
+        now = self._clock()
+        if known is not None and now - known[1] < self._revalidate_s:
+            return known[0]
+        snapshot = self._claims.get(game_id)
+        if snapshot is None or now - snapshot[1] >= self._snapshot_s:
+            claims = await self._redis.hgetall(self.key(game_id))
+            self.lookups += 1
+            snapshot = ({text(d): int(text(seat)) for seat, d in claims.items()}, now)
+            self._claims[game_id] = snapshot
+            self._claims.move_to_end(game_id)
+            while len(self._claims) > self._max_entries:
+                self._claims.popitem(last=False)
+        return snapshot[0].get(digest)
+
+    async def claim(self, game_id: str, seat: int, token: str) -> bool:
+        claimed = await super().claim(game_id, seat, token)
+        self._claims.pop(game_id, None)  # this instance sees its own claims at once
+        return claimed
+
     async def release(self, game_id: str, seat: int, token: str) -> None:
+        self._claims.pop(game_id, None)
         self._seats.pop((game_id, token_digest(token)), None)
         await super().release(game_id, seat, token)
 
@@ -80,11 +120,13 @@ class CachedSeatTokens(SeatTokens):
     def revoke(self, game_id: str, digest: str) -> None:
         """The token with this digest no longer holds its seat (reclaimed): forget it now."""
         self._seats.pop((game_id, digest), None)
+        self._claims.pop(game_id, None)
 
     def ended(self, game_id: str) -> None:
         """The game's tokens now lapse with its seat hash: stop answering them from memory."""
         for key in [key for key in self._seats if key[0] == game_id]:
             del self._seats[key]
+        self._claims.pop(game_id, None)
         self._ended[game_id] = None
         while len(self._ended) > self._max_entries:
             self._ended.popitem(last=False)

@@ -93,7 +93,7 @@ def wire(app: FastAPI, gateway: Gateway, settings: Settings) -> None:
     if limits.enabled:  # outermost of the limits: a flood is turned away before its bodies
         limiter = Limiter(settings.store.redis_url, limits, prefix=settings.store.prefix)
         app.state.limiter = limiter
-        app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.seat_of)
+        app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.holder_of)
         gateway.spectator_frames = FrameBudget(limits.spectator_frames)
     if ttl is not None:
         gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, ttl)
