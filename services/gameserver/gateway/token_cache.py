@@ -80,11 +80,12 @@ class CachedSeatTokens(SeatTokens):
 
     async def holder_of(self, game_id: str, token: str) -> int | None:
         """The seat ``token`` holds in ``game_id`` as far as the rate limits go (which bucket a
-        request counts in): a token this instance resolved within ``revalidate_s`` keeps its seat; any other is
-        looked up in a snapshot of the game's seat hash at most ``snapshot_s`` old, so made-up
-        tokens cost one Redis read per game per ``snapshot_s`` however many arrive. (The digest
-        is looked up in a dict, not compared in constant time: its timing tells the sender
-        nothing of a stored digest that it could steer without a SHA-256 preimage.)"""
+        request counts in): a token this instance resolved within ``revalidate_s`` keeps its
+        seat; any other is looked up in a snapshot of the game's seat hash at most
+        ``snapshot_s`` old, so made-up tokens cost one Redis read per game per ``snapshot_s``
+        however many arrive. (The digest is looked up in a dict, not compared in constant time:
+        its timing tells the sender nothing of a stored digest that it could steer without a
+        SHA-256 preimage.)"""
         digest = token_digest(token)
         known = self._seats.get((game_id, digest))
         now = self._clock()
