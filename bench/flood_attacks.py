@@ -185,6 +185,9 @@ async def spectators(host: str, port: int, game: str, until: float, statuses: Co
             try:
                 writer.write(upgrade)
                 opened = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+                if opened[9:12] != b"101":  # the handshake refused (429 from memory)
+                    statuses[opened[9:12].decode()] += 1
+                    continue
                 left = max(0.1, until - time.monotonic())
                 frames, code = await asyncio.wait_for(read_frames(reader), left)
                 statuses["4429" if code == 4429 else opened[9:12].decode()] += 1

@@ -36,7 +36,7 @@ from renature import events as e
 from renature.audit import AuditReport
 from renature.explain import Explanation
 from renature.state import GameState
-from support.gateway import gateway_settings, serving, started_game
+from support.gateway import gateway_settings, refused_handshake, serving, started_game
 from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
@@ -411,8 +411,12 @@ async def test_live_connections_are_capped_per_address_and_per_game(
             assert json.loads(await asyncio.wait_for(ws.recv(), 5))["version"] == 1
         third = await refused_live(url)  # a third from the same address
         assert third["error"]["code"] == "rate_limited"
-        refused_elsewhere = await refused_live(f"ws://{served}/games/{other_id}/live")
-        assert refused_elsewhere["error"]["code"] == "rate_limited"
+        # Told once, the address is refused from memory until its Retry-After: the
+        # handshake itself is answered 429.
+        status, retry_after, body = await refused_handshake(f"ws://{served}/games/{other_id}/live")
+        assert (status, body["error"]["code"]) == (429, "rate_limited")
+        assert retry_after is not None
+        assert int(retry_after) >= 1
     # Closed connections give their leases back.
     address_key = "rn:limits:live:address:{127.0.0.1}"
     await released(limited.redis, address_key)
@@ -439,8 +443,9 @@ async def test_spectators_cannot_take_a_seats_live_slots(limited: Stack, served:
     async with connect(url) as seat, connect(url) as again:  # over the address's cap of 2 too
         for ws in (seat, again):
             assert json.loads(await asyncio.wait_for(ws.recv(), 5))["version"] == 1
-    made_up = await refused_live(f"ws://{served}/games/{game_id}/live?token=made-up")
-    assert made_up["error"]["code"] == "rate_limited"  # a made-up token is a spectator
+    # A made-up token is a spectator: refused as the game's cap was remembered (429 handshake).
+    status, _, made_up = await refused_handshake(f"ws://{served}/games/{game_id}/live?token=x")
+    assert (status, made_up["error"]["code"]) == (429, "rate_limited")
 
 
 async def test_server_sent_event_streams_hold_live_leases_too(limited: Stack) -> None:

@@ -1,7 +1,8 @@
 """A burst of spectators against a real gateway and Redis: refused from memory, backlogs in turn.
 
 A spectator's live connection refused once for a cap is refused again from the instance's
-memory, costing Redis nothing; spectators' backlogs take a few turns per worker while a seat's
+memory, costing Redis nothing (its handshake answered HTTP 429, no upgrade); spectators'
+backlogs take a few turns per worker while a seat's
 channel never waits; a finished game's frames are worked out once and are the same frames the
 stream's own path sends.
 """
@@ -29,7 +30,7 @@ from gameserver.gateway.dependencies import Gateway
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.settings_parts import RateLimits
-from support.gateway import gateway_settings, serving, started_game
+from support.gateway import gateway_settings, refused_handshake, serving, started_game
 
 pytestmark = pytest.mark.redis
 
@@ -120,12 +121,15 @@ async def test_a_spectator_at_the_games_cap_is_refused_from_memory_at_no_redis_c
     memory = limited.app.state.limiter.live_refusals
     assert memory.refused == 0
     before = await scripts_run(redis)
-    again = [await refused(url) for _ in range(5)]
+    again = [await refused_handshake(url) for _ in range(5)]
     assert await scripts_run(redis) == before  # no bucket, no lease, nothing given back
     assert memory.refused == 5
-    for message in again:  # the same answer as Redis's refusal, its Retry-After counting down
-        assert message["error"]["code"] == "rate_limited"
-        assert message["error"]["message"].startswith("Too many requests; retry in ")
+    for status, retry_after, body in again:  # the handshake itself refused: no upgrade
+        assert status == 429
+        assert retry_after is not None
+        assert 1 <= int(retry_after) <= 10
+        assert body["error"]["code"] == "rate_limited"
+        assert body["error"]["message"] == f"Too many requests; retry in {retry_after} s."
     # A seat's live channel is never refused for the spectators' cap.
     async with connect(f"{url}?token={tokens[0]}") as seat:
         assert json.loads(await asyncio.wait_for(seat.recv(), 5))["version"] == 1

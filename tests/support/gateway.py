@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import pytest
 import uvicorn
 from fastapi import FastAPI
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 from devkit.redis_server import free_port
 from gameserver.gateway.app import create_app
@@ -92,3 +96,14 @@ async def started_game(
     started = await http.post(f"/games/{game_id}/start", headers=auth)
     assert started.status_code == 200, started.text
     return game_id, tokens
+
+
+async def refused_handshake(url: str) -> tuple[int, str | None, dict[str, Any]]:
+    """A WebSocket whose handshake is answered with an HTTP status instead of the upgrade: the
+    status, its ``Retry-After`` and its JSON body."""
+    with pytest.raises(InvalidStatus) as caught:
+        async with connect(url):
+            pass
+    response = caught.value.response
+    body = dict(json.loads(response.body or b"{}"))
+    return response.status_code, response.headers.get("Retry-After"), body

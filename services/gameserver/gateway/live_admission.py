@@ -8,9 +8,14 @@ an address over its ``live`` rate or its ``refused_per_address`` quota (`Refused
 bucket's refusal is kept), an address at its ``live_per_address`` cap and a game at its
 ``live_per_game`` cap, each until the ``Retry-After`` it was told. A spectator's connection that
 meets one of them is refused at once, before any Redis call and before the app (and its
-handshake with the channel) sees it, with the same answer as before: an accepted socket, one
-``{"error": {"code": "rate_limited"}}`` frame and close code 4429 (an event stream: 429 with
-``Retry-After``). A cap refusal is forgotten as soon as this instance gives back a lease of that
+handshake with the channel) sees it: a WebSocket's handshake itself is answered HTTP 429 with
+``Retry-After`` and the ``{"error": {"code": "rate_limited"}}`` body (no upgrade, no frames, no
+closing handshake: the cheapest refusal there is, for a client that came back before the
+``Retry-After`` it was told), an event stream 429 with ``Retry-After``. The refusal that Redis
+decides keeps the live channel's own answer (an accepted socket, that error frame, close code
+4429), so a browser, which cannot read a refused handshake's status, is told why once; the
+JavaScript client takes a handshake that fails as a cue to read the event stream, whose 429 it
+reads. A cap refusal is forgotten as soon as this instance gives back a lease of that
 address or game, so a slot that frees here is taken at once; one freed on another instance is
 seen after the ``Retry-After``, as that client was told. Seats' connections are never looked up
 here: their leases are their own.
@@ -19,13 +24,18 @@ here: their leases are their own.
 from __future__ import annotations
 
 import msgspec
-from starlette.types import Receive, Send
+from starlette.types import Receive, Scope, Send
 
 from gameserver.gateway.refusal_memory import Refused, RefusedUntil
 from gameserver.gateway.request_limits import error_response_messages
 
 CAPS = ("address", "game")
 """The kinds of a spectator's live leases (its address's and its game's)."""
+
+
+class RefusedAgain(Refused):
+    """A refusal answered from memory: the client was refused before and came back within its
+    ``Retry-After``."""
 
 
 class LiveRefusals:
@@ -47,9 +57,9 @@ class LiveRefusals:
         try:
             for key in keys:
                 self.boxed.raise_if_refused(key)
-        except Refused:
+        except Refused as refused:
             self.refused += 1
-            raise
+            raise RefusedAgain(refused.retry_after) from None
 
     def at_cap(self, kind: str, name: str, retry_after: int) -> None:
         """Redis refused a lease of ``kind`` (address, game) ``name``: remember it."""
@@ -73,10 +83,21 @@ async def too_many_http(send: Send, retry_after: int) -> None:
     await send(body)
 
 
-async def too_many_websocket(receive: Receive, send: Send, retry_after: int) -> None:
-    """Accept, say why, close with 4429 (the live channel's way of reporting errors)."""
+async def too_many_websocket(scope: Scope, receive: Receive, send: Send, refused: Refused) -> None:
+    """Refuse a live WebSocket: accept, say why, close with 4429 (the live channel's way of
+    reporting errors); refused again from memory, its handshake answered HTTP 429 instead
+    (the module's text says why)."""
     message = await receive()
     if message["type"] != "websocket.connect":
+        return
+    retry_after = refused.retry_after
+    if isinstance(refused, RefusedAgain) and "websocket.http.response" in (
+        scope.get("extensions") or {}
+    ):
+        start, body = error_response_messages(429, "rate_limited", too_many_message(retry_after))
+        start["headers"].append((b"retry-after", str(retry_after).encode()))
+        await send({**start, "type": "websocket.http.response.start"})
+        await send({**body, "type": "websocket.http.response.body"})
         return
     await send({"type": "websocket.accept"})
     error = {"error": {"code": "rate_limited", "message": too_many_message(retry_after)}}

@@ -37,7 +37,8 @@ instances. A connection holds a lease (a member
 of a sorted set scored by its expiry) that it renews while it lives and drops when it ends, so a
 crashed instance's leases lapse by themselves. A refused connection is accepted, sent the error
 ``{"error": {"code": "rate_limited", ...}}`` and closed with code 4429, as the live channel
-reports its other errors.
+reports its other errors; a spectator refused again from memory before its ``Retry-After`` has
+its handshake answered HTTP 429 instead (`gateway.live_admission`).
 
 If the limits cannot be read (Redis down), requests pass: the store refuses them anyway.
 """
@@ -428,7 +429,7 @@ class RateLimiting:  # long: the HTTP, SSE and WebSocket paths of one set of buc
         try:
             leases = await self._take_live(scope, address, holder, member)
         except Refused as refused:
-            await too_many_websocket(receive, send, refused.retry_after)
+            await too_many_websocket(scope, receive, send, refused)
             return
         async with self._holding(leases, member):
             await self.app(
