@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from gameserver.gateway.front_door import GuardedHttpTools, uvicorn_options
+from gameserver.runtime import collector
 from gameserver.runtime.logging import configure_logging
 from gameserver.runtime.settings import Settings
 
@@ -63,7 +64,9 @@ def app_factory() -> Any:
     settings = Settings.handed_to_worker()
     _configure_logging(settings)
     GuardedHttpTools.set_up(settings.front_door)
-    return create_app(settings)
+    app = create_app(settings)
+    collector.tune()
+    return app
 
 
 def _configure_logging(settings: Settings) -> None:

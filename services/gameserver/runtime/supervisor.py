@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from gameserver.runtime import collector
 from gameserver.runtime.logging import get_logger
 from gameserver.runtime.redis_auth import without_credentials
 from gameserver.runtime.settings import Settings, SettingsError
@@ -66,6 +67,7 @@ def run_service(
     rebuild_only: bool = False,
 ) -> None:
     """Run one service in this process until it is told to stop (blocking)."""
+    collector.tune()
     if name == "rules":
         from gameserver.rules import rules_service
 
