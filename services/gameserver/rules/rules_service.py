@@ -15,7 +15,6 @@ enough.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -45,6 +44,7 @@ from gameserver.rules.envelopes import BatchMeta
 from gameserver.runtime import bus, healing, signing
 from gameserver.runtime.logging import configure_logging, get_logger, stdlib_logger
 from gameserver.runtime.seed_vault import RedisSeedVault
+from gameserver.runtime.service_runner import serve_forever
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.signing import Sealer
 
@@ -332,7 +332,7 @@ def run(settings: Settings) -> None:
     """Run the rules service until SIGINT/SIGTERM (FastStream handles the signals)."""
 
     configure_logging(settings.logging.log_level, service="rules")
-    asyncio.run(create_service(settings).app.run())
+    serve_forever(create_service(settings).app.run())
 
 
 def __getattr__(name: str) -> Any:
