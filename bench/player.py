@@ -393,6 +393,9 @@ def measure_topology(
                             )
                         except RuntimeError as error:  # reported; the other runs go on
                             print(f"{labels[mode]}, {games} concurrent games: FAILED: {error}")
+                            for group in stack.groups:
+                                for line in group.errors():
+                                    print(f"  {group.name}: {line[:600]}")
                             continue
                         result.idle = idle
                         results[(mode, games)] = result

@@ -5,6 +5,7 @@ to answer over HTTP."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -103,6 +104,22 @@ class Group:
 
     def tail(self) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-15:])
+
+    def errors(self, most: int = 3) -> list[str]:
+        """The last ``most`` errors of its log, each its event and the end of its traceback
+        (why a run failed)."""
+        found = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            if '"level": "error"' not in line:
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                found.append(line[-300:])
+                continue
+            trace = str(record.get("exception", "")).strip().splitlines()[-3:]
+            found.append(f"{record.get('event')}: {' | '.join(line.strip() for line in trace)}")
+        return found[-most:]
 
 
 @dataclass
