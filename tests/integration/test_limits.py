@@ -36,7 +36,13 @@ from renature import events as e
 from renature.audit import AuditReport
 from renature.explain import Explanation
 from renature.state import GameState
-from support.gateway import gateway_settings, refused_handshake, serving, started_game
+from support.gateway import (
+    gateway_settings,
+    refused_handshake,
+    refused_live,
+    serving,
+    started_game,
+)
 from support.hosting import state_as
 
 pytestmark = pytest.mark.redis
@@ -382,14 +388,6 @@ async def test_disputes_have_a_rate_of_their_own(redis: aioredis.Redis, redis_ur
 async def served(limited: Stack) -> AsyncIterator[str]:
     async with serving(limited.app) as address:
         yield address
-
-
-async def refused_live(url: str) -> dict[str, Any]:
-    async with connect(url) as ws:
-        message = json.loads(await asyncio.wait_for(ws.recv(), 5))
-        await asyncio.wait_for(ws.wait_closed(), 5)
-        assert ws.close_code == 4429
-        return dict(message)
 
 
 async def released(redis: aioredis.Redis, key: str) -> None:

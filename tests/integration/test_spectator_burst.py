@@ -30,7 +30,13 @@ from gameserver.gateway.dependencies import Gateway
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.settings_parts import RateLimits
-from support.gateway import gateway_settings, refused_handshake, serving, started_game
+from support.gateway import (
+    gateway_settings,
+    refused_handshake,
+    refused_live,
+    serving,
+    started_game,
+)
 
 pytestmark = pytest.mark.redis
 
@@ -93,15 +99,6 @@ async def scripts_run(redis: aioredis.Redis) -> int:
     return sum(int(stats[name]["calls"]) for name in names if name in stats)
 
 
-async def refused(url: str) -> dict[str, Any]:
-    """A live connection refused the way the live channel refuses: one error frame, 4429."""
-    async with connect(url) as ws:
-        message = json.loads(await asyncio.wait_for(ws.recv(), 5))
-        await asyncio.wait_for(ws.wait_closed(), 5)
-        assert ws.close_code == 4429
-        return dict(message)
-
-
 async def until(condition: Any, what: str, timeout_s: float = 10.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -116,7 +113,7 @@ async def test_a_spectator_at_the_games_cap_is_refused_from_memory_at_no_redis_c
     game_key = f"rn:limits:live:game:{{{game_id}}}"
     await redis.zadd(game_key, {f"held-{n}": time.time() + 60 for n in range(3)})
     url = f"ws://{limited.address}/games/{game_id}/live"
-    first = await refused(url)  # Redis says the game is at its cap
+    first = await refused_live(url)  # Redis says the game is at its cap
     assert first["error"]["code"] == "rate_limited"
     memory = limited.app.state.limiter.live_refusals
     assert memory.refused == 0
@@ -143,7 +140,7 @@ async def test_a_freed_slot_of_this_instance_is_taken_at_once(
     async with connect(url) as one, connect(url) as two, connect(url) as three:
         for ws in (one, two, three):
             assert json.loads(await asyncio.wait_for(ws.recv(), 5))["version"] == 1
-        assert (await refused(url))["error"]["code"] == "rate_limited"  # the cap of 3
+        assert (await refused_live(url))["error"]["code"] == "rate_limited"  # the cap of 3
     game_key = f"rn:limits:live:game:{{{game_id}}}"
     deadline = time.monotonic() + 5
     while await redis.zcard(game_key):

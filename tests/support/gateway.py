@@ -107,3 +107,13 @@ async def refused_handshake(url: str) -> tuple[int, str | None, dict[str, Any]]:
     response = caught.value.response
     body = dict(json.loads(response.body or b"{}"))
     return response.status_code, response.headers.get("Retry-After"), body
+
+
+async def refused_live(url: str) -> dict[str, Any]:
+    """A live connection refused the way the live channel refuses: accepted, one error frame,
+    close code 4429. The frame."""
+    async with connect(url) as ws:
+        message = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        await asyncio.wait_for(ws.wait_closed(), 5)
+        assert ws.close_code == 4429
+        return dict(message)
