@@ -502,7 +502,9 @@ class Client:
     ) -> None:
         """The key of a request that succeeded, sent with another body: refused 422
         ``idempotency_key_reused`` (a power cut under everysec may have lost the first
-        request, and with it the key's record: then the other body may succeed)."""
+        request, and with it the key's record: then the other body may succeed; or the game
+        itself, created within the loss window: then a seat's key meets 404 ``game_not_found``;
+        the lost writes themselves are checked against the window apart)."""
         self.report.key_reuses += 1
         response = await self.request(
             http, "POST", path, deadline, json=body, headers=self.headers(name)
@@ -510,7 +512,9 @@ class Client:
         if response is None:
             return
         code = response.json().get("error", {}).get("code") if response.status_code >= 400 else ""
-        lost = self.stack.config.durability == "everysec" and response.status_code == 201
+        lost = self.stack.config.durability == "everysec" and (
+            response.status_code == 201 or code == "game_not_found"
+        )
         if code != "idempotency_key_reused" and not lost:
             self.report.key_reuse_failures.append(
                 f"{self.game_id} {name}: {response.status_code} {code or response.text[:80]}"
