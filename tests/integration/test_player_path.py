@@ -34,6 +34,7 @@ from gameserver.runtime.settings_parts import RateLimits
 from renature.state import GameState
 from support.gateway import gateway_settings
 from support.hosting import state_as
+from support.manual_clock import ManualClock
 
 pytestmark = pytest.mark.redis
 
@@ -162,8 +163,8 @@ async def eventually_finished(http: httpx.AsyncClient, game_id: str) -> None:
 async def test_seat_tokens_are_looked_up_once_then_answered_from_memory(
     redis: aioredis.Redis,
 ) -> None:
-    now = [100.0]
-    tokens = CachedSeatTokens(redis, KeyLayout(), revalidate_s=0.3, clock=lambda: now[0])
+    clock = ManualClock()
+    tokens = CachedSeatTokens(redis, KeyLayout(), revalidate_s=0.3, clock=clock)
     assert await tokens.claim("g1", 0, "secret-0")
     for _ in range(5):
         assert await tokens.seat_of("g1", "secret-0") == 0
@@ -171,7 +172,7 @@ async def test_seat_tokens_are_looked_up_once_then_answered_from_memory(
     assert await tokens.seat_of("g1", "made-up") is None
     assert await tokens.seat_of("g1", "made-up") is None
     assert tokens.lookups == 3  # wrong tokens are never cached
-    now[0] += 0.35  # past revalidate_s
+    clock.now += 0.35  # past revalidate_s
     assert await tokens.seat_of("g1", "secret-0") == 0
     assert tokens.lookups == 4  # re-checked once the entry is older than revalidate_s
     await redis.delete(tokens.key("g1"))  # the seat hash lapsed (the game ended long ago)
@@ -185,8 +186,8 @@ async def test_made_up_tokens_choose_their_bucket_without_a_lookup_each(
     """The rate limits ask `holder_of` which bucket a request counts in: a flood of made-up
     tokens reads the game's seat hash once per snapshot, not once per token; a seat claimed
     through another instance is seen once the snapshot is ``snapshot_s`` old."""
-    now = [100.0]
-    tokens = CachedSeatTokens(redis, KeyLayout(), snapshot_s=0.1, clock=lambda: now[0])
+    clock = ManualClock()
+    tokens = CachedSeatTokens(redis, KeyLayout(), snapshot_s=0.1, clock=clock)
     elsewhere = CachedSeatTokens(redis, KeyLayout())  # another gateway instance
     assert await tokens.claim("g1", 0, "secret-0")
     assert await tokens.holder_of("g1", "secret-0") == 0
@@ -195,7 +196,7 @@ async def test_made_up_tokens_choose_their_bucket_without_a_lookup_each(
     assert tokens.lookups == 1
     assert await elsewhere.claim("g1", 1, "secret-1")
     assert await tokens.holder_of("g1", "secret-1") is None  # the snapshot is still fresh
-    now[0] += 0.15  # past snapshot_s
+    clock.now += 0.15  # past snapshot_s
     assert await tokens.holder_of("g1", "secret-1") == 1
     assert tokens.lookups == 2
     assert await tokens.seat_of("g1", "secret-1") == 1  # the routes' check is exact as before

@@ -8,18 +8,11 @@ import asyncio
 import pytest
 
 from gameserver.gateway.live_budget import FrameBudget, pace
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 50.0
-
-    def __call__(self) -> float:
-        return self.now
+from support.manual_clock import ManualClock
 
 
 def test_a_burst_goes_at_once_then_frames_wait_their_turn_at_the_rate() -> None:
-    clock = Clock()
+    clock = ManualClock(50.0)
     budget = FrameBudget(100, burst_s=0.1, clock=clock)  # 10 ms a frame, 100 ms of burst
     delays = [budget.delay() for _ in range(15)]
     assert delays[:11] == [0.0] * 11  # the burst: 0.1 s worth of frames (and the first)
@@ -35,7 +28,7 @@ def test_a_rate_must_be_positive() -> None:
 
 
 def test_only_spectators_are_paced() -> None:
-    clock = Clock()
+    clock = ManualClock(50.0)
     budget = FrameBudget(1, burst_s=0.0, clock=clock)
 
     async def frames() -> None:

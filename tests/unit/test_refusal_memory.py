@@ -6,18 +6,11 @@ from __future__ import annotations
 import pytest
 
 from gameserver.gateway.refusal_memory import Refused, RefusedUntil
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from support.manual_clock import ManualClock
 
 
 def test_a_refused_bucket_is_refused_until_its_retry_after_then_forgotten() -> None:
-    clock = Clock()
+    clock = ManualClock()
     memory = RefusedUntil(clock)
     memory.raise_if_refused(("read", "10.0.0.1"))  # nothing remembered: passes
     memory.refuse(("read", "10.0.0.1"), 3)
@@ -36,7 +29,7 @@ def test_a_refused_bucket_is_refused_until_its_retry_after_then_forgotten() -> N
 
 
 def test_the_memory_is_bounded_and_drops_the_lapsed_first() -> None:
-    clock = Clock()
+    clock = ManualClock()
     memory = RefusedUntil(clock, most=3)
     memory.refuse(("read", "a"), 1)
     memory.refuse(("read", "b"), 10)

@@ -9,6 +9,7 @@ import pytest
 from gameserver.gateway.live_admission import LiveRefusals
 from gameserver.gateway.refusal_memory import Refused, RefusedUntil
 from gameserver.gateway.spectator_backlog import Frames, SpectatorBacklogs
+from support.manual_clock import ManualClock
 
 
 async def test_only_a_few_spectators_hold_a_turn_and_seats_never_wait() -> None:
@@ -94,16 +95,8 @@ def test_no_turns_is_a_clear_error() -> None:
         SpectatorBacklogs(turns=0)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_a_cap_refusal_is_remembered_until_its_retry_after_or_a_slot_freed_here() -> None:
-    clock = Clock()
+    clock = ManualClock()
     memory = LiveRefusals(RefusedUntil(clock))
     memory.raise_if_refused("1.2.3.4", "g1")  # nothing known: no refusal
     memory.at_cap("game", "g1", 10)
@@ -126,7 +119,7 @@ def test_a_cap_refusal_is_remembered_until_its_retry_after_or_a_slot_freed_here(
 
 
 def test_an_address_over_its_live_rate_is_refused_from_the_limiters_memory() -> None:
-    clock = Clock()
+    clock = ManualClock()
     boxed = RefusedUntil(clock)
     memory = LiveRefusals(boxed)
     boxed.refuse(("live", "1.2.3.4"), 30)  # what `Limiter.hit` remembers of the live bucket

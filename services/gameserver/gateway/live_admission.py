@@ -24,7 +24,7 @@ here: their leases are their own.
 from __future__ import annotations
 
 import msgspec
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from gameserver.gateway.refusal_memory import Refused, RefusedUntil
 from gameserver.gateway.request_limits import error_response_messages
@@ -76,9 +76,15 @@ def too_many_message(retry_after: int) -> str:
     return f"Too many requests; retry in {retry_after} s."
 
 
-async def too_many_http(send: Send, retry_after: int) -> None:
+def too_many_answer(retry_after: int) -> tuple[Message, Message]:
+    """The two ASGI messages of a 429 with its ``Retry-After`` (``http.response.*``)."""
     start, body = error_response_messages(429, "rate_limited", too_many_message(retry_after))
     start["headers"].append((b"retry-after", str(retry_after).encode()))
+    return start, body
+
+
+async def too_many_http(send: Send, retry_after: int) -> None:
+    start, body = too_many_answer(retry_after)
     await send(start)
     await send(body)
 
@@ -94,8 +100,7 @@ async def too_many_websocket(scope: Scope, receive: Receive, send: Send, refused
     if isinstance(refused, RefusedAgain) and "websocket.http.response" in (
         scope.get("extensions") or {}
     ):
-        start, body = error_response_messages(429, "rate_limited", too_many_message(retry_after))
-        start["headers"].append((b"retry-after", str(retry_after).encode()))
+        start, body = too_many_answer(retry_after)
         await send({**start, "type": "websocket.http.response.start"})
         await send({**body, "type": "websocket.http.response.body"})
         return
