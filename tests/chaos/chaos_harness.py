@@ -78,6 +78,11 @@ WATCHED = "gateway-watch"
 LATE_AFTER_S = 1.0
 """No 5xx may come later than this after Redis answers again (for requests sent after that)."""
 LAYOUT = KeyLayout()
+STALL_MS = 100
+"""Redis's latency monitor records every stall of its own of at least this long (an fsync, a
+slow command): a 5xx answered while Redis itself did not answer is the store's doing."""
+LONG_STALL_MS = 1_000
+"""A stall this long of Redis itself explains a 5xx answered up to `LATE_AFTER_S` after it."""
 REQUEST_TIMEOUT = 12.0
 """Past the gateway's 10 s command timeout: a client gets the gateway's answer, not its own."""
 
@@ -134,6 +139,21 @@ class RedisBack:
     until: float = float("inf")
 
 
+@dataclass(frozen=True)
+class Stall:
+    """A stall of Redis itself (its latency monitor): what it was doing, for how long, and
+    when it ended (monotonic; the monitor keeps whole seconds, so up to a second later)."""
+
+    event: str
+    ms: int
+    ended: float
+
+    def explains(self, error: Answer5xx) -> bool:
+        """Whether ``error`` was answered while Redis stalled (or `LATE_AFTER_S` after)."""
+        began = self.ended - self.ms / 1000 - 1.0  # the second it ended in, at the earliest
+        return self.ms >= LONG_STALL_MS and began <= error.answered <= self.ended + LATE_AFTER_S
+
+
 @dataclass
 class Report:
     config: ChaosConfig
@@ -158,6 +178,7 @@ class Report:
     redis_backs: list[RedisBack] = field(default_factory=list)
     key_reuses: int = 0
     key_reuse_failures: list[str] = field(default_factory=list)
+    stalls: list[Stall] = field(default_factory=list)
 
     cuts: list[tuple[float, float]] = field(default_factory=list)
     started_at: float = field(default_factory=time.monotonic)
@@ -185,7 +206,24 @@ class Report:
 
     def late_5xx(self) -> list[tuple[RedisBack, Answer5xx]]:
         """5xx answers later than `LATE_AFTER_S` after Redis answered again, to requests sent
-        after it did and before the next fault."""
+        after it did and before the next fault, unless Redis itself stalled for a second or
+        more then (`stalled_5xx`: the store's doing, not the services')."""
+        return [
+            (back, error)
+            for back, error in self._after_backs()
+            if not any(stall.explains(error) for stall in self.stalls)
+        ]
+
+    def stalled_5xx(self) -> list[tuple[RedisBack, Answer5xx, Stall]]:
+        """The late 5xx answers that a stall of Redis itself explains, each with its stall."""
+        found = []
+        for back, error in self._after_backs():
+            stall = next((stall for stall in self.stalls if stall.explains(error)), None)
+            if stall is not None:
+                found.append((back, error, stall))
+        return found
+
+    def _after_backs(self) -> list[tuple[RedisBack, Answer5xx]]:
         return [
             (back, error)
             for back in self.redis_backs
@@ -217,6 +255,22 @@ class Report:
             + "".join(
                 f"; {e.source} {e.status} {e.code} at {e.answered - b.back:+.2f} s after {b.fault}"
                 for b, e in late[:5]
+            )
+        )
+        longest = max(self.stalls, key=lambda stall: stall.ms, default=None)
+        lines.append(
+            f"stalls of Redis itself (latency monitor, at least {STALL_MS} ms): "
+            f"{len(self.stalls)}"
+            + (f", longest {longest.ms} ms ({longest.event})" if longest else "")
+        )
+        stalled = self.stalled_5xx()
+        lines.append(
+            f"5xx answered while Redis itself stalled for {LONG_STALL_MS / 1000:g} s or more "
+            f"(the store's doing, not counted late): {len(stalled)}"
+            + "".join(
+                f"; {e.source} {e.status} {e.code} at {e.answered - b.back:+.2f} s after "
+                f"{b.fault}, in a {s.ms} ms {s.event}"
+                for b, e, s in stalled[:5]
             )
         )
         lines.append(
@@ -296,6 +350,7 @@ class ChaosRedis(RedisServer):
             "--auto-aof-rewrite-percentage", "0",
             "--aof-load-truncated", "yes",
             "--aof-use-rdb-preamble", "no",
+            "--latency-monitor-threshold", str(STALL_MS),
         ]  # fmt: skip
 
     def aof_file(self) -> Path | None:
@@ -373,6 +428,8 @@ class Stack:
         self.cuts: list[tuple[float, float]] = []
         """Each power cut: when it happened and up to when the disk kept the writes
         (monotonic); acknowledged commands in between may be lost under everysec."""
+        self.stalls: list[Stall] = []
+        """Redis's own stalls of `STALL_MS` or more, from its latency monitor."""
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -414,6 +471,28 @@ class Stack:
         cut keeps is the size the file had a loss window earlier."""
         while not stop.wait(0.02):
             self.sample_aof()
+
+    def watch_stalls(self, stop: threading.Event) -> None:
+        """Redis's latency monitor read every quarter second, in a thread of its own (a read
+        waits while Redis stalls), so that the stalls it kept are known before a kill loses
+        them."""
+        offset = time.time() - time.monotonic()
+        seen: set[tuple[str, int, int]] = set()
+        client = redis.Redis.from_url(self.redis.url, socket_timeout=2)
+        try:
+            while not stop.wait(0.25):
+                with contextlib.suppress(redis.RedisError):
+                    for latest in client.latency_latest():
+                        event = (
+                            latest[0].decode() if isinstance(latest[0], bytes) else str(latest[0])
+                        )
+                        for at, ms in client.latency_history(event):
+                            if (event, at, ms) not in seen:
+                                seen.add((event, at, ms))
+                                with self._lock:  # the end of the whole second it ended in
+                                    self.stalls.append(Stall(event, ms, at + 1 - offset))
+        finally:
+            client.close()
 
     def samples(self) -> list[tuple[float, str, int]]:
         with self._lock:
@@ -919,9 +998,11 @@ async def run_chaos(config: ChaosConfig) -> Report:
     stop = asyncio.Event()
     stop_sampling = threading.Event()
     sampling = threading.Thread(target=stack.sample_forever, args=(stop_sampling,), daemon=True)
+    stalls = threading.Thread(target=stack.watch_stalls, args=(stop_sampling,), daemon=True)
     try:
         stack.start()
         sampling.start()
+        stalls.start()
         async with httpx.AsyncClient(base_url=stack.url) as http:
             await wait_ready(stack, http)
             watcher = asyncio.create_task(sampler(stack, stop))
@@ -958,14 +1039,17 @@ async def run_chaos(config: ChaosConfig) -> Report:
             await watcher
             await watching
             report.redis_backs = stack.redis_backs
+            with stack._lock:
+                report.stalls = list(stack.stalls)
             report.service_deaths = stack.deaths
             report.cuts = stack.cuts
             check(stack, report, acks, clients, stack.cuts)
     finally:
         stop.set()
         stop_sampling.set()
-        if sampling.is_alive():
-            sampling.join(timeout=5)
+        for thread in (sampling, stalls):
+            if thread.is_alive():
+                thread.join(timeout=5)
         report.duration = time.monotonic() - started
         if not report.ok and config.verbose:
             print(stack.tails(), file=sys.stderr)

@@ -13,7 +13,7 @@ with its figures is ``make chaos`` (tests/chaos/chaos_harness.py).
 from __future__ import annotations
 
 import pytest
-from chaos_harness import ChaosConfig, run_chaos
+from chaos_harness import Answer5xx, ChaosConfig, RedisBack, Report, Stall, run_chaos
 
 from devkit.requirements import require_redis_server
 
@@ -45,3 +45,25 @@ async def test_a_short_chaos_run_loses_and_forks_nothing(
     assert report.key_reuses >= 2 * config.games, report.format()
     assert not report.key_reuse_failures, report.format()
     assert all(t != float("inf") for times in report.recovery.values() for t in times)
+
+
+def test_a_late_5xx_counts_unless_redis_itself_stalled_for_a_second_then() -> None:
+    """A 5xx answered 9.5 s after Redis came back is late; the same 5xx answered while Redis's
+    own latency monitor saw it stall 6 s (an fsync) is the store's doing, and a short stall
+    explains nothing."""
+    report = Report(ChaosConfig())
+    report.redis_backs = [RedisBack("redis-kill", back=100.0)]
+    late = Answer5xx(sent=101.0, answered=109.5, status=503, code="store_unavailable", source="c")
+    report.errors = [late]
+    assert [error for _, error in report.late_5xx()] == [late]
+    report.stalls = [Stall("command", 300, ended=109.0)]
+    assert report.late_5xx()
+    assert not report.stalled_5xx()
+    report.stalls.append(Stall("aof-fsync-always", 6_000, ended=109.0))
+    assert not report.late_5xx()
+    assert [(error, stall.event) for _, error, stall in report.stalled_5xx()] == [
+        (late, "aof-fsync-always")
+    ]
+    assert "not counted late): 1" in report.format()
+    report.stalls = [Stall("aof-fsync-always", 6_000, ended=50.0)]  # long over by then
+    assert report.late_5xx()

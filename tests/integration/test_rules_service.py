@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import AsyncIterator
-from typing import cast
+from typing import Any, cast
 
 import msgspec
 import pytest
 import redis.asyncio as aioredis
 from faststream.redis import RedisBroker
 from redis import exceptions as redis_errors
+from redis.asyncio.client import PubSub
 from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
@@ -23,7 +25,7 @@ from gameserver.rules.rules_service import (
     RedisSeedVault,
     RulesService,
 )
-from gameserver.runtime import seed_vault
+from gameserver.runtime import rules_client, seed_vault
 from gameserver.runtime.bus import COMMAND_PARTITIONS, CommandEnvelope, Reply
 from gameserver.runtime.bus import command_digest as digest
 from gameserver.runtime.rules_client import CommandTimeout, RulesClient, send_command
@@ -344,6 +346,97 @@ async def test_rules_client_resubscribes_after_its_connection_is_killed(
             raise AssertionError("the reply channel was not subscribed again within 2.5 s")
         join = await client.send(envelope(c.JoinGame(0, "ann"), "join", seat=0), 5)
         assert join.status == "accepted"
+
+
+class _Breaks:
+    """A reply channel's read that fails once with ``error``, as redis-py's reads have after a
+    lost connection (an exception of no Redis kind, a CancelledError nobody asked for)."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error: BaseException | None = error
+
+    async def __call__(self, original: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        return await original(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        RuntimeError("pubsub connection not set"),
+        asyncio.CancelledError(),
+        AttributeError("_reader"),
+    ],
+    ids=["runtime-error", "leaked-cancellation", "attribute-error"],
+)
+async def test_the_reply_channel_outlives_any_error_of_a_read(
+    service: RulesService,
+    redis: aioredis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    error: BaseException,
+) -> None:
+    """Whatever a read of the reply channel raises, the channel is subscribed again and the
+    next commands get their replies (a listener that died once left every later command of the
+    gateway to time out, for good)."""
+    breaks = _Breaks(error)
+    original = PubSub.get_message
+
+    async def get_message(self: PubSub, *args: Any, **kwargs: Any) -> Any:
+        return await breaks(original, self, *args, **kwargs)
+
+    async with RulesClient(redis) as client:
+        monkeypatch.setattr(PubSub, "get_message", get_message)
+        for _ in range(100):  # until the read has failed once
+            if breaks.error is None:
+                break
+            await asyncio.sleep(0.05)
+        first = await client.send(envelope(c.CreateGame(GAME, 2, ""), "create"), 5)
+        assert first.status == "accepted"
+        assert await redis.pubsub_channels(client.channel) == [client.channel.encode()]
+        join = await client.send(envelope(c.JoinGame(0, "ann"), "join", seat=0), 5)
+        assert join.status == "accepted"
+
+
+async def test_a_reply_channel_redis_stopped_holding_is_found_by_its_probe_and_made_again(
+    service: RulesService, redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subscription gone without an error (the connection healed, the channel not subscribed
+    again: nothing raised, nothing arrives) is found by the probe the quiet channel sends
+    itself, and subscribed again."""
+    monkeypatch.setattr(rules_client, "PROBE_AFTER_S", 0.3)
+
+    async def forgets(self: PubSub, connection: object) -> None:
+        """redis-py reconnecting without subscribing its channels again."""
+
+    monkeypatch.setattr(PubSub, "on_connect", forgets)  # before the callback is registered
+    async with RulesClient(redis) as client:
+        assert await redis.client_kill_filter(_type="pubsub") >= 1
+        for _ in range(100):  # reconnected, not subscribed; then the probe is missed
+            if await redis.pubsub_channels(client.channel):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the reply channel was not subscribed again within 5 s")
+        reply = await client.send(envelope(c.CreateGame(GAME, 2, ""), "create"), 5)
+        assert reply.status == "accepted"
+
+
+async def test_a_listener_that_ended_is_started_again_by_the_next_command(
+    service: RulesService, redis: aioredis.Redis
+) -> None:
+    async with RulesClient(redis) as client:
+        listener = client._listener
+        assert listener is not None
+        listener.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await listener
+        reply = await client.send(envelope(c.CreateGame(GAME, 2, ""), "create"), 5)
+        assert reply.status == "accepted"
+        assert client._listener is not listener
+        assert client._listener is not None
+        assert not client._listener.done()
 
 
 async def test_rules_client_raises_redis_errors_rather_than_waiting() -> None:

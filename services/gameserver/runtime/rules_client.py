@@ -47,6 +47,11 @@ log = get_logger("renature.rules_client")
 RESUBSCRIBE_WAIT_S = 1.0
 """How long a command waits for the reply channel to be subscribed again after a lost
 connection before it is sent anyway (Redis still away: it fails at once, a 503)."""
+PROBE_AFTER_S = 5.0
+"""A reply channel that carried nothing this long publishes a probe to itself; when the probe
+has not come back by the next look, the channel is subscribed again from scratch."""
+PROBE = b"rn:reply-channel-probe"
+"""What a probe carries (never a reply: a reply is in FastStream's binary format)."""
 COMMAND_STREAM_MAXLEN = 100_000
 """A command stream is a queue, not a record (events are the record): keep it bounded."""
 
@@ -100,6 +105,13 @@ class RulesClient:
     with the same command id to learn the outcome). A command sent while the channel is being
     subscribed again waits for it (`RESUBSCRIBE_WAIT_S` at most), so the first command after
     Redis returns does not lose its reply.
+
+    The channel must outlive anything Redis does, or every later command of the process times
+    out: whatever a read raises (redis-py's errors and any other it lets through after a lost
+    connection), the subscription is dropped and made again from scratch; a listener that
+    ended anyway is started again by the next command; and a channel quiet for
+    `PROBE_AFTER_S` publishes a probe to itself, so a subscription that Redis no longer holds
+    (nothing raised, nothing arrives) is found and made again.
     """
 
     def __init__(
@@ -135,16 +147,31 @@ class RulesClient:
     async def start(self) -> None:
         """Subscribe the reply channel (before any command can be sent) and start listening."""
         async with self._starting:
-            if self._listener is not None:
+            if self._listener is not None and not self._listener.done():
                 return
-            pubsub: PubSub | None = None
-            if self._shards is not None:
-                await self._shards.subscribe()
-            else:
-                pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-                await pubsub.subscribe(self.channel)
+            if self._listener is not None:  # it ended: it never should (see the class text)
+                ended = self._listener
+                error = None if ended.cancelled() else ended.exception()
+                log.error("reply_listener_ended", error=repr(error))
+                self._subscribed.clear()
+            pubsub = await self._subscribe()
             self._subscribed.set()
             self._listener = asyncio.create_task(self._listen(pubsub), name=self.channel)
+
+    async def _subscribe(self) -> PubSub | None:
+        """Subscribe the reply channel afresh: a new `PubSub` (None on a cluster, whose
+        `ShardSubscription` subscribes itself)."""
+        pubsub: PubSub | None = None
+        if self._shards is not None:
+            await self._shards.subscribe()
+        else:
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.channel)
+            except BaseException:
+                await _close_quietly(pubsub)
+                raise
+        return pubsub
 
     async def aclose(self) -> None:
         """Stop listening; requests still waiting get `CommandTimeout` at their deadline."""
@@ -158,7 +185,7 @@ class RulesClient:
     async def send(self, envelope: bus.CommandEnvelope, timeout: float = 10.0) -> bus.Reply:
         """Publish ``envelope`` and return its `Reply`; `CommandTimeout` after ``timeout`` s.
         Redis errors while publishing are raised (redis-py's ``ConnectionError`` and so on)."""
-        if self._listener is None:
+        if self._listener is None or self._listener.done():
             await self.start()
         if not self._subscribed.is_set():  # the listener is reconnecting: wait a moment
             with contextlib.suppress(TimeoutError):
@@ -199,20 +226,45 @@ class RulesClient:
                     waiter.set_exception(result)
 
     async def _listen(self, pubsub: PubSub | None) -> None:
+        """Hand each reply to its request, for the client's whole life (the class text)."""
+        loop = asyncio.get_running_loop()
+        heard = loop.time()  # when the channel last carried something
+        probed: float | None = None  # when a probe unanswered yet was sent
         try:
             while True:
                 try:
+                    if pubsub is None and self._shards is None:
+                        pubsub = await self._subscribe()
+                        log.info("reply_channel_back")
+                        self._subscribed.set()
+                    if probed is None and loop.time() - heard > PROBE_AFTER_S:
+                        await self._publish_probe()
+                        probed = loop.time()
+                    elif probed is not None and loop.time() - probed > PROBE_AFTER_S:
+                        raise redis_errors.ConnectionError("the reply channel's probe was lost")
                     received = await self._receive(pubsub)
-                except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
-                    if self._subscribed.is_set():
-                        log.warning("reply_channel_lost", error=str(error))
-                    self._subscribed.clear()
-                    await asyncio.sleep(0.05)  # the client's retries back off already
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if task is None or task.cancelling():
+                        raise  # aclose(): this task is being cancelled
+                    await self._lost(pubsub, "a CancelledError leaked from a read")
+                    pubsub = None
+                    probed, heard = None, loop.time()
                     continue
-                if not self._subscribed.is_set():  # reconnected: redis-py subscribed again
+                except Exception as error:  # whatever it is, the channel must live on
+                    await self._lost(pubsub, repr(error))
+                    pubsub = None
+                    probed, heard = None, loop.time()
+                    continue
+                if not self._subscribed.is_set():  # reconnected: subscribed again
                     log.info("reply_channel_back")
                     self._subscribed.set()
-                if received is None or received.get("type") not in ("message", "smessage"):
+                if received is None:
+                    continue
+                heard, probed = loop.time(), None
+                if received.get("type") not in ("message", "smessage"):
+                    continue
+                if received["data"] == PROBE:
                     continue
                 data, headers = BinaryMessageFormatV1.parse(received["data"])
                 waiter = self._waiting.pop(str(headers.get("correlation_id", "")), None)
@@ -220,9 +272,25 @@ class RulesClient:
                     waiter.set_result(data)
         finally:
             if pubsub is not None:
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
+                await _close_quietly(pubsub)
             if self._shards is not None:
                 await self._shards.aclose()
+
+    async def _lost(self, pubsub: PubSub | None, error: str) -> None:
+        """The subscription failed: drop it (the next turn subscribes afresh) after a pause."""
+        if self._subscribed.is_set():
+            log.warning("reply_channel_lost", error=error)
+        self._subscribed.clear()
+        if pubsub is not None:
+            await _close_quietly(pubsub)
+        if self._shards is not None:
+            await self._shards.close()
+        await asyncio.sleep(0.05)  # the client's retries back off already
+
+    async def _publish_probe(self) -> None:
+        """Publish `PROBE` to the channel itself (a shard channel's way on a cluster)."""
+        command = "SPUBLISH" if self._shards is not None else "PUBLISH"
+        await self._redis.execute_command(command, self.channel, PROBE)  # type: ignore[no-untyped-call]
 
     async def _receive(self, pubsub: PubSub | None) -> dict[str, Any] | None:
         """The next message of the reply channel, or None after a second without one."""
@@ -307,6 +375,12 @@ class ShardSubscription:
         cluster, self._cluster = self._cluster, None
         if cluster is not None:
             await cluster.aclose()
+
+
+async def _close_quietly(pubsub: PubSub) -> None:
+    """Close a subscription whose connection may be broken already."""
+    with contextlib.suppress(Exception):
+        await pubsub.aclose()  # type: ignore[no-untyped-call]
 
 
 def _timeout_message(envelope: bus.CommandEnvelope, timeout: float) -> str:
