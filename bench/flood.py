@@ -16,8 +16,8 @@ never waits out a ``Retry-After``, at a fixed offered rate):
   explanation, spectator view, summary);
 - ``disputes``: uploads of a 1 MB events file to ``POST /disputes``;
 - ``half-open``: connections that send a head and never finish it, re-opened as they are closed;
-- ``spectators``: live WebSockets to a finished game (its whole history each) re-opened as they
-  close, from many addresses.
+- ``spectators``: live WebSockets to a finished game (its whole history each), 300 at a time
+  from many addresses, opened at 1,000 a second in all whatever they are answered.
 
 Printed for each: the normal players' p50/p99 beside it (with how many requests and moves it
 stands on, and how many of the players' requests were refused: none should be), their p99

@@ -13,8 +13,8 @@ attacker's own client, is what the gateway meets). A request that finds its conn
 - ``disputes``: 1 MB uploads to ``POST /disputes`` from eight addresses;
 - ``half-open``: connections that send half a head and wait, re-opened as they are closed;
 - ``spectators``: live WebSockets to a finished game (each sends the whole game, then closes),
-  opened again as soon as they close, from 200 addresses; the frames are counted, never
-  decoded.
+  300 at a time from 200 addresses, opened at 1,000 a second in all (each opened again at its
+  next turn however it was answered); the frames are counted, never decoded.
 """
 
 from __future__ import annotations
@@ -164,40 +164,40 @@ async def half_open(host: str, port: int, until: float, statuses: Counter[str]) 
 
 
 async def spectators(host: str, port: int, game: str, until: float, statuses: Counter[str]) -> None:
-    """Live WebSockets to one game from 200 addresses, each re-opened when it closes."""
+    """Live WebSockets to one game from 200 addresses, ``SPECTATORS`` at a time, opened at
+    `HTTP_RATE` a second in all (a socket refused or closed is opened again at the next
+    turn, whatever ``Retry-After`` it was told)."""
     key = base64.b64encode(os.urandom(16)).decode()
     upgrade = (
         f"GET /games/{game}/live HTTP/1.1\r\nHost: gateway\r\nUpgrade: websocket\r\n"
         f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
     ).encode()
 
-    async def watch(number: int) -> None:
+    async def watch(number: int, _: int) -> None:
         address = f"127.0.4.{1 + number % 200}"
-        while time.monotonic() < until:
-            try:
-                reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(host, port, local_addr=(address, 0)), 5
-                )
-            except (OSError, TimeoutError):
-                statuses["refused"] += 1
-                await asyncio.sleep(0.2)
-                continue
-            try:
-                writer.write(upgrade)
-                opened = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-                if opened[9:12] != b"101":  # the handshake refused (429 from memory)
-                    statuses[opened[9:12].decode()] += 1
-                    continue
-                left = max(0.1, until - time.monotonic())
-                frames, code = await asyncio.wait_for(read_frames(reader), left)
-                statuses["4429" if code == 4429 else opened[9:12].decode()] += 1
-                statuses["frames"] += frames
-            except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-                statuses["failed"] += 1
-            finally:
-                writer.close()
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port, local_addr=(address, 0)), 5
+            )
+        except (OSError, TimeoutError):
+            statuses["refused"] += 1
+            return
+        try:
+            writer.write(upgrade)
+            opened = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            if opened[9:12] != b"101":  # the handshake refused (429 from memory)
+                statuses[opened[9:12].decode()] += 1
+                return
+            left = max(0.1, until - time.monotonic())
+            frames, code = await asyncio.wait_for(read_frames(reader), left)
+            statuses["4429" if code == 4429 else opened[9:12].decode()] += 1
+            statuses["frames"] += frames
+        except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            statuses["failed"] += 1
+        finally:
+            writer.close()
 
-    await asyncio.gather(*(watch(n) for n in range(SPECTATORS)), return_exceptions=True)
+    await paced(HTTP_RATE, SPECTATORS, until, watch)
 
 
 async def read_frames(reader: asyncio.StreamReader) -> tuple[int, int]:

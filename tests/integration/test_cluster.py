@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from typing import Any
 
 import msgspec
 import pytest
@@ -200,6 +201,33 @@ async def test_commands_spread_over_the_shards_by_their_games_partition(
     lengths = [await cluster_redis.xlen(s) for s in commands.streams()]
     assert sum(lengths) == len(games)
     assert all(lengths)
+
+
+async def test_a_quiet_shard_reply_channel_hears_its_own_probe(
+    cluster_redis: AsyncCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quiet reply channel probes itself (``SPUBLISH`` on a cluster): the probe comes back,
+    so the subscription is kept rather than made again and again."""
+    from structlog.testing import capture_logs
+
+    from gameserver.runtime import rules_client
+    from gameserver.runtime.rules_client import RulesClient
+
+    monkeypatch.setattr(rules_client, "PROBE_AFTER_S", 0.2)
+    sent = 0
+    original = rules_client._probe
+
+    async def counted(*args: Any) -> None:
+        nonlocal sent
+        sent += 1
+        await original(*args)
+
+    monkeypatch.setattr(rules_client, "_probe", counted)
+    with capture_logs() as logs:
+        async with RulesClient(cluster_redis):  # type: ignore[arg-type]  # a cluster client
+            await asyncio.sleep(2.5)  # get_message waits a second at a time
+    assert sent >= 2
+    assert [log for log in logs if log["event"] == "reply_channel_lost"] == []
 
 
 async def test_a_game_through_the_gateway_on_the_cluster(

@@ -29,9 +29,10 @@ from gameplatform.forms import PLAYER_NAME_PATTERN
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
+from gameserver.gateway.front_door import GuardedHttpTools
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.settings import Settings
-from gameserver.runtime.settings_parts import RateLimits
+from gameserver.runtime.settings_parts import FrontDoor, RateLimits
 from renature import events as e
 from renature.audit import AuditReport
 from renature.explain import Explanation
@@ -399,7 +400,7 @@ async def released(redis: aioredis.Redis, key: str) -> None:
 
 
 async def test_live_connections_are_capped_per_address_and_per_game(
-    limited: Stack, served: str
+    limited: Stack, served: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     game_id, _ = await new_game(limited.http(ELSEWHERE))
     other_id, _ = await new_game(limited.http(ELSEWHERE))
@@ -415,6 +416,8 @@ async def test_live_connections_are_capped_per_address_and_per_game(
         assert (status, body["error"]["code"]) == (429, "rate_limited")
         assert retry_after is not None
         assert int(retry_after) >= 1
+        # A denied handshake is no error of the server: uvicorn's line about it is dropped.
+        assert not [r for r in caplog.records if "without completing handshake" in r.getMessage()]
     # Closed connections give their leases back.
     address_key = "rn:limits:live:address:{127.0.0.1}"
     await released(limited.redis, address_key)
@@ -427,6 +430,35 @@ async def test_live_connections_are_capped_per_address_and_per_game(
     await limited.redis.zadd(game_key, {f"held-{n}": time.time() + 60 for n in range(3)})
     refused = await refused_live(url)
     assert refused["error"]["code"] == "rate_limited"
+
+
+async def test_a_refused_spectator_is_answered_by_the_front_door_before_the_app(
+    limited: Stack,
+) -> None:
+    """Under the gateway's own protocol (`GuardedHttpTools`, as `renature serve gateway` runs
+    it), a spectator refused before and back within its ``Retry-After`` is answered 429 by the
+    front door (nothing reaches the app); a seat's handshake, and a spectator of another
+    address, still reach the app."""
+    refusals = limited.app.state.limiter.live_refusals
+    protocol = GuardedHttpTools.configured(FrontDoor(), refusals)
+    async with serving(limited.app, http=protocol) as served:
+        game_id, tokens = await new_game(limited.http(ELSEWHERE))
+        url = f"ws://{served}/games/{game_id}/live"
+        async with connect(url), connect(url):  # the address's cap of 2
+            third = await refused_live(url)  # Redis says no: the app's answer, once
+            assert third["error"]["code"] == "rate_limited"
+            assert protocol.refusals["rate_limited"] == 0
+            status, retry_after, body = await refused_handshake(url)
+            assert (status, body["error"]["code"]) == (429, "rate_limited")
+            assert retry_after is not None
+            assert int(retry_after) >= 1
+            assert protocol.refusals["rate_limited"] == 1  # the front door's answer
+            remembered = refusals.refused
+            seat = f"{url}?token={tokens[0]}"
+            async with connect(seat) as ws:  # a seat's channel is never looked up there
+                assert json.loads(await asyncio.wait_for(ws.recv(), 5))["version"] >= 1
+            assert protocol.refusals["rate_limited"] == 1
+            assert refusals.refused == remembered
 
 
 async def test_spectators_cannot_take_a_seats_live_slots(limited: Stack, served: str) -> None:

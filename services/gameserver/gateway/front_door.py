@@ -17,7 +17,16 @@ uvicorn's httptools protocol with those bounds (`FrontDoor`):
 | ``KEEP_ALIVE_S``: idle between requests | 5 s | closed (uvicorn) |
 
 The answers are the API's error shape (``{"error": {"code", "message"}}``) with
-``Connection: close``. Connections from a trusted proxy (``RENATURE_TRUSTED_PROXIES``) are not
+``Connection: close``.
+
+A spectator's WebSocket handshake (``GET /games/{id}/live`` with no token) from an address or
+to a game that this worker refused before and told to come back later
+(`gateway.live_admission.LiveRefusals`, handed to the protocol with `set_up`) is answered 429
+with its ``Retry-After`` here, before uvicorn makes a WebSocket protocol and the app's
+middlewares see it: the same answer the app gives from the same memory, at a fraction of the
+cost, for a flood of spectators' sockets re-opened as fast as they are refused.
+
+Connections from a trusted proxy (``RENATURE_TRUSTED_PROXIES``) are not
 counted per address: the proxy's address is everyone's, and the proxy keeps its own per-client
 limits (infra/nginx). A connection upgraded to a WebSocket leaves this count for the live
 channel's own leases (`gateway.ratelimit`).
@@ -25,13 +34,17 @@ channel's own leases (`gateway.ratelimit`).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any, ClassVar
 
+import httptools
 import msgspec
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gameserver.gateway.client_address import TrustedNetworks
+from gameserver.gateway.live_admission import LiveRefusals, too_many_message
+from gameserver.gateway.refusal_memory import Refused
 from gameserver.runtime.settings_parts import FrontDoor
 
 __all__ = ["FrontDoor", "GuardedHttpTools", "uvicorn_options"]
@@ -41,6 +54,9 @@ _REASONS = {
     429: "Too Many Requests",
     431: "Request Header Fields Too Large",
 }
+
+
+_LIVE = re.compile(r"^/games/([^/]+)/live$")
 
 
 def uvicorn_options(bounds: FrontDoor) -> dict[str, Any]:
@@ -69,24 +85,30 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
     open_per_address: ClassVar[Counter[str]] = Counter()
     refusals: ClassVar[Counter[str]] = Counter()
     """Connections refused, by error code (tests and the flood bench read it)."""
+    live_refusals: ClassVar[LiveRefusals | None] = None
+    """The app's memory of refused spectators (None: every handshake goes to the app)."""
 
     @classmethod
-    def configured(cls, front_door: FrontDoor) -> type[GuardedHttpTools]:
+    def configured(
+        cls, front_door: FrontDoor, live_refusals: LiveRefusals | None = None
+    ) -> type[GuardedHttpTools]:
         """A protocol class with these bounds and counts of its own."""
         attributes = {
             "front_door": front_door,
             "trusted": TrustedNetworks.parse(front_door.trusted_proxies),
             "open_per_address": Counter(),
             "refusals": Counter(),
+            "live_refusals": live_refusals,
         }
         return type("GuardedHttpTools", (cls,), attributes)
 
     @classmethod
-    def set_up(cls, front_door: FrontDoor) -> None:
-        """This process's bounds and trusted proxies (uvicorn takes the class by name into
-        each worker, so each worker sets them on it before it serves)."""
+    def set_up(cls, front_door: FrontDoor, live_refusals: LiveRefusals | None = None) -> None:
+        """This process's bounds, trusted proxies and refused spectators (uvicorn takes the
+        class by name into each worker, so each worker sets them on it before it serves)."""
         cls.front_door = front_door
         cls.trusted = TrustedNetworks.parse(front_door.trusted_proxies)
+        cls.live_refusals = live_refusals
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -120,7 +142,29 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
     def handle_websocket_upgrade(self) -> None:
         self._disarm()
         self._forget()  # the live channel holds leases of its own
+        retry_after = self._spectator_refused()
+        if retry_after is not None:
+            self._refuse(429, "rate_limited", too_many_message(retry_after), retry_after)
+            return
         super().handle_websocket_upgrade()
+
+    def _spectator_refused(self) -> int | None:
+        """The ``Retry-After`` this worker told a spectator's live channel (no token, not
+        through a trusted proxy) from this address or to this game, if it is still running."""
+        refusals = type(self).live_refusals
+        if refusals is None or not self.client or self.client[0] in self.trusted:
+            return None
+        if any(name == b"authorization" for name, _ in self.headers):
+            return None  # a seat's, or a made-up token's: the app decides
+        url = httptools.parse_url(self.url)
+        game = _LIVE.match(url.path.decode("latin-1"))
+        if game is None or b"token=" in (url.query or b""):
+            return None
+        try:
+            refusals.raise_if_refused(self.client[0], game.group(1)[:64])
+        except Refused as refused:
+            return refused.retry_after
+        return None
 
     def _forget(self) -> None:
         if self._counted is not None:
@@ -202,7 +246,7 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
             return
         self._refuse(408, "request_timeout", "The request was not sent in time.")
 
-    def _refuse(self, status: int, code: str, message: str) -> None:
+    def _refuse(self, status: int, code: str, message: str, retry_after: int = 1) -> None:
         """Answer with the error and close the connection (nothing reaches the app)."""
         self._disarm()
         self.refusals[code] += 1
@@ -214,6 +258,6 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
             "connection: close",
         ]
         if status == 429:
-            head.append("retry-after: 1")
+            head.append(f"retry-after: {retry_after}")
         self.transport.write("\r\n".join(head).encode() + b"\r\n\r\n" + body)
         self.transport.close()

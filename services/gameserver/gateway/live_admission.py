@@ -23,6 +23,9 @@ here: their leases are their own.
 
 from __future__ import annotations
 
+import logging
+from contextvars import ContextVar
+
 import msgspec
 from starlette.types import Message, Receive, Scope, Send
 
@@ -31,6 +34,30 @@ from gameserver.gateway.request_limits import error_response_messages
 
 CAPS = ("address", "game")
 """The kinds of a spectator's live leases (its address's and its game's)."""
+
+
+_DENIED: ContextVar[bool] = ContextVar("renature_handshake_denied", default=False)
+"""Set by `too_many_websocket` in the connection's task once its handshake was answered 429."""
+
+
+class DeniedHandshakes(logging.Filter):
+    """uvicorn's WebSocket protocol logs an error for every handshake answered with an HTTP
+    response (``websocket.http.response.*``, the ASGI way to deny one): it never counts that
+    handshake as complete. For a handshake this module denied on purpose that line is
+    dropped: a flood of refused sockets would otherwise write an error line apiece (and spend
+    more CPU on it than on the refusal). Any other handshake left incomplete is still logged."""
+
+    MESSAGE = "ASGI callable returned without completing handshake."
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.msg == self.MESSAGE and _DENIED.get())
+
+    @classmethod
+    def install(cls, logger: str = "uvicorn.error") -> None:
+        """Put the filter on uvicorn's error logger (once)."""
+        target = logging.getLogger(logger)
+        if not any(isinstance(f, cls) for f in target.filters):
+            target.addFilter(cls())
 
 
 class RefusedAgain(Refused):
@@ -103,6 +130,7 @@ async def too_many_websocket(scope: Scope, receive: Receive, send: Send, refused
         start, body = too_many_answer(retry_after)
         await send({**start, "type": "websocket.http.response.start"})
         await send({**body, "type": "websocket.http.response.body"})
+        _DENIED.set(True)  # the connection's own task: uvicorn's line about it is dropped
         return
     await send({"type": "websocket.accept"})
     error = {"error": {"code": "rate_limited", "message": too_many_message(retry_after)}}

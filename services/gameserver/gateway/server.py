@@ -63,8 +63,9 @@ def app_factory() -> Any:
 
     settings = Settings.handed_to_worker()
     _configure_logging(settings)
-    GuardedHttpTools.set_up(settings.front_door)
     app = create_app(settings)
+    limiter = getattr(app.state, "limiter", None)  # rate limits on: refused spectators
+    GuardedHttpTools.set_up(settings.front_door, None if limiter is None else limiter.live_refusals)
     collector.tune()
     return app
 

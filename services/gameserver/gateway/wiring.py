@@ -32,6 +32,7 @@ from gameserver.gateway.frontends import (
     offline_docs,
 )
 from gameserver.gateway.http_errors import install_error_handlers
+from gameserver.gateway.live_admission import DeniedHandshakes
 from gameserver.gateway.live_budget import FrameBudget
 from gameserver.gateway.openapi import BODIES, document_limits
 from gameserver.gateway.openapi import install as install_openapi
@@ -94,6 +95,7 @@ def wire(app: FastAPI, gateway: Gateway, settings: Settings) -> None:
         limiter = Limiter(settings.store.redis_url, limits, prefix=settings.store.prefix)
         app.state.limiter = limiter
         app.add_middleware(RateLimiting, limiter=limiter, seats=gateway.tokens.holder_of)
+        DeniedHandshakes.install()  # refused handshakes are no errors of the server
         gateway.spectator_frames = FrameBudget(limits.spectator_frames)
     if ttl is not None:
         gateway.token_expiry = TokenExpiry(gateway.redis, gateway.tokens, ttl)

@@ -21,6 +21,14 @@ after `CommandTimeout`.
 A long-lived sender (the gateway, the benchmark) uses `RulesClient`: one channel subscribed for
 the client's whole life, replies matched to their requests by correlation id, so a command
 costs one ``XADD`` and nothing else.
+
+That channel must outlive anything Redis does, or every later command of the process times
+out (as a gateway's did in the chaos run, its listener gone without a word after a Redis pause
+and kill): whatever a read raises (redis-py's errors and any other it lets through after a
+lost connection), the subscription is dropped and made again from scratch; a listener that
+ended anyway is started again by the next command; and a channel quiet for `PROBE_AFTER_S`
+publishes a probe to itself, so a subscription Redis no longer holds (nothing raised, nothing
+arriving) is found and made again.
 """
 
 from __future__ import annotations
@@ -104,14 +112,8 @@ class RulesClient:
     reconnects; replies published meanwhile are lost and their requests time out (resend them
     with the same command id to learn the outcome). A command sent while the channel is being
     subscribed again waits for it (`RESUBSCRIBE_WAIT_S` at most), so the first command after
-    Redis returns does not lose its reply.
-
-    The channel must outlive anything Redis does, or every later command of the process times
-    out: whatever a read raises (redis-py's errors and any other it lets through after a lost
-    connection), the subscription is dropped and made again from scratch; a listener that
-    ended anyway is started again by the next command; and a channel quiet for
-    `PROBE_AFTER_S` publishes a probe to itself, so a subscription that Redis no longer holds
-    (nothing raised, nothing arrives) is found and made again.
+    Redis returns does not lose its reply. The channel outlives whatever a read raises (the
+    module's text).
     """
 
     def __init__(
@@ -159,8 +161,7 @@ class RulesClient:
             self._listener = asyncio.create_task(self._listen(pubsub), name=self.channel)
 
     async def _subscribe(self) -> PubSub | None:
-        """Subscribe the reply channel afresh: a new `PubSub` (None on a cluster, whose
-        `ShardSubscription` subscribes itself)."""
+        """Subscribe afresh: a new `PubSub` (None on a cluster: `ShardSubscription`)."""
         pubsub: PubSub | None = None
         if self._shards is not None:
             await self._shards.subscribe()
@@ -238,7 +239,7 @@ class RulesClient:
                         log.info("reply_channel_back")
                         self._subscribed.set()
                     if probed is None and loop.time() - heard > PROBE_AFTER_S:
-                        await self._publish_probe()
+                        await _probe(self._redis, self.channel, self._shards is not None)
                         probed = loop.time()
                     elif probed is not None and loop.time() - probed > PROBE_AFTER_S:
                         raise redis_errors.ConnectionError("the reply channel's probe was lost")
@@ -286,11 +287,6 @@ class RulesClient:
         if self._shards is not None:
             await self._shards.close()
         await asyncio.sleep(0.05)  # the client's retries back off already
-
-    async def _publish_probe(self) -> None:
-        """Publish `PROBE` to the channel itself (a shard channel's way on a cluster)."""
-        command = "SPUBLISH" if self._shards is not None else "PUBLISH"
-        await self._redis.execute_command(command, self.channel, PROBE)  # type: ignore[no-untyped-call]
 
     async def _receive(self, pubsub: PubSub | None) -> dict[str, Any] | None:
         """The next message of the reply channel, or None after a second without one."""
@@ -375,6 +371,12 @@ class ShardSubscription:
         cluster, self._cluster = self._cluster, None
         if cluster is not None:
             await cluster.aclose()
+
+
+async def _probe(redis: Redis, channel: str, sharded: bool) -> None:
+    """Publish `PROBE` to the reply channel (a shard channel's way on a cluster)."""
+    command = "SPUBLISH" if sharded else "PUBLISH"
+    await redis.execute_command(command, channel, PROBE)  # type: ignore[no-untyped-call]
 
 
 async def _close_quietly(pubsub: PubSub) -> None:
