@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import BlockingConnectionPool, Connection, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -75,6 +75,56 @@ def healing_options(*, cluster: bool = False, retries: int = RETRIES) -> dict[st
     return options
 
 
+_TORN = (RuntimeError, AttributeError)
+"""What redis-py's asyncio connection raises when its transport was closed under it by a
+concurrent disconnect of the same connection (``'NoneType' object has no attribute ...``,
+"unable to perform operation on ... closed")."""
+
+
+class SturdyConnection(Connection):
+    """A cluster node's connection whose I/O fails only with redis-py's ``ConnectionError``.
+
+    redis-py's async cluster client, when a command meets a connection error on a node, marks
+    every connection of that node for reconnection and disconnects the free ones: a connection
+    that another command is opening at that moment has its transport closed under its
+    handshake (``HELLO``, ``CLIENT SETINFO``), and the error that surfaces is a
+    ``RuntimeError`` or ``AttributeError``, which the cluster client does not retry (it retries
+    ``ConnectionError`` and ``TimeoutError``, by exact type): setting up 128 games on four
+    gateway workers over a cluster ended in 500s. Here such an error disconnects the
+    connection and becomes a plain ``ConnectionError``, which the client retries on a fresh
+    connection, as it does a read that finds the connection closed."""
+
+    async def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super().connect_check_health(*args, **kwargs)
+        except _TORN as error:
+            raise await self._torn(error) from error
+
+    async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super().send_packed_command(*args, **kwargs)
+        except _TORN as error:
+            raise await self._torn(error) from error
+
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().read_response(*args, **kwargs)
+        except _TORN as error:
+            raise await self._torn(error) from error
+
+    async def _torn(self, error: BaseException) -> RedisConnectionError:
+        await self.disconnect(nowait=True)
+        return RedisConnectionError(f"connection to {self.host}:{self.port} torn: {error!r}")
+
+
+def sturdy(cluster: RedisCluster) -> RedisCluster:
+    """Give every node of ``cluster``, known now or found later, `SturdyConnection`s."""
+    cluster.nodes_manager.connection_kwargs["connection_class"] = SturdyConnection
+    for node in cluster.nodes_manager.startup_nodes.values():
+        node.connection_class = SturdyConnection
+    return cluster
+
+
 def is_cluster_url(url: str) -> bool:
     """Whether ``url`` names a Redis Cluster (``redis+cluster://``)."""
     return url.lower().startswith(CLUSTER_SCHEMES)
@@ -94,13 +144,15 @@ def redis_client(url: str, **kwargs: Any) -> Any:
     `Redis` otherwise (typed loosely: the two share their command methods, not a base)."""
     if is_cluster_url(url):
         # A cluster has one database: a path (/0) is accepted and dropped.
-        return RedisCluster.from_url(
-            urlunsplit(urlsplit(plain_url(url))._replace(path="")),
-            **{
-                "max_connections": CLUSTER_NODE_CONNECTIONS,
-                **healing_options(cluster=True),
-                **kwargs,
-            },
+        return sturdy(
+            RedisCluster.from_url(
+                urlunsplit(urlsplit(plain_url(url))._replace(path="")),
+                **{
+                    "max_connections": CLUSTER_NODE_CONNECTIONS,
+                    **healing_options(cluster=True),
+                    **kwargs,
+                },
+            )
         )
     return Redis.from_url(url, **{**healing_options(), **kwargs})
 

@@ -56,6 +56,50 @@ def test_a_cluster_url_makes_a_cluster_client() -> None:
     assert plain_url("redis://h:1/2") == "redis://h:1/2"
 
 
+async def test_a_connection_torn_in_its_handshake_is_retried_not_a_500(
+    redis_cluster: RedisCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster node's connection whose transport is closed under its handshake by a
+    concurrent disconnect (redis-py raises ``RuntimeError``/``AttributeError`` there, which its
+    cluster client does not retry: a 500 in the gateway) fails as a ``ConnectionError``, and
+    the command goes through on a fresh connection; a plain client shows the failure."""
+    from redis.asyncio.connection import AbstractConnection
+
+    from eventstore.redis_client import SturdyConnection, redis_client
+
+    redis_cluster.wait_ready()
+    torn = {"left": 0}
+    handshake = AbstractConnection.on_connect_check_health
+
+    async def tears(self: AbstractConnection, *args: Any, **kwargs: Any) -> None:
+        if torn["left"]:
+            torn["left"] -= 1
+            raise AttributeError("'NoneType' object has no attribute 'write'")
+        await handshake(self, *args, **kwargs)
+
+    monkeypatch.setattr(AbstractConnection, "on_connect_check_health", tears)
+    plain = AsyncCluster.from_url(plain_url(redis_cluster.url).rsplit("/", 1)[0])
+    sturdy = redis_client(redis_cluster.url)
+    try:
+        await plain.initialize()
+        await sturdy.initialize()
+        nodes = sturdy.get_nodes()
+        assert {node.connection_class for node in nodes} == {SturdyConnection}
+        for client in (plain, sturdy):  # no connection is open yet: the next one is torn
+            for node in client.get_nodes():
+                await node.disconnect()
+        torn["left"] = 1
+        with pytest.raises(AttributeError):
+            await plain.set("torn-key", "1")
+        torn["left"] = 1
+        assert await sturdy.set("torn-key", "2")
+        assert torn["left"] == 0
+        assert await sturdy.get("torn-key") == b"2"
+    finally:
+        await plain.aclose()
+        await sturdy.aclose()
+
+
 async def test_games_of_many_partitions_append_and_feed_on_the_cluster(
     cluster_redis: AsyncCluster,
 ) -> None:
