@@ -274,6 +274,43 @@ async def test_a_quiet_shard_reply_channel_hears_its_own_probe(
     assert [log for log in logs if log["event"] == "reply_channel_lost"] == []
 
 
+async def test_a_command_whose_cluster_connection_closed_is_sent_once_more(
+    redis_cluster: RedisCluster, cluster_redis: AsyncCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a cluster, redis-py reconnects a node's other connections when one fails, and the
+    commands in flight on them fail with "Connection closed by server.": such a command is sent
+    once more and decided once; one that fails twice is raised (the gateway's 503)."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from gameserver.rules.rules_service import RulesService
+    from gameserver.runtime import rules_client
+    from gameserver.runtime.bus import CommandEnvelope
+    from gameserver.runtime.rules_client import RulesClient
+    from gameserver.runtime.settings import Settings
+
+    failures = {"left": 1}
+    original = rules_client._xadd_all
+
+    async def closing(redis: Any, batch: list[Any], maxlen: int) -> list[Any]:
+        if failures["left"]:
+            failures["left"] -= 1
+            return [RedisConnectionError("Connection closed by server.")] * len(batch)
+        return await original(redis, batch, maxlen)
+
+    monkeypatch.setattr(rules_client, "_xadd_all", closing)
+    settings = Settings.of(redis_url=redis_cluster.url, durability="replica", consumer="rules-r")
+    game = "resent-game"
+    async with RulesService(settings), RulesClient(cluster_redis) as client:  # type: ignore[arg-type]  # a cluster client
+        reply = await client.send(CommandEnvelope(game, "c", c.CreateGame(game, 2, "")), 10)
+        assert reply.status == "accepted"
+        assert failures["left"] == 0
+        failures["left"] = 2
+        with pytest.raises(RedisConnectionError):
+            await client.send(CommandEnvelope(game, "j", c.JoinGame(0, "ann"), seat=0), 10)
+    store = RedisEventStore(cluster_redis)  # type: ignore[arg-type]  # a cluster client
+    assert await store.version(game) == 1  # created once; the join never reached a stream
+
+
 async def test_a_game_through_the_gateway_on_the_cluster(
     redis_cluster: RedisCluster, cluster_redis: AsyncCluster
 ) -> None:

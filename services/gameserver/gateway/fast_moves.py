@@ -99,7 +99,7 @@ async def _answer(
         retry = [(b"retry-after", b"1")] if error.status == 503 else []
         return error.status, _encoder.encode(error_body(error.code, error.message)), retry
     except (StoreUnavailableError, redis_errors.ConnectionError, redis_errors.TimeoutError) as e:
-        log.error("gateway_redis_unavailable", error=str(e))
+        log.error("gateway_redis_unavailable", error=str(e) or repr(e))
         body = error_body("store_unavailable", "The game store cannot be reached; retry.")
         return 503, _encoder.encode(body), [(b"retry-after", b"1")]
     except Exception as error:  # the route's last-resort handler, the same answer

@@ -135,7 +135,7 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     async def on_redis_down(_: Request, exc: Exception) -> JSONResponse:
-        log.error("gateway_redis_unavailable", error=str(exc))
+        log.error("gateway_redis_unavailable", error=str(exc) or repr(exc))
         body = error_body("store_unavailable", "The game store cannot be reached; retry.")
         return JSONResponse(body, status_code=503, headers=RETRY_AFTER)
 

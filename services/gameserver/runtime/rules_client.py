@@ -64,6 +64,17 @@ COMMAND_STREAM_MAXLEN = 100_000
 """A command stream is a queue, not a record (events are the record): keep it bounded."""
 
 
+RESEND_AFTER_S = 0.05
+"""On a Redis Cluster, the pause before a command whose connection failed is sent again (once):
+redis-py's cluster client answers one connection's failure by reconnecting the node's other
+connections, and the commands in flight on them fail with "Connection closed by server." (a
+plain client retries a failed connection itself, `eventstore.redis_client.healing_options`). A
+command sent twice is decided once (its command id; the second answer finds no one waiting)."""
+
+Outgoing = tuple[str, bytes, "asyncio.Future[bytes]", bool]
+"""A queued command: its stream, its message, the future of its reply, sent before."""
+
+
 class CommandTimeout(TimeoutError):
     """No reply in time. The command may or may not have been applied: resend it with the same
     command id to learn its outcome."""
@@ -108,12 +119,10 @@ class RulesClient:
     Commands sent while an earlier ``XADD`` is on its way are queued and go out together in one
     pipeline, so a busy client (the gateway under load) pays one round trip for many commands;
     each goes to the command stream of its game's partition (``streams``, the deployment's
-    `CommandPartitions`). If the subscription's connection drops, redis-py resubscribes when it
-    reconnects; replies published meanwhile are lost and their requests time out (resend them
-    with the same command id to learn the outcome). A command sent while the channel is being
+    `CommandPartitions`). Replies published while the channel is lost are lost, their requests
+    time out (resend them with the same command id). A command sent while the channel is
     subscribed again waits for it (`RESUBSCRIBE_WAIT_S` at most), so the first command after
-    Redis returns does not lose its reply. The channel outlives whatever a read raises (the
-    module's text).
+    Redis returns keeps its reply. The channel outlives whatever a read raises (module text).
     """
 
     def __init__(
@@ -133,7 +142,7 @@ class RulesClient:
         cluster = cast("RedisCluster", redis)
         self._shards = ShardSubscription(cluster, self.channel) if sharded else None
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
-        self._outbox: list[tuple[str, bytes, asyncio.Future[bytes]]] = []
+        self._outbox: list[Outgoing] = []
         self._sender: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
@@ -200,7 +209,7 @@ class RulesClient:
         )
         waiter = asyncio.get_running_loop().create_future()
         self._waiting[correlation_id] = waiter
-        self._outbox.append((self._streams.stream_of(envelope.game_id), message, waiter))
+        self._outbox.append((self._streams.stream_of(envelope.game_id), message, waiter, False))
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send_queued())
         try:
@@ -212,19 +221,24 @@ class RulesClient:
         return bus.reply_decoder.decode(data)
 
     async def _send_queued(self) -> None:
-        """XADD everything queued, one pipeline per round trip, until the queue is empty."""
+        """XADD everything queued, one pipeline per round trip, until the queue is empty; on a
+        cluster a command whose connection failed is sent once more (`RESEND_AFTER_S`)."""
         while self._outbox:
             batch, self._outbox = self._outbox, []
-            pipe = self._redis.pipeline(transaction=False)
-            for stream, message, _ in batch:
-                pipe.xadd(stream, {"__data__": message}, maxlen=self._maxlen)
-            try:
-                results = await pipe.execute(raise_on_error=False)
-            except Exception as error:  # the connection: every command of the batch failed
-                results = [error] * len(batch)
-            for (_, _, waiter), result in zip(batch, results, strict=True):
-                if isinstance(result, Exception) and not waiter.done():
-                    waiter.set_exception(result)
+            results = await _xadd_all(self._redis, batch, self._maxlen)
+            for entry, result in zip(batch, results, strict=True):
+                if not isinstance(result, Exception) or entry[2].done():
+                    continue
+                if (
+                    self._shards
+                    and isinstance(result, redis_errors.ConnectionError)
+                    and not entry[3]
+                ):
+                    self._outbox.append((*entry[:3], True))
+                else:
+                    entry[2].set_exception(result)
+            if self._outbox and all(entry[3] for entry in self._outbox):
+                await asyncio.sleep(RESEND_AFTER_S)
 
     async def _listen(self, pubsub: PubSub | None) -> None:
         """Hand each reply to its request, for the client's whole life (the class text)."""
@@ -373,6 +387,19 @@ class ShardSubscription:
         cluster, self._cluster = self._cluster, None
         if cluster is not None:
             await cluster.aclose()
+
+
+async def _xadd_all(redis: Redis, batch: list[Outgoing], maxlen: int) -> list[Any]:
+    """Add each command of ``batch`` to its stream in one pipeline: each one's entry id or
+    error (every one the same error when the connection itself failed)."""
+    pipe = redis.pipeline(transaction=False)
+    for stream, message, _, _ in batch:
+        pipe.xadd(stream, {"__data__": message}, maxlen=maxlen)
+    try:
+        results: list[Any] = await pipe.execute(raise_on_error=False)
+    except Exception as error:  # the connection: every command of the batch failed
+        results = [error] * len(batch)
+    return results
 
 
 async def _probe(redis: Redis, channel: str, sharded: bool) -> None:
