@@ -27,11 +27,12 @@ would count twice), and a frozen server must give an error, not several timeouts
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from redis.asyncio import BlockingConnectionPool, Connection, Redis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -117,12 +118,53 @@ class SturdyConnection(Connection):
         return RedisConnectionError(f"connection to {self.host}:{self.port} torn: {error!r}")
 
 
-def sturdy(cluster: RedisCluster) -> RedisCluster:
-    """Give every node of ``cluster``, known now or found later, `SturdyConnection`s."""
-    cluster.nodes_manager.connection_kwargs["connection_class"] = SturdyConnection
-    for node in cluster.nodes_manager.startup_nodes.values():
-        node.connection_class = SturdyConnection
-    return cluster
+_IN_PIPELINE: ContextVar[bool] = ContextVar("renature_in_cluster_pipeline", default=False)
+
+
+class SturdyCluster(RedisCluster):
+    """redis-py's async `RedisCluster` with `SturdyConnection`s on every node, known now or
+    found later, and pipelines that fail no one else.
+
+    redis-py's cluster pipeline answers a connection error by closing the whole client
+    (``aclose``: every connection of every node, those other commands are using too) before it
+    tries again, so one failed connection made every request in flight on the gateway fail
+    with "Connection closed by server." and more retries follow (a cascade of 503s with four
+    gateway workers on two cores). Within a pipeline's execution the client is released
+    gently instead, as redis-py's single commands do after a connection error: the free
+    connections are closed, the ones in use are reconnected once their command is done, and
+    the slot map is read again before the next command."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.nodes_manager.connection_kwargs["connection_class"] = SturdyConnection
+        for node in self.nodes_manager.startup_nodes.values():
+            node.connection_class = SturdyConnection
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
+        if shard_hint:
+            return super().pipeline(transaction, shard_hint)  # redis-py's own refusal
+        return _GentlePipeline(self, transaction)  # type: ignore[abstract]  # as redis-py makes its own
+
+    async def aclose(self) -> None:
+        if not _IN_PIPELINE.get():
+            await super().aclose()
+            return
+        self._initialize = True  # the slot map is read again before the next command
+        nodes = {**self.nodes_manager.startup_nodes, **self.nodes_manager.nodes_cache}
+        for node in nodes.values():
+            node.update_active_connections_for_reconnect()
+            await node.disconnect_free_connections()
+
+
+class _GentlePipeline(ClusterPipeline):
+    """A cluster pipeline whose retries release its client gently (`SturdyCluster`)."""
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> Any:
+        token = _IN_PIPELINE.set(True)
+        try:
+            return await super().execute(raise_on_error, allow_redirections)
+        finally:
+            _IN_PIPELINE.reset(token)
 
 
 def is_cluster_url(url: str) -> bool:
@@ -144,15 +186,13 @@ def redis_client(url: str, **kwargs: Any) -> Any:
     `Redis` otherwise (typed loosely: the two share their command methods, not a base)."""
     if is_cluster_url(url):
         # A cluster has one database: a path (/0) is accepted and dropped.
-        return sturdy(
-            RedisCluster.from_url(
-                urlunsplit(urlsplit(plain_url(url))._replace(path="")),
-                **{
-                    "max_connections": CLUSTER_NODE_CONNECTIONS,
-                    **healing_options(cluster=True),
-                    **kwargs,
-                },
-            )
+        return SturdyCluster.from_url(
+            urlunsplit(urlsplit(plain_url(url))._replace(path="")),
+            **{
+                "max_connections": CLUSTER_NODE_CONNECTIONS,
+                **healing_options(cluster=True),
+                **kwargs,
+            },
         )
     return Redis.from_url(url, **{**healing_options(), **kwargs})
 

@@ -100,6 +100,52 @@ async def test_a_connection_torn_in_its_handshake_is_retried_not_a_500(
         await sturdy.aclose()
 
 
+@pytest.mark.parametrize("gentle", [True, False], ids=["sturdy-client", "redis-py-client"])
+async def test_a_pipeline_retry_leaves_the_connections_of_other_commands_alone(
+    redis_cluster: RedisCluster, monkeypatch: pytest.MonkeyPatch, gentle: bool
+) -> None:
+    """redis-py's cluster pipeline retries a connection error after closing its whole client,
+    the connections other commands are waiting on included; ours releases it gently (free
+    connections closed, busy ones reconnected after their command). A command in flight (a
+    BLPOP) keeps its connection through the retry, and both complete."""
+    from redis.asyncio import cluster as cluster_module
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from eventstore.redis_client import redis_client
+
+    redis_cluster.wait_ready()
+    failing = {"left": 1}
+    original = cluster_module.PipelineStrategy._execute
+
+    async def flaky(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if failing["left"]:
+            failing["left"] -= 1
+            raise RedisConnectionError("Connection closed by server.")
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cluster_module.PipelineStrategy, "_execute", flaky)
+    url = redis_cluster.url
+    client: Any = redis_client(url) if gentle else AsyncCluster.from_url(plain_url(url))
+    pusher = redis_client(url)
+    try:
+        await client.initialize()
+        waiting = asyncio.create_task(client.blpop(["gentle-list"], timeout=5))
+        node = client.get_node_from_key("gentle-list")
+        await eventually(lambda: len(node._connections) > len(node._free), "the BLPOP in flight")
+        busy = {c: c._writer for c in node._connections if c not in node._free}
+        pipe = client.pipeline()
+        pipe.set("gentle-other", "1")
+        assert await pipe.execute() == [True]
+        assert failing["left"] == 0
+        kept = all(c._writer is writer for c, writer in busy.items())
+        assert kept is gentle  # redis-py's client closed them (and the BLPOP sent again)
+        await pusher.lpush("gentle-list", "v")
+        assert await asyncio.wait_for(waiting, 10) == (b"gentle-list", b"v")
+    finally:
+        await client.aclose()
+        await pusher.aclose()
+
+
 async def test_games_of_many_partitions_append_and_feed_on_the_cluster(
     cluster_redis: AsyncCluster,
 ) -> None:

@@ -22,10 +22,10 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from redis.asyncio import ConnectionPool, Redis, RedisCluster
+from redis.asyncio import ConnectionPool, Redis
 
 from eventstore import KeyLayout
-from eventstore.redis_client import healing_options, is_cluster, sturdy
+from eventstore.redis_client import SturdyCluster, healing_options, is_cluster
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -209,14 +209,12 @@ async def live_reader(shared: Any, block_ms: int = READ_BLOCK_MS) -> Any:
             for key, value in node.connection_kwargs.items()
             if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
         }
-        return sturdy(
-            RedisCluster(
-                host=node.host,
-                port=node.port,
-                socket_timeout=timeout,
-                **credentials,
-                **healing_options(cluster=True),
-            )
+        return SturdyCluster(
+            host=node.host,
+            port=node.port,
+            socket_timeout=timeout,
+            **credentials,
+            **healing_options(cluster=True),
         )
     pool = shared.connection_pool
     kwargs = {**pool.connection_kwargs, **healing_options(), "socket_timeout": timeout}

@@ -46,7 +46,7 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 
 from eventstore import CommandPartitions
-from eventstore.redis_client import healing_options, is_cluster, sturdy
+from eventstore.redis_client import SturdyCluster, healing_options, is_cluster
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -339,10 +339,8 @@ class ShardSubscription:
                 for key, value in node.connection_kwargs.items()
                 if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
             }
-            self._cluster = sturdy(
-                RedisCluster(
-                    host=node.host, port=node.port, **credentials, **healing_options(cluster=True)
-                )
+            self._cluster = SturdyCluster(
+                host=node.host, port=node.port, **credentials, **healing_options(cluster=True)
             )
             await self._cluster.initialize()
         elif self._failed:  # the slot may have moved: ask the cluster again
