@@ -130,8 +130,8 @@ class SturdyCluster(RedisCluster):
     tries again, so one failed connection made every request in flight on the gateway fail
     with "Connection closed by server." and more retries follow (a cascade of 503s with four
     gateway workers on two cores). Within a pipeline's execution the client is released
-    gently instead, as redis-py's single commands do after a connection error: the free
-    connections are closed, the ones in use are reconnected once their command is done, and
+    gently instead: every connection is marked to be reconnected by its next user (redis-py's
+    own lazy way, no connection closed from outside while a command may be using it), and
     the slot map is read again before the next command."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -151,9 +151,9 @@ class SturdyCluster(RedisCluster):
             return
         self._initialize = True  # the slot map is read again before the next command
         nodes = {**self.nodes_manager.startup_nodes, **self.nodes_manager.nodes_cache}
-        for node in nodes.values():
-            node.update_active_connections_for_reconnect()
-            await node.disconnect_free_connections()
+        for node in nodes.values():  # each reconnected by its next user, none closed here
+            for connection in node._connections:
+                connection.mark_for_reconnect()  # type: ignore[no-untyped-call]
 
 
 class _GentlePipeline(ClusterPipeline):
