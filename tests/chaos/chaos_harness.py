@@ -75,6 +75,8 @@ SERVICES = ("rules-a", "rules-b", "board", "score", "gateway")
 KINDS = ("rules", "rules", "board", "score", "gateway")
 WATCHED = "gateway-watch"
 """A gateway no fault touches: it lives through every Redis restart of the run."""
+GATEWAY_FAULTS = ("stop:gateway", "kill:gateway")
+"""The faults that freeze or kill the gateway the clients talk to."""
 LATE_AFTER_S = 1.0
 """No 5xx may come later than this after Redis answers again (for requests sent after that)."""
 LAYOUT = KeyLayout()
@@ -137,6 +139,15 @@ class RedisBack:
     fault: str
     back: float
     until: float = float("inf")
+    next_fault: str = ""
+    """The fault that began at ``until``."""
+
+    def overtaken(self, error: Answer5xx) -> bool:
+        """Whether ``error`` was answered after the next fault froze or killed the gateway
+        that answered it: a request it held across a SIGSTOP finds its Redis reads timed out
+        on waking (redis-py's 5 s socket timeout ran while the process stood still), that
+        fault's doing, not the restart's."""
+        return self.next_fault in GATEWAY_FAULTS and error.answered >= self.until
 
 
 @dataclass(frozen=True)
@@ -211,7 +222,7 @@ class Report:
         return [
             (back, error)
             for back, error in self._after_backs()
-            if not any(stall.explains(error) for stall in self.stalls)
+            if not any(stall.explains(error) for stall in self.stalls) and not back.overtaken(error)
         ]
 
     def stalled_5xx(self) -> list[tuple[RedisBack, Answer5xx, Stall]]:
@@ -262,6 +273,16 @@ class Report:
             f"stalls of Redis itself (latency monitor, at least {STALL_MS} ms): "
             f"{len(self.stalls)}"
             + (f", longest {longest.ms} ms ({longest.event})" if longest else "")
+        )
+        overtaken = [(b, e) for b, e in self._after_backs() if b.overtaken(e)]
+        lines.append(
+            "5xx answered after the next fault froze or killed the gateway (that fault's "
+            f"doing, not counted late): {len(overtaken)}"
+            + "".join(
+                f"; {e.source} {e.status} {e.code} at {e.answered - b.back:+.2f} s after "
+                f"{b.fault}, {e.answered - b.until:+.2f} s after {b.next_fault} began"
+                for b, e in overtaken[:5]
+            )
         )
         stalled = self.stalled_5xx()
         lines.append(
@@ -831,6 +852,7 @@ async def run_faults(
         await asyncio.sleep(stack.config.fault_interval)
         if stack.redis_backs:  # the last restart's doing ends where this fault starts
             stack.redis_backs[-1].until = min(stack.redis_backs[-1].until, time.monotonic())
+            stack.redis_backs[-1].next_fault = stack.redis_backs[-1].next_fault or fault
         report.faults.append(fault)
         await inject(stack, fault, rng)
         repaired = time.monotonic()

@@ -67,3 +67,26 @@ def test_a_late_5xx_counts_unless_redis_itself_stalled_for_a_second_then() -> No
     assert "not counted late): 1" in report.format()
     report.stalls = [Stall("aof-fsync-always", 6_000, ended=50.0)]  # long over by then
     assert report.late_5xx()
+
+
+def test_a_5xx_answered_after_the_next_fault_froze_the_gateway_is_that_faults_doing() -> None:
+    """A request sent after Redis came back, held by the gateway across the next fault's
+    SIGSTOP and answered 503 when it woke (its Redis reads timed out while it stood still), is
+    not late; the same answer before the next fault, or after a fault that spares the gateway,
+    is."""
+    report = Report(ChaosConfig())
+    back = RedisBack("redis-kill", back=100.0, until=103.5, next_fault="stop:gateway")
+    report.redis_backs = [back]
+    woke = Answer5xx(sent=100.5, answered=109.8, status=503, code="store_unavailable", source="c")
+    report.errors = [woke]
+    assert not report.late_5xx()
+    assert "froze or killed the gateway (that fault's doing, not counted late): 1" in (
+        report.format()
+    )
+    back.next_fault = "kill:score"
+    assert report.late_5xx()
+    back.next_fault = "stop:gateway"
+    report.errors = [
+        Answer5xx(sent=100.5, answered=103.0, status=503, code="store_unavailable", source="c")
+    ]
+    assert report.late_5xx()
