@@ -16,10 +16,18 @@ from support.web_stack import serve_all
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
     """``renature serve all`` on a private Redis, as ``make run`` starts it."""
-    # Two players and a spectator share one address here, and they play far faster than
-    # people do: the default read rate per address would slow them down (the client waits
-    # 429s out; test_limits covers the limits themselves).
-    with serve_all(RENATURE_LIMIT_READ="200/second;12000/minute") as stack:
+    # Every page of a module (players, spectators, the tests' own requests) shares one address
+    # here, and they play far faster than people do: the default read rate per address would
+    # slow them down (the client waits 429s out), and a module's games, seats and deliberately
+    # refused moves from that one address can pass the per-address quotas for creations and
+    # refusals (in one CI run a game's creation led nowhere, 30 s, with nothing in the server's
+    # log, which logs every 5xx: a 429). test_limits covers the limits themselves.
+    with serve_all(
+        RENATURE_LIMIT_READ="200/second;12000/minute",
+        RENATURE_LIMIT_CREATE="600/minute;6000/hour",
+        RENATURE_LIMIT_REFUSED="600/minute",
+        RENATURE_LIMIT_REFUSED_PER_ADDRESS="1200/minute",
+    ) as stack:
         REDIS_OF[stack.url] = stack.redis_url
         yield stack.url
 
