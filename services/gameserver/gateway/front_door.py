@@ -44,6 +44,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gameserver.gateway.client_address import TrustedNetworks
 from gameserver.gateway.live_admission import LiveRefusals, too_many_message
+from gameserver.gateway.ratelimit import bearer_token
 from gameserver.gateway.refusal_memory import Refused
 from gameserver.runtime.settings_parts import FrontDoor
 
@@ -154,12 +155,13 @@ class GuardedHttpTools(HttpToolsProtocol):  # long: uvicorn's protocol and five 
         refusals = type(self).live_refusals
         if refusals is None or not self.client or self.client[0] in self.trusted:
             return None
-        if any(name == b"authorization" for name, _ in self.headers):
-            return None  # a seat's, or a made-up token's: the app decides
         url = httptools.parse_url(self.url)
-        game = _LIVE.match(url.path.decode("latin-1"))
-        if game is None or b"token=" in (url.query or b""):
-            return None
+        path = url.path.decode("latin-1")
+        game = _LIVE.match(path)
+        query = url.query or b""
+        scope = {"type": "websocket", "path": path, "headers": self.headers, "query_string": query}
+        if game is None or bearer_token(scope):
+            return None  # a seat's, or a made-up token's: the app decides
         try:
             refusals.raise_if_refused(self.client[0], game.group(1)[:64])
         except Refused as refused:

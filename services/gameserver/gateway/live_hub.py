@@ -25,7 +25,7 @@ from typing import Any
 from redis.asyncio import ConnectionPool, Redis
 
 from eventstore import KeyLayout
-from eventstore.redis_client import SturdyCluster, healing_options, is_cluster
+from eventstore.redis_client import cluster_beside, healing_options, is_cluster
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -202,20 +202,7 @@ async def live_reader(shared: Any, block_ms: int = READ_BLOCK_MS) -> Any:
     a `RedisCluster` when the gateway runs on a cluster."""
     timeout = block_ms / 1000 + SOCKET_MARGIN_S
     if is_cluster(shared):  # a cluster client of its own, on the same nodes
-        await shared.initialize()  # the nodes are known once it is
-        node = shared.get_default_node()
-        credentials = {
-            key: value
-            for key, value in node.connection_kwargs.items()
-            if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
-        }
-        return SturdyCluster(
-            host=node.host,
-            port=node.port,
-            socket_timeout=timeout,
-            **credentials,
-            **healing_options(cluster=True),
-        )
+        return await cluster_beside(shared, socket_timeout=timeout)
     pool = shared.connection_pool
     kwargs = {**pool.connection_kwargs, **healing_options(), "socket_timeout": timeout}
     own = ConnectionPool(connection_class=pool.connection_class, max_connections=1, **kwargs)

@@ -46,7 +46,7 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 
 from eventstore import CommandPartitions
-from eventstore.redis_client import SturdyCluster, healing_options, is_cluster
+from eventstore.redis_client import cluster_beside, is_cluster
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -332,16 +332,7 @@ class ShardSubscription:
         """Subscribe the channel where its slot is served now."""
         await self.close()
         if self._cluster is None:
-            await self._commands.initialize()  # its nodes are known once it is
-            node = self._commands.get_default_node()
-            credentials = {
-                key: value
-                for key, value in node.connection_kwargs.items()
-                if key in ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
-            }
-            self._cluster = SturdyCluster(
-                host=node.host, port=node.port, **credentials, **healing_options(cluster=True)
-            )
+            self._cluster = await cluster_beside(self._commands)
             await self._cluster.initialize()
         elif self._failed:  # the slot may have moved: ask the cluster again
             await self._cluster.nodes_manager.initialize()
