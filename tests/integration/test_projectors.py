@@ -23,6 +23,7 @@ from gameserver.projectors.score_projection import ScoreFold, ScoreModel
 from gameserver.runtime.bus import BOARD_GROUP
 from renature import events as e
 from renature.game import play, replay
+from support.monitor import addresses, watching
 
 pytestmark = pytest.mark.redis
 
@@ -265,3 +266,32 @@ async def test_projector_instances_can_split_the_partitions_between_them(
     assert projected == {p for p in ids if p < 8}
     await drain(high)
     assert all([await high.read_model(game_id) is not None for game_id in ids.values()])
+
+
+async def test_a_batch_that_continues_the_cached_fold_is_its_read_and_one_script(
+    store: RedisEventStore, redis: aioredis.Redis
+) -> None:
+    """Once a game's fold is cached, each later batch of its events costs the projector the
+    feed's read and one ``EVALSHA`` (the model written and the entries acknowledged together):
+    no read of the stored model, no ``XACK`` of its own. Redis's MONITOR counts the commands the
+    clients send (a script's own calls are marked apart)."""
+    events, _ = play(2, "one-trip", ["random", "random"], game_id="g-trip")
+    where = redis.connection_pool.connection_kwargs
+    own = aioredis.Redis(host=where["host"], port=where["port"], client_name="projector")
+    board = board_projector(RedisEventStore(own), own)
+    starts = [i for i, ev in enumerate(events) if ev.cause is not None]
+    await append_batches(store, "g-trip", events[: starts[4]])
+    await drain(board)  # the fold is cached from here on
+    projector_at = await addresses(redis, "projector")
+    async with watching(redis) as sent:
+        for cut in starts[5:9]:
+            await append_batches(store, "g-trip", events[:cut])
+            assert await board.poll() > 0
+    await own.aclose()
+
+    assert sent.names(projector_at) == ["XREADGROUP", "EVALSHA"] * 4
+    appended = await store.version("g-trip")
+    assert await board.read_model("g-trip") == (appended, expected_board(events[:appended]))
+    for partition in store.partitions():
+        assert (await redis.xpending(store.feed_key(partition), BOARD_GROUP))["pending"] == 0
+

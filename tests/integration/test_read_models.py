@@ -25,3 +25,33 @@ async def test_a_model_is_written_only_forward_even_after_redis_forgot_the_scrip
     await models.drop_all(["g-1"])
     assert await models.read("g-1") is None
     assert await models.read("g-2") is None  # every model of the projection goes
+
+
+async def test_a_write_acknowledges_its_feed_entries_unless_it_was_refused(
+    redis: aioredis.Redis,
+) -> None:
+    """The entries a model was folded from are acknowledged by its write when the model is
+    written or kept (as new), and stay pending when the write is refused (the fold is not on
+    the stream's history: the projector replays the game and acknowledges after)."""
+    layout = KeyLayout()
+    models = ReadModels(redis, layout, "board")
+    game = layout.game_key("g-1")
+    for version, hash_ in ((1, "h1"), (2, "h2")):
+        await redis.xadd(game, {"hash": hash_}, id=f"0-{version}")
+    partition = layout.partition_of("g-1")
+    feed = layout.feed_key(partition)
+    await redis.xgroup_create(feed, "board", id="0", mkstream=True)
+    ids = [await redis.xadd(feed, {"v": str(n)}) for n in range(3)]
+    await redis.xreadgroup("board", "b1", {feed: ">"})
+
+    async def pending() -> int:
+        return int((await redis.xpending(feed, "board"))["pending"])
+
+    ack = (partition, "board", [i.decode() for i in ids[:1]])
+    assert await models.write_many([("g-1", 2, b"{}", "not-h2")], [ack]) == [-1]
+    assert await pending() == 3  # refused: nothing acknowledged
+    assert await models.write_many([("g-1", 1, b"{}", "h1")], [ack]) == [1]
+    assert await pending() == 2
+    kept = (partition, "board", [i.decode() for i in ids[1:]])
+    assert await models.write_many([("g-1", 1, b"{}", "h1")], [kept]) == [0]  # kept: acknowledged
+    assert await pending() == 0

@@ -58,6 +58,29 @@ class Folds(Generic[F]):
         self.cache: StateCache[F] = StateCache(cache_size)
         self._log = log
 
+    def follow(self, game_id: str, entries: Sequence[FeedEntry]) -> Cached[F] | None:
+        """The cached fold with ``entries`` folded in when they continue it exactly (the next
+        versions, each event's ``prev_hash`` the hash before it), remembered; otherwise
+        ``None`` and nothing changed (`advance` then compares with the stored model). No round
+        trip: the model's write checks its event against the stream (`ReadModels`)."""
+        cached = self.cache.get(game_id)
+        if cached is None:
+            return None
+        ordered = sorted(entries, key=lambda item: item.version)
+        if any(entry.version != cached.version + n for n, entry in enumerate(ordered, 1)):
+            return None
+        game = cached.adapter
+        events = [game.decode_event(entry.data) for entry in ordered]
+        last_hash = cached.last_hash
+        for event in events:
+            if event.prev_hash != last_hash:
+                return None
+            last_hash = event.hash
+        folded = fold(cached, events, self.projection.apply, game)
+        if folded is not None:
+            self.cache.remember(game_id, folded)
+        return folded
+
     async def advance(
         self,
         game_id: str,

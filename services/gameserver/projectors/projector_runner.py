@@ -28,7 +28,7 @@ from eventstore import FeedEntry, KeyLayout, RedisEventStore
 from eventstore.keys import parse_partitions
 from eventstore.redis_client import redis_client
 from gameserver.projectors.folds import Folds, Projection
-from gameserver.projectors.read_models import ReadModels, Write
+from gameserver.projectors.read_models import Ack, ReadModels, Write
 from gameserver.runtime import healing
 from gameserver.runtime.feed_consumer import FeedConsumer
 from gameserver.runtime.logging import configure_logging, get_logger
@@ -130,22 +130,72 @@ class Projector(Generic[F]):
         return await self.feeds.reclaim(min_idle_ms)
 
     async def process(self, entries: Sequence[FeedEntry]) -> None:
-        """Project a batch, then acknowledge the entries of each game whose model was written.
+        """Project a batch; the entries of each game whose model was written (or found as new)
+        are acknowledged.
 
-        Three round trips whatever the batch holds: the stored versions of its games, the
-        model writes, the acknowledgements. A game that fails (Redis hiccup, an undecodable
-        event) is logged and left pending, so it is retried through `reclaim`; the other
-        games of the batch go on.
+        A game whose events continue its cached fold costs no read: its model's write checks
+        the event against the stream and acknowledges its entries in the same script. The
+        others (no fold cached, a gap, a redelivery) first read the stored versions of their
+        models, together. So a batch is one round trip after its read, two when a game was
+        not cached. A game that fails (Redis hiccup, an undecodable event) is logged and left
+        pending, so it is retried through `reclaim`; the other games of the batch go on.
         """
         by_game: dict[str, list[FeedEntry]] = defaultdict(list)
         for entry in entries:
             by_game[entry.game_id].append(entry)
-        if not by_game:
-            return
-        games = list(by_game)
-        stored_models = await self.models.stored(games)
-        done: list[str] = []
         writes: list[tuple[str, Cached[F]]] = []
+        behind: list[str] = []
+        for game_id, game_entries in by_game.items():
+            try:
+                followed = self.folds.follow(game_id, game_entries)
+            except Exception:  # an undecodable event: `advance` finds it again, and replays
+                followed = None
+            if followed is None:
+                behind.append(game_id)
+            else:
+                writes.append((game_id, followed))
+        done = await self._advance(behind, by_game, writes)
+        failed: set[str] = set()
+        acked: set[str] = set()
+        if writes:
+            acks = [self._ack_of(by_game[game_id]) for game_id, _ in writes]
+            calls = [self._write_call(*w) for w in writes]
+            results = await self.models.write_many(calls, acks)
+            for (game_id, cached), result in zip(writes, results, strict=True):
+                if result in (0, 1):
+                    acked.add(game_id)
+                if result == -1:  # the fold is not on the stream's history: replay, write
+                    try:
+                        result = await self._store_model(game_id, await self.folds.replay(game_id))
+                    except Exception as error:
+                        result = error
+                if isinstance(result, Exception) or result == -1:
+                    self._log.error("projection_failed", game_id=game_id, error=str(result))
+                    failed.add(game_id)
+                elif result:
+                    self._log.debug("model_written", game_id=game_id, version=cached.version)
+        rest = [
+            entry
+            for game_id in [*done, *(game_id for game_id, _ in writes)]
+            if game_id not in failed and game_id not in acked
+            for entry in by_game[game_id]
+        ]
+        if rest:
+            await self.feeds.ack(rest)
+
+    async def _advance(
+        self,
+        games: list[str],
+        by_game: dict[str, list[FeedEntry]],
+        writes: list[tuple[str, Cached[F]]],
+    ) -> list[str]:
+        """Fold the games whose cached fold the batch does not continue, after reading their
+        stored models' versions (one round trip): each fold to write goes to ``writes``; the
+        games with nothing to write are returned (their entries to acknowledge)."""
+        if not games:
+            return []
+        nothing: list[str] = []
+        stored_models = await self.models.stored(games)
         for game_id, (stored, model_hash) in zip(games, stored_models, strict=True):
             try:
                 cached = await self.folds.advance(game_id, by_game[game_id], stored, model_hash)
@@ -160,24 +210,13 @@ class Projector(Generic[F]):
                     continue
             if cached is not None:
                 writes.append((game_id, cached))
-            done.append(game_id)
+            else:
+                nothing.append(game_id)
+        return nothing
 
-        failed: set[str] = set()
-        if writes:
-            results = await self.models.write_many([self._write_call(*w) for w in writes])
-            for (game_id, cached), result in zip(writes, results, strict=True):
-                if result == -1:  # the fold is not on the stream's history: replay, write
-                    try:
-                        result = await self._store_model(game_id, await self.folds.replay(game_id))
-                    except Exception as error:
-                        result = error
-                if isinstance(result, Exception) or result == -1:
-                    self._log.error("projection_failed", game_id=game_id, error=str(result))
-                    failed.add(game_id)
-                elif result:
-                    self._log.debug("model_written", game_id=game_id, version=cached.version)
-        acked = [entry for game_id in done if game_id not in failed for entry in by_game[game_id]]
-        await self.feeds.ack(acked)
+    def _ack_of(self, entries: Sequence[FeedEntry]) -> Ack:
+        """The acknowledgement of one game's entries (all of its partition's feed)."""
+        return entries[0].partition, self.feeds.group, [entry.entry_id for entry in entries]
 
     # -- rebuilding --------------------------------------------------------------------------
 

@@ -4,9 +4,12 @@ model, hash}, in the game's hash slot (``KeyLayout.model_key``).
 A model, the version it reflects and that version's event hash are written together by one Lua
 script (`WRITE_MODEL_LUA`), only when the new version is greater than the stored one, or the
 stored model is not on the stream's history. A redelivered, reclaimed or late entry can
-therefore never move a model back in time. Writes go by ``EVALSHA`` of the registered script,
-in one pipeline for any number of games; a Redis that lost its scripts (restarted) is given the
-script again and the writes retried once.
+therefore never move a model back in time. The same script acknowledges the feed entries the
+model was folded from (an `Ack`: the partition feed shares the game's hash slot) once the model
+is written or kept, never when it was refused: a projector's batch costs the read and one
+round trip. Writes go by ``EVALSHA`` of the registered script, in one pipeline for any number
+of games; a Redis that lost its scripts (restarted) is given the script again and the writes
+retried once.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from eventstore.redis_values import text
 
 WRITE_MODEL_LUA = r"""
 -- KEYS[1] read model hash; KEYS[2] the game's stream (same hash slot)
+-- KEYS[3] (optional) the partition feed the model's entries came from (same hash slot)
 -- ARGV[1] version; ARGV[2] model bytes; ARGV[3] hash of the event at ARGV[1] ('' if unknown)
+-- ARGV[4] (with KEYS[3]) the consumer group; ARGV[5..] the feed entries to acknowledge
 -- Returns 1: written; 0: kept (the stored model is as new and on the stream's history);
--- -1: refused, the fold is not on the stream's history (rebuild it from the stream).
+-- -1: refused, the fold is not on the stream's history (rebuild it from the stream); the
+-- entries are acknowledged unless refused.
 local function hash_at(version)
   local entry = redis.call('XRANGE', KEYS[2], '0-' .. version, '0-' .. version)
   if #entry == 0 then
@@ -40,30 +46,41 @@ local function hash_at(version)
   end
   return nil
 end
-local new = tonumber(ARGV[1])
-if ARGV[3] ~= '' then
-  local at = hash_at(new)
-  if at == false or (at ~= nil and at ~= ARGV[3]) then
-    return -1
+local function write()
+  local new = tonumber(ARGV[1])
+  if ARGV[3] ~= '' then
+    local at = hash_at(new)
+    if at == false or (at ~= nil and at ~= ARGV[3]) then
+      return -1
+    end
   end
+  local stored = redis.call('HMGET', KEYS[1], 'version', 'hash')
+  local current = tonumber(stored[1] or '0')
+  if current >= new then
+    if not stored[2] or stored[2] == '' then
+      return 0
+    end
+    local at = hash_at(current)
+    if at == nil or at == stored[2] then
+      return 0
+    end
+  end
+  redis.call('HSET', KEYS[1], 'version', ARGV[1], 'model', ARGV[2], 'hash', ARGV[3])
+  return 1
 end
-local stored = redis.call('HMGET', KEYS[1], 'version', 'hash')
-local current = tonumber(stored[1] or '0')
-if current >= new then
-  if not stored[2] or stored[2] == '' then
-    return 0
-  end
-  local at = hash_at(current)
-  if at == nil or at == stored[2] then
-    return 0
-  end
+local result = write()
+if result ~= -1 and KEYS[3] and #ARGV > 4 then
+  redis.call('XACK', KEYS[3], ARGV[4], unpack(ARGV, 5))
 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'model', ARGV[2], 'hash', ARGV[3])
-return 1
+return result
 """
 
 Write = tuple[str, int, bytes, str]
 """A model to write: game id, version, model bytes, hash of the event at that version."""
+
+Ack = tuple[int, str, Sequence[str]]
+"""Feed entries a write acknowledges once the model is written or kept: the partition, the
+consumer group, the entry ids."""
 
 Stored = tuple[bytes | str | None, bytes | str | None]
 """A stored model's version and hash (None where there is none)."""
@@ -102,25 +119,38 @@ class ReadModels:
             raise result
         return result
 
-    async def write_many(self, writes: Sequence[Write]) -> list[int | Exception]:
+    async def write_many(
+        self, writes: Sequence[Write], acks: Sequence[Ack | None] | None = None
+    ) -> list[int | Exception]:
         """Per model: 1 written, 0 kept (as new), -1 refused (not on the stream's history), or
-        the error of its write (the other writes go on)."""
-        results = await self._evalsha(writes)
+        the error of its write (the other writes go on). Each write's `Ack` (in ``acks``, in
+        the order of ``writes``) is acknowledged by its write unless that was refused or
+        failed."""
+        acked = list(acks) if acks is not None else [None] * len(writes)
+        results = await self._evalsha(writes, acked)
         lost = [n for n, result in enumerate(results) if isinstance(result, NoScriptError)]
         if lost:  # Redis restarted and forgot the script: load it, write those again
             await self.redis.script_load(WRITE_MODEL_LUA)
-            for n, result in zip(lost, await self._evalsha([writes[n] for n in lost]), strict=True):
+            again = await self._evalsha([writes[n] for n in lost], [acked[n] for n in lost])
+            for n, result in zip(lost, again, strict=True):
                 results[n] = result
         return results
 
-    async def _evalsha(self, writes: Sequence[Write]) -> list[int | Exception]:
+    async def _evalsha(
+        self, writes: Sequence[Write], acks: Sequence[Ack | None]
+    ) -> list[int | Exception]:
         if not writes:
             return []
         pipe = self.redis.pipeline(transaction=False)
-        for game_id, version, model, last_hash in writes:
-            keys = (self.key(game_id), self.layout.game_key(game_id))
+        for (game_id, version, model, last_hash), ack in zip(writes, acks, strict=True):
+            keys: tuple[str, ...] = (self.key(game_id), self.layout.game_key(game_id))
+            args: tuple[object, ...] = (version, model, last_hash)
+            if ack is not None:
+                partition, group, ids = ack
+                keys += (self.layout.feed_key(partition),)
+                args += (group, *ids)
             # EVALSHA by name: a cluster pipeline refuses evalsha(), routes this by its keys
-            pipe.execute_command("EVALSHA", self._script.sha, 2, *keys, version, model, last_hash)
+            pipe.execute_command("EVALSHA", self._script.sha, len(keys), *keys, *args)
         results = await pipe.execute(raise_on_error=False)
         return [r if isinstance(r, Exception) else int(r) for r in results]
 

@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 import msgspec
 from faststream import AckPolicy, FastStream
-from faststream.message import StreamMessage
+from faststream.message import AckStatus, StreamMessage
 from faststream.redis import BinaryMessageFormatV1, RedisBroker, RedisClusterBroker, StreamSub
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
@@ -198,14 +198,19 @@ class RulesService:
         self, bodies: Sequence[bytes], message: StreamMessage[Any], sender: str = bus.GATEWAY
     ) -> None:
         """Answer a batch from ``sender`` (its stream says who): handle it, publish every reply
-        in one pipeline; FastStream then acks it (a failure leaves it pending, reclaimed)."""
+        and acknowledge the batch in one pipeline (FastStream, told it is acknowledged, sends
+        no ``XACK`` of its own); a failure leaves it pending, reclaimed."""
         if self.handler is None or self._replies is None:
             await self.startup()
         assert self.handler is not None
         assert self._replies is not None
         replies = await self.handler.handle_batch(bodies, sender)
         headers = message.batch_headers or [message.headers] * len(bodies)
-        await publish_replies(self._replies, replies, headers)
+        raw = message.raw_message
+        ack = (raw["channel"], raw["message_ids"]) if isinstance(raw, dict) else None
+        await publish_replies(self._replies, replies, headers, ack)
+        if ack is not None:
+            message.committed = AckStatus.ACKED
         if self.sealer is not None:
             await self.sealer.seal_due(replies, self.handler.cache)
 
@@ -287,10 +292,14 @@ class RulesService:
 
 
 async def publish_replies(
-    redis: Redis, replies: Sequence[Any], headers: Sequence[dict[str, Any]]
+    redis: Redis,
+    replies: Sequence[Any],
+    headers: Sequence[dict[str, Any]],
+    ack: tuple[str, Sequence[bytes]] | None = None,
 ) -> None:
     """Every reply to the channel its command named, in one pipeline: ``SPUBLISH`` to a shard
-    channel (a gateway on a Redis Cluster), ``PUBLISH`` to any other."""
+    channel (a gateway on a Redis Cluster), ``PUBLISH`` to any other; then, in the same
+    pipeline, the batch's ``XACK`` (``ack``: its command stream and entry ids)."""
     pipe = redis.pipeline(transaction=False)
     for reply, header in zip(replies, headers, strict=True):
         if reply_to := header.get("reply_to"):
@@ -304,6 +313,9 @@ async def publish_replies(
             # slot; SPUBLISH reaches the channel's shard alone, PUBLISH every node.
             publish = "SPUBLISH" if bus.is_shard_channel(reply_to) else "PUBLISH"
             pipe.execute_command(publish, reply_to, wire)
+    if ack is not None and ack[1]:
+        stream, ids = ack
+        pipe.xack(stream, bus.RULES_GROUP, *ids)
     try:
         await pipe.execute()
     except RedisConnectionError:
