@@ -294,4 +294,3 @@ async def test_a_batch_that_continues_the_cached_fold_is_its_read_and_one_script
     assert await board.read_model("g-trip") == (appended, expected_board(events[:appended]))
     for partition in store.partitions():
         assert (await redis.xpending(store.feed_key(partition), BOARD_GROUP))["pending"] == 0
-
