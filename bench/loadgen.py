@@ -46,6 +46,10 @@ RETRIES = 5
 as a client should; a move's round trip then runs from its first sending."""
 IN_FLIGHT_WAIT_S = 0.5
 """How long a keyed request waits before it is sent again after ``idempotency_key_in_flight``."""
+IN_FLIGHT_PATIENCE_S = 15.0
+"""How long a keyed request is sent again while its key is in flight: past the gateway's lease
+(its command timeout and a margin), after which the first request has been answered or its
+lease has lapsed."""
 PROBES = 4  # read-model probes in flight at most, per load process
 POLL_S = 0.0005
 
@@ -171,16 +175,20 @@ async def retried(
     key: str = "",
 ) -> tuple[int, bytes]:
     """A request sent again (same body, so the same command id; same idempotency key) after
-    a 504, or, as the answer asks, a moment after a 409 ``idempotency_key_in_flight`` (the
-    request sent before the 504 is still being answered)."""
-    for _ in range(RETRIES):
+    a 504 (`RETRIES` times at most), or, as the answer asks, a moment after a 409
+    ``idempotency_key_in_flight`` (the request sent before the 504 is still being answered),
+    for as long as the key's lease may last (`IN_FLIGHT_PATIENCE_S`)."""
+    timeouts, patience = 0, time.monotonic() + IN_FLIGHT_PATIENCE_S
+    while True:
         status, answer = await conn.request(method, path, body, token, key)
-        if status == 409 and b"idempotency_key_in_flight" in answer:
+        in_flight = status == 409 and b"idempotency_key_in_flight" in answer
+        if in_flight and time.monotonic() < patience:
             await asyncio.sleep(IN_FLIGHT_WAIT_S)
-        elif status != 504:
+        elif status == 504 and timeouts < RETRIES:
+            timeouts += 1
+        else:
             return status, answer
         load.retries += 1
-    return await conn.request(method, path, body, token, key)
 
 
 async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[str, list[str]]:

@@ -118,7 +118,8 @@ class Group:
                 found.append(line[-300:])
                 continue
             trace = str(record.get("exception", "")).strip().splitlines()[-3:]
-            found.append(f"{record.get('event')}: {' | '.join(line.strip() for line in trace)}")
+            said = [str(record["error"])] if record.get("error") else []
+            found.append(f"{record.get('event')}: {' | '.join([*said, *map(str.strip, trace)])}")
         return found[-most:]
 
 

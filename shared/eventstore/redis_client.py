@@ -27,12 +27,13 @@ would count twice), and a frozen server must give an error, not several timeouts
 
 from __future__ import annotations
 
+import asyncio
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from redis.asyncio import BlockingConnectionPool, Connection, Redis
-from redis.asyncio.cluster import ClusterPipeline, RedisCluster
+from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -121,6 +122,31 @@ class SturdyConnection(Connection):
 _IN_PIPELINE: ContextVar[bool] = ContextVar("renature_in_cluster_pipeline", default=False)
 
 
+class SturdyNode(ClusterNode):
+    """A cluster node whose sweep of its free connections closes none that a command has
+    taken meanwhile.
+
+    After a connection error redis-py's cluster client disconnects the node's free
+    connections: it lists them, then closes them one task each, a loop iteration later. A
+    command that took one of them from the free list in between had it closed under its
+    write or its read ("Connection lost", "Connection closed by server."): that error set off
+    the same sweep again, and with four gateway workers on a cluster one lost connection
+    became a run of 503s. Here the sweep takes the connections off the free list before its
+    first wait (a command finds a fresh connection instead) and gives them back disconnected,
+    to reconnect on their next use. The nodes of a `SturdyCluster` are made of this class (it
+    adds no field: `SturdyCluster.initialize` changes each node's class)."""
+
+    __slots__ = ()
+
+    async def disconnect_free_connections(self) -> None:
+        taken = list(self._free)
+        self._free.clear()
+        try:
+            await asyncio.gather(*(c.disconnect() for c in taken), return_exceptions=True)
+        finally:
+            self._free.extend(taken)
+
+
 class SturdyCluster(RedisCluster):
     """redis-py's async `RedisCluster` with `SturdyConnection`s on every node, known now or
     found later, and pipelines that fail no one else.
@@ -139,6 +165,20 @@ class SturdyCluster(RedisCluster):
         self.nodes_manager.connection_kwargs["connection_class"] = SturdyConnection
         for node in self.nodes_manager.startup_nodes.values():
             node.connection_class = SturdyConnection
+        self._sturdy_nodes()
+
+    async def initialize(self, *args: Any, **kwargs: Any) -> SturdyCluster:
+        """redis-py's, then every node found (in the slot map, or to start from) made a
+        `SturdyNode` (a node found by a redirection meanwhile is made one at the next)."""
+        await super().initialize(*args, **kwargs)
+        self._sturdy_nodes()
+        return self
+
+    def _sturdy_nodes(self) -> None:
+        manager = self.nodes_manager
+        for node in [*manager.startup_nodes.values(), *manager.nodes_cache.values()]:
+            if type(node) is ClusterNode:
+                node.__class__ = SturdyNode
 
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
         if shard_hint:

@@ -146,6 +146,43 @@ async def test_a_pipeline_retry_leaves_the_connections_of_other_commands_alone(
         await pusher.aclose()
 
 
+@pytest.mark.parametrize("sturdy", [True, False], ids=["sturdy-client", "redis-py-client"])
+async def test_a_sweep_of_free_connections_closes_none_a_command_took_meanwhile(
+    redis_cluster: RedisCluster, sturdy: bool
+) -> None:
+    """After a connection error the cluster client disconnects a node's free connections: it
+    lists them, and closes them a loop iteration later. A command that takes one of them in
+    between (what the next request does) had it closed under it with redis-py's nodes ("Connection
+    lost", "Connection closed by server.": the gateway's 503s with four workers on a cluster);
+    with ours the sweep took them off the free list first, and the command's connection is
+    left alone."""
+    from eventstore.redis_client import SturdyNode, redis_client
+
+    redis_cluster.wait_ready()
+    url = redis_cluster.url
+    client: Any = redis_client(url) if sturdy else AsyncCluster.from_url(plain_url(url))
+    try:
+        await client.initialize()
+        node = client.get_node_from_key("sweep-key")
+        assert isinstance(node, SturdyNode) is sturdy
+        await asyncio.gather(*(client.get("sweep-key") for _ in range(4)))
+        assert node._free  # connections open and free, as between requests
+        sweep = asyncio.create_task(node.disconnect_free_connections())
+        await asyncio.sleep(0)  # the sweep has listed the free connections; none closed yet
+        taken = node.acquire_connection()  # as the next command does
+        was_open = taken.is_connected
+        await sweep
+        closed_under_it = was_open and not taken.is_connected
+        assert closed_under_it is not sturdy
+        if sturdy:  # the swept ones are back on the free list, to reconnect when next used
+            assert node._free
+            assert not any(c.is_connected for c in node._free)
+        node.release(taken)
+        assert await client.get("sweep-key") is None  # and the client goes on
+    finally:
+        await client.aclose()
+
+
 async def test_games_of_many_partitions_append_and_feed_on_the_cluster(
     cluster_redis: AsyncCluster,
 ) -> None:

@@ -19,14 +19,22 @@ import redis.asyncio as aioredis
 from structlog.testing import capture_logs
 
 from devkit.waiting import eventually
-from eventstore import RedisEventStore
+from eventstore import KeyLayout, RedisEventStore
+from eventstore.redis_client import healing_options
 from gameserver.gateway.app import create_app
-from gameserver.gateway.idempotency import CLAIM_GRACE_S, SeatClaims, game_id_for, parse_claim
+from gameserver.gateway.idempotency import (
+    CLAIM_GRACE_S,
+    RedisKeyLeases,
+    SeatClaims,
+    game_id_for,
+    parse_claim,
+)
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime import bus
 from gameserver.runtime.settings import Settings
 from renature import commands as c
 from support.gateway import gateway_settings
+from support.lossy_proxy import LossyProxy
 
 pytestmark = pytest.mark.redis
 
@@ -314,6 +322,33 @@ async def test_a_keyed_retry_while_the_first_is_answered_is_409(
         async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-again")):
             retry = await http.post(url, json={"name": "Ada"}, headers=key("fly"))
             assert retry.status_code == 201, retry.text
+
+
+async def test_a_lease_whose_answer_was_lost_is_still_its_own_requests(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    """The connection fails after the lease was taken and before the answer came: the client
+    (with the gateway's retries) sends the command again, and the request still holds its
+    lease, instead of being told that a request with its key is in flight (itself), which
+    left the key blocked until the lease lapsed (the cluster bench's set-up failed so). The
+    proxy shows a plain ``SET NX`` resent that way finds the key taken."""
+    where = redis.connection_pool.connection_kwargs
+    async with LossyProxy(where["host"], where["port"]) as proxy:
+        client = aioredis.Redis(host="127.0.0.1", port=proxy.port, **healing_options())
+        await client.ping()  # a connection open: the next answer is the lease's
+        leases = RedisKeyLeases(client, KeyLayout(), command_timeout=5)
+        lease = KeyLayout().game_scoped_key("inflight:create", "g-lost")
+        proxy.lose_next_answer = True
+        async with leases.hold("g-lost", "create"):
+            assert proxy.lost == 1
+            assert await redis.exists(lease)
+        assert not await redis.exists(lease)  # released by the request that held it
+
+        proxy.lose_next_answer = True
+        assert await client.set("plain-nx", "mine", nx=True, px=5_000) is None  # "taken"
+        assert proxy.lost == 2
+        assert await redis.get("plain-nx") == b"mine"
+        await client.aclose()
 
 
 async def _exists(redis: aioredis.Redis, pattern: str) -> bool:

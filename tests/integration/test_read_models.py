@@ -7,6 +7,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from eventstore import KeyLayout
+from eventstore.redis_values import text
 from gameserver.projectors.read_models import ReadModels
 
 pytestmark = pytest.mark.redis
@@ -41,17 +42,17 @@ async def test_a_write_acknowledges_its_feed_entries_unless_it_was_refused(
     partition = layout.partition_of("g-1")
     feed = layout.feed_key(partition)
     await redis.xgroup_create(feed, "board", id="0", mkstream=True)
-    ids = [await redis.xadd(feed, {"v": str(n)}) for n in range(3)]
+    ids = [text(await redis.xadd(feed, {"v": str(n)})) for n in range(3)]
     await redis.xreadgroup("board", "b1", {feed: ">"})
 
     async def pending() -> int:
         return int((await redis.xpending(feed, "board"))["pending"])
 
-    ack = (partition, "board", [i.decode() for i in ids[:1]])
+    ack = (partition, "board", ids[:1])
     assert await models.write_many([("g-1", 2, b"{}", "not-h2")], [ack]) == [-1]
     assert await pending() == 3  # refused: nothing acknowledged
     assert await models.write_many([("g-1", 1, b"{}", "h1")], [ack]) == [1]
     assert await pending() == 2
-    kept = (partition, "board", [i.decode() for i in ids[1:]])
+    kept = (partition, "board", ids[1:])
     assert await models.write_many([("g-1", 1, b"{}", "h1")], [kept]) == [0]  # kept: acknowledged
     assert await pending() == 0

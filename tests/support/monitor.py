@@ -43,7 +43,7 @@ async def watching(redis: aioredis.Redis) -> AsyncIterator[Sent]:
             listening = asyncio.ensure_future(_listen(monitor, sent))
             try:
                 yield sent
-                await redis.execute_command("ECHO", "end-of-watch")
+                await redis.echo("end-of-watch")
                 await asyncio.wait_for(_seen(sent, "ECHO"), timeout=5)
             finally:
                 listening.cancel()

@@ -93,6 +93,19 @@ end
 return {0, claim}
 """
 
+LEASE_TAKE_LUA: Final = r"""
+-- KEYS[1] a lease; ARGV[1] its would-be owner; ARGV[2] its time to live (ms).
+-- Returns 1 when it is that owner's (taken now, or by this very call sent before: a client
+-- that resent it after a lost connection), 0 when it is another's.
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return 1
+end
+return 0
+"""
+
 LEASE_RELEASE_LUA: Final = r"""
 -- KEYS[1] a lease; ARGV[1] its owner. Deleted only while it is still that owner's.
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -171,7 +184,10 @@ class RedisKeyLeases:
         ``idempotency_key_in_flight`` when another request with the key holds it."""
         lease = self._layout.game_scoped_key(f"inflight:{scope}", game_id)
         owner = uuid.uuid4().hex
-        if not await self._redis.set(lease, owner, nx=True, px=self._ttl_ms):
+        # Not a plain SET NX: the client sends a command again when its connection failed
+        # before the answer came, and a SET NX that had landed would then find the lease taken
+        # by its own request (409 to itself, the key blocked until the lease lapsed).
+        if not await self._redis.eval(LEASE_TAKE_LUA, 1, lease, owner, self._ttl_ms):
             raise Refusal(
                 "conflict",
                 "idempotency_key_in_flight",
