@@ -155,33 +155,35 @@ class Projector(Generic[F]):
             else:
                 writes.append((game_id, followed))
         done = await self._advance(behind, by_game, writes)
-        failed: set[str] = set()
-        acked: set[str] = set()
-        if writes:
-            acks = [self._ack_of(by_game[game_id]) for game_id, _ in writes]
-            calls = [self._write_call(*w) for w in writes]
-            results = await self.models.write_many(calls, acks)
-            for (game_id, cached), result in zip(writes, results, strict=True):
-                if result in (0, 1):
-                    acked.add(game_id)
-                if result == -1:  # the fold is not on the stream's history: replay, write
-                    try:
-                        result = await self._store_model(game_id, await self.folds.replay(game_id))
-                    except Exception as error:
-                        result = error
-                if isinstance(result, Exception) or result == -1:
-                    self._log.error("projection_failed", game_id=game_id, error=str(result))
-                    failed.add(game_id)
-                elif result:
-                    self._log.debug("model_written", game_id=game_id, version=cached.version)
-        rest = [
-            entry
-            for game_id in [*done, *(game_id for game_id, _ in writes)]
-            if game_id not in failed and game_id not in acked
-            for entry in by_game[game_id]
-        ]
+        unacked = await self._write(writes, by_game)
+        rest = [entry for game_id in [*done, *unacked] for entry in by_game[game_id]]
         if rest:
             await self.feeds.ack(rest)
+
+    async def _write(
+        self, writes: list[tuple[str, Cached[F]]], by_game: dict[str, list[FeedEntry]]
+    ) -> list[str]:
+        """Write the models, each script acknowledging its game's entries; returns the games
+        written that are still to be acknowledged (their write refused, then replayed and
+        written). A game whose write failed is left pending."""
+        if not writes:
+            return []
+        acks = [_ack_of(by_game[game_id], self.feeds.group) for game_id, _ in writes]
+        results = await self.models.write_many([self._write_call(*w) for w in writes], acks)
+        unacked: list[str] = []
+        for (game_id, cached), result in zip(writes, results, strict=True):
+            if result == -1:  # the fold is not on the stream's history: replay, write
+                try:
+                    result = await self._store_model(game_id, await self.folds.replay(game_id))
+                except Exception as error:
+                    result = error
+                if result in (0, 1):
+                    unacked.append(game_id)
+            if isinstance(result, Exception) or result == -1:
+                self._log.error("projection_failed", game_id=game_id, error=str(result))
+            elif result:
+                self._log.debug("model_written", game_id=game_id, version=cached.version)
+        return unacked
 
     async def _advance(
         self,
@@ -213,10 +215,6 @@ class Projector(Generic[F]):
             else:
                 nothing.append(game_id)
         return nothing
-
-    def _ack_of(self, entries: Sequence[FeedEntry]) -> Ack:
-        """The acknowledgement of one game's entries (all of its partition's feed)."""
-        return entries[0].partition, self.feeds.group, [entry.entry_id for entry in entries]
 
     # -- rebuilding --------------------------------------------------------------------------
 
@@ -251,6 +249,11 @@ class Projector(Generic[F]):
         if written == 1:
             self._log.debug("model_written", game_id=game_id, version=cached.version)
         return written
+
+
+def _ack_of(entries: Sequence[FeedEntry], group: str) -> Ack:
+    """The acknowledgement of one game's entries (all on its partition's feed)."""
+    return entries[0].partition, group, [entry.entry_id for entry in entries]
 
 
 def _render_with(projection: Projection[F], cached: Cached[F]) -> bytes:

@@ -206,11 +206,8 @@ class RulesService:
         assert self._replies is not None
         replies = await self.handler.handle_batch(bodies, sender)
         headers = message.batch_headers or [message.headers] * len(bodies)
-        raw = message.raw_message
-        ack = (raw["channel"], raw["message_ids"]) if isinstance(raw, dict) else None
-        await publish_replies(self._replies, replies, headers, ack)
-        if ack is not None:
-            message.committed = AckStatus.ACKED
+        await publish_replies(self._replies, replies, headers, entries_of(message))
+        message.committed = AckStatus.ACKED  # FastStream's own XACK is not sent
         if self.sealer is not None:
             await self.sealer.seal_due(replies, self.handler.cache)
 
@@ -322,6 +319,11 @@ async def publish_replies(
         if is_cluster(redis):  # a master gone (a failover): read the slot map at the next use
             await redis.aclose()  # (a client that never retries would not, and kept failing)
         raise
+
+
+def entries_of(message: StreamMessage[Any]) -> tuple[str, Sequence[bytes]]:
+    """The command stream and the entry ids of a batch read by a subscriber."""
+    return message.raw_message["channel"], message.raw_message["message_ids"]
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:
