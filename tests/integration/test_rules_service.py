@@ -38,7 +38,6 @@ from renature.errors import RuleError
 from renature.game import replay
 from renature.rules import execute
 from renature.state import GameState
-from support.monitor import watching
 
 pytestmark = pytest.mark.redis
 
@@ -208,28 +207,6 @@ async def test_handlers_racing_on_one_store_never_fork(
     stored = await store.read(GAME)
     assert [ev.version for ev in stored] == [1, 2, 3, 4, 5]
     _assert_legal_history(stored)
-
-
-async def test_a_batch_is_answered_and_acknowledged_in_one_pipeline(
-    service: RulesService, client: RedisBroker, store: RedisEventStore, redis: aioredis.Redis
-) -> None:
-    """The replies of a batch and its ``XACK`` leave together, on the connection that publishes
-    the replies: FastStream sends no acknowledgement of its own (one round trip per batch
-    fewer), and nothing stays pending."""
-    await setup_game(client)
-    bots = [make_bot("random", f"bot-{seat}") for seat in range(2)]
-    async with watching(redis) as sent:
-        for turn in range(3):
-            state = await state_of(store)
-            command = bots[state.current].choose(state, state.current)
-            reply = await send_command(client, envelope(command, f"m-{turn}", state.current), 5)
-            assert reply.status == "accepted", reply
-
-    assert sent.names().count("XACK") == 3  # one per batch (each command its own here)
-    assert sent.where("XACK") == sent.where("PUBLISH")
-    for stream in service.command_streams:
-        if await redis.exists(stream):
-            assert (await redis.xpending(stream, "rules"))["pending"] == 0
 
 
 async def test_whole_game_ends_with_the_committed_seed_revealed(

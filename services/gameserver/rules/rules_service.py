@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 import msgspec
 from faststream import AckPolicy, FastStream
-from faststream.message import AckStatus, StreamMessage
+from faststream.message import StreamMessage
 from faststream.redis import BinaryMessageFormatV1, RedisBroker, RedisClusterBroker, StreamSub
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
@@ -198,16 +198,14 @@ class RulesService:
         self, bodies: Sequence[bytes], message: StreamMessage[Any], sender: str = bus.GATEWAY
     ) -> None:
         """Answer a batch from ``sender`` (its stream says who): handle it, publish every reply
-        and acknowledge the batch in one pipeline (FastStream, told it is acknowledged, sends
-        no ``XACK`` of its own); a failure leaves it pending, reclaimed."""
+        in one pipeline; FastStream then acks it (a failure leaves it pending, reclaimed)."""
         if self.handler is None or self._replies is None:
             await self.startup()
         assert self.handler is not None
         assert self._replies is not None
         replies = await self.handler.handle_batch(bodies, sender)
         headers = message.batch_headers or [message.headers] * len(bodies)
-        await publish_replies(self._replies, replies, headers, entries_of(message))
-        message.committed = AckStatus.ACKED  # FastStream's own XACK is not sent
+        await publish_replies(self._replies, replies, headers)
         if self.sealer is not None:
             await self.sealer.seal_due(replies, self.handler.cache)
 
@@ -289,14 +287,10 @@ class RulesService:
 
 
 async def publish_replies(
-    redis: Redis,
-    replies: Sequence[Any],
-    headers: Sequence[dict[str, Any]],
-    ack: tuple[str, Sequence[bytes]] | None = None,
+    redis: Redis, replies: Sequence[Any], headers: Sequence[dict[str, Any]]
 ) -> None:
     """Every reply to the channel its command named, in one pipeline: ``SPUBLISH`` to a shard
-    channel (a gateway on a Redis Cluster), ``PUBLISH`` to any other; then, in the same
-    pipeline, the batch's ``XACK`` (``ack``: its command stream and entry ids)."""
+    channel (a gateway on a Redis Cluster), ``PUBLISH`` to any other."""
     pipe = redis.pipeline(transaction=False)
     for reply, header in zip(replies, headers, strict=True):
         if reply_to := header.get("reply_to"):
@@ -310,20 +304,12 @@ async def publish_replies(
             # slot; SPUBLISH reaches the channel's shard alone, PUBLISH every node.
             publish = "SPUBLISH" if bus.is_shard_channel(reply_to) else "PUBLISH"
             pipe.execute_command(publish, reply_to, wire)
-    if ack is not None and ack[1]:
-        stream, ids = ack
-        pipe.xack(stream, bus.RULES_GROUP, *ids)
     try:
         await pipe.execute()
     except RedisConnectionError:
         if is_cluster(redis):  # a master gone (a failover): read the slot map at the next use
             await redis.aclose()  # (a client that never retries would not, and kept failing)
         raise
-
-
-def entries_of(message: StreamMessage[Any]) -> tuple[str, Sequence[bytes]]:
-    """The command stream and the entry ids of a batch read by a subscriber."""
-    return message.raw_message["channel"], message.raw_message["message_ids"]
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:
