@@ -21,10 +21,6 @@ class Sent:
         """The names, in order, of the commands sent from ``at`` (addresses; all if None)."""
         return [name for where, name in self.commands if at is None or where in at]
 
-    def where(self, name: str) -> set[str]:
-        """The addresses that sent a command of this name."""
-        return {where for where, sent in self.commands if sent == name}
-
 
 async def addresses(redis: aioredis.Redis, name: str) -> set[str]:
     """The addresses of the connections whose client name is ``name``."""
