@@ -18,6 +18,7 @@ from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
 from devkit.redis_server import RedisServer
+from devkit.waiting import eventually
 from eventstore import RedisEventStore, StoredEvent
 from gameserver.rules.rules_service import (
     BatchMeta,
@@ -397,6 +398,44 @@ async def test_the_reply_channel_outlives_any_error_of_a_read(
         assert await redis.pubsub_channels(client.channel) == [client.channel.encode()]
         join = await client.send(envelope(c.JoinGame(0, "ann"), "join", seat=0), 5)
         assert join.status == "accepted"
+
+
+async def test_a_command_sent_while_the_channel_was_lost_gets_its_reply_once_it_is_back(
+    service: RulesService, redis: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command sent before the reply channel is subscribed again (a busy machine: the wait
+    for it ran out) has its reply published while nobody listens; once the channel is back,
+    every command still waiting is sent again with its command id, and gets its reply (a
+    gateway answered 504 after its command timeout here, seen in the suite right after a
+    Redis restart)."""
+    monkeypatch.setattr(rules_client, "RESUBSCRIBE_WAIT_S", 0.05)
+    breaks = _Breaks(redis_errors.ConnectionError("Connection closed by server."))
+    read, subscribe = PubSub.get_message, RulesClient._subscribe
+
+    async def get_message(self: PubSub, *args: Any, **kwargs: Any) -> Any:
+        return await breaks(read, self, *args, **kwargs)
+
+    slow = asyncio.Event()
+
+    async def slowly(self: RulesClient) -> Any:
+        if slow.is_set():
+            await asyncio.sleep(1.0)  # the commands below go out meanwhile
+        return await subscribe(self)
+
+    monkeypatch.setattr(RulesClient, "_subscribe", slowly)
+    async with RulesClient(redis) as client:
+        slow.set()
+        monkeypatch.setattr(PubSub, "get_message", get_message)
+        await eventually(lambda: _not_subscribed(redis, client.channel), "the channel lost")
+        reply = await client.send(envelope(c.CreateGame(GAME, 2, ""), "create"), 5)
+        assert reply.status == "accepted"
+        assert [ev.version for ev in await RedisEventStore(redis).read(GAME)] == [1]  # once
+        join = await client.send(envelope(c.JoinGame(0, "ann"), "join", seat=0), 5)
+        assert join.status == "accepted"
+
+
+async def _not_subscribed(redis: aioredis.Redis, channel: str) -> bool:
+    return not await redis.pubsub_channels(channel)
 
 
 async def test_a_reply_channel_redis_stopped_holding_is_found_by_its_probe_and_made_again(

@@ -119,10 +119,12 @@ class RulesClient:
     Commands sent while an earlier ``XADD`` is on its way are queued and go out together in one
     pipeline, so a busy client (the gateway under load) pays one round trip for many commands;
     each goes to the command stream of its game's partition (``streams``, the deployment's
-    `CommandPartitions`). Replies published while the channel is lost are lost, their requests
-    time out (resend them with the same command id). A command sent while the channel is
-    subscribed again waits for it (`RESUBSCRIBE_WAIT_S` at most), so the first command after
-    Redis returns keeps its reply. The channel outlives whatever a read raises (module text).
+    `CommandPartitions`). A command sent while the channel is subscribed again waits for it
+    (`RESUBSCRIBE_WAIT_S` at most), so the first command after Redis returns keeps its reply;
+    and whenever the channel is subscribed again, every command still waiting for its reply is
+    sent once more (the same envelope: the rules service answers a command id it has decided
+    with the stored outcome), since a reply published while the channel was lost is lost. The
+    channel outlives whatever a read raises (module text).
     """
 
     def __init__(
@@ -142,6 +144,7 @@ class RulesClient:
         cluster = cast("RedisCluster", redis)
         self._shards = ShardSubscription(cluster, self.channel) if sharded else None
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
+        self._sent: dict[str, tuple[str, bytes]] = {}  # stream and message of each waiting
         self._outbox: list[Outgoing] = []
         self._sender: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
@@ -209,16 +212,35 @@ class RulesClient:
         )
         waiter = asyncio.get_running_loop().create_future()
         self._waiting[correlation_id] = waiter
-        self._outbox.append((self._streams.stream_of(envelope.game_id), message, waiter, False))
-        if self._sender is None or self._sender.done():
-            self._sender = asyncio.create_task(self._send_queued())
+        stream = self._streams.stream_of(envelope.game_id)
+        self._sent[correlation_id] = (stream, message)
+        self._queue((stream, message, waiter, False))
         try:
             data = await asyncio.wait_for(waiter, timeout)
         except TimeoutError as error:
             raise CommandTimeout(_timeout_message(envelope, timeout)) from error
         finally:
             self._waiting.pop(correlation_id, None)
+            self._sent.pop(correlation_id, None)
         return bus.reply_decoder.decode(data)
+
+    def _queue(self, *outgoing: Outgoing) -> None:
+        self._outbox.extend(outgoing)
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send_queued())
+
+    def _back(self) -> None:
+        """The channel is subscribed again: every command still waiting is sent once more (its
+        reply may have been published while nobody listened)."""
+        log.info("reply_channel_back", resent=len(self._sent))
+        self._subscribed.set()
+        again = [
+            (stream, message, waiter, False)
+            for correlation_id, (stream, message) in self._sent.items()
+            if (waiter := self._waiting.get(correlation_id)) is not None and not waiter.done()
+        ]
+        if again:
+            self._queue(*again)
 
     async def _send_queued(self) -> None:
         """XADD everything queued, one pipeline per round trip, until the queue is empty; on a
@@ -250,8 +272,7 @@ class RulesClient:
                 try:
                     if pubsub is None and self._shards is None:
                         pubsub = await self._subscribe()
-                        log.info("reply_channel_back")
-                        self._subscribed.set()
+                        self._back()
                     if probed is None and loop.time() - heard > PROBE_AFTER_S:
                         await _probe(self._redis, self.channel, self._shards is not None)
                         probed = loop.time()
@@ -272,8 +293,7 @@ class RulesClient:
                     probed, heard = None, loop.time()
                     continue
                 if not self._subscribed.is_set():  # reconnected: subscribed again
-                    log.info("reply_channel_back")
-                    self._subscribed.set()
+                    self._back()
                 if received is None:
                     continue
                 heard, probed = loop.time(), None
