@@ -109,6 +109,7 @@ async def send_command(
         return await client.send(envelope, timeout)
 
 
+# long: one reply channel's whole life (send, listen, heal, probe, resend)
 class RulesClient:
     """Sends commands over one reply channel subscribed for the client's whole life.
 
