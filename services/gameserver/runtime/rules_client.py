@@ -144,8 +144,7 @@ class RulesClient:
         self.channel = bus.reply_channel(uuid.uuid4().hex, sharded=sharded)
         cluster = cast("RedisCluster", redis)
         self._shards = ShardSubscription(cluster, self.channel) if sharded else None
-        self._waiting: dict[str, asyncio.Future[bytes]] = {}
-        self._sent: dict[str, tuple[str, bytes]] = {}  # stream and message of each waiting
+        self._waiting: dict[str, Outgoing] = {}  # by correlation id: sent again when back
         self._outbox: list[Outgoing] = []
         self._sender: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
@@ -212,17 +211,15 @@ class RulesClient:
             correlation_id=correlation_id,
         )
         waiter = asyncio.get_running_loop().create_future()
-        self._waiting[correlation_id] = waiter
-        stream = self._streams.stream_of(envelope.game_id)
-        self._sent[correlation_id] = (stream, message)
-        self._queue((stream, message, waiter, False))
+        outgoing = (self._streams.stream_of(envelope.game_id), message, waiter, False)
+        self._waiting[correlation_id] = outgoing
+        self._queue(outgoing)
         try:
             data = await asyncio.wait_for(waiter, timeout)
         except TimeoutError as error:
             raise CommandTimeout(_timeout_message(envelope, timeout)) from error
         finally:
             self._waiting.pop(correlation_id, None)
-            self._sent.pop(correlation_id, None)
         return bus.reply_decoder.decode(data)
 
     def _queue(self, *outgoing: Outgoing) -> None:
@@ -233,13 +230,9 @@ class RulesClient:
     def _back(self) -> None:
         """The channel is subscribed again: every command still waiting is sent once more (its
         reply may have been published while nobody listened)."""
-        log.info("reply_channel_back", resent=len(self._sent))
+        log.info("reply_channel_back", resent=len(self._waiting))
         self._subscribed.set()
-        again = [
-            (stream, message, waiter, False)
-            for correlation_id, (stream, message) in self._sent.items()
-            if (waiter := self._waiting.get(correlation_id)) is not None and not waiter.done()
-        ]
+        again = [(s, m, w, False) for s, m, w, _ in self._waiting.values() if not w.done()]
         if again:
             self._queue(*again)
 
@@ -303,9 +296,9 @@ class RulesClient:
                 if received["data"] == PROBE:
                     continue
                 data, headers = BinaryMessageFormatV1.parse(received["data"])
-                waiter = self._waiting.pop(str(headers.get("correlation_id", "")), None)
-                if waiter is not None and not waiter.done():
-                    waiter.set_result(data)
+                waiting = self._waiting.pop(str(headers.get("correlation_id", "")), None)
+                if waiting is not None and not waiting[2].done():
+                    waiting[2].set_result(data)
         finally:
             if pubsub is not None:
                 await _close_quietly(pubsub)
