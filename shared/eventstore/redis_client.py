@@ -119,7 +119,9 @@ class SturdyConnection(Connection):
         return RedisConnectionError(f"connection to {self.host}:{self.port} torn: {error!r}")
 
 
-_IN_PIPELINE: ContextVar[bool] = ContextVar("renature_in_cluster_pipeline", default=False)
+_IN_CLIENT: ContextVar[bool] = ContextVar("renature_in_cluster_client", default=False)
+"""Set while a `SturdyCluster`'s own command or pipeline runs: a close it asks for is its
+retry's, to be done gently (`SturdyCluster.aclose`)."""
 
 
 class SturdyNode(ClusterNode):
@@ -149,16 +151,23 @@ class SturdyNode(ClusterNode):
 
 class SturdyCluster(RedisCluster):
     """redis-py's async `RedisCluster` with `SturdyConnection`s on every node, known now or
-    found later, and pipelines that fail no one else.
+    found later, whose own retries fail no other command, and whose keyed commands always go
+    by the slot map.
 
-    redis-py's cluster pipeline answers a connection error by closing the whole client
-    (``aclose``: every connection of every node, those other commands are using too) before it
-    tries again, so one failed connection made every request in flight on the gateway fail
-    with "Connection closed by server." and more retries follow (a cascade of 503s with four
-    gateway workers on two cores). Within a pipeline's execution the client is released
-    gently instead: every connection is marked to be reconnected by its next user (redis-py's
-    own lazy way, no connection closed from outside while a command may be using it), and
-    the slot map is read again before the next command."""
+    redis-py's cluster client closes itself whole (``aclose``: every connection of every node,
+    those other commands are using too) to make its next command read the slot map again: in
+    a pipeline's retry after a connection error, and in a command's handling of every fifth
+    ``MOVED`` answer (``reinitialize_steps``) or of ``CLUSTERDOWN``. Closed, it also forgets
+    its default node, and a command that starts before the map is read again has no route by
+    its key: redis-py sends it, keyless, to any master, which answers ``MOVED``, and four
+    more such answers close the client again. With four gateway workers setting up games on a
+    cluster this ran for the whole set-up, every request in flight on a closed connection
+    failed ("Connection closed by server.", "Connection lost", a torn transport) and the
+    retries ran out as 503s. Here, within the client's own commands and pipelines, the client
+    is released gently instead: every connection is marked to be reconnected by its next user
+    (redis-py's own lazy way: none is closed from outside while a command may be using it),
+    and the slot map is read again before the next command, which waits for it. Only a
+    close from outside (the service stopping) closes the connections."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -174,6 +183,17 @@ class SturdyCluster(RedisCluster):
         self._sturdy_nodes()
         return self
 
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        """redis-py's, once the slot map is known (a keyed command never goes keyless to
+        any master), with a close that its retries ask for done gently (`aclose`)."""
+        if self._initialize:
+            await self.initialize()
+        token = _IN_CLIENT.set(True)
+        try:
+            return await super().execute_command(*args, **kwargs)
+        finally:
+            _IN_CLIENT.reset(token)
+
     def _sturdy_nodes(self) -> None:
         manager = self.nodes_manager
         for node in [*manager.startup_nodes.values(), *manager.nodes_cache.values()]:
@@ -186,7 +206,7 @@ class SturdyCluster(RedisCluster):
         return _GentlePipeline(self, transaction)  # type: ignore[abstract]  # as redis-py makes its own
 
     async def aclose(self) -> None:
-        if not _IN_PIPELINE.get():
+        if not _IN_CLIENT.get():  # from outside: the client closed for good
             await super().aclose()
             return
         self._initialize = True  # the slot map is read again before the next command
@@ -200,11 +220,11 @@ class _GentlePipeline(ClusterPipeline):
     """A cluster pipeline whose retries release its client gently (`SturdyCluster`)."""
 
     async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> Any:
-        token = _IN_PIPELINE.set(True)
+        token = _IN_CLIENT.set(True)
         try:
             return await super().execute(raise_on_error, allow_redirections)
         finally:
-            _IN_PIPELINE.reset(token)
+            _IN_CLIENT.reset(token)
 
 
 CREDENTIALS = ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
