@@ -37,6 +37,7 @@ from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisClusterException
 from redis.maint_notifications import MaintNotificationsConfig
 
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
@@ -194,6 +195,19 @@ class SturdyCluster(RedisCluster):
         finally:
             _IN_CLIENT.reset(token)
 
+    async def _determine_slot(self, command: str, *args: Any) -> int:
+        """redis-py's, but a stream read's keys are read here: redis-py asks the server for
+        the keys of every command whose keys move (``COMMAND GETKEYS``, a round trip to
+        another node before each ``XREAD`` and ``XREADGROUP``: half the round trips of a
+        feed reader on a cluster)."""
+        keys = _stream_read_keys(command, args)
+        if keys is None:
+            return await super()._determine_slot(command, *args)
+        slots = {self.keyslot(key) for key in keys}
+        if len(slots) != 1:
+            raise RedisClusterException(f"{command} - all keys must map to the same key slot")
+        return slots.pop()
+
     def _sturdy_nodes(self) -> None:
         manager = self.nodes_manager
         for node in [*manager.startup_nodes.values(), *manager.nodes_cache.values()]:
@@ -214,6 +228,30 @@ class SturdyCluster(RedisCluster):
         for node in nodes.values():  # each reconnected by its next user, none closed here
             for connection in node._connections:
                 connection.mark_for_reconnect()  # type: ignore[no-untyped-call]
+
+
+_STREAM_READS = {"XREAD": 0, "XREADGROUP": 3}
+"""Stream reads, each with the arguments before its options (``GROUP group consumer``)."""
+_WITH_VALUE = frozenset({"COUNT", "BLOCK"})
+
+
+def _stream_read_keys(command: str, args: tuple[Any, ...]) -> list[Any] | None:
+    """The keys of an ``XREAD`` or ``XREADGROUP`` (the first half of what follows
+    ``STREAMS``), or None for any other command or a shape not understood here."""
+    skip = _STREAM_READS.get(command.upper())
+    if skip is None:
+        return None
+    position = skip
+    while position < len(args):
+        word = args[position]
+        token = (word.decode() if isinstance(word, bytes) else str(word)).upper()
+        if token == "STREAMS":
+            rest = args[position + 1 :]
+            if not rest or len(rest) % 2:
+                return None
+            return list(rest[: len(rest) // 2])
+        position += 2 if token in _WITH_VALUE else 1
+    return None
 
 
 class _GentlePipeline(ClusterPipeline):

@@ -11,8 +11,6 @@ as done. See docs/event-store.md.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, cast
@@ -49,6 +47,7 @@ from eventstore.types import (
     StoreUnavailableError,
     entries_by_partition,
 )
+from eventstore.waiting_reads import WaitingReads
 
 DEFAULT_OUTCOME_TTL_SECONDS: Final = 7 * 24 * 3600
 DEFAULT_PAGE_SIZE: Final = 1000
@@ -107,6 +106,7 @@ class RedisEventStore:
         self._wait_timeout_ms = wait_timeout_ms
         self._waitaof: bool | None = None  # known once the server's version was read
         self._cluster = is_cluster(redis)  # waits go to each master written to
+        self._waiting = WaitingReads(redis)  # a cluster's blocking reads of several feeds
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -464,8 +464,7 @@ class RedisEventStore:
         The group must exist on every partition (`ensure_group`). ``count`` bounds the entries
         per partition; ``block_ms`` waits for new entries (``None``: do not wait). On Redis
         Cluster, where every partition is its own hash slot, several partitions are read with
-        one XREADGROUP each (pipelined) and waited for by polling (`_read_each`): a reader
-        that wants a blocking read there reads one partition per call.
+        one XREADGROUP each (`_read_each`), those that block kept in flight across calls.
         """
         by_key = {self.feed_key(p): p for p in partitions}
         if not by_key:
@@ -486,28 +485,29 @@ class RedisEventStore:
     async def _read_each(
         self, group: str, consumer: str, by_key: dict[str, int], count: int, block_ms: int | None
     ) -> list[FeedEntry]:
-        """`read_group` on Redis Cluster: every feed read in one pipeline (a round trip per
-        master), again while nothing came and ``block_ms`` is not over: after 5 ms, then twice
-        as long each time up to 50 ms (an idle reader costs little, a busy one waits little)."""
-        deadline = None if block_ms is None else time.monotonic() + (block_ms or 1e9) / 1000
-        pause = 0.005
-        while True:
-            pipe = self._redis.pipeline(transaction=False)
-            for key in by_key:
-                pipe.xreadgroup(group, consumer, {key: ">"}, count=count)
-            with _translate_errors():
+        """`read_group` on Redis Cluster: without ``block_ms`` every feed read once, in one
+        pipeline (a round trip per master); with it, one blocking read per feed kept in
+        flight across calls (`WaitingReads`), answered by whichever feed has entries first."""
+        with _translate_errors():
+            if block_ms is None:
+                pipe = self._redis.pipeline(transaction=False)
+                for key in by_key:
+                    pipe.xreadgroup(group, consumer, {key: ">"}, count=count)
                 replies = await pipe.execute()
-            found = [
-                _parse_feed_entry(by_key[_as_str(key)], raw)
-                for reply in replies
-                for key, entries in _stream_reply(reply)
-                for raw in entries
-                if raw[1] is not None
-            ]
-            if found or deadline is None or time.monotonic() >= deadline:
-                return found
-            await asyncio.sleep(pause)
-            pause = min(0.05, pause * 2)
+            else:
+                replies = await self._waiting.read(group, consumer, by_key, count, block_ms)
+        return [
+            _parse_feed_entry(by_key[_as_str(key)], raw)
+            for reply in replies
+            for key, entries in _stream_reply(reply)
+            for raw in entries
+            if raw[1] is not None
+        ]
+
+    async def close_reads(self) -> None:
+        """Cancel the blocking reads a reader of several feeds left in flight on a cluster
+        (what they took stays pending in its group, for `autoclaim`)."""
+        await self._waiting.close()
 
     async def ack(self, partition: int, group: str, entry_ids: Iterable[str]) -> int:
         """Acknowledge processed feed entries; returns how many were pending."""

@@ -39,7 +39,7 @@ from eventstore.redis_client import is_cluster, is_cluster_url, plain_url, redis
 from renature import commands as c
 from renature.state import GameState
 from support.hosting import state_as
-from support.reads import group_reads
+from support.reads import blocked_reads, group_reads
 
 pytestmark = pytest.mark.redis
 
@@ -297,6 +297,99 @@ async def test_a_blocked_read_of_several_partitions_wakes_on_an_append(
     found = await asyncio.wait_for(reader, timeout=5)
     assert [(f.game_id, f.version) for f in found] == [("late", 1)]
     assert time.monotonic() - started < 1.0
+
+
+async def test_an_idle_reader_of_several_feeds_waits_without_polling(
+    cluster_redis: AsyncCluster,
+) -> None:
+    """A reader of every feed on a cluster keeps one blocking read per feed in flight: while
+    nothing comes it sends each feed's read once a second (the polling reader it replaces
+    sent all sixteen every 50 ms, 320 reads a second, the cost of an idle projector)."""
+    store = RedisEventStore(cluster_redis, durability="replica")  # type: ignore[arg-type]  # a cluster client: the store serves it as one Redis
+    feeds = len(store.partitions())
+    for p in store.partitions():
+        await store.ensure_group(p, "idle", start_id="$")
+    try:
+        before = await group_reads(cluster_redis)
+        started = time.monotonic()
+        while time.monotonic() - started < 1.0:
+            assert await store.read_group("idle", "r", store.partitions(), block_ms=400) == []
+        sent = await group_reads(cluster_redis) - before
+        assert feeds <= sent <= feeds * 3  # a first round, then one per feed per second
+    finally:
+        await store.close_reads()
+    await eventually(lambda: _none_blocked(store), "the reads cancelled")
+
+
+async def _none_blocked(store: RedisEventStore) -> bool:
+    return await blocked_reads(store) == 0
+
+
+async def test_what_a_read_brought_after_its_call_gave_up_is_returned_by_the_next(
+    cluster_redis: AsyncCluster,
+) -> None:
+    """A call may wait less than the reads it leaves in flight (a second at least on the
+    server): an entry one of them takes after that call returned is in the next call's
+    result, and once only."""
+    store = RedisEventStore(cluster_redis, durability="replica")  # type: ignore[arg-type]  # a cluster client: the store serves it as one Redis
+    for p in store.partitions():
+        await store.ensure_group(p, "later", start_id="$")
+    try:
+        assert await store.read_group("later", "r", store.partitions(), block_ms=50) == []
+        kept = [event(1)]
+        await store.append("kept", command_id="c", expected_version=0, events=kept, outcome=b"")
+        await eventually(lambda: _none_pending_on_the_server(store), "the read in flight answered")
+        found = await store.read_group("later", "r", store.partitions(), block_ms=0)
+        assert [(f.game_id, f.version) for f in found] == [("kept", 1)]
+        assert await store.read_group("later", "r", store.partitions(), block_ms=100) == []
+    finally:
+        await store.close_reads()
+
+
+async def _none_pending_on_the_server(store: RedisEventStore) -> bool:
+    """The entry appended has been handed to the reader (pending in its group)."""
+    partition = store.partition_of("kept")
+    summary = await store._redis.xpending(store.feed_key(partition), "later")
+    return int(summary["pending"]) == 1
+
+
+@pytest.mark.parametrize("sturdy", [True, False], ids=["sturdy-client", "redis-py-client"])
+async def test_a_stream_read_is_routed_without_asking_a_node_for_its_keys(
+    redis_cluster: RedisCluster, sturdy: bool
+) -> None:
+    """redis-py's cluster client asks a node for the keys of every command whose keys move
+    (``COMMAND GETKEYS``) before it can route it: an ``XREAD`` or ``XREADGROUP`` cost two round
+    trips. Ours reads a stream read's keys itself, and each read still goes straight to its
+    key's master (no ``MOVED``)."""
+    redis_cluster.wait_ready()
+    url = redis_cluster.url
+    client: Any = redis_client(url) if sturdy else AsyncCluster.from_url(plain_url(url))
+    try:
+        await client.initialize()
+        streams = [f"routed-{sturdy}-{n}" for n in range(12)]  # over the three masters
+        for stream in streams:
+            await client.xadd(stream, {"f": "v"})
+            await client.xgroup_create(stream, "streams", id="0")  # a group named like the token
+        asked, moved = _getkeys_asked(redis_cluster), _moved_answers(redis_cluster)
+        for stream in streams:
+            read = await client.xread({stream: "0"}, count=1)
+            assert read[0][0] == stream.encode()
+            taken = await client.xreadgroup("streams", "streams", {stream: ">"}, count=5, block=10)
+            assert len(taken[0][1]) == 1
+        assert (_getkeys_asked(redis_cluster) == asked) is sturdy
+        assert _moved_answers(redis_cluster) == moved
+    finally:
+        await client.aclose()
+
+
+def _getkeys_asked(cluster: RedisCluster) -> int:
+    """``COMMAND GETKEYS`` the cluster's running nodes have answered so far."""
+    total = 0
+    for node in cluster.nodes:
+        if node.running:
+            stats = node.client().info("commandstats")
+            total += int(stats.get("cmdstat_command|getkeys", {}).get("calls", 0))
+    return total
 
 
 async def test_a_master_killed_mid_game_loses_nothing_acknowledged() -> None:

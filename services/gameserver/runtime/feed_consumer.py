@@ -99,6 +99,19 @@ class FeedConsumer:
 
         ``before_poll`` (the clock's timer) runs before every read and returns how long that
         read may block, in milliseconds."""
+        try:
+            await self._follow(stop, block_ms, reclaim_every, before_poll)
+        finally:
+            await self.store.close_reads()  # a cluster's reads left in flight
+        self.log.info("consumer_stopped", group=self.group)
+
+    async def _follow(
+        self,
+        stop: asyncio.Event,
+        block_ms: int,
+        reclaim_every: float,
+        before_poll: Callable[[], Awaitable[int]] | None,
+    ) -> None:
         ready = False
         last_reclaim = time.monotonic()
         while not stop.is_set():
@@ -124,4 +137,3 @@ class FeedConsumer:
                 self.log.warning("redis_unavailable", error=str(error))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=RETRY_SECONDS)
-        self.log.info("consumer_stopped", group=self.group)
