@@ -562,8 +562,9 @@ async def test_a_game_through_the_gateway_on_the_cluster(
     redis_cluster: RedisCluster, cluster_redis: AsyncCluster
 ) -> None:
     """The whole path on the cluster: the gateway (HTTP), the rules service (FastStream's
-    RedisClusterBroker) and the board projector, a game played to its end; every write waits
-    for a replica."""
+    RedisClusterBroker, on our cluster client) and the board projector, a game played to its
+    end; every write waits for a replica, and no client asked a node for a command's keys
+    (``COMMAND GETKEYS``: redis-py's own cluster client does before every stream read)."""
     import httpx
 
     from gameserver.cli.gateway_client import GatewayClient
@@ -593,6 +594,7 @@ async def test_a_game_through_the_gateway_on_the_cluster(
             app.router.lifespan_context(app),
             GatewayClient("http://gateway", transport=transport) as client,
         ):
+            asked = _getkeys_asked(redis_cluster)
             game_id = await client.create_game(2, seed="on-the-cluster")
             tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
             await client.start(game_id, tokens[0])
@@ -615,6 +617,7 @@ async def test_a_game_through_the_gateway_on_the_cluster(
             while int(await cluster_redis.hget(key, "version") or 0) < version:
                 assert time.monotonic() < deadline + 10, "the board model lags behind"
                 await asyncio.sleep(0.05)
+            assert _getkeys_asked(redis_cluster) == asked
     finally:
         stop.set()
         await asyncio.wait_for(projecting, timeout=15)

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import msgspec
 from faststream import AckPolicy, FastStream
 from faststream.message import StreamMessage
-from faststream.redis import BinaryMessageFormatV1, RedisBroker, RedisClusterBroker, StreamSub
+from faststream.redis import BinaryMessageFormatV1, RedisBroker, StreamSub
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
 from redis.asyncio import Redis
@@ -42,6 +42,7 @@ from eventstore.redis_client import (
 from gameserver.rules.command_handler import CommandHandler
 from gameserver.rules.envelopes import BatchMeta
 from gameserver.runtime import bus, healing, signing
+from gameserver.runtime.cluster_broker import SturdyClusterBroker
 from gameserver.runtime.logging import configure_logging, get_logger, stdlib_logger
 from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.service_runner import serve_forever
@@ -116,9 +117,10 @@ class RulesService:
 
             return on_commands
 
-        # FastStream's RedisClusterBroker when REDIS_URL names a cluster (redis+cluster://).
+        # FastStream's RedisClusterBroker (on our SturdyCluster) when REDIS_URL names a
+        # cluster (redis+cluster://).
         cluster = is_cluster_url(self.settings.store.redis_url)
-        self.broker = (RedisClusterBroker if cluster else RedisBroker)(
+        self.broker = (SturdyClusterBroker if cluster else RedisBroker)(
             plain_url(self.settings.store.redis_url),
             logger=stdlib_logger("renature.rules.faststream"),
             log_level=logging.DEBUG,  # per-message lines; the handler logs each command
