@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -466,13 +466,19 @@ def run(
 
 def run_scaling(topology: Topology, counts: tuple[int, ...], modes: tuple[str, ...]) -> None:
     """The topology against one instance of each service (same Redis kind, same load
-    processes): scaling efficiency = rate / (instances x the one-instance rate)."""
+    processes): scaling efficiency = rate / (instances x the one-instance rate); on a cluster
+    also the same topology on one Redis, and the cluster's share of its rate."""
     one = Topology(load=topology.load, redis=topology.redis)
     print("== scaling: the topology against one instance of each service ==")
     print(f"one instance: {one.describe()}; {os.cpu_count()} cores")
     base = measure_topology(one, modes, counts)
     print(f"topology: {topology.describe()}")
     scaled = measure_topology(topology, modes, counts)
+    single = None
+    if topology.redis == "cluster":  # the same on one Redis, for the cluster's share
+        same = replace(topology, redis="single")
+        print(f"the same on one Redis: {same.describe()}")
+        single = measure_topology(same, modes, counts)
     n = topology.instances
     for key, result in scaled.items():
         rate_1 = base[key].rate
@@ -483,3 +489,5 @@ def run_scaling(topology: Topology, counts: tuple[int, ...], modes: tuple[str, .
         )
         cluster = topology.redis == "cluster"
         print(f"  {targets.scaling_target(n, cluster, result.rate, efficiency)}")
+        if single is not None:
+            print(f"  {targets.cluster_target(result.rate, single[key].rate, n)}")

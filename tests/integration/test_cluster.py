@@ -125,14 +125,10 @@ async def test_a_pipeline_retry_leaves_the_connections_of_other_commands_alone(
 
     monkeypatch.setattr(cluster_module.PipelineStrategy, "_execute", flaky)
     url = redis_cluster.url
-    client: Any = redis_client(url) if gentle else AsyncCluster.from_url(plain_url(url))
+    client = _cluster_client(url, ours=gentle)
     pusher = redis_client(url)
     try:
-        await client.initialize()
-        waiting = asyncio.create_task(client.blpop(["gentle-list"], timeout=5))
-        node = client.get_node_from_key("gentle-list")
-        await eventually(lambda: len(node._connections) > len(node._free), "the BLPOP in flight")
-        busy = {c: c._writer for c in node._connections if c not in node._free}
+        waiting, _, busy = await _blpop_in_flight(client, "gentle-list")
         pipe = client.pipeline()
         pipe.set("gentle-other", "1")
         assert await pipe.execute() == [True]
@@ -146,6 +142,21 @@ async def test_a_pipeline_retry_leaves_the_connections_of_other_commands_alone(
         await pusher.aclose()
 
 
+def _cluster_client(url: str, *, ours: bool) -> Any:
+    """Our cluster client (`SturdyCluster`), or redis-py's own as the control."""
+    return redis_client(url) if ours else AsyncCluster.from_url(plain_url(url))
+
+
+async def _blpop_in_flight(client: Any, key: str) -> tuple[asyncio.Task[Any], Any, dict[Any, Any]]:
+    """A BLPOP of ``key`` waiting on its node (the client initialized first): the task, the
+    node, and the writer of each connection of the node in use now (the BLPOP's among them)."""
+    await client.initialize()
+    waiting = asyncio.create_task(client.blpop([key], timeout=5))
+    node = client.get_node_from_key(key)
+    await eventually(lambda: len(node._connections) > len(node._free), "the BLPOP in flight")
+    return waiting, node, {c: c._writer for c in node._connections if c not in node._free}
+
+
 @pytest.mark.parametrize("sturdy", [True, False], ids=["sturdy-client", "redis-py-client"])
 async def test_a_sweep_of_free_connections_closes_none_a_command_took_meanwhile(
     redis_cluster: RedisCluster, sturdy: bool
@@ -156,11 +167,11 @@ async def test_a_sweep_of_free_connections_closes_none_a_command_took_meanwhile(
     lost", "Connection closed by server.": the gateway's 503s with four workers on a cluster);
     with ours the sweep took them off the free list first, and the command's connection is
     left alone."""
-    from eventstore.redis_client import SturdyNode, redis_client
+    from eventstore.redis_client import SturdyNode
 
     redis_cluster.wait_ready()
     url = redis_cluster.url
-    client: Any = redis_client(url) if sturdy else AsyncCluster.from_url(plain_url(url))
+    client = _cluster_client(url, ours=sturdy)
     try:
         await client.initialize()
         node = client.get_node_from_key("sweep-key")
@@ -183,14 +194,23 @@ async def test_a_sweep_of_free_connections_closes_none_a_command_took_meanwhile(
         await client.aclose()
 
 
-def _moved_answers(cluster: RedisCluster) -> int:
-    """``MOVED`` answers the cluster's running nodes have given so far (``INFO errorstats``)."""
+def _nodes_count(cluster: RedisCluster, section: str, entry: str, field: str) -> int:
+    """A counter of ``INFO section`` summed over the cluster's running nodes."""
     total = 0
     for node in cluster.nodes:
         if node.running:
-            stats = node.client().info("errorstats")
-            total += int(stats.get("errorstat_MOVED", {}).get("count", 0))
+            total += int(node.client().info(section).get(entry, {}).get(field, 0))
     return total
+
+
+def _moved_answers(cluster: RedisCluster) -> int:
+    """``MOVED`` answers the cluster's running nodes have given so far."""
+    return _nodes_count(cluster, "errorstats", "errorstat_MOVED", "count")
+
+
+def _getkeys_asked(cluster: RedisCluster) -> int:
+    """``COMMAND GETKEYS`` the cluster's running nodes have answered so far."""
+    return _nodes_count(cluster, "commandstats", "cmdstat_command|getkeys", "calls")
 
 
 @pytest.mark.parametrize("sturdy", [True, False], ids=["sturdy-client", "redis-py-client"])
@@ -204,7 +224,7 @@ async def test_a_fresh_clients_first_commands_go_to_their_keys_masters(
     redis_cluster.wait_ready()
     url = redis_cluster.url
     before = _moved_answers(redis_cluster)
-    client: Any = redis_client(url) if sturdy else AsyncCluster.from_url(plain_url(url))
+    client = _cluster_client(url, ours=sturdy)
     try:
         keys = [f"first-{n}" for n in range(30)]  # spread over the three masters
         found = await asyncio.gather(*(client.get(k) for k in keys), return_exceptions=True)
@@ -228,14 +248,10 @@ async def test_moved_answers_leave_the_connections_of_other_commands_alone(
     straight to their masters."""
     redis_cluster.wait_ready()
     url = redis_cluster.url
-    client: Any = redis_client(url) if sturdy else AsyncCluster.from_url(plain_url(url))
+    client = _cluster_client(url, ours=sturdy)
     pusher = redis_client(url)
     try:
-        await client.initialize()
-        waiting = asyncio.create_task(client.blpop(["moved-list"], timeout=5))
-        node = client.get_node_from_key("moved-list")
-        await eventually(lambda: len(node._connections) > len(node._free), "the BLPOP in flight")
-        busy = {c: c._writer for c in node._connections if c not in node._free}
+        waiting, node, busy = await _blpop_in_flight(client, "moved-list")
         elsewhere = (f"moved-{n}" for n in range(1000))
         keys = [k for k in elsewhere if client.get_node_from_key(k) is not node][:10]
         for key in keys:  # the client's map made stale: these slots said to be on node
@@ -363,7 +379,7 @@ async def test_a_stream_read_is_routed_without_asking_a_node_for_its_keys(
     key's master (no ``MOVED``)."""
     redis_cluster.wait_ready()
     url = redis_cluster.url
-    client: Any = redis_client(url) if sturdy else AsyncCluster.from_url(plain_url(url))
+    client = _cluster_client(url, ours=sturdy)
     try:
         await client.initialize()
         streams = [f"routed-{sturdy}-{n}" for n in range(12)]  # over the three masters
@@ -380,16 +396,6 @@ async def test_a_stream_read_is_routed_without_asking_a_node_for_its_keys(
         assert _moved_answers(redis_cluster) == moved
     finally:
         await client.aclose()
-
-
-def _getkeys_asked(cluster: RedisCluster) -> int:
-    """``COMMAND GETKEYS`` the cluster's running nodes have answered so far."""
-    total = 0
-    for node in cluster.nodes:
-        if node.running:
-            stats = node.client().info("commandstats")
-            total += int(stats.get("cmdstat_command|getkeys", {}).get("calls", 0))
-    return total
 
 
 async def test_a_master_killed_mid_game_loses_nothing_acknowledged() -> None:
