@@ -213,6 +213,36 @@ async def test_a_full_game_takes_nobody_and_keeps_no_claim() -> None:
     assert case.bus.sent == []
 
 
+async def test_a_seat_freed_between_its_read_and_its_claim_is_judged_as_it_is_now() -> None:
+    """The state is read before the seat is claimed; a write lost in between (a power cut
+    under ``everysec`` takes the last second back: the seat's join and its claim) leaves the
+    seat free by the time of the claim. The join goes ahead instead of answering
+    ``seat_taken`` from the older read (seen once in the chaos run)."""
+    case = Seating()
+    case.sit(0)  # as last read: seat 0 taken by a join the power cut then lost
+    claim = case.claims.claim
+
+    async def lost_then_claimed(game_id: str, seat: int, token: str, request: str = "") -> Any:
+        game, _ = case.games.games["g1"]
+        case.games.games["g1"] = (game, table())  # Redis back without that join
+        return await claim(game_id, seat, token, request)
+
+    case.claims.claim = lost_then_claimed  # type: ignore[method-assign]
+    taken = await case.take("g1", 0, ask("Bob"), KEY)
+    assert taken.seat == 0
+    assert case.bus.kinds() == ["JoinGame"]
+
+
+async def test_a_seat_still_taken_when_read_again_is_refused_and_its_claim_released() -> None:
+    case = Seating()
+    case.sit(0)  # taken by a join whose claim is gone
+    with pytest.raises(Refusal) as refused:
+        await case.take("g1", 0, ask("Bob"), KEY)
+    assert (refused.value.kind, refused.value.code) == ("conflict", "seat_taken")
+    assert case.claims.claims == {}
+    assert case.bus.sent == []
+
+
 async def test_a_keyed_join_retried_gets_the_same_seat_token_and_recovery_code() -> None:
     case = Seating()
     first = await case.take("g1", 0, ask(), KEY)

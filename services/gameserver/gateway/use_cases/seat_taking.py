@@ -174,6 +174,11 @@ class TakeSeat:
         _, command_id, first_request = parse_claim(claim)
         if status == 2 and first_request and first_request != request:
             raise key_reused()  # before anything is sent or released: nothing changes
+        if status == 1 and not free:  # a claim taken now, of a seat taken when last read:
+            # that read came before the claim, and a write lost meanwhile (the last second
+            # under `everysec`, cut by a power cut) may have freed the seat: read it again
+            played = await self._games.played(game_id)
+            free = played.game.table(played.state).names[seat] is None
         if status == 0 or (status == 1 and not free):
             if status == 1:
                 await self._claims.release(game_id, seat, token)
