@@ -32,12 +32,12 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from redis._parsers.commands import AsyncCommandsParser
 from redis.asyncio import BlockingConnectionPool, Connection, Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisClusterException
 from redis.maint_notifications import MaintNotificationsConfig
 
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
@@ -172,6 +172,7 @@ class SturdyCluster(RedisCluster):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.commands_parser = _StreamKeysParser()
         self.nodes_manager.connection_kwargs["connection_class"] = SturdyConnection
         for node in self.nodes_manager.startup_nodes.values():
             node.connection_class = SturdyConnection
@@ -194,19 +195,6 @@ class SturdyCluster(RedisCluster):
             return await super().execute_command(*args, **kwargs)
         finally:
             _IN_CLIENT.reset(token)
-
-    async def _determine_slot(self, command: str, *args: Any) -> int:
-        """redis-py's, but a stream read's keys are read here: redis-py asks the server for
-        the keys of every command whose keys move (``COMMAND GETKEYS``, a round trip to
-        another node before each ``XREAD`` and ``XREADGROUP``: half the round trips of a
-        feed reader on a cluster)."""
-        keys = _stream_read_keys(command, args)
-        if keys is None:
-            return await super()._determine_slot(command, *args)
-        slots = {self.keyslot(key) for key in keys}
-        if len(slots) != 1:
-            raise RedisClusterException(f"{command} - all keys must map to the same key slot")
-        return slots.pop()
 
     def _sturdy_nodes(self) -> None:
         manager = self.nodes_manager
@@ -233,6 +221,17 @@ class SturdyCluster(RedisCluster):
 _STREAM_READS = {"XREAD": 0, "XREADGROUP": 3}
 """Stream reads, each with the arguments before its options (``GROUP group consumer``)."""
 _WITH_VALUE = frozenset({"COUNT", "BLOCK"})
+
+
+class _StreamKeysParser(AsyncCommandsParser):
+    """redis-py's parser of a command's keys, reading a stream read's keys itself: redis-py
+    asks a node for the keys of every command whose keys move (``COMMAND GETKEYS``, a round
+    trip before each ``XREAD`` and ``XREADGROUP``: half the round trips of a feed reader on a
+    cluster)."""
+
+    async def get_keys(self, *args: Any) -> tuple[Any, ...] | None:
+        keys = _stream_read_keys(str(args[0]), args[1:]) if args else None
+        return await super().get_keys(*args) if keys is None else tuple(keys)
 
 
 def _stream_read_keys(command: str, args: tuple[Any, ...]) -> list[Any] | None:

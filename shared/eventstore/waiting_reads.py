@@ -49,16 +49,13 @@ class WaitingReads:
         if not any(task.done() for task in waiting):
             timeout = block_ms / 1000 if block_ms else None
             await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        answered = [(key, task) for key, task in zip(keys, waiting, strict=True) if task.done()]
-        failed = [task for _, task in answered if task.cancelled() or task.exception()]
-        if failed:
-            for key, task in answered:
-                if task in failed:
-                    del self._reads[(group, consumer, key)]
-            failed[0].result()  # raises its error (or CancelledError)
-        for key, _ in answered:
+        answered = {key: task for key, task in zip(keys, waiting, strict=True) if task.done()}
+        failed = [key for key, task in answered.items() if task.cancelled() or task.exception()]
+        for key in failed or answered:  # a failure drops only the failed reads
             del self._reads[(group, consumer, key)]
-        return [task.result() for _, task in answered]
+        if failed:
+            answered[failed[0]].result()  # raises its error (or CancelledError)
+        return [task.result() for task in answered.values()]
 
     def _in_flight(
         self, group: str, consumer: str, key: str, count: int, block_ms: int

@@ -167,7 +167,7 @@ class TakeSeat:
         game_id, seat, token, request = join.game_id, join.seat, join.token, join.request
         status, claim = await self._claims.claim(game_id, seat, token, request)
         game = join.played.game
-        free = game.table(join.played.state).names[seat] is None
+        free = _is_free(join.played, seat)
         abandoned = self._claims.release_abandoned
         if status == 0 and free and await abandoned(game_id, seat, claim, game.name):
             status, claim = await self._claims.claim(game_id, seat, token, request)
@@ -177,8 +177,7 @@ class TakeSeat:
         if status == 1 and not free:  # a claim taken now, of a seat taken when last read:
             # that read came before the claim, and a write lost meanwhile (the last second
             # under `everysec`, cut by a power cut) may have freed the seat: read it again
-            played = await self._games.played(game_id)
-            free = played.game.table(played.state).names[seat] is None
+            free = _is_free(await self._games.played(game_id), seat)
         if status == 0 or (status == 1 and not free):
             if status == 1:
                 await self._claims.release(game_id, seat, token)
@@ -223,3 +222,8 @@ class ReclaimSeat:
         self._registry.revoke(game_id, old)
         log.info("seat_reclaimed", game_id=game_id, seat=seat, by="user" if user else "recovery")
         return Reclaimed(game_id=game_id, seat=seat, token=token, recovery=fresh)
+
+
+def _is_free(played: Played, seat: int) -> bool:
+    """Whether ``seat`` shows nobody in the game's state."""
+    return played.game.table(played.state).names[seat] is None
