@@ -256,9 +256,14 @@ async def test_moved_answers_leave_the_connections_of_other_commands_alone(
         keys = [k for k in elsewhere if client.get_node_from_key(k) is not node][:10]
         for key in keys:  # the client's map made stale: these slots said to be on node
             client.nodes_manager.slots_cache[key_slot(key.encode())] = [node]
-        assert await asyncio.gather(*(client.set(k, "1") for k in keys)) == [True] * len(keys)
+        sets = await asyncio.gather(*(client.set(k, "1") for k in keys), return_exceptions=True)
+        if sturdy:  # (redis-py's may also fail some: its close tore their connections)
+            assert sets == [True] * len(keys)
         kept = all(c._writer is writer for c, writer in busy.items())
         assert kept is sturdy  # redis-py's client closed them (and the BLPOP sent again)
+        if not sturdy:  # the control has shown its fault; what follows is ours alone
+            waiting.cancel()
+            return
         assert all(client.get_node_from_key(k) is not node for k in keys)  # the map read again
         before = _moved_answers(redis_cluster)
         assert await asyncio.gather(*(client.get(k) for k in keys)) == [b"1"] * len(keys)
