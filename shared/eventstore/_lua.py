@@ -39,8 +39,13 @@ APPEND_LUA: Final = r"""
 --          folded, "" before the first event), "0" for a version-only check
 -- ARGV[8]  that expected last hash
 -- ARGV[9]  "1" when every event is followed by its hash, "0" when the events come alone
--- ARGV[10..] the events in order, each followed by its hash when ARGV[9] is "1"
--- All keys share the {pNN} hash tag, so the script is valid on Redis Cluster.
+-- ARGV[10] "1" when the append settles its command (KEYS[5], ARGV[11..14]), "0" otherwise
+-- ARGV[11] the channel the reply is published on, ARGV[12] the reply
+-- ARGV[13] the consumer group of KEYS[5] that read the command, ARGV[14] its entry id
+-- ARGV[15..] the events in order, each followed by its hash when ARGV[9] is "1"
+-- KEYS[5]  (settling only) the stream the command came in on
+-- KEYS[1..4] share the {pNN} hash tag, so the script is valid on Redis Cluster; a settling
+-- append names a command stream and a channel of other slots: one Redis only.
 
 -- 1. Idempotency first: a command seen before is answered with its stored outcome, even if
 --    the caller's expected version is stale by now (the retry of an accepted command).
@@ -90,7 +95,8 @@ if ARGV[9] == '1' then
 end
 local first = actual + 1
 local version = actual
-for i = 10, #ARGV, step do
+local FIRST_EVENT = 15
+for i = FIRST_EVENT, #ARGV, step do
   version = version + 1
   local event = ARGV[i]
   local entry = {'event', event}
@@ -101,7 +107,7 @@ for i = 10, #ARGV, step do
     table.insert(feed, 'hash')
     table.insert(feed, ARGV[i + 1])
   end
-  if i == 10 and has_meta then
+  if i == FIRST_EVENT and has_meta then
     table.insert(entry, 'meta')
     table.insert(entry, ARGV[6])
   end
@@ -116,6 +122,14 @@ if ttl > 0 then
   redis.call('SET', KEYS[2], ARGV[2], 'EX', ttl)
 else
   redis.call('SET', KEYS[2], ARGV[2])
+end
+
+-- 6. Settled here (one Redis): the command acknowledged and its reply published in the same
+--    step. Redis writes a reply or a message to its receivers only after this step's fsync
+--    (appendfsync always), so the reply never outruns the append's durability.
+if ARGV[10] == '1' then
+  redis.call('XACK', KEYS[5], ARGV[13], ARGV[14])
+  redis.call('PUBLISH', ARGV[11], ARGV[12])
 end
 return {'appended', first, version}
 """

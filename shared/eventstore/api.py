@@ -22,6 +22,12 @@ class EventStore(Protocol):
 
     def feed_key(self, partition: int) -> str: ...
 
+    @property
+    def settles_in_append(self) -> bool:
+        """Whether an `AppendRequest` may carry a `Settlement` (its reply published and its
+        command acknowledged in the append's own step)."""
+        ...
+
     async def append(
         self,
         game_id: str,

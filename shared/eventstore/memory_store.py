@@ -84,6 +84,11 @@ class MemoryEventStore:
         """The name the Redis store would give the partition feed (checked the same way)."""
         return self.layout.feed_key(partition)
 
+    @property
+    def settles_in_append(self) -> bool:
+        """No: this store has no channels and no command streams (`Settlement`)."""
+        return False
+
     # -- writing -----------------------------------------------------------------------------
 
     async def append(
@@ -329,6 +334,8 @@ def _check_request(layout: KeyLayout, request: AppendRequest) -> None:
     if request.hashes is not None and len(request.hashes) != len(events):
         raise ValueError(f"{len(request.hashes)} hashes for {len(events)} events: one per event")
     layout.command_key(request.game_id, request.command_id)  # game id and command id
+    if request.settlement is not None:
+        raise ValueError("this store does not settle in its appends (settles_in_append)")
 
 
 def _entry_id(position: int) -> str:

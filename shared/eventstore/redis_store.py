@@ -42,6 +42,7 @@ from eventstore.types import (
     Duplicate,
     FeedEntry,
     NotDurableError,
+    Settlement,
     StoredEvent,
     StoreError,
     StoreUnavailableError,
@@ -213,14 +214,32 @@ class RedisEventStore:
             b"" if request.batch_meta is None else request.batch_meta,
             0 if request.prev_hash is None else 1,
             request.prev_hash or "",
+            0 if request.hashes is None else 1,
+            *self._settling(request.settlement, keys),
         ]
         if request.hashes is None:
-            args += [0, *request.events]
+            args += request.events
         else:
-            args.append(1)
             for event, event_hash in zip(request.events, request.hashes, strict=True):
                 args += [event, event_hash]
         return keys, args
+
+    @property
+    def settles_in_append(self) -> bool:
+        """Whether appends may carry a `Settlement`: on one Redis, whose durability needs no
+        wait after the write (a cluster keeps the command streams and channels in other
+        slots than a game's; the ``replica`` mode answers only after its wait)."""
+        return not self._cluster and self.durability is not Durability.REPLICA
+
+    def _settling(self, settlement: Settlement | None, keys: list[str]) -> list[bytes | str | int]:
+        """The script's settlement arguments (its stream added to ``keys``); blanks for none."""
+        if settlement is None:
+            return [0, "", "", "", ""]
+        if not self.settles_in_append:
+            raise ValueError("this store does not settle in its appends (settles_in_append)")
+        keys.append(settlement.stream)
+        s = settlement
+        return [1, s.channel, s.message, s.group, s.entry_id]
 
     async def _evalsha_all(
         self, calls: Sequence[tuple[list[str], list[bytes | str | int]]], *, wait: bool = True

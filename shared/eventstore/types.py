@@ -85,6 +85,26 @@ AppendResult = Appended | Conflict | Duplicate
 
 
 @dataclass(frozen=True, slots=True)
+class Settlement:
+    """What an append does besides, in the same atomic step and only once its events are
+    appended (not on a conflict or a duplicate): the command's reply published on its channel
+    and the command's own entry acknowledged in its stream's consumer group. Where the store
+    can (`EventStore.settles_in_append`), this saves the appender two round trips and the
+    reply leaves with the append's own fsync, never before it."""
+
+    channel: str
+    """The pub/sub channel the reply is published on."""
+    message: bytes
+    """The reply as its receiver reads it off the channel."""
+    stream: str
+    """The stream the command came in on."""
+    group: str
+    """The consumer group that read it."""
+    entry_id: bytes | str
+    """The command's entry in ``stream``."""
+
+
+@dataclass(frozen=True, slots=True)
 class AppendRequest:
     """One command's append, for `append_many` (the arguments of `append`)."""
 
@@ -100,6 +120,9 @@ class AppendRequest:
     ``None``: the version alone is checked."""
     hashes: Sequence[str] | None = None
     """The chain hash of each event, stored with it (``None``: the events carry none)."""
+    settlement: Settlement | None = None
+    """The reply published and the command acknowledged with the append (only on a store
+    that `settles_in_append`; ``None``: the appender does both itself)."""
 
 
 class StoreError(Exception):

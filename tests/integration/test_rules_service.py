@@ -39,6 +39,7 @@ from renature.errors import RuleError
 from renature.game import replay
 from renature.rules import execute
 from renature.state import GameState
+from support.monitor import watching
 
 pytestmark = pytest.mark.redis
 
@@ -488,3 +489,31 @@ async def test_rules_client_raises_redis_errors_rather_than_waiting() -> None:
             with pytest.raises(redis_errors.ConnectionError):
                 await client.send(envelope(c.CreateGame(GAME, 2, ""), "create"), timeout=30)
         await redis.aclose()
+
+
+async def test_an_accepted_command_is_answered_and_acknowledged_by_its_append(
+    client: RedisBroker, redis: aioredis.Redis, store: RedisEventStore
+) -> None:
+    """On one Redis a move costs the service its read and its append: the append script
+    publishes the reply and acknowledges the command (Redis's MONITOR: no ``PUBLISH`` and no
+    ``XACK`` sent by a client). A refused command has no append: the service publishes its
+    reply and acknowledges it itself. Nothing stays pending either way."""
+    await setup_game(client)
+    state = await state_of(store)
+    mover = state.current
+    async with watching(redis) as sent:
+        early = envelope(c.EndTurn(seat=1 - mover), "early", seat=1 - mover)
+        reply = await send_command(client, early, 5)
+    assert reply.status == "rejected"
+    assert {"PUBLISH", "XACK"} <= set(sent.names())
+
+    bot = make_bot("random", "settled")
+    async with watching(redis) as sent:
+        command = bot.choose(await state_of(store), mover)
+        reply = await send_command(client, envelope(command, "move", mover), 5)
+    assert reply.status == "accepted"
+    assert reply.last_version == await store.version(GAME)
+    assert "EVALSHA" in sent.names()
+    assert not {"PUBLISH", "XACK"} & set(sent.names())
+    stream = COMMAND_PARTITIONS.stream_of(GAME)
+    assert (await redis.xpending(stream, "rules"))["pending"] == 0

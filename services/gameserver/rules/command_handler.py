@@ -7,7 +7,10 @@ both paths do to one envelope (checks, the decision, the replies) is `gameserver
 A batch costs at most three round trips to Redis whatever its size: one pipeline reads the
 events of the batch's games that are not cached (and of those whose command the cached state
 refuses), one runs the conditional append script once per accepted command, and one (the
-service's) publishes the replies and acknowledges the batch. A command of a cached game is
+service's) publishes the replies and acknowledges the batch. Where the store settles in its
+appends (one Redis, `EventStore.settles_in_append`), an accepted command's append publishes its
+reply and acknowledges its entry itself (`Settlement`, the service's `Settle`): a batch of
+accepted commands of cached games is then one round trip. A command of a cached game is
 decided on the cached state without a read: its append is conditional on the version and the
 hash of the event it was decided on, so a state another instance moved on (or a stream that
 lost writes) is a conflict, and the command is decided again on the stream's own state.
@@ -32,19 +35,21 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import msgspec
 
 from eventstore import (
     Appended,
+    AppendRequest,
     AppendResult,
     Conflict,
     Duplicate,
     EventStore,
+    Settlement,
 )
 from gameplatform import get_game
 from gameplatform.interface import HostedState
@@ -88,6 +93,10 @@ MAX_ATTEMPTS = 16
 the same game was appended meanwhile, so this bounds only pathological contention)."""
 
 FINISH_SUFFIX = ":finish"
+
+Settle = Callable[[int, bytes], Awaitable[Settlement | None]]
+"""The settlement of the message at a place in its batch, given its reply (None: the service
+publishes that reply and acknowledges that message itself)."""
 
 
 # long: an envelope's whole path (seed, decide, append, finish, load), each step typed
@@ -295,6 +304,12 @@ class CommandHandler:
         return await self.games.load_many(game_ids)
 
 
+def owes_finish(envelope: bus.CommandEnvelope, decision: Decision) -> bool:
+    """Whether the service owes the game a command of its own once this one is appended
+    (`finish_if_due`)."""
+    return get_game(envelope.game).finishing_command(decision.state, "") is not None
+
+
 Indexed = tuple[int, bus.CommandEnvelope]
 """An envelope with its place in the batch (replies go back in the batch's order)."""
 
@@ -307,10 +322,16 @@ class BatchRounds:
     commands that lost an append race go through the one-command path, `CommandHandler.handle`.
     """
 
-    def __init__(self, handler: CommandHandler, sender: str = bus.GATEWAY) -> None:
+    def __init__(
+        self, handler: CommandHandler, sender: str = bus.GATEWAY, settle: Settle | None = None
+    ) -> None:
         self.handler = handler
         self.sender = sender
+        self.settle = settle if handler.store.settles_in_append else None
         self.answered: list[tuple[int, bytes]] = []
+        self.settled: set[int] = set()
+        """The places of the messages whose appends published their replies and acknowledged
+        them (`Settle`)."""
 
     async def answer(self, bodies: Sequence[bytes]) -> list[bytes]:
         """The encoded replies, in the order of ``bodies``; never raises."""
@@ -395,23 +416,39 @@ class BatchRounds:
     ) -> list[Indexed]:
         """Append every accepted command in one round trip; those that met a conflict are
         returned, to be decided again alone."""
+        requests = [await self._settling(*item) for item in decided]
         try:
-            results: Sequence[AppendResult] = await self.handler.store.append_many(
-                [decision.request for _, _, decision in decided]
-            )
+            results: Sequence[AppendResult] = await self.handler.store.append_many(requests)
         except Exception:
             log.exception("append_failed", commands=len(decided))
             self.answered += [(index, internal_error(env)) for index, env, _ in decided]
             return []
         conflicts: list[Indexed] = []
-        for (index, envelope, decision), result in zip(decided, results, strict=True):
+        for (index, envelope, decision), result, request in zip(
+            decided, results, requests, strict=True
+        ):
             if isinstance(result, Conflict):
                 with self.handler.bound(envelope):
                     log.info("append_conflict", expected=result.expected, actual=result.actual)
                 conflicts.append((index, envelope))
-            else:
-                self.answered.append((index, self.handler.settle(envelope, decision, result)))
+                continue
+            if isinstance(result, Appended) and request.settlement is not None:
+                self.settled.add(index)
+            self.answered.append((index, self.handler.settle(envelope, decision, result)))
         return conflicts
+
+    async def _settling(
+        self, index: int, envelope: bus.CommandEnvelope, decision: Decision
+    ) -> AppendRequest:
+        """The decision's append request, settling its message where the service can. A
+        command after which the service owes its game a command of its own (the finish) is
+        answered once that one is appended too, as on the one-command path."""
+        if self.settle is None or owes_finish(envelope, decision):
+            return decision.request
+        settlement = await self.settle(index, decision.reply)
+        if settlement is None:
+            return decision.request
+        return replace(decision.request, settlement=settlement)
 
     async def _reject(self, refused: list[tuple[Indexed, RuleRefusal]]) -> None:
         """Record every refusal, concurrently."""

@@ -8,9 +8,11 @@ stream, a batch of up to ``MAX_BATCH`` envelopes per ``XREADGROUP``, hands the b
 `CommandHandler`, and answers every envelope with a `Reply` on the
 ``reply_to`` pub/sub channel named in its headers, with the request's correlation id
 (FastStream's request/reply wire format; see `gameserver.runtime.rules_client`), then
-acknowledges the batch. A process that dies mid-batch leaves its messages pending, and a second
-subscriber of each stream takes such messages over with ``XAUTOCLAIM`` once they are idle long
-enough.
+acknowledges the batch. On one Redis an accepted command's append publishes its reply and
+acknowledges its message in the same step (`eventstore.Settlement`): a move is then two round
+trips of this service (its read and its append), not four. A process that dies mid-batch leaves
+its messages pending, and a second subscriber of each stream takes such messages over with
+``XAUTOCLAIM`` once they are idle long enough.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pydantic import WithJsonSchema
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from eventstore import RedisEventStore
+from eventstore import RedisEventStore, Settlement
 from eventstore.keys import format_partitions
 from eventstore.redis_client import (
     healing_options,
@@ -39,7 +41,7 @@ from eventstore.redis_client import (
     plain_url,
     redis_client,
 )
-from gameserver.rules.command_handler import CommandHandler
+from gameserver.rules.command_handler import BatchRounds, CommandHandler
 from gameserver.rules.envelopes import BatchMeta
 from gameserver.runtime import bus, healing, signing
 from gameserver.runtime.cluster_broker import SturdyClusterBroker
@@ -154,9 +156,10 @@ class RulesService:
         """The two subscribers of one command stream: the batches as they come, and the
         batches a dead instance read but never acknowledged. Only the first stream is in the
         AsyncAPI document: the others carry the same messages (its description says so)."""
-        # Acknowledged once the replies are out; a batch that failed stays pending and is
-        # taken over by the reclaiming subscriber (a nack leaves a stream entry pending). The
-        # replies are published by `on_commands`, not by FastStream (no_reply).
+        # Acknowledged by `on_commands` (not FastStream: AckPolicy.MANUAL), each message once
+        # its reply is out: an accepted command's by its append (`Settlement`), the others'
+        # after their replies; a batch that failed stays pending and is taken over by the
+        # reclaiming subscriber. The replies are published by `on_commands` too (no_reply).
         reading = self.broker.subscriber(
             stream=batched_read(
                 self.settings.consumers.consumer,
@@ -176,7 +179,7 @@ class RulesService:
                 "`correlation_id`."
             ),
             include_in_schema=documented,
-            ack_policy=AckPolicy.NACK_ON_ERROR,
+            ack_policy=AckPolicy.MANUAL,
             no_reply=True,
         )
         reclaiming = self.broker.subscriber(
@@ -189,7 +192,7 @@ class RulesService:
             decoder=envelope_bodies,
             title=f"rules:{stream}:reclaim",
             include_in_schema=False,
-            ack_policy=AckPolicy.NACK_ON_ERROR,
+            ack_policy=AckPolicy.MANUAL,
             no_reply=True,
         )
         for subscriber in (reading, reclaiming):
@@ -200,14 +203,23 @@ class RulesService:
         self, bodies: Sequence[bytes], message: StreamMessage[Any], sender: str = bus.GATEWAY
     ) -> None:
         """Answer a batch from ``sender`` (its stream says who): handle it, publish every reply
-        in one pipeline; FastStream then acks it (a failure leaves it pending, reclaimed)."""
+        in one pipeline, and acknowledge it (a failure leaves it pending, reclaimed); the replies
+        and acknowledgements of accepted commands went with their appends where the store
+        settles them."""
         if self.handler is None or self._replies is None:
             await self.startup()
         assert self.handler is not None
         assert self._replies is not None
-        replies = await self.handler.handle_batch(bodies, sender)
+        assert self._redis is not None
         headers = message.batch_headers or [message.headers] * len(bodies)
-        await publish_replies(self._replies, replies, headers)
+        stream, ids = message.raw_message["channel"], message.raw_message["message_ids"]
+        settle = functools.partial(settlement, headers, stream, ids)
+        rounds = BatchRounds(self.handler, sender, settle)
+        replies = await rounds.answer(bodies)
+        rest = [i for i in range(len(replies)) if i not in rounds.settled]
+        await publish_replies(self._replies, [replies[i] for i in rest], [headers[i] for i in rest])
+        if rest:  # those not settled by their appends (all, on a cluster)
+            await self._redis.xack(stream, bus.RULES_GROUP, *(ids[i] for i in rest))
         if self.sealer is not None:
             await self.sealer.seal_due(replies, self.handler.cache)
 
@@ -293,15 +305,12 @@ async def publish_replies(
 ) -> None:
     """Every reply to the channel its command named, in one pipeline: ``SPUBLISH`` to a shard
     channel (a gateway on a Redis Cluster), ``PUBLISH`` to any other."""
+    if not replies:
+        return
     pipe = redis.pipeline(transaction=False)
     for reply, header in zip(replies, headers, strict=True):
         if reply_to := header.get("reply_to"):
-            wire = await BinaryMessageFormatV1.encode(
-                message=reply,
-                reply_to=None,
-                headers=None,
-                correlation_id=header.get("correlation_id") or "",
-            )
+            wire = await reply_wire(reply, header)
             # By name: a cluster pipeline refuses publish() but routes both by the channel's
             # slot; SPUBLISH reaches the channel's shard alone, PUBLISH every node.
             publish = "SPUBLISH" if bus.is_shard_channel(reply_to) else "PUBLISH"
@@ -312,6 +321,33 @@ async def publish_replies(
         if is_cluster(redis):  # a master gone (a failover): read the slot map at the next use
             await redis.aclose()  # (a client that never retries would not, and kept failing)
         raise
+
+
+async def reply_wire(reply: bytes, header: dict[str, Any]) -> bytes:
+    """A reply as its command's sender reads it off the channel: FastStream's binary format
+    with the request's correlation id."""
+    correlation_id = header.get("correlation_id") or ""
+    return await BinaryMessageFormatV1.encode(
+        message=reply, reply_to=None, headers=None, correlation_id=correlation_id
+    )
+
+
+async def settlement(
+    headers: Sequence[dict[str, Any]],
+    stream: str,
+    ids: Sequence[bytes],
+    index: int,
+    reply: bytes,
+) -> Settlement | None:
+    """The settlement of the message at ``index`` of a batch read from ``stream`` (`Settle`):
+    its reply published on its ``reply_to`` and its entry acknowledged by its append. None for a
+    message that wants no reply or waits on a shard channel (a cluster's: `SPUBLISH`)."""
+    header = headers[index]
+    reply_to = header.get("reply_to")
+    if not reply_to or bus.is_shard_channel(reply_to):
+        return None
+    wire = await reply_wire(reply, header)
+    return Settlement(reply_to, wire, stream, bus.RULES_GROUP, ids[index])
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:
