@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -206,20 +206,14 @@ class RulesService:
         in one pipeline, and acknowledge it (a failure leaves it pending, reclaimed); the replies
         and acknowledgements of accepted commands went with their appends where the store
         settles them."""
-        if self.handler is None or self._replies is None:
+        if self.handler is None or self._replies is None or self._redis is None:
             await self.startup()
         assert self.handler is not None
         assert self._replies is not None
         assert self._redis is not None
-        headers = message.batch_headers or [message.headers] * len(bodies)
-        stream, ids = message.raw_message["channel"], message.raw_message["message_ids"]
-        settle = functools.partial(settlement, headers, stream, ids)
-        rounds = BatchRounds(self.handler, sender, settle)
+        rounds = BatchRounds(self.handler, sender, functools.partial(settlement, message))
         replies = await rounds.answer(bodies)
-        rest = [i for i in range(len(replies)) if i not in rounds.settled]
-        await publish_replies(self._replies, [replies[i] for i in rest], [headers[i] for i in rest])
-        if rest:  # those not settled by their appends (all, on a cluster)
-            await self._redis.xack(stream, bus.RULES_GROUP, *(ids[i] for i in rest))
+        await settle_the_rest(self._replies, self._redis, message, replies, rounds.settled)
         if self.sealer is not None:
             await self.sealer.seal_due(replies, self.handler.cache)
 
@@ -332,22 +326,40 @@ async def reply_wire(reply: bytes, header: dict[str, Any]) -> bytes:
     )
 
 
-async def settlement(
-    headers: Sequence[dict[str, Any]],
-    stream: str,
-    ids: Sequence[bytes],
-    index: int,
-    reply: bytes,
-) -> Settlement | None:
-    """The settlement of the message at ``index`` of a batch read from ``stream`` (`Settle`):
-    its reply published on its ``reply_to`` and its entry acknowledged by its append. None for a
-    message that wants no reply or waits on a shard channel (a cluster's: `SPUBLISH`)."""
-    header = headers[index]
+def batch_headers(message: StreamMessage[Any]) -> list[dict[str, Any]]:
+    """The headers of each message of a batch."""
+    return message.batch_headers or [message.headers] * len(message.raw_message["message_ids"])
+
+
+async def settlement(message: StreamMessage[Any], index: int, reply: bytes) -> Settlement | None:
+    """The settlement of the message at ``index`` of a batch (`Settle`): its reply published
+    on its ``reply_to`` and its entry acknowledged by its append. None for a message that
+    wants no reply or waits on a shard channel (a cluster's: `SPUBLISH`)."""
+    header = batch_headers(message)[index]
     reply_to = header.get("reply_to")
     if not reply_to or bus.is_shard_channel(reply_to):
         return None
     wire = await reply_wire(reply, header)
+    stream, ids = message.raw_message["channel"], message.raw_message["message_ids"]
     return Settlement(reply_to, wire, stream, bus.RULES_GROUP, ids[index])
+
+
+async def settle_the_rest(
+    replies_client: Redis,
+    redis: Redis,
+    message: StreamMessage[Any],
+    replies: Sequence[bytes],
+    settled: Collection[int],
+) -> None:
+    """Publish the replies of a batch's messages whose appends did not (all, on a cluster),
+    then acknowledge those messages."""
+    rest = [i for i in range(len(replies)) if i not in settled]
+    if not rest:
+        return
+    headers = batch_headers(message)
+    await publish_replies(replies_client, [replies[i] for i in rest], [headers[i] for i in rest])
+    stream, ids = message.raw_message["channel"], message.raw_message["message_ids"]
+    await redis.xack(stream, bus.RULES_GROUP, *(ids[i] for i in rest))
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:
