@@ -202,10 +202,8 @@ class RulesService:
     async def on_commands(
         self, bodies: Sequence[bytes], message: StreamMessage[Any], sender: str = bus.GATEWAY
     ) -> None:
-        """Answer a batch from ``sender`` (its stream says who): handle it, publish every reply
-        in one pipeline, and acknowledge it (a failure leaves it pending, reclaimed); the replies
-        and acknowledgements of accepted commands went with their appends where the store
-        settles them."""
+        """Answer and acknowledge a batch from ``sender`` (a failure leaves it pending): what
+        the appends did not settle, after them (`settle_the_rest`)."""
         if self.handler is None or self._replies is None or self._redis is None:
             await self.startup()
         assert self.handler is not None
