@@ -32,12 +32,14 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import hiredis
 from redis._parsers.commands import AsyncCommandsParser
 from redis.asyncio import BlockingConnectionPool, Connection, Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import DataError
 from redis.maint_notifications import MaintNotificationsConfig
 
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
@@ -84,7 +86,27 @@ concurrent disconnect of the same connection (``'NoneType' object has no attribu
 "unable to perform operation on ... closed")."""
 
 
-class SturdyConnection(Connection):
+class PackedConnection(Connection):
+    """redis-py's asyncio connection with its commands packed by hiredis (C), as redis-py's
+    synchronous connection already does, instead of redis-py's Python packer: the rules service
+    spent a tenth of its CPU at 256 games packing the arguments of its append scripts. The
+    bytes sent are the same (`tests/unit/test_packed_connection.py`)."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        """The command in the Redis protocol (a command name with a space split in two, as
+        redis-py does; an argument of another type is redis-py's ``DataError``)."""
+        name = args[0]
+        if isinstance(name, str):
+            args = tuple(name.encode().split()) + args[1:]
+        elif b" " in name:
+            args = tuple(name.split()) + args[1:]
+        try:
+            return [hiredis.pack_command(args)]
+        except TypeError as error:
+            raise DataError(str(error)) from error
+
+
+class SturdyConnection(PackedConnection):
     """A cluster node's connection whose I/O fails only with redis-py's ``ConnectionError``.
 
     redis-py's async cluster client, when a command meets a connection error on a node, marks
@@ -307,7 +329,9 @@ def redis_client(url: str, **kwargs: Any) -> Any:
                 **kwargs,
             },
         )
-    return Redis.from_url(url, **{**healing_options(), **kwargs})
+    return Redis.from_url(
+        url, **{"connection_class": PackedConnection, **healing_options(), **kwargs}
+    )
 
 
 def sync_client(url: str, **kwargs: Any) -> Any:
@@ -328,7 +352,11 @@ def blocking_pool(
     """A healing `BlockingConnectionPool` for a plain (not cluster) ``url``: a request beyond
     ``max_connections`` waits up to ``timeout`` seconds for a free connection."""
     return BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=timeout, **healing_options()
+        url,
+        max_connections=max_connections,
+        timeout=timeout,
+        connection_class=PackedConnection,
+        **healing_options(),
     )
 
 
