@@ -67,7 +67,7 @@ class CaseBook:
         )
 
 
-def case_book_of(connection: HTTPConnection) -> CaseBook:
+async def case_book_of(connection: HTTPConnection) -> CaseBook:
     """The app's use cases (a dependency of the routes that call one)."""
     cases: CaseBook = connection.app.state.cases
     return cases

@@ -224,8 +224,10 @@ class Gateway:
         return None if credentials is None else await self.seat_of(game_id, credentials)
 
 
-def gateway_of(connection: HTTPConnection) -> Gateway:
-    """The app's shared `Gateway` (a dependency of every route, HTTP or WebSocket)."""
+async def gateway_of(connection: HTTPConnection) -> Gateway:
+    """The app's shared `Gateway` (a dependency of every route, HTTP or WebSocket). A
+    coroutine: FastAPI runs a plain function's dependency in its thread pool, a thread hop for
+    every request."""
     gateway: Gateway = connection.app.state.gateway
     return gateway
 

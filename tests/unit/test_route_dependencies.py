@@ -1,0 +1,43 @@
+"""No route of the gateway runs a dependency or a handler in the thread pool: FastAPI runs a
+plain function there, a thread hop (and a worker thread's wake-up) for every request that uses
+it; the shared ones (`gateway_of`, `case_book_of`) are on nearly every route."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute, APIWebSocketRoute
+
+from gameserver.gateway.app import create_app
+from gameserver.gateway.wiring import ROUTERS
+from support.gateway import gateway_settings
+
+
+def threaded(dependant: Dependant) -> list[str]:
+    """The calls of ``dependant``'s tree that FastAPI would run in its thread pool."""
+    found = []
+    call: Any = dependant.call
+    if call is not None and not (
+        inspect.iscoroutinefunction(call)
+        or inspect.iscoroutinefunction(type(call).__call__)  # an instance (HTTPBearer)
+        or inspect.isasyncgenfunction(call)
+    ):
+        found.append(getattr(call, "__qualname__", repr(call)))
+    for sub in dependant.dependencies:
+        found += threaded(sub)
+    return found
+
+
+def test_no_route_runs_in_the_thread_pool() -> None:
+    create_app(gateway_settings("redis://127.0.0.1:6379"))  # every router wired
+    routes = [
+        route
+        for router in ROUTERS
+        for route in router.routes
+        if isinstance(route, APIRoute | APIWebSocketRoute)
+    ]
+    assert len(routes) > 20
+    offenders = {route.path: threaded(route.dependant) for route in routes}
+    assert {path: calls for path, calls in offenders.items() if calls} == {}
