@@ -24,11 +24,13 @@ from websockets.asyncio.client import connect
 
 from devkit.redis_server import free_port
 from devkit.waiting import eventually
-from eventstore import MAX_VERSION, RedisEventStore
+from eventstore import MAX_VERSION, KeyLayout, RedisEventStore
 from gameplatform import search
 from gameserver.cli.bot_commands import play_game
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
+from gameserver.gateway.routers.reads_routes import PROJECTION_WAIT_S
+from gameserver.projectors.read_models import ReadModels
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.settings import Settings
@@ -701,3 +703,26 @@ async def test_the_audit_names_the_first_bad_event_of_a_tampered_stream(stack: S
     assert body["first_bad"]["check"] == "hash chain"
     assert "PlantPlaced" in body["first_bad"]["message"]
     assert body["findings"][0] == body["first_bad"]
+
+
+async def test_a_model_read_waits_briefly_for_the_first_projection(stack: Stack) -> None:
+    """No projector runs here. The board of a game created a moment ago is answered as soon
+    as its model is written, within `PROJECTION_WAIT_S`; a model never written is
+    ``not_projected`` once that wait is over."""
+    game_id = await stack.client.create_game(2, seed="wait")
+    board = ReadModels(stack.store_redis, KeyLayout(), "board")
+
+    async def projected_later() -> None:
+        await asyncio.sleep(0.2)
+        await board.write((game_id, 1, b'{"projected":true}', ""))
+
+    projecting = asyncio.ensure_future(projected_later())
+    response = await stack.http.get(f"/games/{game_id}/board")
+    await projecting
+    assert response.status_code == 200
+    assert response.json() == {"projected": True}
+    assert response.headers["X-Model-Version"] == "1"
+
+    started = asyncio.get_running_loop().time()
+    assert_error(await stack.http.get(f"/games/{game_id}/scores"), 404, "not_projected")
+    assert asyncio.get_running_loop().time() - started >= 0.9 * PROJECTION_WAIT_S

@@ -3,6 +3,7 @@ the projectors' read models."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -127,11 +128,30 @@ async def score_model(game_id: GameId, gateway: GatewayDep) -> MsgspecResponse:
     return await _read_model(gateway, game_id, "score")
 
 
+PROJECTION_WAIT_S = 1.0
+"""How long a read of a game's model waits for the game's first projection before it answers
+``not_projected``: the projectors follow the events within milliseconds, and a client that has
+just created a game and asks for its board at once should get it, not a 404."""
+
+
 async def _read_model(gateway: Gateway, game_id: str, name: str) -> MsgspecResponse:
     """A projector's model (``KeyLayout.model_key``), with the version it shows."""
     await gateway.games.require(game_id)
-    stored = await gateway.read_model(name, game_id)
+    stored = await _first_projection(gateway, game_id, name)
     if stored is None:
         raise ApiError(404, "not_projected", f"The {name} of this game is not projected yet.")
     version, model = stored
     return MsgspecResponse(model, headers={"X-Model-Version": str(version)})
+
+
+async def _first_projection(gateway: Gateway, game_id: str, name: str) -> tuple[int, bytes] | None:
+    """The model of a game that exists, read again (5 ms, then twice as long each time, at most
+    100 ms apart) until it is projected or `PROJECTION_WAIT_S` has passed."""
+    loop = asyncio.get_running_loop()
+    deadline, pause = loop.time() + PROJECTION_WAIT_S, 0.005
+    while (stored := await gateway.read_model(name, game_id)) is None:
+        if loop.time() + pause > deadline:
+            return None
+        await asyncio.sleep(pause)
+        pause = min(2 * pause, 0.1)
+    return stored
