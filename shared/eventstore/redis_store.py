@@ -238,8 +238,7 @@ class RedisEventStore:
         if not self.settles_in_append:
             raise ValueError("this store does not settle in its appends (settles_in_append)")
         keys.append(settlement.stream)
-        s = settlement
-        return [1, s.channel, s.message, s.group, s.entry_id]
+        return [1, settlement.channel, settlement.message, settlement.group, settlement.entry_id]
 
     async def _evalsha_all(
         self, calls: Sequence[tuple[list[str], list[bytes | str | int]]], *, wait: bool = True

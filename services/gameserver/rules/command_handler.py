@@ -52,7 +52,7 @@ from eventstore import (
     Settlement,
 )
 from gameplatform import get_game
-from gameplatform.interface import HostedState
+from gameplatform.interface import HostedGame, HostedState
 from gameserver.rules.envelopes import (
     Decision,
     RuleRefusal,
@@ -276,7 +276,7 @@ class CommandHandler:
         """
         if entry is None:
             return
-        command = entry.adapter.finishing_command(entry.value, "")
+        command = owed_finish(entry.adapter, entry.value)
         if command is None:
             return
         finish = bus.CommandEnvelope(
@@ -304,10 +304,11 @@ class CommandHandler:
         return await self.games.load_many(game_ids)
 
 
-def owes_finish(envelope: bus.CommandEnvelope, decision: Decision) -> bool:
-    """Whether the service owes the game a command of its own once this one is appended
-    (`finish_if_due`)."""
-    return get_game(envelope.game).finishing_command(decision.state, "") is not None
+def owed_finish(game: HostedGame, state: HostedState) -> msgspec.Struct | None:
+    """The command the service owes a game in ``state`` (its finish, `finish_if_due`), its
+    seed still blank; None when it owes none."""
+    command: msgspec.Struct | None = game.finishing_command(state, "")
+    return command
 
 
 Indexed = tuple[int, bus.CommandEnvelope]
@@ -443,7 +444,7 @@ class BatchRounds:
         """The decision's append request, settling its message where the service can. A
         command after which the service owes its game a command of its own (the finish) is
         answered once that one is appended too, as on the one-command path."""
-        if self.settle is None or owes_finish(envelope, decision):
+        if self.settle is None or owed_finish(get_game(envelope.game), decision.state):
             return decision.request
         settlement = await self.settle(index, decision.reply)
         if settlement is None:

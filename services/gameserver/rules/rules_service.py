@@ -297,8 +297,6 @@ async def publish_replies(
 ) -> None:
     """Every reply to the channel its command named, in one pipeline: ``SPUBLISH`` to a shard
     channel (a gateway on a Redis Cluster), ``PUBLISH`` to any other."""
-    if not replies:
-        return
     pipe = redis.pipeline(transaction=False)
     for reply, header in zip(replies, headers, strict=True):
         if reply_to := header.get("reply_to"):
@@ -326,7 +324,12 @@ async def reply_wire(reply: bytes, header: dict[str, Any]) -> bytes:
 
 def batch_headers(message: StreamMessage[Any]) -> list[dict[str, Any]]:
     """The headers of each message of a batch."""
-    return message.batch_headers or [message.headers] * len(message.raw_message["message_ids"])
+    return message.batch_headers or [message.headers] * len(entries_of(message)[1])
+
+
+def entries_of(message: StreamMessage[Any]) -> tuple[str, list[bytes]]:
+    """The stream a batch was read from and its messages' entry ids, in the batch's order."""
+    return message.raw_message["channel"], message.raw_message["message_ids"]
 
 
 async def settlement(message: StreamMessage[Any], index: int, reply: bytes) -> Settlement | None:
@@ -338,7 +341,7 @@ async def settlement(message: StreamMessage[Any], index: int, reply: bytes) -> S
     if not reply_to or bus.is_shard_channel(reply_to):
         return None
     wire = await reply_wire(reply, header)
-    stream, ids = message.raw_message["channel"], message.raw_message["message_ids"]
+    stream, ids = entries_of(message)
     return Settlement(reply_to, wire, stream, bus.RULES_GROUP, ids[index])
 
 
@@ -356,7 +359,7 @@ async def settle_the_rest(
         return
     headers = batch_headers(message)
     await publish_replies(replies_client, [replies[i] for i in rest], [headers[i] for i in rest])
-    stream, ids = message.raw_message["channel"], message.raw_message["message_ids"]
+    stream, ids = entries_of(message)
     await redis.xack(stream, bus.RULES_GROUP, *(ids[i] for i in rest))
 
 

@@ -15,6 +15,7 @@ from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.openapi import body, body_of, errors
 from gameserver.gateway.schemas import MsgspecResponse
 from gameserver.projectors.score_projection import ScoreModel
+from gameserver.runtime.healing import backoff_delays
 
 router = APIRouter(tags=["read"], default_response_class=MsgspecResponse)
 
@@ -145,13 +146,14 @@ async def _read_model(gateway: Gateway, game_id: str, name: str) -> MsgspecRespo
 
 
 async def _first_projection(gateway: Gateway, game_id: str, name: str) -> tuple[int, bytes] | None:
-    """The model of a game that exists, read again (5 ms, then twice as long each time, at most
-    100 ms apart) until it is projected or `PROJECTION_WAIT_S` has passed."""
+    """The model of a game that exists, read again (5 ms apart, then twice as long each time,
+    at most 100 ms) until it is projected or `PROJECTION_WAIT_S` has passed."""
     loop = asyncio.get_running_loop()
-    deadline, pause = loop.time() + PROJECTION_WAIT_S, 0.005
+    deadline = loop.time() + PROJECTION_WAIT_S
+    pauses = backoff_delays(first=0.005, cap=0.1)
     while (stored := await gateway.read_model(name, game_id)) is None:
+        pause = next(pauses)
         if loop.time() + pause > deadline:
             return None
         await asyncio.sleep(pause)
-        pause = min(2 * pause, 0.1)
     return stored
