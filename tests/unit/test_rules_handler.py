@@ -25,7 +25,7 @@ from gameserver.runtime.bus import CommandEnvelope, Reply
 from gameserver.runtime.bus import command_digest as digest
 from renature import commands as c
 from renature import events as e
-from renature.rules import legal_actions
+from renature.rules import execute, legal_actions
 from renature.state import GameState
 
 GAME = "g-unit"
@@ -356,3 +356,44 @@ async def test_refused_creation_stores_no_seed(store: CountingStore) -> None:
     assert (reply.status, reply.code) == ("rejected", "invalid_command")
     assert seeds.seeds == {}
     assert not await store.exists(GAME)
+
+
+async def test_a_retried_last_move_finishes_a_game_its_first_instance_left_unfinished(
+    store: CountingStore,
+) -> None:
+    """The instance that appended a game's last move died before the finish; the player's
+    retry reaches another instance whose cache is one move behind. Its append meets the
+    first one (a duplicate), and the game is finished on the stream's state, not left
+    waiting for the seed on the cache's."""
+    one = CommandHandler(store, FakeSeeds(), clock=lambda: NOW)
+    dying = CommandHandler(store, one.seeds, clock=lambda: NOW)
+
+    async def died_first(*_: object) -> None:
+        return None
+
+    dying.finish_if_due = died_first  # type: ignore[method-assign,assignment]
+    setup = [c.CreateGame(GAME, 2, ""), c.JoinGame(0, "ann"), c.JoinGame(1, "bob"), c.StartGame()]
+    for n, command in enumerate(setup):
+        seat = getattr(command, "seat", 0 if isinstance(command, c.StartGame) else None)
+        (reply,) = await replies_to(one, body(command, f"set-up-{n}", seat=seat))
+        assert reply.status == "accepted"
+    for n in range(1000):
+        state = await one.load(GAME)
+        assert isinstance(state, GameState)
+        seat, move = state.current, legal_actions(state, state.current)[0]
+        _, after = execute(state, move)
+        last = after.phase == "final_scoring"
+        moving = dying if last else one  # one's cache stays one move behind the last
+        (reply,) = await replies_to(moving, body(move, f"m{n}", seat=seat))
+        assert reply.status == "accepted"
+        if last:
+            break
+    waiting = await dying.load(GAME)  # (one's cache: still the state before the last move)
+    assert isinstance(waiting, GameState)
+    assert waiting.phase == "final_scoring"
+
+    (again,) = await replies_to(one, body(move, f"m{n}", seat=seat))
+    assert again == reply
+    finished = await one.load(GAME)
+    assert isinstance(finished, GameState)
+    assert finished.phase == "finished"

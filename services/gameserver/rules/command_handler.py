@@ -333,6 +333,8 @@ class BatchRounds:
         self.settled: set[int] = set()
         """The places of the messages whose appends published their replies and acknowledged
         them (`Settle`)."""
+        self.replayed: set[str] = set()
+        """The games of the batch's commands whose appends met their own earlier append."""
 
     async def answer(self, bodies: Sequence[bytes]) -> list[bytes]:
         """The encoded replies, in the order of ``bodies``; never raises."""
@@ -376,8 +378,21 @@ class BatchRounds:
         for index, envelope in alone:
             self.answered.append((index, await self.handler.handle(envelope)))
         for _, envelope in batched:  # alone ones were finished by `handle`
-            await self.handler.finish_if_due(envelope, self.handler.cache.get(envelope.game_id))
+            await self.handler.finish_if_due(envelope, await self._latest(envelope.game_id))
         return self.answered
+
+    async def _latest(self, game_id: str) -> Entry:
+        """The state a game's finish is judged on: the cached one, read again where a command
+        met its own earlier append (that append, maybe another instance's, may be missing from
+        the cache, and a game whose finish it owed would wait for it forever), as
+        `CommandHandler.handle` does."""
+        if game_id not in self.replayed:
+            return self.handler.cache.get(game_id)
+        try:
+            return await self.handler.games.load_entry(game_id)
+        except Exception:
+            log.exception("load_failed", games=1)
+            return self.handler.cache.get(game_id)
 
     async def _load(self, batched: list[Indexed]) -> tuple[list[Indexed], list[Entry]]:
         """The games' states in one read (none for no game); on a failure every command is an
@@ -435,6 +450,8 @@ class BatchRounds:
                 continue
             if isinstance(result, Appended) and request.settlement is not None:
                 self.settled.add(index)
+            if isinstance(result, Duplicate):
+                self.replayed.add(envelope.game_id)
             self.answered.append((index, self.handler.settle(envelope, decision, result)))
         return conflicts
 
