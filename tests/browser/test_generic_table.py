@@ -132,6 +132,8 @@ def generic_game(request: pytest.FixtureRequest, base_url: str, browser: Browser
             assert line.startswith(colour)
             assert f": {score} point{'' if abs(score) == 1 else 's'}" in line
         # Every event in every log once, in order, in words (the live channel, resumed or not).
+        # The log reads its lines after each frame, so it may trail the facts by a read.
+        page.wait_for_function(f"window.table.version >= {events[-1]['version']}", timeout=15000)
         logged = page.eval_on_selector_all(
             "#log li", "items => items.map(i => [Number(i.dataset.version), i.textContent])"
         )

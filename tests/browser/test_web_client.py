@@ -201,6 +201,8 @@ def finished_game(base_url: str, browser: Browser) -> str:
     # Every event of the game is in every log once, in order (the live channel, resumed or not).
     events = stored_events(base_url, game_id)
     for page in (alice, bob, watcher):
+        # The log reads its lines after each frame, so it may trail the facts by a read.
+        page.wait_for_function(f"window.table.version >= {events[-1]['version']}", timeout=15000)
         logged = page.eval_on_selector_all(
             "#log li", "items => items.map(i => Number(i.dataset.version))"
         )

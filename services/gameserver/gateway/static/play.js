@@ -518,7 +518,12 @@ function connect(restart = false) {
   channel.done.then((status) => {
     if (table.live !== channel) return;
     table.live = null;
-    if (status === "ended") refresh().then(() => { if (!table.over) connect(); });
+    // The channel ended (the game is over, or the server closed it): the log catches up with
+    // whatever its frames did not bring, and the page reconnects unless the game is over.
+    if (status === "ended") {
+      loadLog().catch(fail);
+      refresh().then(() => { if (!table.over) connect(); });
+    }
   });
 }
 
