@@ -25,6 +25,8 @@ import asyncio
 import contextlib
 import multiprocessing
 import os
+import threading
+import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 
@@ -53,6 +55,8 @@ NICENESS = 10
 """How much lower the workers' CPU priority is than the gateway's: on a small machine an
 inspection takes what the event loop, the rules service and Redis leave, never their share."""
 BUSY = "Other files are being inspected; retry shortly."
+ORPHAN_CHECK_S = 1.0
+"""How often a worker looks whether the gateway that started it is still there."""
 
 
 class Inspection(msgspec.Struct, frozen=True):
@@ -189,7 +193,7 @@ class DisputeDesk:
         if self._executor is None:  # spawn: a fresh interpreter, no copy of the loop's state
             context = multiprocessing.get_context("spawn")
             self._executor = ProcessPoolExecutor(
-                self.workers, mp_context=context, initializer=_lower_priority
+                self.workers, mp_context=context, initializer=_start_worker
             )
         return self._executor
 
@@ -212,10 +216,21 @@ class DisputeDesk:
             self._executor = None
 
 
-def _lower_priority() -> None:
-    """A worker's start: it yields the CPU to the services (`NICENESS`)."""
+def _start_worker() -> None:
+    """A worker's start: it yields the CPU to the services (`NICENESS`), and it ends when the
+    gateway does, however the gateway ended (`_end_with`)."""
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
+    threading.Thread(target=_end_with, args=(os.getppid(),), daemon=True).start()
+
+
+def _end_with(parent: int, every_s: float = ORPHAN_CHECK_S) -> None:
+    """Exit once ``parent`` is gone. A worker waits for work on a pipe whose writing end it
+    holds itself (the pool hands each worker both ends), so a gateway killed outright would
+    leave it waiting forever: it watches for being handed to another parent instead."""
+    while os.getppid() == parent:
+        time.sleep(every_s)
+    os._exit(0)
 
 
 class DisputeGate:
