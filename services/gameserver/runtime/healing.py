@@ -40,7 +40,11 @@ Redis returning, long enough not to spin while it is away."""
 
 BLOCKING_READ_OPTIONS: Final[dict[str, Any]] = {
     "socket_timeout": None,
-    "socket_connect_timeout": 2.0,
+    # A Redis that is down refuses at once; this bounds only a connection nobody answers. 2 s
+    # failed a rules service's start once on a two-core machine running the whole suite (most
+    # likely the process waited its turn for the CPU longer than that); a restarted Redis is
+    # found within the second either way.
+    "socket_connect_timeout": 5.0,
     "socket_keepalive": True,
 }
 
