@@ -20,7 +20,7 @@ install: $(STAMP)
 ## bytecode, and the suite starts hundreds of service processes. The installed packages get
 ## theirs from `uv sync --compile-bytecode` above.
 bytecode: $(STAMP)
-	@$(RUN) python -m compileall -q -j 0 shared services bench tests >/dev/null
+	@$(RUN) python -m compileall -q -j 0 shared services bench tests
 
 ## Start the whole stack (Redis, rules service, projectors, clock, gateway). A development
 ## stack: chosen seeds are allowed so that `renature bots play` deals like `renature simulate`.
