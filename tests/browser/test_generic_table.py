@@ -23,6 +23,7 @@ from support.browser_pages import (
     PAGE_ERRORS,
     assert_accessible,
     attribute,
+    logged,
     new_page,
     settled,
     shot,
@@ -132,13 +133,9 @@ def generic_game(request: pytest.FixtureRequest, base_url: str, browser: Browser
             assert line.startswith(colour)
             assert f": {score} point{'' if abs(score) == 1 else 's'}" in line
         # Every event in every log once, in order, in words (the live channel, resumed or not).
-        # The log reads its lines after each frame, so it may trail the facts by a read.
-        page.wait_for_function(f"window.table.version >= {events[-1]['version']}", timeout=15000)
-        logged = page.eval_on_selector_all(
-            "#log li", "items => items.map(i => [Number(i.dataset.version), i.textContent])"
-        )
-        assert [version for version, _ in logged] == [event["version"] for event in events]
-        assert all(text and "undefined" not in text for _, text in logged)
+        lines = logged(page, events[-1]["version"])
+        assert [version for version, _ in lines] == [event["version"] for event in events]
+        assert all(text and "undefined" not in text for _, text in lines)
         assert page.locator("#board svg").count() == 1
         assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
     shot(alice, f"table-{name}-finished")

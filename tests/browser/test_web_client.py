@@ -28,6 +28,7 @@ from support.browser_pages import (
     VIEWPORTS,
     assert_accessible,
     attribute,
+    logged,
     new_page,
     settled,
     shot,
@@ -201,12 +202,8 @@ def finished_game(base_url: str, browser: Browser) -> str:
     # Every event of the game is in every log once, in order (the live channel, resumed or not).
     events = stored_events(base_url, game_id)
     for page in (alice, bob, watcher):
-        # The log reads its lines after each frame, so it may trail the facts by a read.
-        page.wait_for_function(f"window.table.version >= {events[-1]['version']}", timeout=15000)
-        logged = page.eval_on_selector_all(
-            "#log li", "items => items.map(i => Number(i.dataset.version))"
-        )
-        assert logged == [event["version"] for event in events]
+        versions = [version for version, _ in logged(page, events[-1]["version"])]
+        assert versions == [event["version"] for event in events]
     shot(bob, "table-finished")
     shot(alice, "table-finished-phone")
     return game_id

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_openapi_fuzz import SEMANTIC_422S, assert_all_up, run_schemathesis
 from test_stack import E2EStack, e2e_stack
+
+from support.openapi_fuzz import SEMANTIC_422S, run_schemathesis
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -37,4 +38,4 @@ def test_the_gateway_answers_a_seated_player_as_its_openapi_document_says(
     run_schemathesis(
         e2e_stack.gateway_url, tmp_path, env={"SEAT_TOKEN": tokens[0], "GAME_ID": game_id}
     )
-    assert_all_up(e2e_stack)
+    e2e_stack.assert_all_alive()

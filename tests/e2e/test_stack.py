@@ -144,6 +144,10 @@ class E2EStack:
     def logs(self) -> str:
         return "\n".join(service.tail() for service in self.services.values())
 
+    def assert_all_alive(self) -> None:
+        dead = [name for name, service in self.services.items() if not service.alive]
+        assert not dead, f"{dead} died\n{self.logs()}"
+
     def wait_projector_ready(self, name: str, timeout: float = STARTUP_TIMEOUT) -> None:
         """Ready once its consumer group exists on the last partition feed (set-up done)."""
         group = {"board": bus.BOARD_GROUP, "score": bus.SCORE_GROUP}[name]

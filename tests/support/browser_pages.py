@@ -63,6 +63,17 @@ def settled(page: Page) -> None:
     )
 
 
+def logged(page: Page, last: int) -> list[tuple[int, str]]:
+    """The table page's log (each line's version and words) once it reaches version ``last``:
+    the page reads its log's lines after each live frame, so the log may trail the rest of the
+    page by a read."""
+    page.wait_for_function(f"window.table.version >= {last}", timeout=15000)
+    lines: list[tuple[int, str]] = page.eval_on_selector_all(
+        "#log li", "items => items.map(i => [Number(i.dataset.version), i.textContent])"
+    )
+    return [(version, text) for version, text in lines]
+
+
 def upload_and_find(
     page: Page, base_url: str, folder: Path, honest: list[Any], forged: list[Any], query: str = ""
 ) -> Locator:

@@ -26,7 +26,6 @@ import contextlib
 import multiprocessing
 import os
 import threading
-import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 
@@ -55,8 +54,6 @@ NICENESS = 10
 """How much lower the workers' CPU priority is than the gateway's: on a small machine an
 inspection takes what the event loop, the rules service and Redis leave, never their share."""
 BUSY = "Other files are being inspected; retry shortly."
-ORPHAN_CHECK_S = 1.0
-"""How often a worker looks whether the gateway that started it is still there."""
 
 
 class Inspection(msgspec.Struct, frozen=True):
@@ -218,19 +215,21 @@ class DisputeDesk:
 
 def _start_worker() -> None:
     """A worker's start: it yields the CPU to the services (`NICENESS`), and it ends when the
-    gateway does, however the gateway ended (`_end_with`)."""
+    gateway does, however the gateway ended (`_end_with_parent`)."""
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
-    threading.Thread(target=_end_with, args=(os.getppid(),), daemon=True).start()
+    threading.Thread(target=_end_with_parent, daemon=True).start()
 
 
-def _end_with(parent: int, every_s: float = ORPHAN_CHECK_S) -> None:
-    """Exit once ``parent`` is gone. A worker waits for work on a pipe whose writing end it
-    holds itself (the pool hands each worker both ends), so a gateway killed outright would
-    leave it waiting forever: it watches for being handed to another parent instead."""
-    while os.getppid() == parent:
-        time.sleep(every_s)
-    os._exit(0)
+def _end_with_parent() -> None:
+    """Exit once the gateway that started this worker is gone. A worker waits for work on a
+    pipe whose writing end it holds itself (the pool hands each worker both ends), so a
+    gateway killed outright would leave it waiting forever; multiprocessing's handle on the
+    parent (`multiprocessing.parent_process`) is waited on instead."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        parent.join()
+        os._exit(0)
 
 
 class DisputeGate:
