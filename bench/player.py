@@ -1,14 +1,15 @@
 """What players get: the gateway driven as frontends drive it, beside today's bench path and a
 reference peer (boardgame.io 0.50.2) measured in the same run, on a chosen topology.
 
-Every service is a separate process group (rules, board and score projectors, the gateway with
-its worker processes), on a private Redis with durable acknowledgements (``appendfsync
-always``, durability ``always``: a command is answered once its events are fsynced) or a
-private Redis Cluster (three masters with a replica each, durability ``replica``: answered once
-a replica has the events, ``WAIT 1``). The gateway's rate limits are off (one load address
-plays hundreds of games, as a bot or tournament server does: ``RENATURE_RATE_LIMITS=off``,
-and ``RENATURE_CONNECTIONS_PER_ADDRESS`` lifted); ``--topology limits=on`` counts every request
-in its buckets as production does, with every limit lifted so that none is refused.
+Every service is a separate process group (rules, the board and score projectors together as
+``serve all`` runs them, the gateway with its worker processes), on a private Redis with
+durable acknowledgements (``appendfsync always``, durability ``always``: a command is answered
+once its events are fsynced) or a private Redis Cluster (three masters with a replica each,
+durability ``replica``: answered once a replica has the events, ``WAIT 1``). The gateway's
+rate limits are off (one load address plays hundreds of games, as a bot or tournament server
+does: ``RENATURE_RATE_LIMITS=off``, and ``RENATURE_CONNECTIONS_PER_ADDRESS`` lifted);
+``--topology limits=on`` counts every request in its buckets as production does, with every
+limit lifted so that none is refused.
 The load runs in separate processes too (`bench.loadgen`), each playing its share of the games
 over one path:
 

@@ -26,8 +26,9 @@ class Topology:
     """Instances of each service, load processes, single Redis or cluster."""
 
     rules: int = 1
-    board: int = 1
-    score: int = 1
+    models: int = 1  # the board and score projectors in one consumer (what `serve all` runs)
+    board: int = 0  # the board projector alone
+    score: int = 0  # the score projector alone
     gateway: int = 1  # worker processes of one gateway (uvicorn --workers)
     load: int = 1
     redis: str = "single"  # or "cluster"
@@ -37,13 +38,13 @@ class Topology:
 
     @classmethod
     def parse(cls, text: str) -> Topology:
-        """``rules=2,board=2,score=2,gateway=2,load=2,redis=cluster,limits=on``; ``all=N``
-        sets every service to N instances."""
+        """``rules=2,models=2,gateway=2,load=2,redis=cluster,limits=on`` (``models=0,board=2,
+        score=2``: the projectors apart); ``all=N`` sets every service to N instances."""
         values: dict[str, Any] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
             name, _, value = part.partition("=")
             if name == "all":
-                for service in ("rules", "board", "score", "gateway"):
+                for service in ("rules", "models", "gateway"):
                     values[service] = int(value)
             elif name == "redis":
                 if value not in ("single", "cluster"):
@@ -53,7 +54,7 @@ class Topology:
                 if value not in ("on", "off"):
                     raise ValueError("limits=on or limits=off")
                 values[name] = value == "on"
-            elif name in ("rules", "board", "score", "gateway", "load"):
+            elif name in ("rules", "models", "board", "score", "gateway", "load"):
                 values[name] = int(value)
             else:
                 raise ValueError(f"unknown topology item {name!r}")
@@ -65,8 +66,17 @@ class Topology:
             if self.redis == "cluster"
             else "one Redis (AOF, appendfsync always)"
         )
+        projectors = ", ".join(
+            f"{name} x{count}"
+            for name, count in (
+                ("models", self.models),
+                ("board", self.board),
+                ("score", self.score),
+            )
+            if count
+        )
         return (
-            f"rules x{self.rules}, board x{self.board}, score x{self.score}, "
+            f"rules x{self.rules}, {projectors or 'no projector'}, "
             f"gateway x{self.gateway} workers, load x{self.load} processes, {redis}, "
             f"rate limits {'on (lifted: counted, never refused)' if self.limits else 'off'}"
         )
@@ -74,7 +84,7 @@ class Topology:
     @property
     def instances(self) -> int:
         """Instances of each service, when they are all alike (for scaling efficiency)."""
-        return max(self.rules, self.board, self.score, self.gateway)
+        return max(self.rules, self.models, self.board, self.score, self.gateway)
 
 
 def group_cpu(pgid: int) -> float:
@@ -271,7 +281,8 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
 
 def _start_services(stack: Stack, topology: Topology, port: int) -> None:
     """Every service of ``topology``, started and awaited (the gateway on ``port``)."""
-    for name, count in (("board", topology.board), ("score", topology.score)):
+    projectors = (("models", topology.models), ("board", topology.board), ("score", topology.score))
+    for name, count in projectors:
         for _ in range(count):
             stack.start(name)
     for _ in range(topology.rules):

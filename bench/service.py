@@ -3,7 +3,8 @@ the rules service with many concurrent bot games, and command → read-model lat
 
 Everything runs as separate OS processes, as in production: a private ``redis-server`` on a free
 port (never the system Redis), the rules service (one instance, then two) and the board and score
-projectors (``python -m gameserver.runtime.supervisor <service>`` with ``REDIS_URL`` set).
+projectors together (``models``, as ``serve all`` runs them), each ``python -m
+gameserver.runtime.supervisor <service>`` with ``REDIS_URL`` set.
 
 The load generator is this process. Its bot games are worked out beforehand, in process, from
 chosen seeds, which it puts into the seed vault as a tournament server would (see
@@ -338,7 +339,7 @@ async def bench(server: RedisServer, stack: Stack, redis_pid: int) -> None:
             f"load: {SCRIPTS} bot games worked out in process in "
             f"{time.perf_counter() - started:.1f} s ({steps / SCRIPTS:.0f} commands a game)"
         )
-        for service in ("board", "score", "rules"):
+        for service in ("models", "rules"):  # as `serve all` runs them
             stack.start(service)
         await wait_ready(redis, store, stack, rules=1)
         await client.start()

@@ -1,7 +1,8 @@
 """A Jepsen-style chaos run of the whole stack, and the checker of its history.
 
 Redis and every service run as separate OS processes: Redis with an append-only file, two
-rules services, the board and score projectors and the gateway (each started as ``python -m
+rules services, the board and score projectors folded together (``models``) and the board
+projector alone beside them, and the gateway (each started as ``python -m
 gameserver.runtime.supervisor <name>``, like the end-to-end tests). HTTP clients play many games
 to the end through the gateway: every request whose outcome is unknown (a timeout, a dropped
 connection, a 5xx) is sent again with the same ids (command ids, ``Idempotency-Key`` for games
@@ -71,8 +72,11 @@ from renature.audit import audit
 from renature.game import replay
 from renature.view import view
 
-SERVICES = ("rules-a", "rules-b", "board", "score", "gateway")
-KINDS = ("rules", "rules", "board", "score", "gateway")
+SERVICES = ("rules-a", "rules-b", "models", "board", "gateway")
+KINDS = ("rules", "rules", "models", "board", "gateway")
+"""The board and score projectors folded together, as ``serve all`` runs them, and beside them
+the board projector alone: both write the board models, each only forward, through every
+fault."""
 WATCHED = "gateway-watch"
 """A gateway no fault touches: it lives through every Redis restart of the run."""
 GATEWAY_FAULTS = ("stop:gateway", "kill:gateway")

@@ -83,7 +83,7 @@ def test_a_5xx_answered_after_the_next_fault_froze_the_gateway_is_that_faults_do
     assert "froze or killed the gateway (that fault's doing, not counted late): 1" in (
         report.format()
     )
-    back.next_fault = "kill:score"
+    back.next_fault = "kill:models"
     assert report.late_5xx()
     back.next_fault = "stop:gateway"
     report.errors = [

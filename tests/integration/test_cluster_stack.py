@@ -186,7 +186,7 @@ async def test_replies_travel_on_shard_channels_and_the_services_are_alive(
     await eventually(lambda: bool(shard_channels()), "a worker's reply channel", timeout=30)
     assert all(c.decode().startswith(SHARD_REPLY_CHANNELS) for c in shard_channels())
     assert served.on_masters("PUBSUB", "CHANNELS", f"{REPLY_CHANNELS}*") == []
-    for service in ("rules", "board", "score", "clock", "retention"):
+    for service in ("rules", "models", "clock", "retention"):
         done = subprocess.run(
             [sys.executable, "-m", "gameserver.runtime.probe", "live", service],
             env=served.env,

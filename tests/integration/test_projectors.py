@@ -17,13 +17,12 @@ from gameserver.projectors import (
     ScoreProjection,
     model_key,
 )
-from gameserver.projectors.board_projection import board_model
-from gameserver.projectors.projector_runner import json_encoder
 from gameserver.projectors.score_projection import ScoreFold, ScoreModel
 from gameserver.runtime.bus import BOARD_GROUP
 from renature import events as e
 from renature.game import play, replay
 from support.monitor import addresses, watching
+from support.projecting import append_batches, drain, expected_board
 
 pytestmark = pytest.mark.redis
 
@@ -46,28 +45,6 @@ async def games(store: RedisEventStore) -> dict[str, list[e.Event]]:
     return played
 
 
-async def append_batches(store: RedisEventStore, game_id: str, events: list[e.Event]) -> None:
-    """Append events in their command batches (a batch starts at an event with a cause)."""
-    batches: list[list[e.Event]] = []
-    for event in events:
-        if event.cause is not None or not batches:
-            batches.append([])
-        batches[-1].append(event)
-    version = await store.version(game_id)
-    for batch in batches:
-        if batch[-1].version <= version:
-            continue
-        result = await store.append(
-            game_id,
-            command_id=f"c{batch[0].version}",
-            expected_version=batch[0].version - 1,
-            events=[e.encode(ev) for ev in batch],
-            outcome=b"ok",
-        )
-        assert result.__class__.__name__ == "Appended", result
-        version = batch[-1].version
-
-
 def board_projector(
     store: RedisEventStore, redis: aioredis.Redis, consumer: str = "b1"
 ) -> Projector[HostedState]:
@@ -78,14 +55,6 @@ def score_projector(
     store: RedisEventStore, redis: aioredis.Redis, consumer: str = "s1"
 ) -> Projector[ScoreFold]:
     return Projector(store, redis, ScoreProjection(), consumer, batch=50)
-
-
-async def drain(projector: Projector[Any]) -> int:
-    await projector.setup()
-    total = 0
-    while read := await projector.poll():
-        total += read
-    return total
 
 
 async def models(
@@ -104,12 +73,6 @@ def assert_public(model_bytes: bytes) -> None:
         assert "reserve" not in seat
         if model["phase"] != "finished":
             assert all(t["id"] is None and t["back"] is None for t in seat["tokens"])
-
-
-def expected_board(events: list[e.Event]) -> bytes:
-    state = replay(events)
-    assert state is not None
-    return json_encoder.encode(board_model(state))
 
 
 async def test_board_models_equal_a_fresh_view_of_the_stream(

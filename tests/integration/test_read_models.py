@@ -56,3 +56,34 @@ async def test_a_write_acknowledges_its_feed_entries_unless_it_was_refused(
     kept = (partition, "board", ids[1:])
     assert await models.write_many([("g-1", 1, b"{}", "h1")], [kept]) == [0]  # kept: acknowledged
     assert await pending() == 0
+
+
+async def test_models_written_together_move_forward_each_on_its_own(
+    redis: aioredis.Redis,
+) -> None:
+    """Models of several projections written by one script (`projectors.together`): each
+    only forward (one ahead is kept, the other written), the oldest is what `stored` reports,
+    and a write refused (its fold is not on the stream's history) writes none of them."""
+    layout = KeyLayout()
+    models = ReadModels(redis, layout, "board", "score")
+    game = layout.game_key("g-1")
+    for version, hash_ in ((1, "h1"), (2, "h2"), (3, "h3")):
+        await redis.xadd(game, {"hash": hash_}, id=f"0-{version}")
+    ahead = ReadModels(redis, layout, "board")
+    assert await ahead.write(("g-1", 3, b"board-3", "h3")) == 1
+
+    assert await models.stored(["g-1"]) == [(None, None)]  # the score model: none yet
+    assert await models.write(("g-1", 2, (b"board-2", b"score-2"), "h2")) == 1
+    assert await ahead.read("g-1") == (3, b"board-3")  # ahead: kept
+    assert await ReadModels(redis, layout, "score").read("g-1") == (2, b"score-2")
+    assert await models.stored(["g-1"]) == [(b"2", b"h2")]  # the older of the two
+
+    assert await models.write(("g-1", 3, (b"board-x", b"score-x"), "not-h3")) == -1
+    assert await models.stored(["g-1"]) == [(b"2", b"h2")]  # refused: nothing written
+    assert await models.write(("g-1", 3, (b"board-3", b"score-3"), "h3")) == 1
+    assert await models.write(("g-1", 3, (b"board-3", b"score-3"), "h3")) == 0  # both as new
+    with pytest.raises(ValueError, match="1 models for 2 names"):
+        await models.write(("g-1", 4, b"board-4", "h4"))
+    await models.drop_all([])
+    assert await redis.keys("*:board:*") == []
+    assert await redis.keys("*:score:*") == []

@@ -9,7 +9,10 @@ import typer
 from gameserver.runtime.settings import Settings
 
 app = typer.Typer(
-    help="Run the services: rules, board, score, clock, retention, gateway, or all of them.",
+    help=(
+        "Run the services: rules, models (the board and score projectors together), board, "
+        "score, clock, retention, gateway, or all of them."
+    ),
     no_args_is_help=True,
 )
 
@@ -78,6 +81,15 @@ def _run(
 def rules(redis_url: RedisUrl = None) -> None:
     """The rules service: commands from the bus, events into the store, replies back."""
     _run("rules", redis_url)
+
+
+@app.command()
+def models(
+    redis_url: RedisUrl = None, rebuild: Rebuild = False, rebuild_only: RebuildOnly = False
+) -> None:
+    """The board and score projectors in one consumer (what `serve all` runs): one read of
+    the feeds and one write per game for both models."""
+    _run("models", redis_url, rebuild=rebuild, rebuild_only=rebuild_only)
 
 
 @app.command()

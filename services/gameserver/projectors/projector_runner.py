@@ -29,6 +29,7 @@ from eventstore.keys import parse_partitions
 from eventstore.redis_client import redis_client
 from gameserver.projectors.folds import Folds, Projection
 from gameserver.projectors.read_models import Ack, ReadModels, Write
+from gameserver.projectors.together import Folded, Together
 from gameserver.runtime import healing
 from gameserver.runtime.feed_consumer import FeedConsumer
 from gameserver.runtime.logging import configure_logging, get_logger
@@ -43,6 +44,7 @@ from gameserver.runtime.state_cache import (
 __all__ = [
     "Projection",
     "Projector",
+    "Together",
     "create_projector",
     "json_encoder",
     "model_key",
@@ -64,13 +66,14 @@ def model_key(layout: KeyLayout, name: str, game_id: str) -> str:
 
 
 class Projector(Generic[F]):
-    """Feeds in, read models out; any number of instances may share one consumer group."""
+    """Feeds in, read models out; any number of instances may share one consumer group. The
+    projection may be several folded `Together` (one group, one fold and write per game)."""
 
     def __init__(
         self,
         store: RedisEventStore,
         redis: Redis,
-        projection: Projection[F],
+        projection: Projection[F] | Together,
         consumer: str,
         *,
         batch: int = 200,
@@ -82,9 +85,10 @@ class Projector(Generic[F]):
         self.redis = redis
         self.projection = projection
         self.cache_size = cache_size
-        self.folds = Folds(store, projection, cache_size, log.bind(projection=projection.name))
-        self.cache: StateCache[F] = self.folds.cache
-        self.models = ReadModels(redis, store.layout, projection.name)
+        self.together = projection if isinstance(projection, Together) else Together([projection])
+        self.folds = Folds(store, self.together, cache_size, log.bind(projection=projection.name))
+        self.cache: StateCache[Folded] = self.folds.cache
+        self.models = ReadModels(redis, store.layout, *self.together.names)
         self._log = log.bind(projection=projection.name, consumer=consumer)
         self.feeds = FeedConsumer(
             store,
@@ -143,7 +147,7 @@ class Projector(Generic[F]):
         by_game: dict[str, list[FeedEntry]] = defaultdict(list)
         for entry in entries:
             by_game[entry.game_id].append(entry)
-        writes: list[tuple[str, Cached[F]]] = []
+        writes: list[tuple[str, Cached[Folded]]] = []
         behind: list[str] = []
         for game_id, game_entries in by_game.items():
             try:
@@ -161,7 +165,7 @@ class Projector(Generic[F]):
             await self.feeds.ack(rest)
 
     async def _write(
-        self, writes: list[tuple[str, Cached[F]]], by_game: dict[str, list[FeedEntry]]
+        self, writes: list[tuple[str, Cached[Folded]]], by_game: dict[str, list[FeedEntry]]
     ) -> list[str]:
         """Write the models, each script acknowledging its game's entries; returns the games
         written that are still to be acknowledged (their write refused, then replayed and
@@ -189,7 +193,7 @@ class Projector(Generic[F]):
         self,
         games: list[str],
         by_game: dict[str, list[FeedEntry]],
-        writes: list[tuple[str, Cached[F]]],
+        writes: list[tuple[str, Cached[Folded]]],
     ) -> list[str]:
         """Fold the games whose cached fold the batch does not continue, after reading their
         stored models' versions (one round trip): each fold to write goes to ``writes``; the
@@ -237,11 +241,12 @@ class Projector(Generic[F]):
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _write_call(self, game_id: str, cached: Cached[F]) -> Write:
+    def _write_call(self, game_id: str, cached: Cached[Folded]) -> Write:
         """The model write of a fold (rendered by its game's projection)."""
-        return game_id, cached.version, _render_with(self.projection, cached), cached.last_hash
+        models = self.together.render_each(cached.adapter, cached.value)
+        return game_id, cached.version, models, cached.last_hash
 
-    async def _store_model(self, game_id: str, cached: Cached[F] | None) -> int:
+    async def _store_model(self, game_id: str, cached: Cached[Folded] | None) -> int:
         """Write the model: 1 written, 0 kept (as new), -1 refused (not on the stream)."""
         if cached is None:
             return 0
@@ -256,11 +261,9 @@ def _ack_of(entries: Sequence[FeedEntry], group: str) -> Ack:
     return entries[0].partition, group, [entry.entry_id for entry in entries]
 
 
-def _render_with(projection: Projection[F], cached: Cached[F]) -> bytes:
-    return projection.render(cached.adapter, cached.value)
-
-
-def create_projector(settings: Settings, redis: Redis, projection: Projection[F]) -> Projector[F]:
+def create_projector(
+    settings: Settings, redis: Redis, projection: Projection[F] | Together
+) -> Projector[F]:
     """A projector configured from ``settings`` on a bytes Redis client."""
     store = RedisEventStore(
         redis, prefix=settings.store.prefix, partitions=settings.store.partitions
@@ -279,7 +282,10 @@ def create_projector(settings: Settings, redis: Redis, projection: Projection[F]
 
 
 async def serve(
-    settings: Settings, projection: Projection[F], stop: asyncio.Event, rebuild: bool = False
+    settings: Settings,
+    projection: Projection[F] | Together,
+    stop: asyncio.Event,
+    rebuild: bool = False,
 ) -> None:
     """Run one projector until ``stop`` is set; optionally rebuild its models first."""
     # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
@@ -294,7 +300,7 @@ async def serve(
         await redis.aclose()
 
 
-async def _rebuild(settings: Settings, projection: Projection[F]) -> int:
+async def _rebuild(settings: Settings, projection: Projection[F] | Together) -> int:
     redis = redis_client(settings.store.redis_url)
     try:
         return await create_projector(settings, redis, projection).rebuild()
@@ -302,13 +308,13 @@ async def _rebuild(settings: Settings, projection: Projection[F]) -> int:
         await redis.aclose()
 
 
-def rebuild_only(settings: Settings, projection: Projection[F]) -> int:
+def rebuild_only(settings: Settings, projection: Projection[F] | Together) -> int:
     """Drop and rebuild every model of ``projection``, then return (no feed consumption)."""
     configure_logging(settings.logging.log_level, service=projection.name)
     return asyncio.run(_rebuild(settings, projection))
 
 
-def run(settings: Settings, projection: Projection[F], rebuild: bool = False) -> None:
+def run(settings: Settings, projection: Projection[F] | Together, rebuild: bool = False) -> None:
     """Blocking entry point used by ``renature serve board|score``."""
 
     async def main(stop: asyncio.Event) -> None:

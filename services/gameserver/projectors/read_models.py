@@ -23,17 +23,21 @@ from eventstore import KeyLayout
 from eventstore.redis_values import text
 
 WRITE_MODEL_LUA = r"""
--- KEYS[1] read model hash; KEYS[2] the game's stream (same hash slot)
--- KEYS[3] (optional) the partition feed the model's entries came from (same hash slot)
--- ARGV[1] version; ARGV[2] model bytes; ARGV[3] hash of the event at ARGV[1] ('' if unknown)
--- ARGV[4] (with KEYS[3]) the consumer group; ARGV[5..] the feed entries to acknowledge
--- Returns 1: written; 0: kept (the stored model is as new and on the stream's history);
--- -1: refused, the fold is not on the stream's history (rebuild it from the stream); the
--- entries are acknowledged unless refused.
+-- KEYS[1..n] the read model hashes of one game (n = ARGV[3]: one per projection written
+-- together); KEYS[n+1] the game's stream; KEYS[n+2] (optional) the partition feed the models'
+-- entries came from (every key in the game's hash slot)
+-- ARGV[1] version; ARGV[2] hash of the event at ARGV[1] ('' if unknown); ARGV[3] n;
+-- ARGV[4..3+n] the models' bytes; ARGV[4+n] (with the feed) the consumer group; ARGV[5+n..]
+-- the feed entries to acknowledge
+-- Returns 1: written (one model at least); 0: kept (every stored model is as new and on the
+-- stream's history); -1: refused, the fold is not on the stream's history (rebuild it from
+-- the stream), nothing written; the entries are acknowledged unless refused.
+local n = tonumber(ARGV[3])
+local stream = KEYS[n + 1]
 local function hash_at(version)
-  local entry = redis.call('XRANGE', KEYS[2], '0-' .. version, '0-' .. version)
+  local entry = redis.call('XRANGE', stream, '0-' .. version, '0-' .. version)
   if #entry == 0 then
-    if redis.call('EXISTS', KEYS[2]) == 0 then
+    if redis.call('EXISTS', stream) == 0 then
       return nil  -- a finished game packed by the retention service: no stream to check
     end
     return false
@@ -46,17 +50,10 @@ local function hash_at(version)
   end
   return nil
 end
-local function write()
-  local new = tonumber(ARGV[1])
-  if ARGV[3] ~= '' then
-    local at = hash_at(new)
-    if at == false or (at ~= nil and at ~= ARGV[3]) then
-      return -1
-    end
-  end
-  local stored = redis.call('HMGET', KEYS[1], 'version', 'hash')
+local function write_one(key, model)
+  local stored = redis.call('HMGET', key, 'version', 'hash')
   local current = tonumber(stored[1] or '0')
-  if current >= new then
+  if current >= tonumber(ARGV[1]) then
     if not stored[2] or stored[2] == '' then
       return 0
     end
@@ -65,18 +62,35 @@ local function write()
       return 0
     end
   end
-  redis.call('HSET', KEYS[1], 'version', ARGV[1], 'model', ARGV[2], 'hash', ARGV[3])
+  redis.call('HSET', key, 'version', ARGV[1], 'model', model, 'hash', ARGV[2])
   return 1
 end
+local function write()
+  if ARGV[2] ~= '' then
+    local at = hash_at(tonumber(ARGV[1]))
+    if at == false or (at ~= nil and at ~= ARGV[2]) then
+      return -1
+    end
+  end
+  local result = 0
+  for i = 1, n do
+    if write_one(KEYS[i], ARGV[3 + i]) == 1 then
+      result = 1
+    end
+  end
+  return result
+end
 local result = write()
-if result ~= -1 and KEYS[3] and #ARGV > 4 then
-  redis.call('XACK', KEYS[3], ARGV[4], unpack(ARGV, 5))
+local feed = KEYS[n + 2]
+if result ~= -1 and feed and #ARGV > 4 + n then
+  redis.call('XACK', feed, ARGV[4 + n], unpack(ARGV, 5 + n))
 end
 return result
 """
 
-Write = tuple[str, int, bytes, str]
-"""A model to write: game id, version, model bytes, hash of the event at that version."""
+Write = tuple[str, int, "bytes | tuple[bytes, ...]", str]
+"""Models to write: game id, version, the model's bytes (one per name of the `ReadModels`, in
+its order, when it writes several), hash of the event at that version."""
 
 Ack = tuple[int, str, Sequence[str]]
 """Feed entries a write acknowledges once the model is written or kept: the partition, the
@@ -87,16 +101,23 @@ Stored = tuple[bytes | str | None, bytes | str | None]
 
 
 class ReadModels:
-    """Reads and conditionally writes the models of the projection ``name``."""
+    """Reads and conditionally writes the models of the projection ``name`` (and of ``more``:
+    projections folded together, whose models of a game are written by one script, at one
+    version)."""
 
-    def __init__(self, redis: Redis, layout: KeyLayout, name: str) -> None:
+    def __init__(self, redis: Redis, layout: KeyLayout, name: str, *more: str) -> None:
         self.redis = redis
         self.layout = layout
         self.name = name
+        self.names = (name, *more)
         self._script = redis.register_script(WRITE_MODEL_LUA)
 
     def key(self, game_id: str) -> str:
         return self.layout.model_key(self.name, game_id)
+
+    def keys(self, game_id: str) -> list[str]:
+        """The game's model of every name, in order."""
+        return [self.layout.model_key(name, game_id) for name in self.names]
 
     async def read(self, game_id: str) -> tuple[int, bytes] | None:
         """The stored model of a game and the version it reflects, if there is one."""
@@ -106,11 +127,18 @@ class ReadModels:
         return int(version), model if isinstance(model, bytes) else model.encode()
 
     async def stored(self, game_ids: Sequence[str]) -> list[Stored]:
-        """The stored version and hash of each game's model, in one round trip."""
+        """The stored version and hash of each game's model, in one round trip; of models
+        written together, the oldest (the one a write has to bring forward)."""
         pipe = self.redis.pipeline(transaction=False)
         for game_id in game_ids:
-            pipe.hmget(self.key(game_id), ["version", "hash"])
-        return [(version, hash_) for version, hash_ in await pipe.execute()]
+            for key in self.keys(game_id):
+                pipe.hmget(key, ["version", "hash"])
+        found = [(version, hash_) for version, hash_ in await pipe.execute()]
+        width = len(self.names)
+        return [
+            min(found[at : at + width], key=lambda stored: int(stored[0] or 0))
+            for at in range(0, len(found), width)
+        ]
 
     async def write(self, write: Write) -> int:
         """`write_many` for one model; a Redis error is raised."""
@@ -143,8 +171,11 @@ class ReadModels:
             return []
         pipe = self.redis.pipeline(transaction=False)
         for (game_id, version, model, last_hash), ack in zip(writes, acks, strict=True):
-            keys: tuple[str, ...] = (self.key(game_id), self.layout.game_key(game_id))
-            args: tuple[object, ...] = (version, model, last_hash)
+            models = (model,) if isinstance(model, bytes) else model
+            if len(models) != len(self.names):
+                raise ValueError(f"{len(models)} models for {len(self.names)} names")
+            keys = (*self.keys(game_id), self.layout.game_key(game_id))
+            args: tuple[object, ...] = (version, last_hash, len(models), *models)
             if ack is not None:
                 partition, group, ids = ack
                 keys += (self.layout.feed_key(partition),)
@@ -155,11 +186,12 @@ class ReadModels:
         return [r if isinstance(r, Exception) else int(r) for r in results]
 
     async def drop_all(self, game_ids: Sequence[str]) -> None:
-        """Delete the models of ``game_ids`` and any other model of this projection."""
+        """Delete the models of ``game_ids`` and any other model of these projections."""
         stray = [
             text(key)
-            async for key in self.redis.scan_iter(match=self.layout.model_pattern(self.name))
+            for name in self.names
+            async for key in self.redis.scan_iter(match=self.layout.model_pattern(name))
         ]
-        keys = sorted({*stray, *(self.key(game_id) for game_id in game_ids)})
+        keys = sorted({*stray, *(key for game_id in game_ids for key in self.keys(game_id))})
         for start in range(0, len(keys), 500):
             await self.redis.delete(*keys[start : start + 500])

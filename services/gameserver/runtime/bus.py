@@ -29,6 +29,8 @@ COMMAND_PARTITIONS = CommandPartitions()
 RULES_GROUP = "rules"
 BOARD_GROUP = "board-projector"
 SCORE_GROUP = "score-projector"
+MODELS_GROUP = "models-projector"
+"""The board and score projections folded together (`renature serve models`)."""
 
 
 REPLY_CHANNELS = "rn:reply:"

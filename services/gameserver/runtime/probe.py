@@ -1,6 +1,6 @@
 """Liveness of the worker services, for Kubernetes exec probes (infra/k8s/services.yaml).
 
-    python -m gameserver.runtime.probe live rules|board|score|clock|retention
+    python -m gameserver.runtime.probe live rules|models|board|score|clock|retention
 
 A worker is alive while it keeps reading its streams (the rules service: every command stream
 it is assigned, ``RENATURE_RULES_PARTITIONS``; a subscriber that stopped on one of them is as
@@ -33,7 +33,14 @@ from gameserver.runtime.settings import Settings
 UNREACHABLE = (RedisError, RedisClusterException)
 """What Redis out of reach raises (a cluster client's own errors are not `RedisError`s)."""
 
-MAX_IDLE_S = {"rules": 60, "board": 60, "score": 60, "clock": 60, "retention": 600}
+MAX_IDLE_S = {
+    "rules": 60,
+    "models": 60,
+    "board": 60,
+    "score": 60,
+    "clock": 60,
+    "retention": 600,
+}
 """Default limits: a read at least every few seconds (retention: one pass per interval)."""
 
 
@@ -47,6 +54,7 @@ def streams_and_group(service: str, settings: Settings) -> tuple[list[str], str]
             commands.parse(settings.consumers.rules_partitions)
         ), bus.RULES_GROUP
     groups = {
+        "models": bus.MODELS_GROUP,
         "board": bus.BOARD_GROUP,
         "score": bus.SCORE_GROUP,
         "clock": "clock",

@@ -40,7 +40,11 @@ from gameserver.runtime.settings import Settings, SettingsError
 
 log = get_logger("renature.supervisor")
 
-SERVICES = ("rules", "board", "score", "clock", "retention", "gateway")
+SERVICES = ("rules", "models", "board", "score", "clock", "retention", "gateway")
+"""Every service one process can run: ``models`` is the board and score projections folded
+together in one consumer (`projectors.together`), ``board`` and ``score`` each alone."""
+STACK = ("rules", "models", "clock", "retention", "gateway")
+"""What ``serve all`` starts: each read model once, the board and score in one process."""
 NO_REDIS_MESSAGE = (
     "REDIS_URL is not set and redis-server is not installed, so there is no Redis to run on. "
     "Either install Redis (e.g. `apt-get install redis-server` or `brew install redis`) and "
@@ -72,7 +76,7 @@ def run_service(
         from gameserver.rules import rules_service
 
         rules_service.run(settings)
-    elif name in ("board", "score"):
+    elif name in ("models", "board", "score"):
         from gameserver.projectors import PROJECTIONS, projector_runner
 
         projection = PROJECTIONS[name]()
@@ -305,7 +309,7 @@ class Stack:
             if not self.signing_key_given:  # the stack's own key, made once
                 self.signing_key_id = self.redis.signing_key_id()
                 env["RENATURE_SIGNING_KEY_FILE"] = str(self.redis.signing_key_file)
-        for name in SERVICES:
+        for name in STACK:
             command = [sys.executable, "-m", "gameserver.runtime.supervisor", name]
             if name == "gateway":
                 command += ["--host", self.host, "--port", str(self.port)]
