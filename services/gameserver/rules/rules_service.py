@@ -3,20 +3,23 @@
 It consumes the command streams of the command partitions it is assigned
 (``RENATURE_RULES_PARTITIONS``, all by default; ``rn:{pNN}:commands``, see
 `eventstore.CommandPartitions`) with the consumer group ``RULES_GROUP`` (one consumer name
-per process, so several instances share the work of a stream), one FastStream subscriber per
-stream, a batch of up to ``MAX_BATCH`` envelopes per ``XREADGROUP``, hands the batch to the
-`CommandHandler`, and answers every envelope with a `Reply` on the
-``reply_to`` pub/sub channel named in its headers, with the request's correlation id
-(FastStream's request/reply wire format; see `gameserver.runtime.rules_client`), then
-acknowledges the batch. On one Redis an accepted command's append publishes its reply and
+per process, so several instances share the work of a stream): on one Redis every stream at
+once (`command_reader.CommandReader`: one ``XREADGROUP``, one batch of what every stream of a
+sender had), on a cluster one FastStream subscriber per stream; up to ``MAX_BATCH`` envelopes
+per stream and read. It hands each batch to the `CommandHandler`, and answers every envelope
+with a `Reply` on the ``reply_to`` pub/sub channel named in its headers, with the request's
+correlation id (FastStream's request/reply wire format; see `gameserver.runtime.rules_client`),
+then acknowledges the batch. On one Redis an accepted command's append publishes its reply and
 acknowledges its message in the same step (`eventstore.Settlement`): a move is then two round
 trips of this service (its read and its append), not four. A process that dies mid-batch leaves
-its messages pending, and a second subscriber of each stream takes such messages over with
+its messages pending, and a FastStream subscriber of each stream takes such messages over with
 ``XAUTOCLAIM`` once they are idle long enough.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -41,7 +44,9 @@ from eventstore.redis_client import (
     plain_url,
     redis_client,
 )
+from eventstore.redis_values import text
 from gameserver.rules.command_handler import BatchRounds, CommandHandler
+from gameserver.rules.command_reader import CommandBatch, CommandReader
 from gameserver.rules.envelopes import BatchMeta
 from gameserver.runtime import bus, healing, signing
 from gameserver.runtime.cluster_broker import SturdyClusterBroker
@@ -78,6 +83,16 @@ schema of one message: each stream entry is one envelope, however many are read 
 
 _raw_list = msgspec.json.Decoder(list[msgspec.Raw])
 
+COMMANDS_DESCRIPTION = (
+    "Command envelopes (msgspec JSON `CommandEnvelope`), one stream per command "
+    "partition: `<prefix>:{pNN}:commands` for NN = 00 .. count - 1 "
+    "(RENATURE_COMMAND_PARTITIONS, 4 by default), a game's commands on the stream "
+    "of its partition modulo that count; the clock service's timeout claims on "
+    "`<prefix>:{pNN}:commands:clock`. Each reply (msgspec JSON `Reply`) goes to "
+    "the `reply_to` pub/sub channel of the message's headers, with its "
+    "`correlation_id`."
+)
+
 
 async def envelope_bodies(message: StreamMessage[Any]) -> list[bytes]:
     """The JSON of every envelope of a batch, each decoded later by msgspec: FastStream's body
@@ -102,6 +117,8 @@ class RulesService:
     _redis: Redis | None = field(init=False, default=None)
     sealer: Sealer | None = field(init=False, default=None)  # signs games (with a key)
     _replies: Redis | None = field(init=False, default=None)  # never resends (`startup`)
+    _reading: asyncio.Task[None] | None = field(init=False, default=None)  # `CommandReader`
+    _reader_redis: Redis | None = field(init=False, default=None)  # its blocking reads
 
     @property
     def command_streams(self) -> list[str]:
@@ -115,7 +132,8 @@ class RulesService:
             async def on_commands(bodies: EnvelopeBatch) -> None:
                 """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
                 # From the context, not Context(): FastDepends resolves that in a thread.
-                await self.on_commands(bodies, self.broker.context.get_local("message"), sender)
+                message = self.broker.context.get_local("message")
+                await self.on_commands(batch_of(message, bodies), sender)
 
             return on_commands
 
@@ -133,7 +151,9 @@ class RulesService:
         for sender, streams in sender_streams(self.settings, self.partitions).items():
             for index, stream in enumerate(streams):
                 documented = index == 0 and sender == bus.GATEWAY
-                self._subscribe(stream, on_commands_from(sender), documented=documented)
+                self._subscribe(
+                    stream, on_commands_from(sender), documented=documented, reading=cluster
+                )
         # Self-healing: back within a second of Redis returning, and a consumer
         # group lost with Redis's data is created again instead of stopping the service.
         healing.fast_reconnect()
@@ -141,6 +161,7 @@ class RulesService:
             self.broker,
             logger=stdlib_logger("renature.rules.app"),
             on_startup=[self.startup],
+            after_startup=[self.start_reading],
             on_shutdown=[self.shutdown],
             specification=AsyncAPI(
                 self.broker,
@@ -151,57 +172,45 @@ class RulesService:
         )
 
     def _subscribe(
-        self, stream: str, handler: Callable[[EnvelopeBatch], Awaitable[None]], *, documented: bool
+        self,
+        stream: str,
+        handler: Callable[[EnvelopeBatch], Awaitable[None]],
+        *,
+        documented: bool,
+        reading: bool,
     ) -> None:
-        """The two subscribers of one command stream: the batches as they come, and the
-        batches a dead instance read but never acknowledged. Only the first stream is in the
-        AsyncAPI document: the others carry the same messages (its description says so)."""
+        """The subscribers of one command stream: the batches a dead instance read but never
+        acknowledged and, on a cluster, the batches as they come (on one Redis the
+        `CommandReader` reads every stream at once). Only the first stream is in the AsyncAPI
+        document: the others carry the same messages (its description says so)."""
         # Acknowledged by `on_commands` (not FastStream: AckPolicy.MANUAL), each message once
         # its reply is out: an accepted command's by its append (`Settlement`), the others'
         # after their replies; a batch that failed stays pending and is taken over by the
         # reclaiming subscriber. The replies are published by `on_commands` too (no_reply).
-        reading = self.broker.subscriber(
-            stream=batched_read(
-                self.settings.consumers.consumer,
-                stream,
-                max_records=MAX_BATCH,
-                polling_interval=READ_BLOCK_MS,
-            ),
-            decoder=envelope_bodies,
-            title="rules:commands",
-            description=(
-                "Command envelopes (msgspec JSON `CommandEnvelope`), one stream per command "
-                "partition: `<prefix>:{pNN}:commands` for NN = 00 .. count - 1 "
-                "(RENATURE_COMMAND_PARTITIONS, 4 by default), a game's commands on the stream "
-                "of its partition modulo that count; the clock service's timeout claims on "
-                "`<prefix>:{pNN}:commands:clock`. Each reply (msgspec JSON `Reply`) goes to "
-                "the `reply_to` pub/sub channel of the message's headers, with its "
-                "`correlation_id`."
-            ),
-            include_in_schema=documented,
-            ack_policy=AckPolicy.MANUAL,
-            no_reply=True,
-        )
-        reclaiming = self.broker.subscriber(
-            stream=batched_read(
-                self.settings.consumers.consumer,
-                stream,
-                min_idle_time=self.settings.consumers.reclaim_idle_ms,
-                polling_interval=1000,
-            ),
-            decoder=envelope_bodies,
-            title=f"rules:{stream}:reclaim",
-            include_in_schema=False,
-            ack_policy=AckPolicy.MANUAL,
-            no_reply=True,
-        )
-        for subscriber in (reading, reclaiming):
+        consumer = self.settings.consumers.consumer
+        reads = {"max_records": MAX_BATCH, "polling_interval": READ_BLOCK_MS}
+        reclaims = {"min_idle_time": self.settings.consumers.reclaim_idle_ms}
+        subscribers = [
+            self.broker.subscriber(
+                stream=batched_read(consumer, stream, **options),
+                decoder=envelope_bodies,
+                title="rules:commands" if shown else f"rules:{stream}:reclaim",
+                description=COMMANDS_DESCRIPTION if shown else None,
+                include_in_schema=shown,
+                ack_policy=AckPolicy.MANUAL,
+                no_reply=True,
+            )
+            for options, shown in (
+                [(reads, documented), (reclaims | {"polling_interval": 1000}, False)]
+                if reading
+                else [(reclaims | {"polling_interval": 1000}, documented)]
+            )
+        ]
+        for subscriber in subscribers:
             subscriber(handler)
             healing.heal_missing_group(subscriber, functools.partial(self._ensure_groups, [stream]))
 
-    async def on_commands(
-        self, bodies: Sequence[bytes], message: StreamMessage[Any], sender: str = bus.GATEWAY
-    ) -> None:
+    async def on_commands(self, batch: CommandBatch, sender: str = bus.GATEWAY) -> None:
         """Answer and acknowledge a batch from ``sender`` (a failure leaves it pending): what
         the appends did not settle, after them (`settle_the_rest`)."""
         if self.handler is None or self._replies is None or self._redis is None:
@@ -209,9 +218,9 @@ class RulesService:
         assert self.handler is not None
         assert self._replies is not None
         assert self._redis is not None
-        rounds = BatchRounds(self.handler, sender, functools.partial(settlement, message))
-        replies = await rounds.answer(bodies)
-        await settle_the_rest(self._replies, self._redis, message, replies, rounds.settled)
+        rounds = BatchRounds(self.handler, sender, functools.partial(settlement, batch))
+        replies = await rounds.answer(batch.bodies)
+        await settle_the_rest(self._replies, self._redis, batch, replies, rounds.settled)
         if self.sealer is not None:
             await self.sealer.seal_due(replies, self.handler.cache)
 
@@ -219,11 +228,48 @@ class RulesService:
         """Run the service inside the current event loop (tests, embedding)."""
         await self.startup()
         await self.broker.start()
+        await self.start_reading()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop_reading()
         await self.broker.stop()
         await self.shutdown()
+
+    async def start_reading(self) -> None:
+        """On one Redis, read every command stream of the instance at once (`CommandReader`;
+        a cluster's subscribers read one stream each)."""
+        if self._reading is not None or is_cluster_url(self.settings.store.redis_url):
+            return
+        # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
+        redis = redis_client(self.settings.store.redis_url, **healing.BLOCKING_READ_OPTIONS)
+        senders = {
+            stream: sender
+            for sender, streams in sender_streams(self.settings, self.partitions).items()
+            for stream in streams
+        }
+        reader = CommandReader(
+            redis,
+            senders,
+            self.settings.consumers.consumer,
+            self.on_commands,
+            functools.partial(self._ensure_groups, list(senders)),
+            max_batch=MAX_BATCH,
+            block_ms=READ_BLOCK_MS,
+        )
+        self._reader_redis = redis
+        self._reading = asyncio.create_task(reader.run())
+
+    async def stop_reading(self) -> None:
+        """Stop reading commands; the batches in flight are finished first."""
+        reading, self._reading = self._reading, None
+        if reading is not None:
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
+        redis, self._reader_redis = self._reader_redis, None
+        if redis is not None:
+            await redis.aclose()
 
     async def startup(self) -> None:
         """Connect to Redis (replies go there) and the event store (unless a handler was
@@ -286,6 +332,7 @@ class RulesService:
                 log.warning("consumer_group_created", group=bus.RULES_GROUP, stream=stream)
 
     async def shutdown(self) -> None:
+        await self.stop_reading()
         for client in (self._redis, self._replies):
             if client is not None:
                 await client.aclose()
@@ -322,45 +369,47 @@ async def reply_wire(reply: bytes, header: dict[str, Any]) -> bytes:
     )
 
 
-def batch_headers(message: StreamMessage[Any]) -> list[dict[str, Any]]:
-    """The headers of each message of a batch."""
-    return message.batch_headers or [message.headers] * len(entries_of(message)[1])
+def batch_of(message: StreamMessage[Any], bodies: Sequence[bytes]) -> CommandBatch:
+    """A batch FastStream read from one stream: each message's stream and entry id, headers
+    and body."""
+    stream, ids = message.raw_message["channel"], message.raw_message["message_ids"]
+    headers = message.batch_headers or [message.headers] * len(ids)
+    return CommandBatch([(stream, text(i)) for i in ids], list(headers), list(bodies))
 
 
-def entries_of(message: StreamMessage[Any]) -> tuple[str, list[bytes]]:
-    """The stream a batch was read from and its messages' entry ids, in the batch's order."""
-    return message.raw_message["channel"], message.raw_message["message_ids"]
-
-
-async def settlement(message: StreamMessage[Any], index: int, reply: bytes) -> Settlement | None:
+async def settlement(batch: CommandBatch, index: int, reply: bytes) -> Settlement | None:
     """The settlement of the message at ``index`` of a batch (`Settle`): its reply published
     on its ``reply_to`` and its entry acknowledged by its append. None for a message that
     wants no reply or waits on a shard channel (a cluster's: `SPUBLISH`)."""
-    header = batch_headers(message)[index]
+    header = batch.headers[index]
     reply_to = header.get("reply_to")
     if not reply_to or bus.is_shard_channel(reply_to):
         return None
     wire = await reply_wire(reply, header)
-    stream, ids = entries_of(message)
-    return Settlement(reply_to, wire, stream, bus.RULES_GROUP, ids[index])
+    stream, entry_id = batch.entries[index]
+    return Settlement(reply_to, wire, stream, bus.RULES_GROUP, entry_id)
 
 
 async def settle_the_rest(
     replies_client: Redis,
     redis: Redis,
-    message: StreamMessage[Any],
+    batch: CommandBatch,
     replies: Sequence[bytes],
     settled: Collection[int],
 ) -> None:
     """Publish the replies of a batch's messages whose appends did not (all, on a cluster),
-    then acknowledge those messages."""
+    then acknowledge those messages (their streams' entries)."""
     rest = [i for i in range(len(replies)) if i not in settled]
     if not rest:
         return
-    headers = batch_headers(message)
+    headers = batch.headers
     await publish_replies(replies_client, [replies[i] for i in rest], [headers[i] for i in rest])
-    stream, ids = entries_of(message)
-    await redis.xack(stream, bus.RULES_GROUP, *(ids[i] for i in rest))
+    by_stream: dict[str, list[str]] = {}
+    for i in rest:
+        stream, entry_id = batch.entries[i]
+        by_stream.setdefault(stream, []).append(entry_id)
+    for stream, ids in by_stream.items():
+        await redis.xack(stream, bus.RULES_GROUP, *ids)
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:

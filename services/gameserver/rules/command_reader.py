@@ -1,0 +1,160 @@
+"""Every command stream of a rules instance read with one ``XREADGROUP`` (one Redis).
+
+FastStream reads one stream per subscriber: with four command partitions a lightly loaded
+instance got four small batches where one would do, each woken, read, decided, appended and
+acknowledged on its own (the issue's "split batches"). On one Redis this reader asks for every
+stream the instance is assigned in one call and hands what came back, all streams of one
+sender together, to the handler as one batch.
+
+A game's commands all go to one stream, and a stream's entries are handled in their order: a
+stream with a batch in flight takes no part in the next one; what is read for it meanwhile waits
+in memory (delivered to this consumer, so pending in the group) until that batch is done, and
+then goes at once. Streams with nothing in flight go on concurrently, so under load as many
+batches run together as the instance has streams, as with one subscriber each. A batch whose
+handler fails stays pending (nothing acknowledged) and the reclaiming subscribers
+(``XAUTOCLAIM``) take it over, as before. A Redis Cluster keeps one subscriber per stream: its
+streams live in different slots, which one command may not span.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from faststream.redis import BinaryMessageFormatV1
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from eventstore.redis_values import text
+from gameserver.runtime import bus, healing
+from gameserver.runtime.logging import get_logger
+
+log = get_logger("renature.rules")
+
+BACKOFF_S = healing.RECONNECT_BACKOFF_SECONDS
+"""The wait after a read that failed (Redis gone: read again soon after it answers)."""
+
+
+@dataclass
+class CommandBatch:
+    """Envelopes of one sender read together, from one stream or several: for each, its stream
+    and entry id (what acknowledges it), its headers (``reply_to``, ``correlation_id``) and its
+    body (the envelope's JSON)."""
+
+    entries: list[tuple[str, str]] = field(default_factory=list)
+    headers: list[dict[str, Any]] = field(default_factory=list)
+    bodies: list[bytes] = field(default_factory=list)
+
+    def add(self, stream: str, entry_id: str, data: bytes) -> None:
+        body, headers = BinaryMessageFormatV1.parse(data)
+        self.entries.append((stream, entry_id))
+        self.headers.append(headers)
+        self.bodies.append(body)
+
+    def __len__(self) -> int:
+        return len(self.bodies)
+
+
+Handle = Callable[[CommandBatch, str], Awaitable[None]]
+"""What handles a batch of one sender (the batch, the sender)."""
+
+
+class CommandReader:
+    """Reads ``senders``' streams (stream -> sender) as the group's ``consumer`` and hands the
+    batches to ``handle`` (see the module)."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        senders: Mapping[str, str],
+        consumer: str,
+        handle: Handle,
+        recreate: Callable[[], Awaitable[None]],
+        *,
+        max_batch: int,
+        block_ms: int,
+    ) -> None:
+        self.redis = redis
+        self.senders = dict(senders)
+        self.consumer = consumer
+        self.handle = handle
+        self.recreate = recreate
+        self.max_batch = max_batch
+        self.block_ms = block_ms
+        self.held: dict[str, list[tuple[str, bytes]]] = {stream: [] for stream in senders}
+        """Entries read for each stream and not handed over yet (its batch is in flight)."""
+        self.busy: set[str] = set()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self._progress = asyncio.Event()
+
+    async def run(self) -> None:
+        """Read until cancelled; then finish the batches in flight and those they held back
+        (read already: left pending, they would wait for a reclaim)."""
+        try:
+            while True:
+                if self._held_count() >= self.max_batch * len(self.senders):
+                    self._progress.clear()  # enough waiting: read again once a batch is done
+                    await self._progress.wait()
+                    continue
+                read = await self._read()
+                for stream, entries in read:
+                    self.held[text(stream)].extend(
+                        (text(entry_id), fields.get(b"__data__", b""))
+                        for entry_id, fields in entries
+                        if fields is not None  # an entry deleted meanwhile
+                    )
+                self._dispatch()
+        finally:
+            while self.tasks:
+                await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def _read(self) -> Sequence[Any]:
+        """``(stream, [(entry id, fields), ...])`` for each stream that had entries."""
+        streams: dict[Any, Any] = dict.fromkeys(self.senders, ">")
+        try:
+            read: Any = await self.redis.xreadgroup(
+                bus.RULES_GROUP, self.consumer, streams, count=self.max_batch, block=self.block_ms
+            )
+            return list(read.items()) if isinstance(read, dict) else read or []  # RESP3, RESP2
+        except RedisError as error:
+            if healing.is_nogroup(error):  # Redis came back empty: the groups again
+                log.warning("consumer_group_missing", error=str(error))
+                with contextlib.suppress(RedisError, OSError):
+                    await self.recreate()
+            else:
+                log.warning("command_read_failed", error=str(error))
+            await asyncio.sleep(BACKOFF_S)
+            return []
+
+    def _held_count(self) -> int:
+        return sum(len(entries) for entries in self.held.values())
+
+    def _dispatch(self) -> None:
+        """One batch per sender of every stream with entries and no batch in flight."""
+        batches: dict[str, tuple[CommandBatch, list[str]]] = {}
+        for stream, entries in self.held.items():
+            if not entries or stream in self.busy:
+                continue
+            batch, streams = batches.setdefault(self.senders[stream], (CommandBatch(), []))
+            for entry_id, data in entries:
+                batch.add(stream, entry_id, data)
+            streams.append(stream)
+            self.held[stream] = []
+        for sender, (batch, streams) in batches.items():
+            self.busy.update(streams)
+            task = asyncio.create_task(self._handle(batch, sender, streams))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def _handle(self, batch: CommandBatch, sender: str, streams: list[str]) -> None:
+        try:
+            await self.handle(batch, sender)
+        except Exception:  # left pending: the reclaiming subscribers take it over
+            log.exception("command_batch_failed", commands=len(batch), streams=streams)
+        finally:
+            self.busy.difference_update(streams)
+            self._progress.set()
+            self._dispatch()

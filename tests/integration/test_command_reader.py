@@ -1,0 +1,143 @@
+"""The rules service's `CommandReader` against a real Redis: every command stream of an
+instance read at once, one batch per sender, a stream's entries handled in their order (held
+back while its batch is in flight), a lost group created again, a failed batch left pending."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+import redis.asyncio as aioredis
+from faststream.redis import BinaryMessageFormatV1
+
+from gameserver.rules.command_reader import CommandBatch, CommandReader
+from gameserver.runtime import bus, healing
+
+pytestmark = pytest.mark.redis
+
+GATEWAY_STREAMS = ("rn:{p00}:commands", "rn:{p01}:commands", "rn:{p02}:commands")
+CLOCK_STREAM = "rn:{p00}:commands:clock"
+SENDERS = {**dict.fromkeys(GATEWAY_STREAMS, bus.GATEWAY), CLOCK_STREAM: bus.CLOCK}
+
+
+async def send(redis: aioredis.Redis, stream: str, body: str) -> None:
+    data = await BinaryMessageFormatV1.encode(
+        message=body.encode(), reply_to=None, headers={"x": body}, correlation_id=body
+    )
+    await redis.xadd(stream, {"__data__": data})
+
+
+async def groups(redis: aioredis.Redis) -> None:
+    for stream in SENDERS:
+        await healing.ensure_stream_group(redis, stream, bus.RULES_GROUP)
+
+
+async def pending(redis: aioredis.Redis, stream: str) -> int:
+    return int((await redis.xpending(stream, bus.RULES_GROUP))["pending"])
+
+
+async def until(check: Callable[[], bool], what: str) -> None:
+    for _ in range(400):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(what)
+
+
+class Recorder:
+    """Records each batch; holds it while ``gate`` is closed; acknowledges it when done."""
+
+    def __init__(self, redis: aioredis.Redis) -> None:
+        self.redis = redis
+        self.batches: list[tuple[str, list[str], list[str]]] = []
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.fail = False
+
+    async def __call__(self, batch: CommandBatch, sender: str) -> None:
+        streams = [stream for stream, _ in batch.entries]
+        self.batches.append((sender, streams, [body.decode() for body in batch.bodies]))
+        assert [h["x"] for h in batch.headers] == [body.decode() for body in batch.bodies]
+        await self.gate.wait()
+        if self.fail:
+            raise RuntimeError("the handler failed")
+        for stream, entry_id in batch.entries:
+            await self.redis.xack(stream, bus.RULES_GROUP, entry_id)
+
+
+@contextlib.asynccontextmanager
+async def reading(redis: aioredis.Redis, recorder: Recorder) -> AsyncIterator[CommandReader]:
+    async def recreate() -> None:
+        await groups(redis)
+
+    reader = CommandReader(
+        redis, SENDERS, "rules-1", recorder, recreate, max_batch=256, block_ms=100
+    )
+    task = asyncio.create_task(reader.run())
+    try:
+        yield reader
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_the_streams_of_one_sender_read_together_are_one_batch(
+    redis: aioredis.Redis,
+) -> None:
+    await groups(redis)
+    for n, stream in enumerate(GATEWAY_STREAMS):
+        await send(redis, stream, f"move-{n}")
+    await send(redis, CLOCK_STREAM, "timeout")
+    recorder = Recorder(redis)
+    async with reading(redis, recorder):
+        await until(lambda: len(recorder.batches) == 2, "two batches")
+    by_sender = {sender: (streams, bodies) for sender, streams, bodies in recorder.batches}
+    assert by_sender[bus.GATEWAY] == (list(GATEWAY_STREAMS), ["move-0", "move-1", "move-2"])
+    assert by_sender[bus.CLOCK] == ([CLOCK_STREAM], ["timeout"])
+    for stream in SENDERS:
+        assert await pending(redis, stream) == 0
+
+
+async def test_a_stream_with_a_batch_in_flight_waits_and_keeps_its_order(
+    redis: aioredis.Redis,
+) -> None:
+    """A game's commands are all on one stream: while that stream's batch is in flight, what is
+    read for it waits and then goes, in its order; the other streams go on meanwhile."""
+    await groups(redis)
+    first, second, _ = GATEWAY_STREAMS
+    recorder = Recorder(redis)
+    recorder.gate.clear()
+    async with reading(redis, recorder):
+        await send(redis, first, "a1")
+        await until(lambda: len(recorder.batches) == 1, "the first batch")
+        await send(redis, first, "a2")
+        await send(redis, first, "a3")
+        await asyncio.sleep(0.3)  # read meanwhile, and held back
+        assert len(recorder.batches) == 1
+        await send(redis, second, "b1")
+        await until(lambda: len(recorder.batches) == 2, "the other stream's batch")
+        assert recorder.batches[1][1:] == ([second], ["b1"])
+        recorder.gate.set()
+        await until(lambda: len(recorder.batches) == 3, "the held entries")
+    assert recorder.batches[2][1:] == ([first, first], ["a2", "a3"])
+    assert await pending(redis, first) == 0
+
+
+async def test_a_lost_group_is_created_again_and_a_failed_batch_stays_pending(
+    redis: aioredis.Redis,
+) -> None:
+    recorder = Recorder(redis)
+    async with reading(redis, recorder):  # no group yet (Redis came back empty): made again
+        for _ in range(200):
+            with contextlib.suppress(aioredis.ResponseError):
+                if await redis.xinfo_groups(GATEWAY_STREAMS[2]):
+                    break
+            await asyncio.sleep(0.02)
+        recorder.fail = True
+        await send(redis, GATEWAY_STREAMS[2], "lost")
+        await until(lambda: len(recorder.batches) == 1, "the batch")
+        await asyncio.sleep(0.1)
+    assert await pending(redis, GATEWAY_STREAMS[2]) == 1  # for the reclaiming subscriber
