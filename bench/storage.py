@@ -21,7 +21,7 @@ import contextlib
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import httpx
 from redis.asyncio import Redis
@@ -30,7 +30,7 @@ from devkit.redis_server import RedisServer
 from eventstore import KeyLayout
 from gameserver.cli.gateway_client import GatewayClient
 from gameserver.gateway.app import create_app
-from gameserver.projectors import PROJECTIONS, create_projector
+from gameserver.projectors import Projector, board_and_score, create_projector
 from gameserver.retention.retention_service import Retention, stage_of
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime.logging import configure_logging
@@ -153,6 +153,10 @@ async def play(client: GatewayClient, players: int, seed: str, limit: int | None
     return game_id
 
 
+MODELS = board_and_score().names
+"""The read models the projector writes (board and score)."""
+
+
 async def settle(redis: Redis, layout: KeyLayout, games: list[str]) -> None:
     """Wait until both read models reflect every game's last version."""
     from eventstore import RedisEventStore
@@ -162,7 +166,7 @@ async def settle(redis: Redis, layout: KeyLayout, games: list[str]) -> None:
         pending = 0
         for game_id in games:
             version = await store.version(game_id)
-            for name in PROJECTIONS:
+            for name in MODELS:
                 stored = await redis.hget(layout.model_key(name, game_id), "version")
                 pending += stored is None or int(stored) < version
         if not pending:
@@ -176,7 +180,8 @@ async def measure(redis_url: str) -> tuple[Figures, Figures]:
     layout = KeyLayout(settings.store.prefix, settings.store.partitions)
     redis = Redis.from_url(redis_url)
     stop = asyncio.Event()
-    projectors = [create_projector(settings, redis, PROJECTIONS["models"]())]  # as `serve all`
+    projector: Projector[Any] = create_projector(settings, redis, board_and_score())  # as `all`
+    projectors = [projector]
     tasks = [asyncio.create_task(p.run(stop, block_ms=100)) for p in projectors]
     # no rate limits, no token lapse: the bench measures storage, not the gateway's limits
     app = create_app(

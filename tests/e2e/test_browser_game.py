@@ -1,5 +1,6 @@
 """The web client's promise: a whole game through the API as two browser-like clients would play
-it, every service in its own process (rules, board, score, clock, gateway) on a private Redis.
+it, every service in its own process (rules, models: the board and score projectors, clock,
+gateway) on a private Redis.
 
 Ada (host) and Bob each run a "browser app" on their own origin: CORS preflights, the lobby,
 an invitation, a live channel each with the seat's view and legal actions pushed with every
@@ -37,7 +38,7 @@ ADA_ORIGIN = "https://ada.example"
 BOB_ORIGIN = "https://bob.example"
 PER_TURN_S = 31
 """Bob's clock: the channels idle longer than 30 s before it expires."""
-SERVICES = ("rules", "board", "score", "clock", "gateway")
+SERVICES = ("rules", "models", "clock", "gateway")  # as `serve all` runs them
 
 
 @dataclass
