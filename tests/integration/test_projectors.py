@@ -21,12 +21,17 @@ from gameserver.projectors.score_projection import ScoreFold, ScoreModel
 from gameserver.runtime.bus import BOARD_GROUP
 from renature import events as e
 from renature.game import play, replay
-from support.monitor import addresses, watching
-from support.projecting import append_batches, drain, expected_board
+from support.projecting import (
+    append_batches,
+    append_games,
+    commands_per_cached_batch,
+    drain,
+    expected_board,
+)
 
 pytestmark = pytest.mark.redis
 
-GAMES = {"g-one": (2, "seed-one", "base"), "g-two": (3, "seed-two", "base")}
+GAMES = {"g-one": (2, "seed-one"), "g-two": (3, "seed-two")}
 
 
 @pytest.fixture
@@ -37,12 +42,7 @@ def store(redis: aioredis.Redis) -> RedisEventStore:
 @pytest.fixture
 async def games(store: RedisEventStore) -> dict[str, list[e.Event]]:
     """Whole games played by bots, appended batch by batch as the rules service would."""
-    played = {}
-    for game_id, (players, seed, board) in GAMES.items():
-        events, _ = play(players, seed, ["random"] * players, board=board, game_id=game_id)
-        await append_batches(store, game_id, events)
-        played[game_id] = events
-    return played
+    return await append_games(store, GAMES)
 
 
 def board_projector(
@@ -238,22 +238,13 @@ async def test_a_batch_that_continues_the_cached_fold_is_its_read_and_one_script
     feed's read and one ``EVALSHA`` (the model written and the entries acknowledged together):
     no read of the stored model, no ``XACK`` of its own. Redis's MONITOR counts the commands the
     clients send (a script's own calls are marked apart)."""
-    events, _ = play(2, "one-trip", ["random", "random"], game_id="g-trip")
-    where = redis.connection_pool.connection_kwargs
-    own = aioredis.Redis(host=where["host"], port=where["port"], client_name="projector")
-    board = board_projector(RedisEventStore(own), own)
-    starts = [i for i, ev in enumerate(events) if ev.cause is not None]
-    await append_batches(store, "g-trip", events[: starts[4]])
-    await drain(board)  # the fold is cached from here on
-    projector_at = await addresses(redis, "projector")
-    async with watching(redis) as sent:
-        for cut in starts[5:9]:
-            await append_batches(store, "g-trip", events[:cut])
-            assert await board.poll() > 0
-    await own.aclose()
+    sent, events = await commands_per_cached_batch(store, redis, board_projector, "g-trip")
 
-    assert sent.names(projector_at) == ["XREADGROUP", "EVALSHA"] * 4
+    assert sent == ["XREADGROUP", "EVALSHA"] * 4
     appended = await store.version("g-trip")
-    assert await board.read_model("g-trip") == (appended, expected_board(events[:appended]))
+    assert await board_projector(store, redis).read_model("g-trip") == (
+        appended,
+        expected_board(events[:appended]),
+    )
     for partition in store.partitions():
         assert (await redis.xpending(store.feed_key(partition), BOARD_GROUP))["pending"] == 0

@@ -10,12 +10,18 @@ import pytest
 import redis.asyncio as aioredis
 
 from eventstore import RedisEventStore
+from gameplatform import get_game
 from gameserver.projectors import BoardProjection, Projector, ScoreProjection, board_and_score
 from gameserver.runtime.bus import MODELS_GROUP
 from renature import events as e
 from renature.game import play
-from support.monitor import addresses, watching
-from support.projecting import append_batches, drain, expected_board
+from support.projecting import (
+    append_batches,
+    append_games,
+    commands_per_cached_batch,
+    drain,
+    expected_board,
+)
 
 pytestmark = pytest.mark.redis
 
@@ -29,12 +35,7 @@ def store(redis: aioredis.Redis) -> RedisEventStore:
 
 @pytest.fixture
 async def games(store: RedisEventStore) -> dict[str, list[e.Event]]:
-    played = {}
-    for game_id, (players, seed) in GAMES.items():
-        events, _ = play(players, seed, ["random"] * players, game_id=game_id)
-        await append_batches(store, game_id, events, hashed=True)
-        played[game_id] = events
-    return played
+    return await append_games(store, GAMES, hashed=True)
 
 
 def together(store: RedisEventStore, redis: aioredis.Redis, consumer: str = "m1") -> Projector[Any]:
@@ -53,19 +54,35 @@ async def stored_models(
     return found
 
 
+def expected_score(events: list[e.Event]) -> bytes:
+    """The score model of a fresh fold of ``events``."""
+    projection, game = ScoreProjection(), get_game("renature")
+    fold = None
+    for event in events:
+        fold = projection.apply(game, fold, event)
+    assert fold is not None
+    return projection.render(game, fold)
+
+
+async def assert_models_at(
+    store: RedisEventStore, redis: aioredis.Redis, game_id: str, events: list[e.Event]
+) -> None:
+    """Both models of the game are those of a fresh replay of ``events``, at its last version."""
+    models = await stored_models(store, redis, [game_id])
+    version = str(events[-1].version).encode()
+    assert models[game_id, "board"][:2] == [version, expected_board(events)]
+    assert models[game_id, "score"][:2] == [version, expected_score(events)]
+
+
 async def test_models_folded_together_are_what_each_projector_writes_alone(
     store: RedisEventStore, redis: aioredis.Redis, games: dict[str, list[e.Event]]
 ) -> None:
     projector = together(store, redis)
     assert projector.projection.group == MODELS_GROUP
     assert await drain(projector) == sum(len(events) for events in games.values())
-    folded = await stored_models(store, redis, list(games))
     for game_id, events in games.items():
-        assert folded[game_id, "board"][:2] == [
-            str(events[-1].version).encode(),
-            expected_board(events),
-        ]
-        assert folded[game_id, "score"][0] == str(events[-1].version).encode()
+        await assert_models_at(store, redis, game_id, events)
+    folded = await stored_models(store, redis, list(games))
 
     await redis.delete(*(store.layout.model_key(n, g) for g, n in folded))
     for alone in (BoardProjection(), ScoreProjection()):
@@ -80,28 +97,10 @@ async def test_a_batch_of_a_cached_game_is_one_read_and_one_script_for_both_mode
 ) -> None:
     """Both models of a game cost one ``XREADGROUP`` and one ``EVALSHA`` a batch, the cost of
     one projector alone: half the round trips (and wake-ups) of two projectors."""
-    events, _ = play(2, "one-trip", ["random", "random"], game_id="t-trip")
-    where = redis.connection_pool.connection_kwargs
-    own = aioredis.Redis(host=where["host"], port=where["port"], client_name="models")
-    projector = together(RedisEventStore(own), own)
-    starts = [i for i, ev in enumerate(events) if ev.cause is not None]
-    await append_batches(store, "t-trip", events[: starts[4]])
-    await drain(projector)  # the folds are cached from here on
-    projector_at = await addresses(redis, "models")
-    async with watching(redis) as sent:
-        for cut in starts[5:9]:
-            await append_batches(store, "t-trip", events[:cut])
-            assert await projector.poll() > 0
-    await own.aclose()
+    sent, events = await commands_per_cached_batch(store, redis, together, "t-trip")
 
-    assert sent.names(projector_at) == ["XREADGROUP", "EVALSHA"] * 4
-    appended = await store.version("t-trip")
-    models = await stored_models(store, redis, ["t-trip"])
-    assert models["t-trip", "board"][:2] == [
-        str(appended).encode(),
-        expected_board(events[:appended]),
-    ]
-    assert models["t-trip", "score"][0] == str(appended).encode()
+    assert sent == ["XREADGROUP", "EVALSHA"] * 4
+    await assert_models_at(store, redis, "t-trip", events[: await store.version("t-trip")])
 
 
 async def test_together_and_apart_side_by_side_never_move_a_model_back(
@@ -118,13 +117,7 @@ async def test_together_and_apart_side_by_side_never_move_a_model_back(
         await append_batches(store, "t-side", events[:cut], hashed=True)
         for projector in (board_alone, folded) if n % 2 else (folded, board_alone):
             await drain(projector)
-        appended = await store.version("t-side")
-        models = await stored_models(store, redis, ["t-side"])
-        assert models["t-side", "board"][:2] == [
-            str(appended).encode(),
-            expected_board(events[:appended]),
-        ]
-        assert models["t-side", "score"][0] == str(appended).encode()
+        await assert_models_at(store, redis, "t-side", events[: await store.version("t-side")])
     before = await stored_models(store, redis, ["t-side"])
     for partition in store.partitions():
         await redis.xgroup_setid(store.feed_key(partition), MODELS_GROUP, "0")
@@ -143,12 +136,7 @@ async def test_a_model_of_another_history_is_replayed_and_both_models_written(
         board_key, mapping={"version": events[-1].version, "model": b"{}", "hash": "not-it"}
     )
     await drain(together(store, redis))
-    models = await stored_models(store, redis, ["t-one"])
-    assert models["t-one", "board"][:2] == [
-        str(events[-1].version).encode(),
-        expected_board(events),
-    ]
-    assert models["t-one", "score"][0] == str(events[-1].version).encode()
+    await assert_models_at(store, redis, "t-one", events)
     for partition in store.partitions():
         assert (await redis.xpending(store.feed_key(partition), MODELS_GROUP))["pending"] == 0
 

@@ -3,7 +3,10 @@ them, a projector drained, the board model a fresh replay gives."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import redis.asyncio as aioredis
 
 from eventstore import RedisEventStore
 from eventstore.types import AppendRequest
@@ -11,7 +14,8 @@ from gameserver.projectors import Projector
 from gameserver.projectors.board_projection import board_model
 from gameserver.projectors.projector_runner import json_encoder
 from renature import events as e
-from renature.game import replay
+from renature.game import play, replay
+from support.monitor import addresses, watching
 
 
 async def append_batches(
@@ -55,3 +59,41 @@ def expected_board(events: list[e.Event]) -> bytes:
     state = replay(events)
     assert state is not None
     return json_encoder.encode(board_model(state))
+
+
+async def commands_per_cached_batch(
+    store: RedisEventStore,
+    redis: aioredis.Redis,
+    make: Callable[[RedisEventStore, aioredis.Redis], Projector[Any]],
+    game_id: str,
+) -> tuple[list[str], list[e.Event]]:
+    """The commands a projector (``make`` on a client of its own) sends Redis for four batches
+    of a game whose fold it has cached, one poll each (Redis's MONITOR counts what clients send,
+    a script's own calls apart); with the game's events."""
+    events, _ = play(2, "one-trip", ["random", "random"], game_id=game_id)
+    where = redis.connection_pool.connection_kwargs
+    own = aioredis.Redis(host=where["host"], port=where["port"], client_name="projector")
+    projector = make(RedisEventStore(own), own)
+    starts = [i for i, ev in enumerate(events) if ev.cause is not None]
+    await append_batches(store, game_id, events[: starts[4]])
+    await drain(projector)  # the fold is cached from here on
+    projector_at = await addresses(redis, "projector")
+    async with watching(redis) as sent:
+        for cut in starts[5:9]:
+            await append_batches(store, game_id, events[:cut])
+            assert await projector.poll() > 0
+    await own.aclose()
+    return sent.names(projector_at), events
+
+
+async def append_games(
+    store: RedisEventStore, games: Mapping[str, tuple[int, str]], *, hashed: bool = False
+) -> dict[str, list[e.Event]]:
+    """Whole games of random bots (players and seed per game id), appended batch by batch as
+    the rules service would (`append_batches`)."""
+    played = {}
+    for game_id, (players, seed) in games.items():
+        events, _ = play(players, seed, ["random"] * players, game_id=game_id)
+        await append_batches(store, game_id, events, hashed=hashed)
+        played[game_id] = events
+    return played
