@@ -18,8 +18,6 @@ its messages pending, and a FastStream subscriber of each stream takes such mess
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -46,7 +44,13 @@ from eventstore.redis_client import (
 )
 from eventstore.redis_values import text
 from gameserver.rules.command_handler import BatchRounds, CommandHandler
-from gameserver.rules.command_reader import CommandBatch, CommandReader
+from gameserver.rules.command_reader import (
+    MAX_BATCH,
+    READ_BLOCK_MS,
+    CommandBatch,
+    CommandReader,
+    Reading,
+)
 from gameserver.rules.envelopes import BatchMeta
 from gameserver.runtime import bus, healing, signing
 from gameserver.runtime.cluster_broker import SturdyClusterBroker
@@ -66,14 +70,6 @@ __all__ = [
 ]
 
 log = get_logger("renature.rules")
-
-MAX_BATCH = 256
-"""Envelopes read per ``XREADGROUP`` and handled together (see the module docstring). Reading
-at most this many at a time leaves the rest of the queue to the other instances of the group."""
-
-READ_BLOCK_MS = 1_000
-"""How long one ``XREADGROUP`` of a stream waits for commands (a command ends the wait at once).
-FastStream's default, 100 ms, made 16 idle subscribers cost 1.6 % of a core; 1 s costs 0.6 %."""
 
 
 EnvelopeBatch = Annotated[list[bytes], WithJsonSchema(bus.envelope_schema())]
@@ -106,7 +102,8 @@ async def envelope_bodies(message: StreamMessage[Any]) -> list[bytes]:
 
 @dataclass(repr=False)
 class RulesService:
-    """The broker, two subscribers per command stream it reads and the handler they call."""
+    """The broker, the command reader (one Redis) or readers (a cluster), the reclaiming
+    subscribers and the handler they call."""
 
     settings: Settings
     handler: CommandHandler | None = None
@@ -117,8 +114,7 @@ class RulesService:
     _redis: Redis | None = field(init=False, default=None)
     sealer: Sealer | None = field(init=False, default=None)  # signs games (with a key)
     _replies: Redis | None = field(init=False, default=None)  # never resends (`startup`)
-    _reading: asyncio.Task[None] | None = field(init=False, default=None)  # `CommandReader`
-    _reader_redis: Redis | None = field(init=False, default=None)  # its blocking reads
+    _reading: Reading | None = field(init=False, default=None)  # `CommandReader` (one Redis)
 
     @property
     def command_streams(self) -> list[str]:
@@ -127,16 +123,6 @@ class RulesService:
 
     def __post_init__(self) -> None:
         self.partitions = self.settings.commands.parse(self.settings.consumers.rules_partitions)
-
-        def on_commands_from(sender: str) -> Callable[[EnvelopeBatch], Awaitable[None]]:
-            async def on_commands(bodies: EnvelopeBatch) -> None:
-                """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
-                # From the context, not Context(): FastDepends resolves that in a thread.
-                message = self.broker.context.get_local("message")
-                await self.on_commands(batch_of(message, bodies), sender)
-
-            return on_commands
-
         # FastStream's RedisClusterBroker (on our SturdyCluster) when REDIS_URL names a
         # cluster (redis+cluster://).
         cluster = is_cluster_url(self.settings.store.redis_url)
@@ -148,12 +134,7 @@ class RulesService:
             **healing.BLOCKING_READ_OPTIONS,
             **healing_options(cluster=cluster),
         )
-        for sender, streams in sender_streams(self.settings, self.partitions).items():
-            for index, stream in enumerate(streams):
-                documented = index == 0 and sender == bus.GATEWAY
-                self._subscribe(
-                    stream, on_commands_from(sender), documented=documented, reading=cluster
-                )
+        self._subscribe_all(reading=cluster)
         # Self-healing: back within a second of Redis returning, and a consumer
         # group lost with Redis's data is created again instead of stopping the service.
         healing.fast_reconnect()
@@ -171,44 +152,29 @@ class RulesService:
             ),
         )
 
-    def _subscribe(
-        self,
-        stream: str,
-        handler: Callable[[EnvelopeBatch], Awaitable[None]],
-        *,
-        documented: bool,
-        reading: bool,
-    ) -> None:
-        """The subscribers of one command stream: the batches a dead instance read but never
-        acknowledged and, on a cluster, the batches as they come (on one Redis the
-        `CommandReader` reads every stream at once). Only the first stream is in the AsyncAPI
-        document: the others carry the same messages (its description says so)."""
-        # Acknowledged by `on_commands` (not FastStream: AckPolicy.MANUAL), each message once
-        # its reply is out: an accepted command's by its append (`Settlement`), the others'
-        # after their replies; a batch that failed stays pending and is taken over by the
-        # reclaiming subscriber. The replies are published by `on_commands` too (no_reply).
-        consumer = self.settings.consumers.consumer
-        reads = {"max_records": MAX_BATCH, "polling_interval": READ_BLOCK_MS}
-        reclaims = {"min_idle_time": self.settings.consumers.reclaim_idle_ms}
-        subscribers = [
-            self.broker.subscriber(
-                stream=batched_read(consumer, stream, **options),
-                decoder=envelope_bodies,
-                title="rules:commands" if shown else f"rules:{stream}:reclaim",
-                description=COMMANDS_DESCRIPTION if shown else None,
-                include_in_schema=shown,
-                ack_policy=AckPolicy.MANUAL,
-                no_reply=True,
-            )
-            for options, shown in (
-                [(reads, documented), (reclaims | {"polling_interval": 1000}, False)]
-                if reading
-                else [(reclaims | {"polling_interval": 1000}, documented)]
-            )
-        ]
-        for subscriber in subscribers:
-            subscriber(handler)
-            healing.heal_missing_group(subscriber, functools.partial(self._ensure_groups, [stream]))
+    def _subscribe_all(self, *, reading: bool) -> None:
+        """Each command stream's FastStream subscribers (`subscribe`; ``reading``: the ones
+        that read new batches too, a cluster's)."""
+        for sender, streams in sender_streams(self.settings, self.partitions).items():
+            for index, stream in enumerate(streams):
+                subscribe(
+                    self.broker,
+                    self.settings,
+                    stream,
+                    self._handler_for(sender),
+                    functools.partial(self._ensure_groups, [stream]),
+                    documented=index == 0 and sender == bus.GATEWAY,
+                    reading=reading,
+                )
+
+    def _handler_for(self, sender: str) -> Callable[[EnvelopeBatch], Awaitable[None]]:
+        async def on_commands(bodies: EnvelopeBatch) -> None:
+            """Handle a batch of command envelopes; each `Reply` goes to its ``reply_to``."""
+            # From the context, not Context(): FastDepends resolves that in a thread.
+            message = self.broker.context.get_local("message")
+            await self.on_commands(batch_of(message, bodies), sender)
+
+        return on_commands
 
     async def on_commands(self, batch: CommandBatch, sender: str = bus.GATEWAY) -> None:
         """Answer and acknowledge a batch from ``sender`` (a failure leaves it pending): what
@@ -239,37 +205,25 @@ class RulesService:
     async def start_reading(self) -> None:
         """On one Redis, read every command stream of the instance at once (`CommandReader`;
         a cluster's subscribers read one stream each)."""
-        if self._reading is not None or is_cluster_url(self.settings.store.redis_url):
-            return
-        # Its reads block (XREADGROUP BLOCK): no socket timeout may cut them (healing.py).
-        redis = redis_client(self.settings.store.redis_url, **healing.BLOCKING_READ_OPTIONS)
-        senders = {
-            stream: sender
-            for sender, streams in sender_streams(self.settings, self.partitions).items()
-            for stream in streams
-        }
-        reader = CommandReader(
-            redis,
-            senders,
-            self.settings.consumers.consumer,
-            self.on_commands,
-            functools.partial(self._ensure_groups, list(senders)),
-            max_batch=MAX_BATCH,
-            block_ms=READ_BLOCK_MS,
-        )
-        self._reader_redis = redis
-        self._reading = asyncio.create_task(reader.run())
+        if self._reading is None and not is_cluster_url(self.settings.store.redis_url):
+            senders = {
+                stream: sender
+                for sender, streams in sender_streams(self.settings, self.partitions).items()
+                for stream in streams
+            }
+            recreate = functools.partial(self._ensure_groups, list(senders))
+            self._reading = Reading.start(
+                self.settings.store.redis_url,
+                lambda redis: CommandReader(
+                    redis, senders, self.settings.consumers.consumer, self.on_commands, recreate
+                ),
+            )
 
     async def stop_reading(self) -> None:
         """Stop reading commands; the batches in flight are finished first."""
         reading, self._reading = self._reading, None
         if reading is not None:
-            reading.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reading
-        redis, self._reader_redis = self._reader_redis, None
-        if redis is not None:
-            await redis.aclose()
+            await reading.stop()
 
     async def startup(self) -> None:
         """Connect to Redis (replies go there) and the event store (unless a handler was
@@ -337,6 +291,47 @@ class RulesService:
             if client is not None:
                 await client.aclose()
         self._redis = self._replies = None
+
+
+def subscribe(
+    broker: RedisBroker,
+    settings: Settings,
+    stream: str,
+    handler: Callable[[EnvelopeBatch], Awaitable[None]],
+    recreate: Callable[[], Awaitable[None]],
+    *,
+    documented: bool,
+    reading: bool,
+) -> None:
+    """The subscribers of one command stream: the batches a dead instance read but never
+    acknowledged and, on a cluster, the batches as they come (on one Redis the
+    `CommandReader` reads every stream at once). Only the first stream is in the AsyncAPI
+    document: the others carry the same messages (its description says so). ``recreate``
+    makes the stream's group again when Redis answers NOGROUP."""
+    # Acknowledged by `on_commands` (not FastStream: AckPolicy.MANUAL), each message once
+    # its reply is out: an accepted command's by its append (`Settlement`), the others'
+    # after their replies; a batch that failed stays pending and is taken over by the
+    # reclaiming subscriber. The replies are published by `on_commands` too (no_reply).
+    consumer = settings.consumers.consumer
+    reads = {"max_records": MAX_BATCH, "polling_interval": READ_BLOCK_MS}
+    reclaims = {"min_idle_time": settings.consumers.reclaim_idle_ms, "polling_interval": 1000}
+    subscribers = [
+        broker.subscriber(
+            stream=batched_read(consumer, stream, **options),
+            decoder=envelope_bodies,
+            title="rules:commands" if shown else f"rules:{stream}:reclaim",
+            description=COMMANDS_DESCRIPTION if shown else None,
+            include_in_schema=shown,
+            ack_policy=AckPolicy.MANUAL,
+            no_reply=True,
+        )
+        for options, shown in (
+            [(reads, documented), (reclaims, False)] if reading else [(reclaims, documented)]
+        )
+    ]
+    for subscriber in subscribers:
+        subscriber(handler)
+        healing.heal_missing_group(subscriber, recreate)
 
 
 async def publish_replies(
