@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from devkit.redis_server import RedisServer, free_port
+from gameserver.runtime.supervisor import PROJECTORS
 
 READY_TIMEOUT_S = 180.0
 
@@ -54,7 +55,7 @@ class Topology:
                 if value not in ("on", "off"):
                     raise ValueError("limits=on or limits=off")
                 values[name] = value == "on"
-            elif name in ("rules", "models", "board", "score", "gateway", "load"):
+            elif name in ("rules", *PROJECTORS, "gateway", "load"):
                 values[name] = int(value)
             else:
                 raise ValueError(f"unknown topology item {name!r}")
@@ -66,20 +67,17 @@ class Topology:
             if self.redis == "cluster"
             else "one Redis (AOF, appendfsync always)"
         )
-        projectors = ", ".join(
-            f"{name} x{count}"
-            for name, count in (
-                ("models", self.models),
-                ("board", self.board),
-                ("score", self.score),
-            )
-            if count
-        )
+        projectors = ", ".join(f"{name} x{count}" for name, count in self.projectors if count)
         return (
             f"rules x{self.rules}, {projectors or 'no projector'}, "
             f"gateway x{self.gateway} workers, load x{self.load} processes, {redis}, "
             f"rate limits {'on (lifted: counted, never refused)' if self.limits else 'off'}"
         )
+
+    @property
+    def projectors(self) -> list[tuple[str, int]]:
+        """Instances of each projector service (`supervisor.PROJECTORS`)."""
+        return [(name, getattr(self, name)) for name in PROJECTORS]
 
     @property
     def instances(self) -> int:
@@ -281,8 +279,7 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
 
 def _start_services(stack: Stack, topology: Topology, port: int) -> None:
     """Every service of ``topology``, started and awaited (the gateway on ``port``)."""
-    projectors = (("models", topology.models), ("board", topology.board), ("score", topology.score))
-    for name, count in projectors:
+    for name, count in topology.projectors:
         for _ in range(count):
             stack.start(name)
     for _ in range(topology.rules):

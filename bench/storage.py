@@ -181,8 +181,7 @@ async def measure(redis_url: str) -> tuple[Figures, Figures]:
     redis = Redis.from_url(redis_url)
     stop = asyncio.Event()
     projector: Projector[Any] = create_projector(settings, redis, board_and_score())  # as `all`
-    projectors = [projector]
-    tasks = [asyncio.create_task(p.run(stop, block_ms=100)) for p in projectors]
+    projecting = asyncio.create_task(projector.run(stop, block_ms=100))
     # no rate limits, no token lapse: the bench measures storage, not the gateway's limits
     app = create_app(
         settings.with_(enabled=False, token_ttl_after_end_s=None), command_timeout=10.0
@@ -204,7 +203,7 @@ async def measure(redis_url: str) -> tuple[Figures, Figures]:
             after = await retained(redis, settings, finished, active)
     finally:
         stop.set()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(projecting, return_exceptions=True)
         await redis.aclose()
     return before, after
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from bench.figures import percentile
+from gameserver.runtime.supervisor import PROJECTORS
 
 
 class Measured(Protocol):
@@ -114,10 +115,6 @@ def player_targets(
     )
     out.append(cluster_target(None, None))
     return out
-
-
-PROJECTORS = ("models", "board", "score")
-"""The process groups that project the board and score models (together, or each alone)."""
 
 
 def projector_target(results: Mapping[tuple[str, int], Measured]) -> str:

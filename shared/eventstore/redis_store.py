@@ -11,7 +11,7 @@ as done. See docs/event-store.md.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final, cast
 
@@ -33,6 +33,7 @@ from eventstore.durability import (
 )
 from eventstore.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout
 from eventstore.redis_client import is_cluster
+from eventstore.redis_values import RawEntry, stream_reply
 from eventstore.types import (
     Appended,
     AppendRequest,
@@ -61,9 +62,6 @@ _META: Final = b"meta"
 _GAME: Final = b"game"
 _VERSION: Final = b"version"
 _HASH: Final = b"hash"
-
-# A raw stream entry as redis-py returns it: (entry id, field map or None when deleted).
-_RawEntry = tuple[bytes | str | None, Mapping[bytes | str, bytes | str] | None]
 
 
 # long: the whole EventStore contract on Redis (appends, reads, feeds, groups, outcomes) in one
@@ -495,7 +493,7 @@ class RedisEventStore:
             )
         return [
             _parse_feed_entry(by_key[_as_str(key)], raw)
-            for key, entries in _stream_reply(reply)
+            for key, entries in stream_reply(reply)
             for raw in entries
             if raw[1] is not None
         ]
@@ -517,7 +515,7 @@ class RedisEventStore:
         return [
             _parse_feed_entry(by_key[_as_str(key)], raw)
             for reply in replies
-            for key, entries in _stream_reply(reply)
+            for key, entries in stream_reply(reply)
             for raw in entries
             if raw[1] is not None
         ]
@@ -640,7 +638,7 @@ def _parse_version(entry_id: bytes | str | None) -> int:
     return int(seq)
 
 
-def _parse_game_entry(raw: _RawEntry) -> StoredEvent:
+def _parse_game_entry(raw: RawEntry) -> StoredEvent:
     """A game stream entry as a `StoredEvent`."""
     entry_id, fields = raw
     if not fields or _EVENT not in fields:
@@ -655,7 +653,7 @@ def _parse_game_entry(raw: _RawEntry) -> StoredEvent:
     )
 
 
-def _parse_feed_entry(partition: int, raw: _RawEntry) -> FeedEntry:
+def _parse_feed_entry(partition: int, raw: RawEntry) -> FeedEntry:
     """A feed entry as a `FeedEntry`."""
     entry_id, fields = raw
     try:
@@ -672,24 +670,6 @@ def _parse_feed_entry(partition: int, raw: _RawEntry) -> FeedEntry:
         )
     except (KeyError, ValueError) as error:
         raise CorruptStreamError(f"malformed feed entry {entry_id!r}: {fields!r}") from error
-
-
-def _stream_reply(reply: Any) -> Iterator[tuple[bytes | str, list[_RawEntry]]]:
-    """Normalise an XREADGROUP reply: RESP2 gives ``[[key, entries]]``, RESP3 a dict."""
-    if not reply:
-        return
-    pairs = reply.items() if isinstance(reply, dict) else reply
-    for key, entries in pairs:
-        yield key, list(_flatten_entries(entries))
-
-
-def _flatten_entries(entries: Any) -> Iterator[_RawEntry]:
-    """Entries are ``(id, fields)`` pairs, nested one list deeper under RESP3."""
-    for item in entries:
-        if len(item) == 2 and isinstance(item[0], bytes | str):
-            yield item[0], item[1]
-        else:
-            yield from _flatten_entries(item)
 
 
 def _as_bytes(value: bytes | str) -> bytes:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
 from faststream.redis import BinaryMessageFormatV1
 
+from devkit.waiting import eventually
 from gameserver.rules.command_reader import CommandBatch, CommandReader
 from gameserver.runtime import bus, healing
 
@@ -36,14 +37,6 @@ async def groups(redis: aioredis.Redis) -> None:
 
 async def pending(redis: aioredis.Redis, stream: str) -> int:
     return int((await redis.xpending(stream, bus.RULES_GROUP))["pending"])
-
-
-async def until(check: Callable[[], bool], what: str) -> None:
-    for _ in range(400):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(what)
 
 
 class Recorder:
@@ -93,7 +86,7 @@ async def test_the_streams_of_one_sender_read_together_are_one_batch(
     await send(redis, CLOCK_STREAM, "timeout")
     recorder = Recorder(redis)
     async with reading(redis, recorder):
-        await until(lambda: len(recorder.batches) == 2, "two batches")
+        await eventually(lambda: len(recorder.batches) == 2, "two batches")
     by_sender = {sender: (streams, bodies) for sender, streams, bodies in recorder.batches}
     assert by_sender[bus.GATEWAY] == (list(GATEWAY_STREAMS), ["move-0", "move-1", "move-2"])
     assert by_sender[bus.CLOCK] == ([CLOCK_STREAM], ["timeout"])
@@ -112,16 +105,16 @@ async def test_a_stream_with_a_batch_in_flight_waits_and_keeps_its_order(
     recorder.gate.clear()
     async with reading(redis, recorder):
         await send(redis, first, "a1")
-        await until(lambda: len(recorder.batches) == 1, "the first batch")
+        await eventually(lambda: len(recorder.batches) == 1, "the first batch")
         await send(redis, first, "a2")
         await send(redis, first, "a3")
         await asyncio.sleep(0.3)  # read meanwhile, and held back
         assert len(recorder.batches) == 1
         await send(redis, second, "b1")
-        await until(lambda: len(recorder.batches) == 2, "the other stream's batch")
+        await eventually(lambda: len(recorder.batches) == 2, "the other stream's batch")
         assert recorder.batches[1][1:] == ([second], ["b1"])
         recorder.gate.set()
-        await until(lambda: len(recorder.batches) == 3, "the held entries")
+        await eventually(lambda: len(recorder.batches) == 3, "the held entries")
     assert recorder.batches[2][1:] == ([first, first], ["a2", "a3"])
     assert await pending(redis, first) == 0
 
@@ -131,13 +124,15 @@ async def test_a_lost_group_is_created_again_and_a_failed_batch_stays_pending(
 ) -> None:
     recorder = Recorder(redis)
     async with reading(redis, recorder):  # no group yet (Redis came back empty): made again
-        for _ in range(200):
-            with contextlib.suppress(aioredis.ResponseError):
-                if await redis.xinfo_groups(GATEWAY_STREAMS[2]):
-                    break
-            await asyncio.sleep(0.02)
+
+        async def grouped() -> bool:
+            with contextlib.suppress(aioredis.ResponseError):  # no stream yet
+                return bool(await redis.xinfo_groups(GATEWAY_STREAMS[2]))
+            return False
+
+        await eventually(grouped, "the group made again")
         recorder.fail = True
         await send(redis, GATEWAY_STREAMS[2], "lost")
-        await until(lambda: len(recorder.batches) == 1, "the batch")
+        await eventually(lambda: len(recorder.batches) == 1, "the batch")
         await asyncio.sleep(0.1)
     assert await pending(redis, GATEWAY_STREAMS[2]) == 1  # for the reclaiming subscriber

@@ -714,7 +714,7 @@ async def test_a_model_read_waits_briefly_for_the_first_projection(stack: Stack)
 
     async def projected_later() -> None:
         await asyncio.sleep(0.2)
-        await board.write((game_id, 1, b'{"projected":true}', ""))
+        await board.write((game_id, 1, (b'{"projected":true}',), ""))
 
     projecting = asyncio.ensure_future(projected_later())
     response = await stack.http.get(f"/games/{game_id}/board")

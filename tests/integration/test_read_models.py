@@ -17,10 +17,13 @@ async def test_a_model_is_written_only_forward_even_after_redis_forgot_the_scrip
     redis: aioredis.Redis,
 ) -> None:
     models = ReadModels(redis, KeyLayout(), "board")
-    assert await models.write(("g-1", 2, b'{"v":2}', "")) == 1
+    assert await models.write(("g-1", 2, (b'{"v":2}',), "")) == 1
     await redis.script_flush()
-    assert await models.write_many([("g-1", 3, b'{"v":3}', ""), ("g-2", 1, b"{}", "")]) == [1, 1]
-    assert await models.write(("g-1", 1, b'{"v":1}', "")) == 0  # older: the newer one stays
+    assert await models.write_many([("g-1", 3, (b'{"v":3}',), ""), ("g-2", 1, (b"{}",), "")]) == [
+        1,
+        1,
+    ]
+    assert await models.write(("g-1", 1, (b'{"v":1}',), "")) == 0  # older: the newer one stays
     assert await models.read("g-1") == (3, b'{"v":3}')
     assert await models.stored(["g-1", "g-3"]) == [(b"3", b""), (None, None)]
     await models.drop_all(["g-1"])
@@ -49,12 +52,14 @@ async def test_a_write_acknowledges_its_feed_entries_unless_it_was_refused(
         return int((await redis.xpending(feed, "board"))["pending"])
 
     ack = (partition, "board", ids[:1])
-    assert await models.write_many([("g-1", 2, b"{}", "not-h2")], [ack]) == [-1]
+    assert await models.write_many([("g-1", 2, (b"{}",), "not-h2")], [ack]) == [-1]
     assert await pending() == 3  # refused: nothing acknowledged
-    assert await models.write_many([("g-1", 1, b"{}", "h1")], [ack]) == [1]
+    assert await models.write_many([("g-1", 1, (b"{}",), "h1")], [ack]) == [1]
     assert await pending() == 2
     kept = (partition, "board", ids[1:])
-    assert await models.write_many([("g-1", 1, b"{}", "h1")], [kept]) == [0]  # kept: acknowledged
+    assert await models.write_many([("g-1", 1, (b"{}",), "h1")], [kept]) == [
+        0
+    ]  # kept: acknowledged
     assert await pending() == 0
 
 
@@ -70,7 +75,7 @@ async def test_models_written_together_move_forward_each_on_its_own(
     for version, hash_ in ((1, "h1"), (2, "h2"), (3, "h3")):
         await redis.xadd(game, {"hash": hash_}, id=f"0-{version}")
     ahead = ReadModels(redis, layout, "board")
-    assert await ahead.write(("g-1", 3, b"board-3", "h3")) == 1
+    assert await ahead.write(("g-1", 3, (b"board-3",), "h3")) == 1
 
     assert await models.stored(["g-1"]) == [(None, None)]  # the score model: none yet
     assert await models.write(("g-1", 2, (b"board-2", b"score-2"), "h2")) == 1
@@ -83,7 +88,7 @@ async def test_models_written_together_move_forward_each_on_its_own(
     assert await models.write(("g-1", 3, (b"board-3", b"score-3"), "h3")) == 1
     assert await models.write(("g-1", 3, (b"board-3", b"score-3"), "h3")) == 0  # both as new
     with pytest.raises(ValueError, match="1 models for 2 names"):
-        await models.write(("g-1", 4, b"board-4", "h4"))
+        await models.write(("g-1", 4, (b"board-4",), "h4"))
     await models.drop_all([])
     assert await redis.keys("*:board:*") == []
     assert await redis.keys("*:score:*") == []

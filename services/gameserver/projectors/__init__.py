@@ -28,7 +28,7 @@ def board_and_score() -> Together:
 
 
 # Any: each projection folds a type of its own (the board a game's state, the score a ScoreFold).
-PROJECTIONS: dict[str, Callable[[], Projection[Any]]] = {
+PROJECTIONS: dict[str, Callable[[], Projection[Any] | Together]] = {
     "board": BoardProjection,
     "score": ScoreProjection,
     "models": board_and_score,

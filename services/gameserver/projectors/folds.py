@@ -26,17 +26,21 @@ from gameserver.runtime.state_cache import (
 F = TypeVar("F")
 
 
-class Projection(Protocol[F]):
+class Folding(Protocol[F]):
+    """A fold over a game's events (what `Folds` caches and catches up)."""
+
+    def apply(self, game: HostedGame, fold: F | None, event: Event) -> F:
+        """The fold after one more event of ``game`` (``None`` before the first one)."""
+        ...
+
+
+class Projection(Folding[F], Protocol[F]):
     """What a read model needs: a fold over a game's events and how to render it."""
 
     name: str
     """Part of the key (``board``, ``score``) and of log lines."""
     group: str
     """The consumer group on the partition feeds."""
-
-    def apply(self, game: HostedGame, fold: F | None, event: Event) -> F:
-        """The fold after one more event of ``game`` (``None`` before the first one)."""
-        ...
 
     def version(self, fold: F) -> int:
         """The version of the last event folded in."""
@@ -51,7 +55,7 @@ class Folds(Generic[F]):
     """The folds of ``projection`` over the games of ``store``, cached (see the module)."""
 
     def __init__(
-        self, store: RedisEventStore, projection: Projection[F], cache_size: int, log: Logger
+        self, store: RedisEventStore, projection: Folding[F], cache_size: int, log: Logger
     ) -> None:
         self.store = store
         self.projection = projection

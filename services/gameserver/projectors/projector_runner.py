@@ -315,7 +315,7 @@ def rebuild_only(settings: Settings, projection: Projection[F] | Together) -> in
 
 
 def run(settings: Settings, projection: Projection[F] | Together, rebuild: bool = False) -> None:
-    """Blocking entry point used by ``renature serve board|score``."""
+    """Blocking entry point used by ``renature serve models|board|score``."""
 
     async def main(stop: asyncio.Event) -> None:
         await serve(settings, projection, stop, rebuild)

@@ -88,9 +88,9 @@ end
 return result
 """
 
-Write = tuple[str, int, "bytes | tuple[bytes, ...]", str]
-"""Models to write: game id, version, the model's bytes (one per name of the `ReadModels`, in
-its order, when it writes several), hash of the event at that version."""
+Write = tuple[str, int, tuple[bytes, ...], str]
+"""Models to write: game id, version, the models' bytes (one per name of the `ReadModels`, in
+its order), hash of the event at that version."""
 
 Ack = tuple[int, str, Sequence[str]]
 """Feed entries a write acknowledges once the model is written or kept: the partition, the
@@ -170,8 +170,7 @@ class ReadModels:
         if not writes:
             return []
         pipe = self.redis.pipeline(transaction=False)
-        for (game_id, version, model, last_hash), ack in zip(writes, acks, strict=True):
-            models = (model,) if isinstance(model, bytes) else model
+        for (game_id, version, models, last_hash), ack in zip(writes, acks, strict=True):
             if len(models) != len(self.names):
                 raise ValueError(f"{len(models)} models for {len(self.names)} names")
             keys = (*self.keys(game_id), self.layout.game_key(game_id))

@@ -24,8 +24,9 @@ Folded = tuple[Any, ...]
 
 
 class Together:
-    """The projections ``parts`` as one fold: a tuple of their folds, rendered to one model
-    each (named by each part)."""
+    """The projections ``parts`` as one fold (a `folds.Folding`): a tuple of their folds,
+    rendered to one model each (named by each part). A projector of one projection folds it
+    as a `Together` of one."""
 
     def __init__(
         self, parts: Sequence[Projection[Any]], name: str | None = None, group: str | None = None
@@ -46,15 +47,6 @@ class Together:
             part.apply(game, each, event) for part, each in zip(self.parts, fold, strict=True)
         )
 
-    def version(self, fold: Folded) -> int:
-        return self.parts[0].version(fold[0])
-
-    def render(self, game: HostedGame, fold: Folded) -> bytes:
-        """The first part's model (`render_each` renders them all)."""
-        return self.parts[0].render(game, fold[0])
-
-    def render_each(self, game: HostedGame, fold: Folded) -> bytes | tuple[bytes, ...]:
-        """Every part's model, in order (one part: its model alone)."""
-        if len(self.parts) == 1:
-            return self.parts[0].render(game, fold[0])
+    def render_each(self, game: HostedGame, fold: Folded) -> tuple[bytes, ...]:
+        """Every part's model, in order (the names' order)."""
         return tuple(part.render(game, each) for part, each in zip(self.parts, fold, strict=True))

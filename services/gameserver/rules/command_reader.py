@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from faststream.redis import BinaryMessageFormatV1
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from eventstore.redis_client import redis_client
-from eventstore.redis_values import text
+from eventstore.redis_values import RawEntry, stream_reply, text
 from gameserver.runtime import bus, healing
 from gameserver.runtime.logging import get_logger
 
@@ -108,10 +108,9 @@ class CommandReader:
                     self._progress.clear()  # enough waiting: read again once a batch is done
                     await self._progress.wait()
                     continue
-                read = await self._read()
-                for stream, entries in read:
+                for stream, entries in await self._read():
                     self.held[text(stream)].extend(
-                        (text(entry_id), fields.get(b"__data__", b""))
+                        (text(entry_id), cast(bytes, fields.get(b"__data__", b"")))  # bytes client
                         for entry_id, fields in entries
                         if fields is not None  # an entry deleted meanwhile
                     )
@@ -120,14 +119,14 @@ class CommandReader:
             while self.tasks:
                 await asyncio.gather(*self.tasks, return_exceptions=True)
 
-    async def _read(self) -> Sequence[Any]:
+    async def _read(self) -> list[tuple[bytes | str, list[RawEntry]]]:
         """``(stream, [(entry id, fields), ...])`` for each stream that had entries."""
         streams: dict[Any, Any] = dict.fromkeys(self.senders, ">")
         try:
-            read: Any = await self.redis.xreadgroup(
+            read = await self.redis.xreadgroup(
                 bus.RULES_GROUP, self.consumer, streams, count=self.max_batch, block=self.block_ms
             )
-            return list(read.items()) if isinstance(read, dict) else read or []  # RESP3, RESP2
+            return list(stream_reply(read))
         except RedisError as error:
             if healing.is_nogroup(error):  # Redis came back empty: the groups again
                 log.warning("consumer_group_missing", error=str(error))

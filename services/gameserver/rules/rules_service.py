@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -211,7 +212,7 @@ class RulesService:
                 for sender, streams in sender_streams(self.settings, self.partitions).items()
                 for stream in streams
             }
-            recreate = functools.partial(self._ensure_groups, list(senders))
+            recreate = functools.partial(self._ensure_groups, self.command_streams)
             self._reading = Reading.start(
                 self.settings.store.redis_url,
                 lambda redis: CommandReader(
@@ -399,12 +400,14 @@ async def settle_the_rest(
         return
     headers = batch.headers
     await publish_replies(replies_client, [replies[i] for i in rest], [headers[i] for i in rest])
-    by_stream: dict[str, list[str]] = {}
+    by_stream: dict[str, list[str]] = defaultdict(list)
     for i in rest:
         stream, entry_id = batch.entries[i]
-        by_stream.setdefault(stream, []).append(entry_id)
+        by_stream[stream].append(entry_id)
+    pipe = redis.pipeline(transaction=False)  # one round trip, however many streams
     for stream, ids in by_stream.items():
-        await redis.xack(stream, bus.RULES_GROUP, *ids)
+        pipe.xack(stream, bus.RULES_GROUP, *ids)
+    await pipe.execute()
 
 
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:

@@ -40,9 +40,11 @@ from gameserver.runtime.settings import Settings, SettingsError
 
 log = get_logger("renature.supervisor")
 
-SERVICES = ("rules", "models", "board", "score", "clock", "retention", "gateway")
-"""Every service one process can run: ``models`` is the board and score projections folded
-together in one consumer (`projectors.together`), ``board`` and ``score`` each alone."""
+PROJECTORS = ("models", "board", "score")
+"""The projector services: ``models`` the board and score projections folded together in one
+consumer (`projectors.together`), ``board`` and ``score`` each alone."""
+SERVICES = ("rules", *PROJECTORS, "clock", "retention", "gateway")
+"""Every service one process can run."""
 STACK = ("rules", "models", "clock", "retention", "gateway")
 """What ``serve all`` starts: each read model once, the board and score in one process."""
 NO_REDIS_MESSAGE = (
@@ -76,7 +78,7 @@ def run_service(
         from gameserver.rules import rules_service
 
         rules_service.run(settings)
-    elif name in ("models", "board", "score"):
+    elif name in PROJECTORS:
         from gameserver.projectors import PROJECTIONS, projector_runner
 
         projection = PROJECTIONS[name]()
