@@ -9,7 +9,7 @@ RENATURE_REQUIRE_REDIS=1 (e.g. in CI) to turn that skip into a failure.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -17,6 +17,7 @@ from hypothesis import settings
 
 from devkit.redis_server import RedisServer, find_redis_server
 from devkit.requirements import unavailable
+from support import hang_report
 
 # Property tests draw new examples on every run, so that over many runs they explore far more
 # games than any fixed sample would; a failure is stored in .hypothesis/ and tried first next
@@ -50,6 +51,26 @@ def _docker_reachable() -> bool:
 def _no_redis() -> None:
     """Skip loudly, or fail when the environment says Redis is mandatory."""
     unavailable(NO_REDIS_REASON)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_HANGS] = hang_report.install(config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """A test that runs close to its timeout gets its tasks' stacks written (`hang_report`)."""
+    report = item.config.stash.get(_HANGS, None)
+    if report is not None:
+        report.begin(item.nodeid)
+    try:
+        return (yield)
+    finally:
+        if report is not None:
+            report.end()
+
+
+_HANGS = pytest.StashKey["hang_report.HangReport | None"]()
 
 
 @pytest.fixture(scope="session")

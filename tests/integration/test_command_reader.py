@@ -1,19 +1,21 @@
 """The rules service's `CommandReader` against a real Redis: every command stream of an
 instance read at once, one batch per sender, a stream's entries handled in their order (held
-back while its batch is in flight), a lost group created again, a failed batch left pending."""
+back while its batch is in flight), a lost group created again, a failed batch left pending,
+a stopping reader finishing its batches in flight, within its grace."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 from faststream.redis import BinaryMessageFormatV1
 
 from devkit.waiting import eventually
-from gameserver.rules.command_reader import CommandBatch, CommandReader
+from gameserver.rules.command_reader import CommandBatch, CommandReader, Reading
 from gameserver.runtime import bus, healing
 
 pytestmark = pytest.mark.redis
@@ -61,20 +63,30 @@ class Recorder:
 
 
 @contextlib.asynccontextmanager
-async def reading(redis: aioredis.Redis, recorder: Recorder) -> AsyncIterator[CommandReader]:
+async def reading(
+    redis: aioredis.Redis,
+    recorder: Recorder,
+    grace_s: float = 5.0,
+    kind: type[CommandReader] = CommandReader,
+    block_ms: int = 100,
+) -> AsyncIterator[CommandReader]:
+    """A reader of ``kind`` on a client of its own, as the rules service runs it (`Reading`),
+    stopped as the service stops it."""
+
     async def recreate() -> None:
         await groups(redis)
 
-    reader = CommandReader(
-        redis, SENDERS, "rules-1", recorder, recreate, max_batch=256, block_ms=100
+    where = redis.connection_pool.connection_kwargs
+    running = Reading.start(
+        f"redis://{where['host']}:{where['port']}/0",
+        lambda own: kind(
+            own, SENDERS, "rules-1", recorder, recreate, block_ms=block_ms, grace_s=grace_s
+        ),
     )
-    task = asyncio.create_task(reader.run())
     try:
-        yield reader
+        yield running.reader
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await running.stop()
 
 
 async def test_the_streams_of_one_sender_read_together_are_one_batch(
@@ -136,3 +148,66 @@ async def test_a_lost_group_is_created_again_and_a_failed_batch_stays_pending(
         await eventually(lambda: len(recorder.batches) == 1, "the batch")
         await asyncio.sleep(0.1)
     assert await pending(redis, GATEWAY_STREAMS[2]) == 1  # for the reclaiming subscriber
+
+
+async def test_a_stopping_reader_finishes_the_batch_in_flight_and_what_it_held_back(
+    redis: aioredis.Redis,
+) -> None:
+    await groups(redis)
+    first = GATEWAY_STREAMS[0]
+    recorder = Recorder(redis)
+    recorder.gate.clear()
+    async with reading(redis, recorder):
+        await send(redis, first, "a1")
+        await eventually(lambda: len(recorder.batches) == 1, "the first batch")
+        await send(redis, first, "a2")
+        await asyncio.sleep(0.3)  # read and held back
+        asyncio.get_running_loop().call_later(0.5, recorder.gate.set)
+    assert [bodies for _, _, bodies in recorder.batches] == [["a1"], ["a2"]]
+    assert await pending(redis, first) == 0
+
+
+async def test_a_batch_that_outlasts_the_grace_is_given_up_and_stays_pending(
+    redis: aioredis.Redis,
+) -> None:
+    """A handler stuck (its Redis frozen) does not hold a stopping service: after the grace it
+    is cancelled, what it held back is not handed over, and both stay pending for a reclaim."""
+    await groups(redis)
+    first = GATEWAY_STREAMS[0]
+    recorder = Recorder(redis)
+    recorder.gate.clear()  # never opened
+    loop = asyncio.get_running_loop()
+    async with reading(redis, recorder, grace_s=0.5):
+        await send(redis, first, "a1")
+        await eventually(lambda: len(recorder.batches) == 1, "the first batch")
+        await send(redis, first, "a2")
+        await asyncio.sleep(0.3)
+        stopping = loop.time()
+    assert loop.time() - stopping < 3.0
+    assert len(recorder.batches) == 1
+    assert await pending(redis, first) == 2
+
+
+class LosesItsCancellation(CommandReader):
+    """A reader whose cancellation is lost inside a read (as one was in the client library)
+    and that reads on, blocking for ever (``block_ms=0``)."""
+
+    async def _read(self) -> list[tuple[bytes | str, list[Any]]]:
+        try:
+            return await super()._read()
+        except asyncio.CancelledError:
+            return await super()._read()
+
+
+async def test_a_read_the_cancellation_does_not_end_is_ended_by_closing_its_connection(
+    redis: aioredis.Redis,
+) -> None:
+    await groups(redis)
+    loop = asyncio.get_running_loop()
+    async with reading(
+        redis, Recorder(redis), grace_s=0.2, kind=LosesItsCancellation, block_ms=0
+    ) as reader:
+        await asyncio.sleep(0.3)  # blocked in its first read
+        stopping = loop.time()
+    assert reader.closing
+    assert loop.time() - stopping < 0.2 + 2 * 2.0 + 2.0  # grace, stuck read twice, backoff

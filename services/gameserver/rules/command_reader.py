@@ -46,6 +46,19 @@ FastStream's default, 100 ms, made 16 idle subscribers cost 1.6 % of a core; 1 s
 BACKOFF_S = healing.RECONNECT_BACKOFF_SECONDS
 """The wait after a read that failed (Redis gone: read again soon after it answers)."""
 
+STOP_GRACE_S = 5.0
+"""How long a stopping reader lets the batches in flight finish. One still running then (its
+Redis frozen: a command waits on a socket with no timeout) is cancelled and stays pending, for
+the reclaiming subscribers of this or another instance, as after a crash; an unbounded wait
+left a stopping service, and a test's teardown, waiting as long as the server stayed frozen."""
+
+STUCK_READ_S = 2.0
+"""How long `Reading.stop` waits, past the grace, for a reader whose cancellation did not end
+its read, before it closes the reader's connections under that read and cancels it again (and
+as long again after). A cancellation can be lost inside the client library: the suite once
+waited for ever on a cancelled reader still reading an ``XREADGROUP BLOCK 100`` that the server
+never answered."""
+
 
 @dataclass
 class CommandBatch:
@@ -85,6 +98,7 @@ class CommandReader:
         *,
         max_batch: int = MAX_BATCH,
         block_ms: int = READ_BLOCK_MS,
+        grace_s: float = STOP_GRACE_S,
     ) -> None:
         self.redis = redis
         self.senders = dict(senders)
@@ -93,17 +107,23 @@ class CommandReader:
         self.recreate = recreate
         self.max_batch = max_batch
         self.block_ms = block_ms
+        self.grace_s = grace_s
         self.held: dict[str, list[tuple[str, bytes]]] = {stream: [] for stream in senders}
         """Entries read for each stream and not handed over yet (its batch is in flight)."""
         self.busy: set[str] = set()
         self.tasks: set[asyncio.Task[None]] = set()
+        self.stopping = False
+        """Set once the batches still in flight are given up: nothing more is handed over."""
+        self.closing = False
+        """Set by `Reading.stop`: no read after the one in progress."""
         self._progress = asyncio.Event()
 
     async def run(self) -> None:
         """Read until cancelled; then finish the batches in flight and those they held back
-        (read already: left pending, they would wait for a reclaim)."""
+        (read already: left pending, they would wait for a reclaim), for `STOP_GRACE_S` at
+        most (`_finish`)."""
         try:
-            while True:
+            while not self.closing:
                 if self._held_count() >= self.max_batch * len(self.senders):
                     self._progress.clear()  # enough waiting: read again once a batch is done
                     await self._progress.wait()
@@ -116,8 +136,23 @@ class CommandReader:
                     )
                 self._dispatch()
         finally:
-            while self.tasks:
-                await asyncio.gather(*self.tasks, return_exceptions=True)
+            await self._finish()
+
+    async def _finish(self) -> None:
+        """Wait for the batches in flight (and those they hand over as they end) for
+        ``grace_s``; cancel what still runs then (left pending)."""
+        deadline = asyncio.get_running_loop().time() + self.grace_s
+        while self.tasks:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            await asyncio.wait(set(self.tasks), timeout=left)
+        if self.tasks:
+            self.stopping = True
+            log.warning("command_batches_abandoned", batches=len(self.tasks), grace_s=self.grace_s)
+            for task in self.tasks:
+                task.cancel()
+            await asyncio.gather(*self.tasks, return_exceptions=True)
 
     async def _read(self) -> list[tuple[bytes | str, list[RawEntry]]]:
         """``(stream, [(entry id, fields), ...])`` for each stream that had entries."""
@@ -142,6 +177,8 @@ class CommandReader:
 
     def _dispatch(self) -> None:
         """One batch per sender of every stream with entries and no batch in flight."""
+        if self.stopping:
+            return
         batches: dict[str, tuple[CommandBatch, list[str]]] = {}
         for stream, entries in self.held.items():
             if not entries or stream in self.busy:
@@ -174,17 +211,32 @@ class Reading:
 
     task: asyncio.Task[None]
     redis: Redis
+    reader: CommandReader
 
     @classmethod
     def start(cls, url: str, reader: Callable[[Redis], CommandReader]) -> Reading:
         """Run ``reader`` (given its client) on a client of ``url`` whose reads block (``XREADGROUP
         BLOCK``): no socket timeout may cut them (`healing.BLOCKING_READ_OPTIONS`)."""
         redis = redis_client(url, **healing.BLOCKING_READ_OPTIONS)
-        return cls(asyncio.create_task(reader(redis).run()), redis)
+        running = reader(redis)
+        return cls(asyncio.create_task(running.run()), redis, running)
 
     async def stop(self) -> None:
-        """Stop reading; the batches in flight (and those they held back) are finished first."""
+        """Stop reading; the batches in flight (and those they held back) are finished first,
+        within the reader's grace. Bounded: a read the cancellation did not end is ended by
+        closing its connection (`STUCK_READ_S`)."""
+        self.reader.closing = True
         self.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.task
+        await asyncio.wait({self.task}, timeout=self.reader.grace_s + STUCK_READ_S)
+        if not self.task.done():
+            log.warning("command_read_stuck", waited_s=self.reader.grace_s + STUCK_READ_S)
+            await self.redis.connection_pool.disconnect()
+            self.task.cancel()
+            await asyncio.wait({self.task}, timeout=STUCK_READ_S)
+        if self.task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                if error := self.task.exception():
+                    log.error("command_reader_failed", error=repr(error))
+        else:
+            log.error("command_reader_left_running")
         await self.redis.aclose()

@@ -1,0 +1,79 @@
+"""What a test that hangs is waiting on, written before pytest-timeout fails it.
+
+pytest-timeout (the ``timeout`` setting in pyproject.toml) fails a test that runs too long and
+prints the stacks of the process's threads; for a test on an event loop those show only the
+loop waiting in ``select``. This reporter writes, a little earlier, the stack of every task of
+every running event loop too: the ``await`` each is stuck on. It goes to stderr, which pytest
+captures and shows with the failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import faulthandler
+import gc
+import sys
+import threading
+import time
+
+import pytest
+
+LEAD_S = 20.0
+"""How long before the timeout the stacks are written."""
+
+
+class HangReport:
+    """Watches the test running in this process (one at a time) from a thread of its own."""
+
+    def __init__(self, after_s: float) -> None:
+        self.after_s = after_s
+        self.test: str | None = None
+        self.started = 0.0
+        self.reported = True
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        threading.Thread(target=self._watch, name="hang-report", daemon=True).start()
+
+    def begin(self, test: str) -> None:
+        with self._lock:
+            self.test, self.started, self.reported = test, time.monotonic(), False
+
+    def end(self) -> None:
+        with self._lock:
+            self.test, self.reported = None, True
+
+    def close(self) -> None:
+        self._closed.set()
+
+    def _watch(self) -> None:
+        while not self._closed.wait(1.0):
+            with self._lock:
+                due = not self.reported and time.monotonic() - self.started >= self.after_s
+                if due:
+                    self.reported = True
+                    test = self.test
+            if due:
+                _write(test)
+
+
+def _write(test: str | None) -> None:
+    err = sys.__stderr__ or sys.stderr
+    print(f"\n===== {test} has run for a long time: its threads and tasks =====", file=err)
+    faulthandler.dump_traceback(file=err, all_threads=True)
+    loops = [o for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop)]
+    for loop in loops:
+        if loop.is_closed() or not loop.is_running():
+            continue
+        for task in list(asyncio.all_tasks(loop)):
+            print(f"--- {task!r}", file=err)
+            task.print_stack(file=err)
+    err.flush()
+
+
+def install(config: pytest.Config) -> HangReport | None:
+    """A reporter for this process when the run has a timeout (``timeout`` > ``LEAD_S``)."""
+    timeout = float(config.getini("timeout") or 0)
+    override = config.getoption("timeout", None)
+    if override is not None:
+        timeout = float(override)
+    return HangReport(timeout - LEAD_S) if timeout > LEAD_S else None

@@ -1,0 +1,42 @@
+"""The report of a test that runs long: its threads' stacks and, for a test on an event loop,
+where each task waits (what pytest-timeout alone would not show)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from support.hang_report import HangReport
+
+
+async def waits_on_a_gate_nobody_opens(gate: asyncio.Event) -> None:
+    await gate.wait()
+
+
+async def test_a_long_test_gets_the_await_each_task_is_stuck_on(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    report = HangReport(after_s=0.2)
+    report.begin("tests/example.py::test_stuck")
+    stuck = asyncio.create_task(waits_on_a_gate_nobody_opens(asyncio.Event()))
+    try:
+        await asyncio.sleep(2.5)  # the reporter looks once a second
+    finally:
+        report.end()
+        report.close()
+        stuck.cancel()
+    err = capfd.readouterr().err
+    assert "tests/example.py::test_stuck has run for a long time" in err
+    assert "waits_on_a_gate_nobody_opens" in err  # the task's own stack
+    assert "test_a_long_test_gets_the_await_each_task_is_stuck_on" in err  # the test's
+
+
+async def test_a_test_that_ends_in_time_gets_no_report(capfd: pytest.CaptureFixture[str]) -> None:
+    report = HangReport(after_s=0.5)
+    report.begin("tests/example.py::test_quick")
+    await asyncio.sleep(0.1)
+    report.end()
+    await asyncio.sleep(1.5)
+    report.close()
+    assert "has run for a long time" not in capfd.readouterr().err
