@@ -281,6 +281,29 @@ def test_a_timed_out_seat_shows_bot_and_its_player_takes_it_back(
     assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
 
 
+def test_the_lobby_offers_creation_once_it_knows_the_games_and_filters_without_reloading_them(
+    base_url: str, browser: Browser
+) -> None:
+    """The create form is the catalog's: until the catalog came, the button is not offered (a
+    click on it before then created nothing, with no word); when the catalog cannot be had the
+    page says so. Filtering lists games again without adding the games to the filter again."""
+    page = new_page(browser)
+    page.route("**/games/catalog", lambda route: route.abort())
+    page.goto(f"{base_url}/")
+    page.wait_for_selector("#error:not([hidden])")
+    assert page.locator("#create button[type=submit]").is_disabled()
+    page.unroute("**/games/catalog")
+    page.goto(f"{base_url}/")
+    page.wait_for_selector("#create button[type=submit]:enabled")
+    kinds = page.locator("#game-filter option").count()
+    assert kinds == 1 + len(httpx.get(f"{base_url}/games/catalog").json())  # "any" and each game
+    for _ in range(2):
+        with page.expect_response(lambda answer: "/games?" in answer.url):
+            page.click("#filter button[type=submit]")
+    assert page.locator("#game-filter option").count() == kinds
+    assert not PAGE_ERRORS[id(page)], PAGE_ERRORS[id(page)]
+
+
 def test_an_outage_error_clears_when_the_page_is_live_again(
     base_url: str, browser: Browser
 ) -> None:

@@ -81,6 +81,8 @@ async function loadCatalog() {
   $("game-filter").append(...catalog.map((game) => el("option", { value: game.name }, game.title)));
   showGame();
   showFilters();
+  // Offered only now: the form is the catalog's (a click before it came created nothing).
+  $("create").querySelector("button[type=submit]").disabled = false;
 }
 $("game-choice").addEventListener("change", showGame);
 $("game-filter").addEventListener("change", showFilters);
@@ -125,12 +127,7 @@ document.getElementById("filter").addEventListener("submit", (submit) => {
   submit.preventDefault();
   cursor = null;
   document.getElementById("games").replaceChildren();
-  function titleOf(name) {
-  const found = catalog.find((game) => game.name === name);
-  return found ? found.title.split(" (")[0] : name;
-}
-
-loadCatalog().catch((error) => showError(errorBox, error)).finally(listGames);
+  listGames();
 });
 document.getElementById("more").addEventListener("click", () => listGames());
 
