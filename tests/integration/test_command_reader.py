@@ -62,6 +62,18 @@ class Recorder:
             await self.redis.xack(stream, bus.RULES_GROUP, entry_id)
 
 
+async def in_flight_and_held(
+    redis: aioredis.Redis, recorder: Recorder, stream: str, *held: str
+) -> None:
+    """``a1`` in flight on ``stream`` (its handler waits while the gate is closed), then
+    ``held`` sent, read meanwhile and held back."""
+    await send(redis, stream, "a1")
+    await eventually(lambda: len(recorder.batches) == 1, "the first batch")
+    for body in held:
+        await send(redis, stream, body)
+    await asyncio.sleep(0.3)
+
+
 @contextlib.asynccontextmanager
 async def reading(
     redis: aioredis.Redis,
@@ -116,11 +128,7 @@ async def test_a_stream_with_a_batch_in_flight_waits_and_keeps_its_order(
     recorder = Recorder(redis)
     recorder.gate.clear()
     async with reading(redis, recorder):
-        await send(redis, first, "a1")
-        await eventually(lambda: len(recorder.batches) == 1, "the first batch")
-        await send(redis, first, "a2")
-        await send(redis, first, "a3")
-        await asyncio.sleep(0.3)  # read meanwhile, and held back
+        await in_flight_and_held(redis, recorder, first, "a2", "a3")
         assert len(recorder.batches) == 1
         await send(redis, second, "b1")
         await eventually(lambda: len(recorder.batches) == 2, "the other stream's batch")
@@ -158,10 +166,7 @@ async def test_a_stopping_reader_finishes_the_batch_in_flight_and_what_it_held_b
     recorder = Recorder(redis)
     recorder.gate.clear()
     async with reading(redis, recorder):
-        await send(redis, first, "a1")
-        await eventually(lambda: len(recorder.batches) == 1, "the first batch")
-        await send(redis, first, "a2")
-        await asyncio.sleep(0.3)  # read and held back
+        await in_flight_and_held(redis, recorder, first, "a2")
         asyncio.get_running_loop().call_later(0.5, recorder.gate.set)
     assert [bodies for _, _, bodies in recorder.batches] == [["a1"], ["a2"]]
     assert await pending(redis, first) == 0
@@ -178,10 +183,7 @@ async def test_a_batch_that_outlasts_the_grace_is_given_up_and_stays_pending(
     recorder.gate.clear()  # never opened
     loop = asyncio.get_running_loop()
     async with reading(redis, recorder, grace_s=0.5):
-        await send(redis, first, "a1")
-        await eventually(lambda: len(recorder.batches) == 1, "the first batch")
-        await send(redis, first, "a2")
-        await asyncio.sleep(0.3)
+        await in_flight_and_held(redis, recorder, first, "a2")
         stopping = loop.time()
     assert loop.time() - stopping < 3.0
     assert len(recorder.batches) == 1
