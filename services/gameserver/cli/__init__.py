@@ -7,6 +7,7 @@ import typer
 from gameserver.cli import (
     audit_commands,
     bot_commands,
+    feed_commands,
     local_commands,
     seal_commands,
     serve_commands,
@@ -22,6 +23,7 @@ audit_commands.register(app)
 seal_commands.register(app)
 app.add_typer(serve_commands.app, name="serve")
 app.add_typer(bot_commands.app, name="bots")
+app.add_typer(feed_commands.app, name="feeds")
 
 
 def main() -> None:
