@@ -5,6 +5,11 @@ prints the stacks of the process's threads; for a test on an event loop those sh
 loop waiting in ``select``. This reporter writes, a little earlier, the stack of every task of
 every running event loop too: the ``await`` each is stuck on. It goes to stderr, which pytest
 captures and shows with the failure.
+
+pytest-timeout fails a test once: a test whose teardown then hangs too (an event loop's tasks
+that will not be cancelled: seen once) would still hold the run. `GIVE_UP_S` after the timeout
+the reporter writes the stacks again and ends the process: under pytest-xdist the worker is
+reported crashed and its test failed, and a new worker runs the rest.
 """
 
 from __future__ import annotations
@@ -12,21 +17,33 @@ from __future__ import annotations
 import asyncio
 import faulthandler
 import gc
+import os
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import TextIO
 
 import pytest
 
 LEAD_S = 20.0
 """How long before the timeout the stacks are written."""
+GIVE_UP_S = 60.0
+"""How long after the timeout a test still running ends its process."""
 
 
 class HangReport:
     """Watches the test running in this process (one at a time) from a thread of its own."""
 
-    def __init__(self, after_s: float) -> None:
+    def __init__(
+        self,
+        after_s: float,
+        give_up_s: float = float("inf"),
+        end_process: Callable[[int], object] = os._exit,
+    ) -> None:
         self.after_s = after_s
+        self.give_up_s = give_up_s
+        self.end_process = end_process
         self.test: str | None = None
         self.started = 0.0
         self.reported = True
@@ -48,17 +65,23 @@ class HangReport:
     def _watch(self) -> None:
         while not self._closed.wait(1.0):
             with self._lock:
-                due = not self.reported and time.monotonic() - self.started >= self.after_s
+                test = self.test
+                running = time.monotonic() - self.started if test is not None else 0.0
+                due = not self.reported and running >= self.after_s
                 if due:
                     self.reported = True
-                    test = self.test
             if due:
-                _write(test)
+                _write(test, sys.__stderr__ or sys.stderr)
+            if running >= self.give_up_s:
+                err = sys.__stderr__ or sys.stderr
+                _write(test, err, past_timeout=True)
+                self._closed.set()
+                self.end_process(3)
 
 
-def _write(test: str | None) -> None:
-    err = sys.__stderr__ or sys.stderr
-    print(f"\n===== {test} has run for a long time: its threads and tasks =====", file=err)
+def _write(test: str | None, err: TextIO, *, past_timeout: bool = False) -> None:
+    said = "is still running past its timeout" if past_timeout else "has run for a long time"
+    print(f"\n===== {test} {said}: its threads and tasks =====", file=err)
     faulthandler.dump_traceback(file=err, all_threads=True)
     loops = [o for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop)]
     for loop in loops:
@@ -76,4 +99,4 @@ def install(config: pytest.Config) -> HangReport | None:
     override = config.getoption("timeout", None)
     if override is not None:
         timeout = float(override)
-    return HangReport(timeout - LEAD_S) if timeout > LEAD_S else None
+    return HangReport(timeout - LEAD_S, timeout + GIVE_UP_S) if timeout > LEAD_S else None

@@ -40,3 +40,17 @@ async def test_a_test_that_ends_in_time_gets_no_report(capfd: pytest.CaptureFixt
     await asyncio.sleep(1.5)
     report.close()
     assert "has run for a long time" not in capfd.readouterr().err
+
+
+async def test_a_test_still_running_long_past_its_timeout_ends_its_process(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """pytest-timeout fails a test once; a teardown that hangs after it would hold the run."""
+    ended: list[int] = []
+    report = HangReport(after_s=0.2, give_up_s=1.5, end_process=ended.append)
+    report.begin("tests/example.py::test_stuck_in_teardown")
+    await asyncio.sleep(3.0)
+    report.end()
+    assert ended == [3]
+    err = capfd.readouterr().err
+    assert "test_stuck_in_teardown is still running past its timeout" in err
