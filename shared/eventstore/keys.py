@@ -128,6 +128,10 @@ class KeyLayout:
         """The partition feed: one entry per event of every game of the partition."""
         return f"{self.base(partition)}:feed"
 
+    def feed_keys(self) -> list[str]:
+        """Every partition's feed, in partition order."""
+        return [self.feed_key(partition) for partition in range(self.partitions)]
+
     def games_key(self, partition: int) -> str:
         """The set of the ids of the games of a partition."""
         return f"{self.base(partition)}:games"

@@ -10,7 +10,10 @@ for good, for instance.
 delivered to it and not acknowledged, how far it trails the newest entry, and how long since
 one of its consumers last read. ``renature feeds retire GROUP`` drops a group from every feed;
 it refuses a group one of whose consumers read within the last minute (`ACTIVE_S`,
-``--active-within``: its service still runs, stop it first) unless ``--force``.
+``--active-within``: its service still runs, stop it first) unless ``--force``. The refusal is
+a guard, not a proof: before Redis 7.2 a consumer's idle time counts from the last entry
+delivered to it, so a projector still running on feeds that had no event for a minute passes;
+stop the service before retiring its group.
 
 Exit status: 0 done, 2 no such group, or a group still read (without ``--force``).
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -102,20 +105,14 @@ def _settings(redis_url: str | None) -> Settings:
     return Settings.from_env(redis_url=redis_url)
 
 
-def _feeds(settings: Settings) -> list[str]:
-    layout = settings.layout
-    return [layout.feed_key(partition) for partition in range(layout.partitions)]
-
-
 async def _groups(settings: Settings) -> dict[str, Group]:
     """The groups on the feeds, by name, in the order first met."""
     from eventstore.redis_client import redis_client
     from eventstore.redis_values import text
 
-    client = redis_client(settings.store.redis_url)
     found: dict[str, Group] = {}
-    try:
-        for feed in _feeds(settings):
+    async with redis_client(settings.store.redis_url) as client:
+        for feed in settings.layout.feed_keys():
             if not await client.exists(feed):
                 continue
             for info in await client.xinfo_groups(feed):
@@ -126,30 +123,22 @@ async def _groups(settings: Settings) -> dict[str, Group]:
                 group.pending += int(info["pending"])
                 group.lag += int(info.get("lag") or 0)
                 for consumer in await client.xinfo_consumers(feed, name):
-                    idle_s = _idle_s(consumer)
+                    # ``idle`` (what the retention service goes by too): from Redis 7.2 since
+                    # the consumer's last read, one that found nothing included (``inactive``
+                    # leaves those out: a projector on a quiet feed would look unread); before
+                    # 7.2 since the last entry delivered to it, hence "stop its service first".
+                    idle_s = int(consumer["idle"]) / 1000
                     group.idle_s = idle_s if group.idle_s is None else min(group.idle_s, idle_s)
-    finally:
-        await client.aclose()
     return found
-
-
-def _idle_s(consumer: dict[Any, Any]) -> float:
-    """Seconds since the consumer last read (Redis 7.2 says ``inactive``; 7.0 ``idle``)."""
-    inactive = consumer.get("inactive")
-    millis = consumer["idle"] if inactive is None or int(inactive) < 0 else inactive
-    return int(millis) / 1000
 
 
 async def _destroy(settings: Settings, group: str) -> int:
     """Drop ``group`` from every feed; how many feeds it was on."""
     from eventstore.redis_client import redis_client
 
-    client = redis_client(settings.store.redis_url)
     dropped = 0
-    try:
-        for feed in _feeds(settings):
+    async with redis_client(settings.store.redis_url) as client:
+        for feed in settings.layout.feed_keys():
             if await client.exists(feed):
                 dropped += int(await client.xgroup_destroy(feed, group))
-    finally:
-        await client.aclose()
     return dropped

@@ -141,7 +141,7 @@ class Retention:
         return report
 
     def _streams(self) -> list[str]:
-        feeds = [self.layout.feed_key(p) for p in range(self.layout.partitions)]
+        feeds = self.layout.feed_keys()
         every = [
             self.layout.command_stream(p, sender)
             for p in range(self.layout.partitions)

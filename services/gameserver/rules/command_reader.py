@@ -112,7 +112,7 @@ class CommandReader:
         """Entries read for each stream and not handed over yet (its batch is in flight)."""
         self.busy: set[str] = set()
         self.tasks: set[asyncio.Task[None]] = set()
-        self.stopping = False
+        self.given_up = False
         """Set once the batches still in flight are given up: nothing more is handed over."""
         self.closing = False
         """Set by `Reading.stop`: no read after the one in progress."""
@@ -148,7 +148,7 @@ class CommandReader:
                 break
             await asyncio.wait(set(self.tasks), timeout=left)
         if self.tasks:
-            self.stopping = True
+            self.given_up = True
             log.warning("command_batches_abandoned", batches=len(self.tasks), grace_s=self.grace_s)
             for task in self.tasks:
                 task.cancel()
@@ -177,7 +177,7 @@ class CommandReader:
 
     def _dispatch(self) -> None:
         """One batch per sender of every stream with entries and no batch in flight."""
-        if self.stopping:
+        if self.given_up:
             return
         batches: dict[str, tuple[CommandBatch, list[str]]] = {}
         for stream, entries in self.held.items():
