@@ -47,6 +47,8 @@ class HangReport:
         self.test: str | None = None
         self.started = 0.0
         self.reported = True
+        self.written = 0
+        """Reports written so far."""
         self._lock = threading.Lock()
         self._closed = threading.Event()
         threading.Thread(target=self._watch, name="hang-report", daemon=True).start()
@@ -72,6 +74,7 @@ class HangReport:
                     self.reported = True
             if due:
                 _write(test, sys.__stderr__ or sys.stderr)
+                self.written += 1
             if running >= self.give_up_s:
                 err = sys.__stderr__ or sys.stderr
                 _write(test, err, past_timeout=True)

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from devkit.waiting import eventually
 from support.hang_report import HangReport
 
 
@@ -20,8 +21,8 @@ async def test_a_long_test_gets_the_await_each_task_is_stuck_on(
     report = HangReport(after_s=0.2)
     report.begin("tests/example.py::test_stuck")
     stuck = asyncio.create_task(waits_on_a_gate_nobody_opens(asyncio.Event()))
-    try:
-        await asyncio.sleep(2.5)  # the reporter looks once a second
+    try:  # the reporter looks once a second, from a thread of its own
+        await eventually(lambda: report.written == 1, "the report", timeout=20)
     finally:
         report.end()
         report.close()
@@ -49,8 +50,9 @@ async def test_a_test_still_running_long_past_its_timeout_ends_its_process(
     ended: list[int] = []
     report = HangReport(after_s=0.2, give_up_s=1.5, end_process=ended.append)
     report.begin("tests/example.py::test_stuck_in_teardown")
-    await asyncio.sleep(3.0)
-    report.end()
-    assert ended == [3]
+    try:
+        await eventually(lambda: ended == [3], "the process ended", timeout=20)
+    finally:
+        report.end()
     err = capfd.readouterr().err
     assert "test_stuck_in_teardown is still running past its timeout" in err
