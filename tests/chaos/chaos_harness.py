@@ -124,6 +124,39 @@ class Ack:
     name: str = ""
 
 
+HELD_WRITE_S = 2.0
+"""How long Redis under ``everysec`` may hold answered writes in its AOF buffer before it
+writes them to the file: while a background fsync runs it postpones the write, for up to two
+seconds (Redis's latency documentation; the event store documents "2 s on a slow disk")."""
+
+
+@dataclass(frozen=True)
+class AofSample:
+    """The append-only file's size at ``at``, and Redis's AOF buffer then (None: not known):
+    writes already answered that the file did not hold yet."""
+
+    at: float
+    path: str
+    size: int
+    buffered: int | None = None
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A power cut at ``at`` that kept the file as it was at ``kept``. ``held_from``: the
+    earliest answer that may be lost with it: ``kept``, or up to `HELD_WRITE_S` earlier where
+    Redis held answered writes back from the file then (a slow fsync)."""
+
+    at: float
+    kept: float
+    held_from: float
+
+    def explains(self, ack: Ack) -> bool:
+        """A loss the disk explains: answered after the last write kept (0.1 s of slack for
+        the sampling), before the cut (1 s of slack for the answer's way back)."""
+        return self.held_from - 0.1 <= ack.at <= self.at + 1.0
+
+
 @dataclass
 class Answer5xx:
     """A 5xx (or no answer at all, status 0 is not kept) seen by a client or the watcher."""
@@ -178,6 +211,9 @@ class Report:
     acknowledged: int = 0
     lost: list[Ack] = field(default_factory=list)
     lost_outside_window: list[Ack] = field(default_factory=list)
+    lost_held: int = 0
+    """Lost acknowledged commands answered before the disk's last kept write, while Redis
+    held answered writes in its AOF buffer (`HELD_WRITE_S`)."""
     forked: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
     duplicate_ids: list[str] = field(default_factory=list)
@@ -195,12 +231,12 @@ class Report:
     key_reuse_failures: list[str] = field(default_factory=list)
     stalls: list[Stall] = field(default_factory=list)
 
-    cuts: list[tuple[float, float]] = field(default_factory=list)
+    cuts: list[Cut] = field(default_factory=list)
     started_at: float = field(default_factory=time.monotonic)
 
     def window(self) -> float:
         """The longest stretch of writes a power cut of this run lost."""
-        return max((cut - kept for cut, kept in self.cuts), default=0.0)
+        return max((cut.at - cut.kept for cut in self.cuts), default=0.0)
 
     @property
     def ok(self) -> bool:
@@ -319,7 +355,13 @@ class Report:
             f"lost: {len(self.lost)}"
             + (
                 f" (all acknowledged in the last {self.window():.1f} s before a power cut, "
-                "after the disk's last kept write)"
+                "after the disk's last kept write"
+                + (
+                    f"; {self.lost_held} before it, held in Redis's AOF buffer then"
+                    if self.lost_held
+                    else ""
+                )
+                + ")"
                 if self.lost and not self.lost_outside_window
                 else f" ({len(self.lost_outside_window)} outside the loss window)"
                 if self.lost
@@ -346,6 +388,19 @@ class Report:
             (
                 "lost",
                 [f"{a.game_id} {a.kind} {a.command_id} v{a.first}-{a.last}" for a in self.lost[:5]],
+            ),
+            (
+                "lost outside the window",
+                [
+                    f"{a.game_id} {a.kind} {a.command_id} v{a.first}-{a.last} at "
+                    f"{a.at - self.started_at:.2f} s"
+                    for a in self.lost_outside_window[:5]
+                ]
+                + [
+                    f"cut at {c.at - self.started_at:.2f} s kept {c.kept - self.started_at:.2f} s"
+                    for c in self.cuts
+                    if self.lost_outside_window
+                ],
             ),
             ("forked", self.forked[:5]),
             ("gaps", self.gaps[:5]),
@@ -445,12 +500,12 @@ class Stack:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.procs: dict[str, Proc] = {}
-        self.aof_sizes: list[tuple[float, str, int]] = []
+        self.aof_sizes: list[AofSample] = []
         self.expected_down: set[str] = set()
         self.deaths: list[str] = []
         self.redis_backs: list[RedisBack] = []
         self.watch_port = free_port()
-        self.cuts: list[tuple[float, float]] = []
+        self.cuts: list[Cut] = []
         """Each power cut: when it happened and up to when the disk kept the writes
         (monotonic); acknowledged commands in between may be lost under everysec."""
         self.stalls: list[Stall] = []
@@ -484,18 +539,30 @@ class Stack:
     def client(self) -> redis.Redis:
         return redis.Redis.from_url(self.redis.url, socket_timeout=10)
 
-    def sample_aof(self) -> None:
+    def sample_aof(self, info: redis.Redis | None = None) -> None:
+        """The AOF's size now, and (given a client) whether Redis held acknowledged writes
+        back from it: its AOF buffer, asked first, so that a buffer found empty means every
+        write answered before ``at`` is in the size read after."""
+        at = time.monotonic()
+        buffered: int | None = None
+        if info is not None:
+            with contextlib.suppress(redis.RedisError, OSError, ValueError):
+                buffered = int(info.info("persistence").get("aof_buffer_length", 0))
         path = self.redis.aof_file()
         with contextlib.suppress(OSError), self._lock:
             if path is not None:
-                self.aof_sizes.append((time.monotonic(), str(path), path.stat().st_size))
+                self.aof_sizes.append(AofSample(at, str(path), path.stat().st_size, buffered))
                 del self.aof_sizes[:-400]
 
     def sample_forever(self, stop: threading.Event) -> None:
         """The AOF's size every 20 ms, in a thread (the event loop may be busy): what a power
         cut keeps is the size the file had a loss window earlier."""
-        while not stop.wait(0.02):
-            self.sample_aof()
+        info = redis.Redis.from_url(self.redis.url, socket_timeout=0.2)
+        try:
+            while not stop.wait(0.02):
+                self.sample_aof(info)
+        finally:
+            info.close()
 
     def watch_stalls(self, stop: threading.Event) -> None:
         """Redis's latency monitor read every quarter second, in a thread of its own (a read
@@ -519,7 +586,7 @@ class Stack:
         finally:
             client.close()
 
-    def samples(self) -> list[tuple[float, str, int]]:
+    def samples(self) -> list[AofSample]:
         with self._lock:
             return list(self.aof_sizes)
 
@@ -814,38 +881,37 @@ async def inject(stack: Stack, fault: str, rng: random.Random) -> None:
             stack.sample_aof()
         stack.redis.stop(kill=True)
         if power_cut:
-            stack.cuts.append((cut_at, cut_back(stack, rng, cut_at)))
+            stack.cuts.append(cut_back(stack, rng, cut_at))
         await asyncio.sleep(rng.uniform(0.3, 1.0))
         stack.redis.start()  # returns once Redis answers PING
         stack.redis_backs.append(RedisBack(fault, time.monotonic()))
 
 
-def cut_back(stack: Stack, rng: random.Random, cut_at: float) -> float:
-    """What the disk holds after a power cut; returns up to when it kept the writes.
+def cut_back(stack: Stack, rng: random.Random, cut_at: float) -> Cut:
+    """What the disk holds after a power cut, and which answers it may lose (`Cut`).
 
     everysec: the file as it was a loss window ago (Redis fsyncs once a second; the newest
-    size sampled at least that long before the cut); always: every byte (each write was
-    fsynced before its reply), then a torn, half-written record (a write whose fsync never
-    finished)."""
+    size sampled at least that long before the cut; writes Redis held in its buffer then are
+    lost with it); always: every byte (each write was fsynced before its reply), then a torn,
+    half-written record (a write whose fsync never finished)."""
     samples = stack.samples()
     if not samples:
-        return cut_at
-    _, path, _ = samples[-1]
+        return Cut(cut_at, cut_at, cut_at)
+    path = samples[-1].path
     if stack.config.durability == "everysec":
         earlier = [
-            (t, size)
-            for t, p, size in samples
-            if p == path and t <= cut_at - stack.config.loss_window
+            s for s in samples if s.path == path and s.at <= cut_at - stack.config.loss_window
         ]
         if not earlier:  # no size known from a window ago: keep everything
-            return cut_at
-        kept_until, target = earlier[-1]
+            return Cut(cut_at, cut_at, cut_at)
+        kept = earlier[-1]
         with open(path, "r+b") as aof:
-            aof.truncate(target)
-        return kept_until
+            aof.truncate(kept.size)
+        held = kept.buffered is None or kept.buffered > 0
+        return Cut(cut_at, kept.at, kept.at - HELD_WRITE_S if held else kept.at)
     with open(path, "ab") as aof:
         aof.write(b"*3\r\n$4\r\nXADD\r\n$20\r\nrn:{p00}:gam"[: rng.randint(5, 30)])
-    return cut_at
+    return Cut(cut_at, cut_at, cut_at)
 
 
 async def run_faults(
@@ -908,7 +974,7 @@ def check(
     report: Report,
     acks: list[Ack],
     clients: list[Client],
-    cuts: list[tuple[float, float]],
+    cuts: list[Cut],
 ) -> None:
     from gameplatform import get_game
     from gameserver.projectors import ScoreProjection
@@ -956,7 +1022,10 @@ def check(
             decoded = events.get(client_.game_id, [])
             over = game_over(decoded) if client_.game_id not in report.forked else False
             if client_.started and not (client_.done and over):
-                report.unfinished.append(client_.game_id)
+                report.unfinished.append(
+                    f"{client_.game_id} (client {'done' if client_.done else 'not done'}, "
+                    f"stream {'over' if over else 'not over'} at v{len(decoded)})"
+                )
         # Acknowledged commands at their versions.
         for ack in acks:
             entries = dict(streams.get(ack.game_id, []))
@@ -971,9 +1040,12 @@ def check(
                 found = isinstance(joined, e.PlayerJoined) and joined.seat == ack.seat
             if not found:
                 report.lost.append(ack)
-                # Lost where the disk lost it: acknowledged after the cut's last kept write.
-                if not any(kept - 0.1 <= ack.at <= cut + 1.0 for cut, kept in cuts):
+                # Lost where the disk lost it: acknowledged after the cut's last kept write
+                # (or held in Redis's buffer then).
+                if not any(cut.explains(ack) for cut in cuts):
                     report.lost_outside_window.append(ack)
+                elif not any(cut.kept - 0.1 <= ack.at for cut in cuts if cut.explains(ack)):
+                    report.lost_held += 1
         # Read models equal a fresh replay (once the projectors caught up).
         deadline = time.monotonic() + 60
         for game_id, decoded in events.items():

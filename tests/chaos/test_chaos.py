@@ -12,8 +12,23 @@ with its figures is ``make chaos`` (tests/chaos/chaos_harness.py).
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
 import pytest
-from chaos_harness import Answer5xx, ChaosConfig, RedisBack, Report, Stall, run_chaos
+from chaos_harness import (
+    Ack,
+    Answer5xx,
+    AofSample,
+    ChaosConfig,
+    RedisBack,
+    Report,
+    Stall,
+    cut_back,
+    run_chaos,
+)
 
 from devkit.requirements import require_redis_server
 
@@ -90,3 +105,38 @@ def test_a_5xx_answered_after_the_next_fault_froze_the_gateway_is_that_faults_do
         Answer5xx(sent=100.5, answered=103.0, status=503, code="store_unavailable", source="c")
     ]
     assert report.late_5xx()
+
+
+def test_a_power_cut_under_everysec_loses_what_the_file_lacked_a_second_before_it(
+    tmp_path: Path,
+) -> None:
+    """The file is cut back to its size a loss window before the cut. An answer given before
+    then is lost only if Redis held it in its AOF buffer (a write postponed behind a slow
+    fsync, for up to 2 s): with the buffer empty then, its loss is outside the window."""
+    aof = tmp_path / "appendonly.aof.1.incr.aof"
+
+    def cut(buffered: int) -> Any:
+        aof.write_bytes(b"x" * 300)
+        samples = [
+            AofSample(9.0, str(aof), 50, 0),
+            AofSample(10.0, str(aof), 100, buffered),
+            AofSample(11.0, str(aof), 200, 0),
+        ]
+        stack = SimpleNamespace(
+            samples=lambda: samples, config=ChaosConfig(durability="everysec", loss_window=1.0)
+        )
+        return cut_back(cast(Any, stack), random.Random(1), 11.5)
+
+    def answered(at: float) -> Ack:
+        return Ack("g", "move", "c", 3, 3, at)
+
+    empty = cut(0)
+    assert aof.stat().st_size == 100
+    assert (empty.at, empty.kept, empty.held_from) == (11.5, 10.0, 10.0)
+    assert empty.explains(answered(10.5))
+    assert not empty.explains(answered(9.5))
+    held = cut(4_096)
+    assert held.held_from == 8.0
+    assert held.explains(answered(9.5))
+    assert not held.explains(answered(7.5))
+    assert not held.explains(answered(13.0))
