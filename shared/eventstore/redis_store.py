@@ -32,7 +32,7 @@ from eventstore.durability import (
     supports_waitaof,
 )
 from eventstore.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout
-from eventstore.redis_client import is_cluster
+from eventstore.redis_client import each_reply, is_cluster
 from eventstore.redis_values import RawEntry, stream_reply
 from eventstore.types import (
     Appended,
@@ -241,19 +241,25 @@ class RedisEventStore:
     async def _evalsha_all(
         self, calls: Sequence[tuple[list[str], list[bytes | str | int]]], *, wait: bool = True
     ) -> list[Any]:
-        """Run the append script once per call in one pipeline; errors come back as values.
+        """Run the append script once per call in one round trip (one pipeline, or the call
+        alone: `each_reply`); errors come back as values.
 
-        Under the ``replica`` mode the pipeline ends with the wait for the replicas (on the
+        Under the ``replica`` mode a pipeline ends with the wait for the replicas (on the
         same connection, so it covers these writes), checked here."""
+        sha = self._append_script.sha
+        # EVALSHA by name: a cluster pipeline refuses evalsha(), routes this by its keys
+        evals = [("EVALSHA", sha, len(keys), *keys, *args) for keys, args in calls]
+        waiting = wait and self.durability is Durability.REPLICA
         for attempt in (1, 2):
-            pipe = self._redis.pipeline(transaction=False)
-            sha = self._append_script.sha
-            for keys, args in calls:
-                # EVALSHA by name: a cluster pipeline refuses evalsha(), routes this by its keys
-                pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
-            waiting = wait and self.durability is Durability.REPLICA
-            waits = await self._queue_wait(pipe, [keys[0] for keys, _ in calls]) if waiting else 0
-            replies = list(await pipe.execute(raise_on_error=False))
+            if not waiting:  # one append alone goes without a pipeline (`each_reply`)
+                replies = await each_reply(self._redis, evals)
+                waits = 0
+            else:
+                pipe = self._redis.pipeline(transaction=False)
+                for command in evals:
+                    pipe.execute_command(*command)
+                waits = await self._queue_wait(pipe, [keys[0] for keys, _ in calls])
+                replies = list(await pipe.execute(raise_on_error=False))
             if (
                 attempt == 1
                 and self._cluster

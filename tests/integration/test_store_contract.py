@@ -690,6 +690,9 @@ class TestRedisLayout:
             ]
         )
         assert results == [Appended(2, 2), Appended(1, 1)]
+        await redis.script_flush()  # one append alone (no pipeline)
+        alone = await store.append_many([AppendRequest(GAME, "c3", 2, events("c"), b"3")])
+        assert alone == [Appended(3, 3)]
 
     async def test_conflict_leaves_raw_streams_unchanged(self, redis: aioredis.Redis) -> None:
         store = RedisEventStore(redis)

@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
 from eventstore import KeyLayout
+from eventstore.redis_client import each_reply
 from eventstore.redis_values import text
 
 WRITE_MODEL_LUA = r"""
@@ -169,7 +170,7 @@ class ReadModels:
     ) -> list[int | Exception]:
         if not writes:
             return []
-        pipe = self.redis.pipeline(transaction=False)
+        calls: list[tuple[object, ...]] = []
         for (game_id, version, models, last_hash), ack in zip(writes, acks, strict=True):
             if len(models) != len(self.names):
                 raise ValueError(f"{len(models)} models for {len(self.names)} names")
@@ -180,8 +181,8 @@ class ReadModels:
                 keys += (self.layout.feed_key(partition),)
                 args += (group, *ids)
             # EVALSHA by name: a cluster pipeline refuses evalsha(), routes this by its keys
-            pipe.execute_command("EVALSHA", self._script.sha, len(keys), *keys, *args)
-        results = await pipe.execute(raise_on_error=False)
+            calls.append(("EVALSHA", self._script.sha, len(keys), *keys, *args))
+        results = await each_reply(self.redis, calls)
         return [r if isinstance(r, Exception) else int(r) for r in results]
 
     async def drop_all(self, game_ids: Sequence[str]) -> None:

@@ -46,7 +46,7 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 
 from eventstore import CommandPartitions
-from eventstore.redis_client import cluster_beside, is_cluster
+from eventstore.redis_client import cluster_beside, each_reply, is_cluster
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -393,13 +393,14 @@ class ShardSubscription:
 
 
 async def _xadd_all(redis: Redis, batch: list[Outgoing], maxlen: int) -> list[Any]:
-    """Add each command of ``batch`` to its stream in one pipeline: each one's entry id or
-    error (every one the same error when the connection itself failed)."""
-    pipe = redis.pipeline(transaction=False)
-    for stream, message, _, _ in batch:
-        pipe.xadd(stream, {"__data__": message}, maxlen=maxlen)
+    """Add each command of ``batch`` to its stream in one round trip (`each_reply`): each
+    one's entry id or error (every one the same error when the connection itself failed)."""
+    adds = [
+        ("XADD", stream, "MAXLEN", "~", maxlen, "*", "__data__", message)
+        for stream, message, _, _ in batch
+    ]
     try:
-        results: list[Any] = await pipe.execute(raise_on_error=False)
+        results: list[Any] = await each_reply(redis, adds)
     except Exception as error:  # the connection: every command of the batch failed
         results = [error] * len(batch)
     return results
