@@ -73,20 +73,32 @@ class HangReport:
                 if due:
                     self.reported = True
             if due:
-                _write(test, sys.__stderr__ or sys.stderr)
+                _write_safely(test, sys.__stderr__ or sys.stderr)
                 self.written += 1
             if running >= self.give_up_s:
                 err = sys.__stderr__ or sys.stderr
-                _write(test, err, past_timeout=True)
+                _write_safely(test, err, past_timeout=True)
                 self._closed.set()
                 self.end_process(3)
+
+
+def _write_safely(test: str | None, err: TextIO, *, past_timeout: bool = False) -> None:
+    """`_write`, whose failure is written instead of ending the watcher's thread (which would
+    then never end the process of a test hung past its timeout)."""
+    try:
+        _write(test, err, past_timeout=past_timeout)
+    except Exception as error:
+        print(f"\n===== the hang report of {test} failed: {error!r} =====", file=err)
+        err.flush()
 
 
 def _write(test: str | None, err: TextIO, *, past_timeout: bool = False) -> None:
     said = "is still running past its timeout" if past_timeout else "has run for a long time"
     print(f"\n===== {test} {said}: its threads and tasks =====", file=err)
     faulthandler.dump_traceback(file=err, all_threads=True)
-    loops = [o for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop)]
+    # By type, not isinstance: the heap holds weak proxies, and isinstance asks a dead one's
+    # referent for its class (ReferenceError: it once ended the watcher in CI).
+    loops = [o for o in gc.get_objects() if issubclass(type(o), asyncio.AbstractEventLoop)]
     for loop in loops:
         if loop.is_closed() or not loop.is_running():
             continue

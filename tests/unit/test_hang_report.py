@@ -4,6 +4,7 @@ where each task waits (what pytest-timeout alone would not show)."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 
 import pytest
 
@@ -31,6 +32,33 @@ async def test_a_long_test_gets_the_await_each_task_is_stuck_on(
     assert "tests/example.py::test_stuck has run for a long time" in err
     assert "waits_on_a_gate_nobody_opens" in err  # the task's own stack
     assert "test_a_long_test_gets_the_await_each_task_is_stuck_on" in err  # the test's
+
+
+class Referent:
+    pass
+
+
+async def test_a_dead_weak_proxy_in_the_heap_does_not_stop_the_report(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """``isinstance`` on a weak proxy whose referent is gone raises ``ReferenceError``; the
+    report looks for event loops among every object of the heap (CI met one there)."""
+    referent = Referent()
+    dead = weakref.proxy(referent)
+    del referent
+    with pytest.raises(ReferenceError):
+        isinstance(dead, asyncio.AbstractEventLoop)
+    report = HangReport(after_s=0.2)
+    report.begin("tests/example.py::test_beside_a_dead_proxy")
+    try:
+        await eventually(lambda: report.written == 1, "the report", timeout=20)
+    finally:
+        report.end()
+        report.close()
+    err = capfd.readouterr().err
+    assert "test_beside_a_dead_proxy has run for a long time" in err
+    assert "failed" not in err
+    assert dead is not None  # held until here
 
 
 async def test_a_test_that_ends_in_time_gets_no_report(capfd: pytest.CaptureFixture[str]) -> None:
