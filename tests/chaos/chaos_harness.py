@@ -656,6 +656,10 @@ class Client:
         self.started = False
         self.done = False
         self.last_move: tuple[int, str, dict[str, Any]] | None = None
+        self.seen = ""
+        """What the client last saw of its game (phase, version, whose turn) and the last
+        answer to a move or nudge: an unfinished game's report says where it stood."""
+        self.answered = ""
 
     async def request(
         self, http: httpx.AsyncClient, method: str, path: str, deadline: float, **kwargs: Any
@@ -744,6 +748,7 @@ class Client:
                 continue
             summary = response.json()
             phase = summary["phase"]
+            self.seen = f"{phase} v{summary.get('version')} seat {summary.get('current_seat')}"
             if phase in ("finished", "cancelled"):
                 self.done = True
                 return
@@ -797,6 +802,8 @@ class Client:
                 http, "POST", f"/games/{self.game_id}/commands", deadline,
                 json={"command_id": command_id, "command": command}, headers=auth,
             )  # fmt: skip
+        if response is not None:
+            self.answered = f"{response.status_code} {response.text[:160]}"
         if response is None or response.status_code != 200:
             return
         body = response.json()
@@ -1027,7 +1034,8 @@ def check(
             if client_.started and not (client_.done and over):
                 report.unfinished.append(
                     f"{client_.game_id} (client {'done' if client_.done else 'not done'}, "
-                    f"stream {'over' if over else 'not over'} at v{len(decoded)})"
+                    f"stream {'over' if over else 'not over'} at v{len(decoded)}; "
+                    f"it saw {client_.seen}; its last move's answer {client_.answered})"
                 )
         # Acknowledged commands at their versions.
         for ack in acks:
