@@ -777,6 +777,8 @@ class Client:
                 http, "GET", f"/games/{self.game_id}/legal-actions", deadline,
                 headers={"Authorization": f"Bearer {self.tokens[seat]}"},
             )  # fmt: skip
+            if legal is not None and legal.status_code != 200:
+                self.answered = f"legal actions {legal.status_code} {legal.text[:160]}"
             if legal is None or legal.status_code != 200 or not legal.json():
                 continue
             command = self.rng.choice(legal.json())
@@ -803,7 +805,7 @@ class Client:
                 json={"command_id": command_id, "command": command}, headers=auth,
             )  # fmt: skip
         if response is not None:
-            self.answered = f"{response.status_code} {response.text[:160]}"
+            self.answered = f"move {response.status_code} {response.text[:160]}"
         if response is None or response.status_code != 200:
             return
         body = response.json()
@@ -1035,7 +1037,7 @@ def check(
                 report.unfinished.append(
                     f"{client_.game_id} (client {'done' if client_.done else 'not done'}, "
                     f"stream {'over' if over else 'not over'} at v{len(decoded)}; "
-                    f"it saw {client_.seen}; its last move's answer {client_.answered})"
+                    f"it saw {client_.seen}; its last refusal or move's answer: {client_.answered})"
                 )
         # Acknowledged commands at their versions.
         for ack in acks:
