@@ -410,7 +410,12 @@ async def each_reply(client: Any, commands: Sequence[Sequence[Any]]) -> list[Any
             return [await client.execute_command(*commands[0])]
         except ResponseError as error:
             return [error]
+    return list(await pipeline_of(client, commands).execute(raise_on_error=False))
+
+
+def pipeline_of(client: Any, commands: Sequence[Sequence[Any]]) -> Any:
+    """A pipeline (no transaction) holding ``commands``, for a caller to add to or run."""
     pipe = client.pipeline(transaction=False)
     for command in commands:
         pipe.execute_command(*command)
-    return list(await pipe.execute(raise_on_error=False))
+    return pipe

@@ -32,7 +32,7 @@ from eventstore.durability import (
     supports_waitaof,
 )
 from eventstore.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout
-from eventstore.redis_client import each_reply, is_cluster
+from eventstore.redis_client import each_reply, is_cluster, pipeline_of
 from eventstore.redis_values import RawEntry, stream_reply
 from eventstore.types import (
     Appended,
@@ -255,9 +255,7 @@ class RedisEventStore:
                 replies = await each_reply(self._redis, evals)
                 waits = 0
             else:
-                pipe = self._redis.pipeline(transaction=False)
-                for command in evals:
-                    pipe.execute_command(*command)
+                pipe = pipeline_of(self._redis, evals)
                 waits = await self._queue_wait(pipe, [keys[0] for keys, _ in calls])
                 replies = list(await pipe.execute(raise_on_error=False))
             if (
