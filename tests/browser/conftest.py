@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from devkit.requirements import chromium_path
-from support.browser_pages import CHROMIUM_ARGS, REDIS_OF
+from support.browser_pages import CHROMIUM_ARGS, REDIS_OF, SERVER_OF
 from support.web_stack import serve_all
 
 
@@ -32,6 +32,7 @@ def base_url() -> Iterator[str]:
         RENATURE_LIMIT_REFUSED_PER_ADDRESS="1200/minute",
     ) as stack:
         REDIS_OF[stack.url] = stack.redis_url
+        SERVER_OF[stack.url] = stack.redis
         yield stack.url
 
 

@@ -54,7 +54,7 @@ def test_the_client_under_node(stack: str) -> None:
     run = node("--test", "--test-reporter=tap", "tests/browser/js/client.test.mjs", url=stack)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
     assert "# fail 0" in run.stdout, run.stdout[-3000:]
-    assert "# pass 5" in run.stdout, run.stdout[-3000:]
+    assert "# pass 6" in run.stdout, run.stdout[-3000:]
 
 
 @pytest.mark.parametrize("game", game_names())

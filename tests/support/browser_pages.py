@@ -11,6 +11,7 @@ from typing import Any
 import redis
 from playwright.sync_api import Browser, Locator, Page
 
+from devkit.redis_server import RedisServer
 from eventstore import KeyLayout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +30,8 @@ PAGE_ERRORS: dict[int, list[str]] = {}
 """Script errors each page raised (by id of the page), asserted empty at the end."""
 REDIS_OF: dict[str, str] = {}
 """The Redis under each stack, to read a game's stored events as `renature export` does."""
+SERVER_OF: dict[str, RedisServer] = {}
+"""The process of that Redis, for a test that crashes it."""
 GAME_TIMEOUT = 240.0
 """The most seconds a whole game through the table may take."""
 

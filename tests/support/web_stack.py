@@ -27,6 +27,8 @@ class Stack(NamedTuple):
     """The gateway's base URL."""
     redis_url: str
     """The Redis under it, to read a game's stored events as ``renature export`` does."""
+    redis: RedisServer
+    """That Redis's process, for a test that crashes it."""
 
 
 @contextlib.contextmanager
@@ -54,7 +56,7 @@ def serve_all(**env: str) -> Iterator[Stack]:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"no stack within {STARTUP_TIMEOUT} s\n{_tail(log_path)}")
                 time.sleep(0.3)  # polling a condition, with the deadline above
-            yield Stack(url, server.url)
+            yield Stack(url, server.url, server)
         finally:
             process.terminate()
             try:

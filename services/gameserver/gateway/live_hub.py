@@ -13,6 +13,12 @@ follower reads the backlog of its game from the game's stream, so every event is
 that backlog or read by the reader afterwards, and the follower drops versions it has already
 passed on. A follower too slow for its queue is marked ``lagging`` instead of blocking the
 reader; it then reads what it missed from the game's stream.
+
+No other history: a Redis that came back without its last writes (``everysec``) gives the
+versions after what it kept to other events. A reader's read is never sent again to a restarted
+server (it fails, and its followers read the stream again), and a follower that reads the
+stream again first checks that it still holds the last entry passed on, unchanged
+(`HistoryRewound` otherwise: the channel tells its viewer to read the game again).
 """
 
 from __future__ import annotations
@@ -204,9 +210,28 @@ async def live_reader(shared: Any, block_ms: int = READ_BLOCK_MS) -> Any:
     if is_cluster(shared):  # a cluster client of its own, on the same nodes
         return await cluster_beside(shared, socket_timeout=timeout)
     pool = shared.connection_pool
-    kwargs = {**pool.connection_kwargs, **healing_options(), "socket_timeout": timeout}
+    # No retry: a read cut by a restart must fail, not be sent again to a server that may have
+    # come back without the last writes. The reader then fixes a new position and its
+    # followers read the stream again, where a taken-back event shows (`HistoryRewound`).
+    kwargs = {**pool.connection_kwargs, **healing_options(retries=0), "socket_timeout": timeout}
     own = ConnectionPool(connection_class=pool.connection_class, max_connections=1, **kwargs)
     return Redis.from_pool(own)  # closing the client closes its pool
+
+
+class HistoryRewound(Exception):
+    """The game's stream no longer holds an event this channel passed on: Redis came back
+    without its last writes (a crash under ``appendfsync everysec``, a replica promoted before
+    it had them), and the versions that follow may be another history's. The viewer must read
+    the game again: what it holds up to ``passed`` may not stand."""
+
+    def __init__(self, game_id: str, passed: int) -> None:
+        super().__init__(
+            f"Events this channel sent (up to version {passed}) were taken back: the store "
+            "came back without its last writes after a crash. Read the game again and follow "
+            "it from its version now."
+        )
+        self.game_id = game_id
+        self.passed = passed
 
 
 async def entries_after(
@@ -218,8 +243,13 @@ async def entries_after(
     """Every entry of the follower's game after version ``after``, in order, each once: the
     backlog from the game's stream, then what the reader hands over (read from the stream
     again whenever the follower fell behind or a version is missing). ``caught_up`` is called
-    once the first backlog is read and handed on."""
-    last = after
+    once the first backlog is read and handed on.
+
+    Each time the stream is read again, it must still hold the last entry passed on, as it
+    was (`HistoryRewound` otherwise): a Redis that came back without its last writes may be
+    given other events under the same versions, which must never reach a viewer as the
+    continuation of those it has."""
+    last, passed = after, b""
     backlog = waiting = True
     while True:
         if backlog or follower.lagging:
@@ -227,26 +257,39 @@ async def entries_after(
                 follower.hub.catch_ups += 1
             follower.lagging = False
             backlog = False
+            start = last - 1 if passed else last  # the last entry passed on, to check it
             while True:
-                page = await read_backlog(last)
+                page = await read_backlog(start)
+                if passed and start == last - 1:
+                    _check_kept(follower.game_id, page, last, passed)
                 for version, data in page:
                     if version > last:
-                        last = version
+                        last, passed = version, data
                         yield version, data
                 if len(page) < PAGE:
                     break
+                start = last
             continue
         if waiting:
             waiting = False
             caught_up()
         version, data = await follower.queue.get()
+        if version == last and passed and data != passed:
+            raise HistoryRewound(follower.game_id, last)
         if version <= last:  # WAKE too: the loop looks at the lagging flag again
             continue
         if version > last + 1:  # something was not handed over: read it from the stream
             backlog = True
             continue
-        last = version
+        last, passed = version, data
         yield version, data
+
+
+def _check_kept(game_id: str, page: list[Item], last: int, passed: bytes) -> None:
+    """`HistoryRewound` unless ``page`` (read from version ``last`` on) starts with the entry
+    passed on last, unchanged."""
+    if not page or page[0][0] != last or page[0][1] != passed:
+        raise HistoryRewound(game_id, last)
 
 
 def _feed_entries(reply: Any) -> list[tuple[bytes | str, dict[bytes, bytes]]]:

@@ -35,12 +35,14 @@ from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.live_budget import pace
 from gameserver.gateway.live_commands import serve_commands
-from gameserver.gateway.live_hub import PAGE, Item, entries_after
+from gameserver.gateway.live_hub import PAGE, HistoryRewound, Item, entries_after
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
 
 INCLUDES = frozenset({"view"})
+REWOUND = "history_rewound"
+"""The refusal of a channel whose viewer saw events the game's stream no longer holds."""
 
 
 def parse_after(text: str | None) -> int:
@@ -89,7 +91,8 @@ async def open_channel(
 ) -> Channel:
     """422 for a bad ``after`` or ``include``, 404 for an unknown game, 403 for a wrong
     token (browsers cannot set headers on a WebSocket or an EventSource: the token may come
-    as a query parameter)."""
+    as a query parameter), 409 ``history_rewound`` for an ``after`` past the game's last
+    version (the viewer saw events that a crash took back, `HistoryRewound`)."""
     version = parse_after(after)
     with_view = parse_include(include)
     game, state = await gateway.games.played(game_id)
@@ -97,6 +100,14 @@ async def open_channel(
         None if token is None else HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
     )
     viewer = await gateway.viewer_of(game_id, credentials)
+    if version > state.version:  # the viewer saw events the stream does not hold
+        raise ApiError(
+            409,
+            REWOUND,
+            f"after={version}, but the game's last version is {state.version}: the events you "
+            "saw past it were taken back (the store came back without its last writes after a "
+            f"crash), or never existed. Read the game again and follow it from {state.version}.",
+        )
     closed = game.is_closed(state)
     ended = closed and version >= state.version
     closed_at = state.version if closed else 0
@@ -219,8 +230,7 @@ async def serve_websocket(
     try:
         channel = await open_channel(gateway, game_id, token, after, include)
     except ApiError as error:
-        await websocket.send_json({"error": {"code": error.code, "message": error.message}})
-        await websocket.close(code=4000 + error.status)
+        await refuse(websocket, error)
         return
     if channel.ended:
         await websocket.close(code=1000)
@@ -241,10 +251,20 @@ async def serve_websocket(
                 await task
     if sending in done:  # the game ended (1000) or reading the stream failed (1011)
         failure = sending.exception()
+        if isinstance(failure, HistoryRewound):  # what it sent was taken back: 4409
+            with contextlib.suppress(Exception):
+                await refuse(websocket, ApiError(409, REWOUND, str(failure)))
+            return
         if failure is not None:
             log.error("live updates failed", game_id=game_id, error=str(failure))
         with contextlib.suppress(Exception):
             await websocket.close(code=1000 if failure is None else 1011)
+
+
+async def refuse(websocket: WebSocket, error: ApiError) -> None:
+    """A refusal on the WebSocket: one ``{"error"}`` frame, then close code 4000 + status."""
+    await websocket.send_json({"error": {"code": error.code, "message": error.message}})
+    await websocket.close(code=4000 + error.status)
 
 
 def _version(entry_id: bytes | str) -> int:

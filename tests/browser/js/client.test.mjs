@@ -123,3 +123,26 @@ async function playOn(seats) {
     await seat.send(legal[Math.floor(Math.random() * legal.length)]);
   }
 }
+
+test("a channel whose frames were taken back ends with history_rewound, sent nothing more", async () => {
+  const lobby = new LobbyClient({ baseUrl });
+  const seats = await startedGame(lobby, "renaissance");
+  // The server's answer once its store came back without the last writes (docs/http-api.md):
+  // the frames it had sent, then `event: history_rewound`. Sent here by a stand-in fetch.
+  const rewound = async (url, init) => {
+    if (!String(url).includes("/events/stream")) return fetch(url, init);
+    const error = { error: { code: "history_rewound", message: "Events this channel sent were taken back." } };
+    const body = `id: 1\nevent: GameCreated\ndata: {"version": 1}\n\nevent: history_rewound\ndata: ${JSON.stringify(error)}\n\n`;
+    return new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
+  };
+  const watcher = new GameClient(seats[0].gameId, { baseUrl, fetch: rewound });
+  const seen = [];
+  const errors = [];
+  const channel = watcher.live({ transport: "sse", onFrame: (frame) => seen.push(frame.version), onError: (e) => errors.push(e) });
+  assert.equal(await channel.done, "closed");
+  assert.deepEqual(seen, [1]);
+  assert.equal(errors.length, 1);
+  assert.ok(errors[0] instanceof Refused);
+  assert.equal(errors[0].code, "history_rewound");
+  assert.equal(errors[0].status, 409);
+});

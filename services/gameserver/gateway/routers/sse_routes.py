@@ -7,12 +7,15 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Annotated
 
+import msgspec
 from fastapi import APIRouter, Header, Query, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
 from gameserver.gateway.live_budget import pace
+from gameserver.gateway.live_hub import HistoryRewound
 from gameserver.gateway.live_socket import (
+    REWOUND,
     Frames,
     follow,
     frames_state,
@@ -39,7 +42,7 @@ PING_S = 15
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         },
         204: {"description": "The game is over and every event was sent already"},
-        **errors(403, 404, 422, 503),
+        **errors(403, 404, 409, 422, 503),
     },
     openapi_extra={"security": [{}]},
 )
@@ -73,13 +76,18 @@ async def event_stream(
         spectator = channel.viewer is None  # its backlog takes a turn (live_socket.follow)
         events = follow(gateway, game_id, channel.after, channel.game, spectator)
         async with contextlib.aclosing(events):
-            async for event in events:
-                await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
-                yield ServerSentEvent(
-                    data=frames.frame(event).decode(),
-                    event=type(event).__name__,
-                    id=str(event.version),
-                )
+            try:
+                async for event in events:
+                    await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
+                    yield ServerSentEvent(
+                        data=frames.frame(event).decode(),
+                        event=type(event).__name__,
+                        id=str(event.version),
+                    )
+            except HistoryRewound as rewound:  # what it sent was taken back: read it again
+                error = {"error": {"code": REWOUND, "message": str(rewound)}}
+                yield ServerSentEvent(data=msgspec.json.encode(error).decode(), event=REWOUND)
+                return
         yield ServerSentEvent(data="{}", event="end")
 
     return EventSourceResponse(messages(), ping=PING_S)

@@ -512,7 +512,7 @@ function connect(restart = false) {
       $("connection").textContent = STATUS[status];
       if (status === "live") clearTransientError();
     },
-    onError: (error) => fail(error),
+    onError: (error) => (error.code === "history_rewound" ? setTimeout(rewound, 0) : fail(error)),
   });
   table.live = channel;
   channel.done.then((status) => {
@@ -525,6 +525,21 @@ function connect(restart = false) {
       refresh().then(() => { if (!table.over) connect(); });
     }
   });
+}
+
+// Events the page was sent were taken back (the server's store lost its last writes in a
+// crash): the log is read again from the start, the table drawn again, and the channel opened
+// from the version that stands.
+async function rewound() {
+  $("log").replaceChildren();
+  table.version = 0;
+  try {
+    await loadLog();
+    await refresh();
+  } catch (error) {
+    fail(error);
+  }
+  if (!table.over) connect(true);
 }
 
 async function start() {

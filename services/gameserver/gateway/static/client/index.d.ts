@@ -92,6 +92,8 @@ export interface LiveOptions<G extends GameName> {
   transport?: "auto" | "websocket" | "sse";
   onFrame?: (frame: Frame<G>) => void;
   onStatus?: (status: LiveStatus) => void;
+  /** A refusal that ends the channel; code "history_rewound" (409): frames it delivered were
+   * taken back by a crash of the server's store: read the game again, follow it anew. */
   onError?: (error: ApiError) => void;
   WebSocket?: typeof WebSocket;
 }

@@ -225,6 +225,9 @@ export class GameClient {
  * one, server-sent events (read with fetch) otherwise or when the socket cannot open.
  * `onFrame({version, event, view?, legal_actions?})`; `onStatus(status)`: "connecting", "live",
  * "reconnecting", "ended", "closed"; `onError(ApiError)` for a refusal that ends the channel.
+ * A refusal with code "history_rewound" (409) says that frames this channel delivered were
+ * taken back (the server's store came back without its last writes after a crash): read the
+ * game again and open a new channel from its version now.
  */
 export class LiveChannel {
   constructor(game, { after = 0, include = "view", transport = "auto", onFrame = () => {}, onStatus = () => {}, onError = () => {}, WebSocket: Socket = globalThis.WebSocket } = {}) {
@@ -329,6 +332,7 @@ export class LiveChannel {
     this.onStatus("live");
     for await (const message of serverSentEvents(response.body)) {
       if (message.event === "end") { this.stop("ended"); return; }
+      if (message.event === "history_rewound") { this.stop("closed", errorFor(409, JSON.parse(message.data).error)); return; }
       if (message.data && !this.receive(JSON.parse(message.data))) break;
     }
     this.dropped(null);
