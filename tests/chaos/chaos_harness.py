@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import json
 import os
@@ -59,7 +60,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import msgspec
@@ -1037,7 +1038,8 @@ def check(
                 report.unfinished.append(
                     f"{client_.game_id} (client {'done' if client_.done else 'not done'}, "
                     f"stream {'over' if over else 'not over'} at v{len(decoded)}; "
-                    f"it saw {client_.seen}; its last refusal or move's answer: {client_.answered})"
+                    f"it saw {client_.seen}; its last refusal or move's answer: "
+                    f"{client_.answered}; {seat_records(client, client_)})"
                 )
         # Acknowledged commands at their versions.
         for ack in acks:
@@ -1087,6 +1089,26 @@ def check(
                 time.sleep(0.1)
             if not all(same):
                 report.model_mismatches.append(game_id)
+
+
+def seat_records(client: redis.Redis, client_: Client) -> str:
+    """What Redis holds of an unfinished game's seats against its client's tokens: each seat's
+    stored token digest (the client's, another, or none), the hash's TTL and the claims."""
+    stored = cast("dict[bytes, bytes]", client.hgetall(LAYOUT.seats_key(client_.game_id)))
+    seats = {int(seat): digest.decode() for seat, digest in stored.items()}
+    mine = {
+        seat: hashlib.sha256(token.encode()).hexdigest() for seat, token in client_.tokens.items()
+    }
+    held = ", ".join(
+        f"{seat}: {'ok' if seats.get(seat) == digest else 'none' if seat not in seats else 'other'}"
+        for seat, digest in sorted(mine.items())
+    )
+    ttl = client.ttl(LAYOUT.seats_key(client_.game_id))
+    claims = cast(
+        "dict[bytes, bytes]", client.hgetall(LAYOUT.game_scoped_key("claims", client_.game_id))
+    )
+    shown = {k.decode(): v.decode()[:40] for k, v in claims.items() if b":" not in k}
+    return f"seats {{{held}}}, seats TTL {ttl}, claims {shown}"
 
 
 # -- the run ---------------------------------------------------------------------------------
