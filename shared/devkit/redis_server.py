@@ -8,6 +8,7 @@ can stop, kill and restart (with ``appendonly=True`` to check durability across 
 
 from __future__ import annotations
 
+import random
 import shutil
 import signal
 import socket
@@ -19,12 +20,40 @@ from types import TracebackType
 
 import redis
 
+LOWEST_PORT = 10_000
+"""Ports below this are left to the machine's own services."""
+_ports = random.Random()
+
 
 def free_port() -> int:
-    """A TCP port that was free a moment ago (the kernel picks it)."""
+    """A TCP port that was free a moment ago, outside the range the kernel hands to outgoing
+    connections: a port from that range (what binding port 0 gives) may be taken by any
+    client's connect before the caller binds it (a chaos run's gateway once found its port
+    taken by then, and never served). Falls back to the kernel's pick where no port outside
+    that range is free."""
+    low, high = _outgoing_ports()
+    ranges = [(a, b) for a, b in ((LOWEST_PORT, low - 1), (high + 1, 65535)) if b > a]
+    for _ in range(200 if ranges else 0):
+        start, end = _ports.choice(ranges)
+        port = _ports.randint(start, end)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _outgoing_ports() -> tuple[int, int]:
+    """The kernel's range of ports for outgoing connections (Linux; its default elsewhere)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
 
 
 def find_redis_server() -> str | None:
