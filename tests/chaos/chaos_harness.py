@@ -780,6 +780,7 @@ class Client:
             )  # fmt: skip
             if legal is not None and legal.status_code != 200:
                 self.answered = f"legal actions {legal.status_code} {legal.text[:160]}"
+                await asyncio.sleep(0.1)  # a refusal is not asked again at once
             if legal is None or legal.status_code != 200 or not legal.json():
                 continue
             command = self.rng.choice(legal.json())
