@@ -53,3 +53,25 @@ async def test_a_running_game_is_read_once_a_second_and_an_ended_one_once() -> N
     for _ in range(5):
         await check(games, "g")
     assert (games.reads, redis.expired) == (2, [("seats:g", 60)])
+
+
+async def test_an_ended_game_is_looked_at_again_a_minute_on_as_a_crash_may_take_its_end_back() -> (
+    None
+):
+    games, redis, now = FakeGames(), FakeRedis(), [100.0]
+    expiry = TokenExpiry(redis, FakeTokens(), 60, 0.2, confirm_s=60, clock=lambda: now[0])  # type: ignore[arg-type]  # stand-ins for Redis and the tokens
+    check: Any = expiry.check
+    games.over = True
+    await check(games, "g")
+    assert (games.reads, len(redis.expired)) == (1, 1)
+    now[0] += 30
+    await check(games, "g")
+    assert games.reads == 1  # an end seen is trusted for a minute
+    games.over = False  # a crash took the end back (and the TTL with it)
+    now[0] += 31
+    await check(games, "g")
+    assert (games.reads, len(redis.expired)) == (2, 1)  # seen running again
+    games.over = True  # the game ends again
+    now[0] += 0.25
+    await check(games, "g")
+    assert (games.reads, redis.expired) == (3, [("seats:g", 60), ("seats:g", 60)])

@@ -10,6 +10,11 @@ the first one to notice the end fixes the moment.
 A game seen running is not looked at again for ``recheck_s`` (one second): the check costs a
 read of the game's stream, and a seated player's every request would otherwise pay it. The
 tokens of a game then lapse at most that much later than ``after_end_s`` after its end.
+
+A game seen ended is looked at again after ``confirm_s`` (a minute): a crash that cost Redis
+its last writes (``everysec``) may have taken the end back, and the TTL with it; the game then
+ends again later, and its tokens must lapse after that end too (``NX`` keeps a TTL that
+stands).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from gameserver.gateway.token_cache import CachedSeatTokens
 DEFAULT_AFTER_END_S = 3600
 REMEMBERED = 4096
 RECHECK_S = 1.0
+CONFIRM_S = 60.0
 
 
 class TokenExpiry:
@@ -39,6 +45,7 @@ class TokenExpiry:
         after_end_s: int,
         recheck_s: float = RECHECK_S,
         *,
+        confirm_s: float = CONFIRM_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``clock`` tells the seconds that pass (a test's own clock)."""
@@ -47,20 +54,23 @@ class TokenExpiry:
         self._tokens = tokens
         self.after_end_s = after_end_s
         self.recheck_s = recheck_s
-        self._done: OrderedDict[str, None] = OrderedDict()
+        self.confirm_s = confirm_s
+        self._done: OrderedDict[str, float] = OrderedDict()
+        """Games seen ended, with when to look again (`confirm_s`)."""
         self._running: OrderedDict[str, float] = OrderedDict()
         """Games seen running, with when to look again."""
 
     async def check(self, games: GameStates, game_id: str) -> None:
         """If the game has ended, make sure its tokens lapse ``after_end_s`` from now on."""
         now = self._clock()
-        if game_id in self._done or self._running.get(game_id, 0.0) > now:
+        if self._done.get(game_id, 0.0) > now or self._running.get(game_id, 0.0) > now:
             return
         try:
             state = await games.state(game_id)
         except Exception:  # an unknown game or a corrupted stream: the route answers that
             return
         if not state.is_over:
+            self._done.pop(game_id, None)
             self._running[game_id] = now + self.recheck_s
             self._running.move_to_end(game_id)
             while len(self._running) > REMEMBERED:
@@ -70,6 +80,7 @@ class TokenExpiry:
         await self._redis.expire(self._tokens.key(game_id), self.after_end_s, nx=True)
         if isinstance(self._tokens, CachedSeatTokens):  # its tokens now lapse: ask Redis
             self._tokens.ended(game_id)
-        self._done[game_id] = None
+        self._done[game_id] = now + self.confirm_s
+        self._done.move_to_end(game_id)
         while len(self._done) > REMEMBERED:
             self._done.popitem(last=False)

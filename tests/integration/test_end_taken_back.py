@@ -1,0 +1,103 @@
+"""A game whose end a crash took back is played to its end again, with the same seat tokens.
+
+Under ``appendfsync everysec`` a crash may cost Redis its last second of writes. When that
+second held a game's end, the services and the players go on from the state kept: every seat
+token still holds its seat, the game can be finished, and the tokens lapse after the end that
+stands (`gateway.expiry`). Redis really comes back without its last writes here: a snapshot is
+saved before each move, and the server is killed and started again from the last one."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from devkit.redis_server import RedisServer
+from eventstore import KeyLayout
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
+from support.gateway import gateway_settings, serving
+
+pytestmark = pytest.mark.redis
+
+TTL_S = 3600
+
+
+@dataclass
+class Stack:
+    server: RedisServer
+    client: GatewayClient
+    app: Any
+
+
+@pytest.fixture
+async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
+    with RedisServer(data_dir=tmp_path) as server:
+        settings = gateway_settings(
+            server.url, allow_chosen_seeds=True, token_ttl_after_end_s=TTL_S
+        )
+        app = create_app(settings, command_timeout=5.0)
+        async with (
+            serving(app, lifespan="auto") as address,
+            RulesService(Settings.of(redis_url=server.url, consumer="rules-end")),
+            GatewayClient(f"http://{address}") as client,
+        ):
+            yield Stack(server, client, app)
+
+
+async def play_to_the_end(stack: Stack, game_id: str, tokens: list[str], snapshots: bool) -> int:
+    """Moves of the seat on turn until the game is over (a snapshot before each, if asked):
+    the last version."""
+    while True:
+        summary = await stack.client.summary(game_id)
+        if summary["phase"] == "finished":
+            return int(summary["version"])
+        seat = summary["current_seat"]
+        legal = [] if seat is None else await stack.client.legal_actions(game_id, tokens[seat])
+        if not legal:  # the rules service's own finish is on its way
+            await asyncio.sleep(0.05)
+            continue
+        if snapshots:
+            with redis.Redis.from_url(stack.server.url) as sync:
+                sync.save()
+        await stack.client.send(game_id, tokens[seat], legal[-1])
+
+
+def seats_ttl(stack: Stack, game_id: str) -> int:
+    with redis.Redis.from_url(stack.server.url) as sync:
+        return int(sync.ttl(KeyLayout().seats_key(game_id)))
+
+
+async def test_an_end_taken_back_is_played_again_with_the_same_seats(stack: Stack) -> None:
+    expiry = stack.app.state.gateway.token_expiry
+    expiry.confirm_s = expiry.recheck_s = 0.2  # games seen are looked at again soon
+    game_id = await stack.client.create_game(2, seed="end-taken-back")
+    tokens = [await stack.client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+    await stack.client.start(game_id, tokens[0])
+    ended = await play_to_the_end(stack, game_id, tokens, snapshots=True)
+    await asyncio.sleep(0.3)  # past recheck_s
+    for token in tokens:  # the gateway sees the end: the tokens lapse an hour on
+        assert await stack.client.legal_actions(game_id, token) == []
+    assert 0 < seats_ttl(stack, game_id) <= TTL_S
+    stack.server.stop(kill=True)  # a crash: Redis comes back from before the last move
+    stack.server.start()
+    summary = await stack.client.summary(game_id)
+    assert summary["phase"] != "finished"
+    assert summary["version"] < ended
+    assert seats_ttl(stack, game_id) == -1  # the TTL went with the end
+    await asyncio.sleep(0.3)  # past confirm_s: the gateway looks at the game again
+    for token in tokens:  # every seat is still its token's
+        await stack.client.legal_actions(game_id, token)
+    again = await play_to_the_end(stack, game_id, tokens, snapshots=False)
+    assert again >= summary["version"] + 1
+    await asyncio.sleep(0.3)  # past recheck_s: the gateway looks at the running game again
+    for token in tokens:
+        assert await stack.client.legal_actions(game_id, token) == []
+    assert 0 < seats_ttl(stack, game_id) <= TTL_S  # the tokens lapse after the end that stands
