@@ -2,9 +2,11 @@
 
 Under ``appendfsync everysec`` a crash may cost Redis its last second of writes. When that
 second held a game's end, the services and the players go on from the state kept: every seat
-token still holds its seat, the game can be finished, and the tokens lapse after the end that
-stands (`gateway.expiry`). Redis really comes back without its last writes here: a snapshot is
-saved before each move, and the server is killed and started again from the last one."""
+token still holds its seat, the game can be finished, the tokens lapse after the end that stands
+(`gateway.expiry`), and its audit and explanation are of that end's history, even where it ends
+at the same version (`gateway.finished`). Redis really comes back without its last writes here:
+a snapshot is saved before each move, and the server is killed and started again from the last
+one."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 
@@ -35,6 +38,7 @@ class Stack:
     server: RedisServer
     client: GatewayClient
     app: Any
+    url: str
 
 
 @pytest.fixture
@@ -49,7 +53,7 @@ async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
             RulesService(Settings.of(redis_url=server.url, consumer="rules-end")),
             GatewayClient(f"http://{address}") as client,
         ):
-            yield Stack(server, client, app)
+            yield Stack(server, client, app, f"http://{address}")
 
 
 async def play_to_the_end(stack: Stack, game_id: str, tokens: list[str], snapshots: bool) -> int:
@@ -101,3 +105,62 @@ async def test_an_end_taken_back_is_played_again_with_the_same_seats(stack: Stac
     for token in tokens:
         assert await stack.client.legal_actions(game_id, token) == []
     assert 0 < seats_ttl(stack, game_id) <= TTL_S  # the tokens lapse after the end that stands
+
+
+async def test_the_audit_of_an_end_played_again_is_of_the_history_that_stands(
+    stack: Stack,
+) -> None:
+    """Goofspiel ends at the same version whatever is bid: a gateway that had explained the
+    first end must not serve that explanation for the second."""
+    async with GatewayClient(stack.url, game="goofspiel") as client:
+        game_id = await client.create_game(2)
+        tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+        await client.start(game_id, tokens[0])
+        moves = await bids(client, game_id, tokens, pick=0, save_at=4, url=stack.server.url)
+        first = await explained(stack.url, client, game_id)
+        stack.server.stop(kill=True)  # back to the snapshot, four bids before the end
+        stack.server.start()
+        assert await bids(client, game_id, tokens, pick=-1) < moves
+        second = await explained(stack.url, client, game_id)
+        assert second["version"] == first["version"]
+        assert second["body"] != first["body"]  # other bids, other points
+        # A gateway that never saw the first end says the same.
+        fresh = create_app(gateway_settings(stack.server.url), command_timeout=5.0)
+        async with serving(fresh, lifespan="auto") as other:
+            assert await explained(f"http://{other}", client, game_id) == second
+
+
+async def bids(
+    client: GatewayClient,
+    game_id: str,
+    tokens: list[str],
+    pick: int,
+    save_at: int | None = None,
+    url: str = "",
+) -> int:
+    """Moves until the game is over, the first seat's ``pick``-th legal one (its lowest or
+    highest bid), the other's first (its lowest); a snapshot when the first seat has
+    ``save_at`` cards left: the moves made."""
+    made = 0
+    while (await client.summary(game_id))["phase"] != "finished":
+        for token in tokens:
+            legal = await client.legal_actions(game_id, token)
+            if not legal:
+                continue
+            left = len(legal)  # a bid per card in hand
+            if save_at is not None and left == save_at and token == tokens[0]:
+                with redis.Redis.from_url(url) as sync:
+                    sync.save()
+            await client.send(game_id, token, legal[pick if token == tokens[0] else 0])
+            made += 1
+        await asyncio.sleep(0.01)
+    return made
+
+
+async def explained(url: str, client: GatewayClient, game_id: str) -> dict[str, Any]:
+    """A finished game's explanation from the gateway at ``url``, with the game's version."""
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        response = await http.get(f"/games/{game_id}/explanation")
+    response.raise_for_status()
+    version = (await client.summary(game_id))["version"]
+    return {"version": version, "body": response.json()}

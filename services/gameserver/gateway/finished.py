@@ -1,10 +1,12 @@
 """Audits and explanations of finished games: computed once, then served from a cache.
 
-A finished game's events never change, so its audit report and explanation are worked out
-once (off the event loop, in a worker thread) and kept, encoded, under the game id and its last
-version: in this process (a small LRU) and in Redis (``<prefix>:{pNN}:reads:<game_id>``, one hash
-per game with a TTL), so every gateway instance serves them from there. Concurrent requests for
-one that is not cached yet wait for the same computation instead of each starting one.
+A finished game's events never change, so its audit report and explanation are worked out once
+(off the event loop, in a worker thread) and kept, encoded, under the game id, its last version
+and its last event's hash (a crash under ``everysec`` may take an end back, and the game end
+again at the same version with other events): in this process (a small LRU) and in Redis
+(``<prefix>:{pNN}:reads:<game_id>``, one hash per game with a TTL), so every gateway instance
+serves them from there. Concurrent requests for one that is not cached yet wait for the same
+computation instead of each starting one.
 
 A corrupted stream still gets its verdict: events that cannot be read, or an audit that cannot
 finish on them, become findings of a report that says ``ok: false`` (200), never a 500.
@@ -90,8 +92,8 @@ class FinishedReads:
         what: str,
         compute: Callable[[HostedGame, list[Event], list[Finding]], Awaitable[bytes]],
     ) -> bytes:
-        version = await self._finished_version(game_id)
-        field = f"{what}:{version}"
+        version, head = await self._finished_head(game_id)
+        field = f"{what}:{version}:{head[:16]}"  # a history, not only a length
         local = (game_id, field)
         if (hit := self._local.get(local)) is not None:
             self._local.move_to_end(local)
@@ -113,20 +115,21 @@ class FinishedReads:
         finally:
             del self._running[local]
 
-    async def _finished_version(self, game_id: str) -> int:
-        """The last version of a finished game: 404 for an unknown game, 409 before its end
-        (until the seed is revealed the stream holds every hand and token)."""
+    async def _finished_head(self, game_id: str) -> tuple[int, str]:
+        """The last version of a finished game and its last event's hash: 404 for an unknown
+        game, 409 before its end (until the seed is revealed the stream holds every hand and
+        token)."""
         try:
-            state = await self._games.state(game_id)
+            state, head = await self._games.head(game_id)
         except ApiError:
             raise
         except Exception as error:  # a corrupted stream: its audit will say what is wrong
             log.warning("gateway_corrupt_stream", game_id=game_id, error=type(error).__name__)
-            return await self._store.version(game_id)
+            return await self._store.version(game_id), "corrupt"
         if not state.is_over:
             raise NOT_FINISHED
         version: int = state.version
-        return version
+        return version, head
 
     async def _fetch_or_compute(
         self,
