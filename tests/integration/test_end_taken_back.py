@@ -11,14 +11,17 @@ one."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import redis
+from websockets.asyncio.client import connect
 
 from devkit.redis_server import RedisServer
 from eventstore import KeyLayout
@@ -118,12 +121,18 @@ async def test_the_audit_of_an_end_played_again_is_of_the_history_that_stands(
         await client.start(game_id, tokens[0])
         moves = await bids(client, game_id, tokens, pick=0, save_at=4, url=stack.server.url)
         first = await explained(stack.url, client, game_id)
+        watched = await spectated(stack.url, game_id)  # a finished game's frames, kept
         stack.server.stop(kill=True)  # back to the snapshot, four bids before the end
         stack.server.start()
         assert await bids(client, game_id, tokens, pick=-1) < moves
         second = await explained(stack.url, client, game_id)
         assert second["version"] == first["version"]
         assert second["body"] != first["body"]  # other bids, other points
+        again = await spectated(stack.url, game_id)
+        assert again != watched
+        shown = await client.events(game_id)  # the events that stand, as a spectator sees them
+        assert [frame["version"] for frame in again] == [event.version for event in shown]
+        assert again == [json.loads(msgspec.json.encode(event)) for event in shown]
         # A gateway that never saw the first end says the same.
         fresh = create_app(gateway_settings(stack.server.url), command_timeout=5.0)
         async with serving(fresh, lifespan="auto") as other:
@@ -164,3 +173,13 @@ async def explained(url: str, client: GatewayClient, game_id: str) -> dict[str, 
     response.raise_for_status()
     version = (await client.summary(game_id))["version"]
     return {"version": version, "body": response.json()}
+
+
+async def spectated(url: str, game_id: str) -> list[dict[str, Any]]:
+    """Every frame a spectator's WebSocket on a finished game gets before it is closed."""
+    frames = []
+    async with connect(f"{url.replace('http', 'ws', 1)}/games/{game_id}/live") as ws:
+        async for message in ws:
+            frames.append(json.loads(message))
+    assert ws.close_code == 1000
+    return frames

@@ -52,11 +52,11 @@ async def test_a_finished_games_frames_are_made_once_for_concurrent_channels() -
         await release.wait()
         return [(1, "a"), (2, "b")]
 
-    asking = [asyncio.create_task(backlogs.finished_frames("g", 2, make)) for _ in range(5)]
+    asking = [asyncio.create_task(backlogs.finished_frames("g", (2, "h2"), make)) for _ in range(5)]
     await asyncio.sleep(0)
     release.set()
     assert all(found == [(1, "a"), (2, "b")] for found in await asyncio.gather(*asking))
-    assert await backlogs.finished_frames("g", 2, make) == [(1, "a"), (2, "b")]
+    assert await backlogs.finished_frames("g", (2, "h2"), make) == [(1, "a"), (2, "b")]
     assert calls == 1
     assert backlogs.made == 1
 
@@ -68,12 +68,25 @@ async def test_only_the_most_recently_used_finished_games_are_kept() -> None:
         return [(1, "x")]
 
     for game in ("a", "b", "a", "c"):  # "b" is the least recently used when "c" comes
-        await backlogs.finished_frames(game, 1, make)
+        await backlogs.finished_frames(game, (1, "h1"), make)
     assert backlogs.made == 3
-    await backlogs.finished_frames("a", 1, make)
+    await backlogs.finished_frames("a", (1, "h1"), make)
     assert backlogs.made == 3
-    await backlogs.finished_frames("b", 1, make)
+    await backlogs.finished_frames("b", (1, "h1"), make)
     assert backlogs.made == 4
+
+
+async def test_a_game_that_ended_again_at_the_same_version_is_made_anew() -> None:
+    """A crash (everysec) took the end back and the game ended again, at the same version
+    with other events: the frames of the end that stands, not the lost one's."""
+    backlogs = SpectatorBacklogs()
+    ends = iter([[(1, "lost")], [(1, "stands")]])
+
+    async def make() -> Frames:
+        return next(ends)
+
+    assert await backlogs.finished_frames("g", (1, "first"), make) == [(1, "lost")]
+    assert await backlogs.finished_frames("g", (1, "second"), make) == [(1, "stands")]
 
 
 async def test_a_failed_make_is_not_kept() -> None:
@@ -86,8 +99,8 @@ async def test_a_failed_make_is_not_kept() -> None:
         return [(1, "x")]
 
     with pytest.raises(ConnectionError):
-        await backlogs.finished_frames("g", 1, fails)
-    assert await backlogs.finished_frames("g", 1, works) == [(1, "x")]
+        await backlogs.finished_frames("g", (1, "h1"), fails)
+    assert await backlogs.finished_frames("g", (1, "h1"), works) == [(1, "x")]
 
 
 def test_no_turns_is_a_clear_error() -> None:

@@ -120,7 +120,7 @@ class FinishedReads:
         game, 409 before its end (until the seed is revealed the stream holds every hand and
         token)."""
         try:
-            state, head = await self._games.head(game_id)
+            (_, state), head = await self._games.head(game_id)
         except ApiError:
             raise
         except Exception as error:  # a corrupted stream: its audit will say what is wrong

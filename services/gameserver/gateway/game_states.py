@@ -80,15 +80,15 @@ class GameStates:
         """The game's current state (`played`)."""
         return (await self.played(game_id)).state
 
-    async def head(self, game_id: str) -> tuple[HostedState, str]:
-        """The game's current state and the hash of its last event, which names its history
-        (a version alone does not: a crash under ``everysec`` may take events back, and the
-        game go on to the same version with others); 404 as `played`."""
+    async def head(self, game_id: str) -> tuple[Played, str]:
+        """`played`, and the hash of the game's last event, which names its history (a version
+        alone does not: a crash under ``everysec`` may take events back, and the game go on
+        to the same version with others)."""
         self._check_id(game_id)
         entry = await self._loader.load_entry(game_id)
         if entry is None:
             raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
-        return entry.value, entry.last_hash
+        return Played(entry.adapter, entry.value), entry.last_hash
 
     async def game_of(self, game_id: str) -> HostedGame:
         """The game a game id is a game of, as its stream's first event names it (one short

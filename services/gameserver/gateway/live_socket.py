@@ -78,6 +78,9 @@ class Channel(msgspec.Struct, frozen=True):
     """The game's game (`gameplatform.get_game`): how its events read and show."""
     closed_at: int = 0
     """The game's last version when it is over (it never changes again), else 0."""
+    closed_head: str = ""
+    """The hash of that last event (a crash under ``everysec`` may take an end back, and the
+    game end again at the same version with other events)."""
 
     @property
     def finished_for_a_spectator(self) -> bool:
@@ -95,7 +98,7 @@ async def open_channel(
     version (the viewer saw events that a crash took back, `HistoryRewound`)."""
     version = parse_after(after)
     with_view = parse_include(include)
-    game, state = await gateway.games.played(game_id)
+    (game, state), head = await gateway.games.head(game_id)
     credentials = (
         None if token is None else HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
     )
@@ -111,7 +114,8 @@ async def open_channel(
     closed = game.is_closed(state)
     ended = closed and version >= state.version
     closed_at = state.version if closed else 0
-    return Channel(game_id, viewer, version, with_view, ended, game.name, closed_at)
+    closed_head = head if closed else ""
+    return Channel(game_id, viewer, version, with_view, ended, game.name, closed_at, closed_head)
 
 
 async def follow(
@@ -164,7 +168,8 @@ async def finished_frames(gateway: Gateway, channel: Channel) -> AsyncGenerator[
 
     backlogs = gateway.spectator_backlogs
     async with backlogs.turn(spectator=True):
-        made = await backlogs.finished_frames(channel.game_id, channel.closed_at, make)
+        ending = (channel.closed_at, channel.closed_head)
+        made = await backlogs.finished_frames(channel.game_id, ending, make)
         for version, frame in made:
             if version > channel.after:
                 yield frame

@@ -11,7 +11,8 @@ waited behind it. Now:
   A seat's channel never waits: it does not take a turn at all.
 - `SpectatorBacklogs.finished_frames`: a finished game never changes, so what a spectator sees
   of it (each event redacted for nobody, encoded) is worked out once and kept in a small LRU
-  of `FINISHED_GAMES` games under the game id and its last version; every spectator channel of
+  of `FINISHED_GAMES` games under the game id, its last version and that event's hash (an
+  end that a crash took back may come again at the same version); every spectator channel of
   that game is then served from memory, with no Redis read and no encoding. Concurrent
   channels of a game not yet kept wait for the same work.
 """
@@ -40,8 +41,8 @@ class SpectatorBacklogs:
             raise ValueError(f"spectators' backlogs need at least one turn, not {turns}")
         self._turns = asyncio.Semaphore(turns)
         self._games = games
-        self._frames: OrderedDict[tuple[str, int], Frames] = OrderedDict()
-        self._making: dict[tuple[str, int], asyncio.Future[Frames]] = {}
+        self._frames: OrderedDict[tuple[str, int, str], Frames] = OrderedDict()
+        self._making: dict[tuple[str, int, str], asyncio.Future[Frames]] = {}
         self.waiting = 0
         """Spectator channels waiting for their turn now (tests and the flood bench)."""
         self.made = 0
@@ -78,11 +79,12 @@ class SpectatorBacklogs:
             give_back()
 
     async def finished_frames(
-        self, game_id: str, version: int, make: Callable[[], Awaitable[Frames]]
+        self, game_id: str, ending: tuple[int, str], make: Callable[[], Awaitable[Frames]]
     ) -> Frames:
-        """The spectator frames of finished game ``game_id`` (last version ``version``): from
-        memory, or worked out by ``make`` once for every channel that asks meanwhile."""
-        key = (game_id, version)
+        """The spectator frames of finished game ``game_id`` (``ending``: its last version and
+        that event's hash): from memory, or worked out by ``make`` once for every channel that
+        asks meanwhile."""
+        key = (game_id, *ending)
         found = self._frames.get(key)
         if found is not None:
             self._frames.move_to_end(key)
@@ -94,7 +96,7 @@ class SpectatorBacklogs:
             except asyncio.CancelledError:
                 if not making.cancelled():
                     raise  # this channel was cancelled
-                return await self.finished_frames(game_id, version, make)  # its maker was
+                return await self.finished_frames(game_id, ending, make)  # its maker was
         future: asyncio.Future[Frames] = asyncio.get_running_loop().create_future()
         self._making[key] = future
         try:
