@@ -82,6 +82,8 @@ WATCHED = "gateway-watch"
 """A gateway no fault touches: it lives through every Redis restart of the run."""
 GATEWAY_FAULTS = ("stop:gateway", "kill:gateway")
 """The faults that freeze or kill the gateway the clients talk to."""
+REDIS_FAULTS = ("redis-kill", "power-cut")
+"""The faults that take Redis away: a request in flight then is answered 503 by their doing."""
 LATE_AFTER_S = 1.0
 """No 5xx may come later than this after Redis answers again (for requests sent after that)."""
 LAYOUT = KeyLayout()
@@ -186,10 +188,13 @@ class RedisBack:
 
     def overtaken(self, error: Answer5xx) -> bool:
         """Whether ``error`` was answered after the next fault froze or killed the gateway
-        that answered it: a request it held across a SIGSTOP finds its Redis reads timed out
-        on waking (redis-py's 5 s socket timeout ran while the process stood still), that
-        fault's doing, not the restart's."""
-        return self.next_fault in GATEWAY_FAULTS and error.answered >= self.until
+        that answered it, or took Redis away: a request it held across a SIGSTOP finds its
+        Redis reads timed out on waking (redis-py's 5 s socket timeout ran while the process
+        stood still), and one in flight when Redis is killed finds it gone, then loading its
+        file once restarted (a chaos run's client and watcher each met such a 503 from a
+        request sent 0.1 s before the kill); that fault's doing, not the restart's."""
+        next_kinds = GATEWAY_FAULTS + REDIS_FAULTS
+        return self.next_fault in next_kinds and error.answered >= self.until
 
 
 @dataclass(frozen=True)
@@ -321,8 +326,8 @@ class Report:
         )
         overtaken = [(b, e) for b, e in self._after_backs() if b.overtaken(e)]
         lines.append(
-            "5xx answered after the next fault froze or killed the gateway (that fault's "
-            f"doing, not counted late): {len(overtaken)}"
+            "5xx answered after the next fault froze or killed the gateway or took Redis away "
+            f"(that fault's doing, not counted late): {len(overtaken)}"
             + "".join(
                 f"; {e.source} {e.status} {e.code} at {e.answered - b.back:+.2f} s after "
                 f"{b.fault}, {e.answered - b.until:+.2f} s after {b.next_fault} began"
