@@ -48,11 +48,8 @@ class GameStates:
     async def played(self, game_id: str) -> Played:
         """The game's adapter and current state; 404 ``game_not_found`` when it has no
         events."""
-        self._check_id(game_id)
-        entry = await self._loader.load_entry(game_id)
-        if entry is None:
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
-        return Played(entry.adapter, entry.value)
+        played, _ = await self.head(game_id)
+        return played
 
     def cached(self, game_id: str) -> HostedState | None:
         """The game's state as last folded here, without reading the store (None when the game

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Header, Query, Response
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from gameserver.gateway.dependencies import Credentials, GameId, GatewayDep
+from gameserver.gateway.http_errors import error_body
 from gameserver.gateway.live_budget import pace
 from gameserver.gateway.live_hub import HistoryRewound
 from gameserver.gateway.live_socket import (
@@ -85,8 +86,8 @@ async def event_stream(
                         id=str(event.version),
                     )
             except HistoryRewound as rewound:  # what it sent was taken back: read it again
-                error = {"error": {"code": REWOUND, "message": str(rewound)}}
-                yield ServerSentEvent(data=msgspec.json.encode(error).decode(), event=REWOUND)
+                error = msgspec.json.encode(error_body(REWOUND, str(rewound))).decode()
+                yield ServerSentEvent(data=error, event=REWOUND)
                 return
         yield ServerSentEvent(data="{}", event="end")
 
