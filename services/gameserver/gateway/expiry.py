@@ -7,9 +7,12 @@ hash (``<prefix>:{pNN}:seats:<game_id>``, the digests of its tokens) a TTL of
 final view of their seat. Every instance sets the TTL only if none is set (``EXPIRE NX``), so
 the first one to notice the end fixes the moment.
 
-A game seen running is not looked at again for ``recheck_s`` (one second): the check costs a
-read of the game's stream, and a seated player's every request would otherwise pay it. The
-tokens of a game then lapse at most that much later than ``after_end_s`` after its end.
+A game seen running is not looked at again for ``recheck_s`` (five seconds): the check costs a
+read of the game's stream and the fold of its new events, and a seated player's every request
+would otherwise pay it (once a second, about an eighth of the gateway's CPU per move over HTTP
+at 256 games in `make bench`). The tokens of a game then lapse at most that much later than
+``after_end_s`` after its end, as a gateway's token cache trusts a token it resolved lately
+for as long (`token_cache.DEFAULT_REVALIDATE_S`).
 
 A game seen ended is looked at again after ``confirm_s`` (a minute): a crash that cost Redis
 its last writes (``everysec``) may have taken the end back, and the TTL with it; the game then
@@ -31,7 +34,7 @@ from gameserver.gateway.token_cache import CachedSeatTokens
 
 DEFAULT_AFTER_END_S = 3600
 REMEMBERED = 4096
-RECHECK_S = 1.0
+RECHECK_S = 5.0
 CONFIRM_S = 60.0
 
 
