@@ -5,6 +5,7 @@ compares its answers with the route's on real services)."""
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import MutableMapping
 from types import SimpleNamespace
 from typing import Any
@@ -13,6 +14,7 @@ from helpers import new_game, with_seat
 
 from gameplatform import get_game
 from gameserver.gateway.fast_moves import FastMoves
+from gameserver.gateway.frontends import GZIP_MIN_BYTES
 from gameserver.gateway.http_errors import ApiError
 from gameserver.runtime.bus import Reply
 from renature import commands as c
@@ -23,8 +25,9 @@ TOKEN = "tok-0"
 class StandInGateway:
     """Seat 0 of game ``g1`` holds ``TOKEN``; every command is accepted at version 7."""
 
-    def __init__(self, cached: Any = None) -> None:
+    def __init__(self, cached: Any = None, refusal: str | None = None) -> None:
         self.sent: list[Any] = []
+        self.refusal = refusal  # a rules service's refusal with this message, when given
         statuses = None if cached is None else get_game("renature").table(cached).statuses
         self.games = SimpleNamespace(
             game_of=self._game_of,
@@ -44,6 +47,14 @@ class StandInGateway:
 
     async def send(self, envelope: Any) -> Reply:
         self.sent.append(envelope)
+        if self.refusal is not None:
+            return Reply(
+                envelope.game_id,
+                envelope.command_id,
+                "rejected",
+                code="not_your_turn",
+                message=self.refusal,
+            )
         return Reply(
             game_id=envelope.game_id,
             command_id=envelope.command_id,
@@ -59,8 +70,9 @@ async def call(
     headers: list[tuple[bytes, bytes]],
     path: str = "/games/g1/commands",
     cached: Any = None,
+    refusal: str | None = None,
 ) -> tuple[list[MutableMapping[str, Any]], list[bytes], StandInGateway]:
-    gateway = StandInGateway(cached)
+    gateway = StandInGateway(cached, refusal)
     inner: list[bytes] = []
 
     async def route(scope: Any, receive: Any, send: Any) -> None:
@@ -132,6 +144,26 @@ async def test_refusals_are_the_error_shape_and_send_nothing() -> None:
         assert gateway.sent == []
         assert sent[0]["status"] == status
         assert json.loads(sent[1]["body"])["error"]["code"] == code
+
+
+async def test_an_answer_as_long_as_gzip_takes_is_gzipped_as_the_route_s_would_be() -> None:
+    """The raw path sits in front of gzip (wiring.py): a short answer is sent as it is, as
+    gzip would leave it; one of gzip's minimum or longer goes through gzip all the same."""
+    gzip = (b"accept-encoding", b"gzip")
+    sent, _, _ = await call(MOVE, [JSON, BEARER, gzip], refusal="Not your turn.")
+    assert dict(sent[0]["headers"]).get(b"content-encoding") is None
+    assert json.loads(sent[1]["body"])["error"]["message"] == "Not your turn."
+    # Messages are cut to 400 characters (http_errors.MAX_MESSAGE); escaped in JSON, a message
+    # quoting what a client sent may still be longer than gzip's minimum.
+    long = "\x01" * 400
+    sent, _, _ = await call(MOVE, [JSON, BEARER, gzip], refusal=long)
+    headers = dict(sent[0]["headers"])
+    assert (sent[0]["status"], headers[b"content-encoding"]) == (409, b"gzip")
+    assert headers[b"vary"] == b"Accept-Encoding"
+    assert json.loads(zlib.decompress(sent[1]["body"], 31))["error"]["message"] == long
+    sent, _, _ = await call(MOVE, [JSON, BEARER], refusal=long)  # a client without gzip
+    assert len(sent[1]["body"]) > GZIP_MIN_BYTES
+    assert json.loads(sent[1]["body"])["error"]["message"] == long
 
 
 async def test_anything_else_reaches_the_route_with_its_whole_body() -> None:

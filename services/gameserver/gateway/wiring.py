@@ -4,8 +4,9 @@ the error handlers, and builds the OpenAPI document (`wire`, called by ``gateway
 The routes live in ``gameserver.gateway.routers``, one module per concern, and call the use
 cases (``gateway.case_book``); adding a router is one line in `ROUTERS`. Their order is the
 order paths are matched in (the catalog before ``/games/{game_id}``: ``/games/catalog``) and
-the order of the OpenAPI document. Middleware is added innermost first: the raw move path
-(`FastMoves`) sees a request last, the trusted proxies' address first.
+the order of the OpenAPI document. Middleware is added innermost first: the trusted proxies'
+address sees a request first; the raw move path (`FastMoves`) comes after every limit and
+CORS, before gzip, the ETags of finished games and the ``Allow`` of 405s.
 """
 
 from __future__ import annotations
@@ -80,7 +81,6 @@ def wire(app: FastAPI, gateway: Gateway, settings: Settings) -> None:
     app.state.gateway = gateway
     app.state.cases = CaseBook.over(gateway)
     install_error_handlers(app)
-    app.add_middleware(FastMoves)  # first added, innermost: every other middleware before it
     for router in ROUTERS:
         app.include_router(router)
     offline_docs(app)  # /docs and /redoc on local assets
@@ -107,10 +107,14 @@ def wire(app: FastAPI, gateway: Gateway, settings: Settings) -> None:
 
 
 def _install_browsers(app: FastAPI, origins: list[str]) -> None:
-    """``Allow`` on 405s, ETags of finished games, gzip, and CORS for ``origins`` (none: off)."""
+    """``Allow`` on 405s, ETags of finished games, gzip, the raw move path, and CORS for
+    ``origins`` (none: off)."""
     app.add_middleware(AllowHeader)
     app.add_middleware(FinishedGameETags)
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES)
+    # The raw move path: inside CORS and every limit, outside what a move's answer never needs
+    # (the three above: see gateway/fast_moves.py).
+    app.add_middleware(FastMoves)
     if origins:  # outermost: a preflight is answered before anything else looks at it
         app.add_middleware(
             JsonCors,
