@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -145,7 +146,11 @@ class LiveHub:
         self.readers: dict[int, PartitionReader] = {}
         self.catch_ups = 0
         """How often a follower that fell behind read what it missed from the stream."""
-        self._decoded: dict[tuple[str, int], tuple[bytes, Any]] = {}
+        self._decoded: OrderedDict[tuple[str, int], tuple[bytes, Any]] = OrderedDict()
+        """Oldest first. An OrderedDict: a plain dict's oldest entry dropped once a new one
+        comes (``del d[next(iter(d))]``) costs more the more were dropped before (its first
+        slots stay empty until it is resized): 6 us a new event at this size against 0.5 us, 1%
+        of the gateway's CPU over the WebSocket at 256 games in `make bench`."""
 
     def decoded(
         self, game_id: str, version: int, data: bytes, decode: Callable[[bytes], Any]
@@ -159,7 +164,7 @@ class LiveHub:
         event = decode(data)
         self._decoded[key] = (data, event)
         if len(self._decoded) > DECODED:
-            del self._decoded[next(iter(self._decoded))]
+            self._decoded.popitem(last=False)
         return event
 
     async def open_client(self) -> Any:
