@@ -195,6 +195,11 @@ class MemoryEventStore:
         """The game's current version (0 for a new game)."""
         return len(self._stream(game_id))
 
+    async def last(self, game_id: str) -> StoredEvent | None:
+        """The game's last event (None for a game without events)."""
+        stream = self._stream(game_id)
+        return stream[-1] if stream else None
+
     async def exists(self, game_id: str) -> bool:
         """Whether the game has at least one event."""
         return bool(self._stream(game_id))

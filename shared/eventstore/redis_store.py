@@ -436,6 +436,16 @@ class RedisEventStore:
             return len(await self._packed(game_id) or [])
         return _parse_version(last[0][0])
 
+    async def last(self, game_id: str) -> StoredEvent | None:
+        """The game's last event (None for a game without events): one ``XREVRANGE`` of one
+        entry (a packed game's events unpacked)."""
+        with _translate_errors():
+            last = await self._redis.xrevrange(self.layout.game_key(game_id), count=1)
+        if last:
+            return _parse_game_entry(last[0])
+        packed = await self._packed(game_id)
+        return packed[-1] if packed else None
+
     async def exists(self, game_id: str) -> bool:
         """Whether the game has at least one event."""
         with _translate_errors():

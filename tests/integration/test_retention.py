@@ -244,6 +244,7 @@ async def test_a_finished_game_is_packed_and_still_read_replayed_and_audited(
     # The store reads the packed game as it was: same events, same versions, same meta.
     assert await store.read("done") == before_events
     assert await store.version("done") == len(before_events)
+    assert await store.last("done") == before_events[-1]
     assert await store.exists("done")
     report_ = audit([e.decode(s.data) for s in await store.read("done")])
     assert report_.ok, report_.findings

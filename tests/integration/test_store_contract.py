@@ -105,6 +105,7 @@ class TestEventStoreContract:
         assert await store.version(GAME) == 0
         assert not await store.exists(GAME)
         assert await store.read(GAME) == []
+        assert await store.last(GAME) is None
         assert await store.list_games() == []
 
     async def test_append_to_new_game_gives_versions_1_to_n(self, store: EventStore) -> None:
@@ -136,6 +137,7 @@ class TestEventStoreContract:
             batch_meta=b"m3",
         )
         stored = await store.read(GAME)
+        assert await store.last(GAME) == stored[-1]
         assert [e.data for e in stored] == [*odd, *events("d", "e", "f")]
         assert [e.version for e in stored] == [1, 2, 3, 4, 5, 6]
         assert [e.meta for e in stored] == [b"m1", None, None, None, None, b"m3"]

@@ -8,21 +8,17 @@ from typing import Any
 from gameserver.gateway.expiry import TokenExpiry
 
 
-class Over:
-    def __init__(self, is_over: bool) -> None:
-        self.is_over = is_over
-
-
 class FakeGames:
-    """Counts the state reads (each a read of the game's stream in the gateway)."""
+    """Counts the reads of whether the game is over (each a read of the game's last event in
+    the gateway)."""
 
     def __init__(self) -> None:
         self.reads = 0
         self.over = False
 
-    async def state(self, game_id: str) -> Over:
+    async def is_over(self, game_id: str) -> bool:
         self.reads += 1
-        return Over(self.over)
+        return self.over
 
 
 class FakeRedis:

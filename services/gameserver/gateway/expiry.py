@@ -7,12 +7,13 @@ hash (``<prefix>:{pNN}:seats:<game_id>``, the digests of its tokens) a TTL of
 final view of their seat. Every instance sets the TTL only if none is set (``EXPIRE NX``), so
 the first one to notice the end fixes the moment.
 
-A game seen running is not looked at again for ``recheck_s`` (five seconds): the check costs a
-read of the game's stream and the fold of its new events, and a seated player's every request
-would otherwise pay it (once a second, about an eighth of the gateway's CPU per move over HTTP
-at 256 games in `make bench`). The tokens of a game then lapse at most that much later than
-``after_end_s`` after its end, as a gateway's token cache trusts a token it resolved lately
-for as long (`token_cache.DEFAULT_REVALIDATE_S`).
+The check reads the game's last event alone (`GameStates.is_over`: a game's ending event is its
+last). Folding the game's new events instead, once a second per game, was about an eighth of
+the gateway's CPU per move over HTTP at 256 games in `make bench`. A game seen running is not
+looked at again for ``recheck_s`` (five seconds): even that short read would otherwise be paid
+by a seated player's every request. The tokens of a game then lapse at most that much later
+than ``after_end_s`` after its end, as a gateway's token cache trusts a token it resolved
+lately for as long (`token_cache.DEFAULT_REVALIDATE_S`).
 
 A game seen ended is looked at again after ``confirm_s`` (a minute): a crash that cost Redis
 its last writes (``everysec``) may have taken the end back, and the TTL with it; the game then
@@ -69,10 +70,10 @@ class TokenExpiry:
         if self._done.get(game_id, 0.0) > now or self._running.get(game_id, 0.0) > now:
             return
         try:
-            state = await games.state(game_id)
+            over = await games.is_over(game_id)
         except Exception:  # an unknown game or a corrupted stream: the route answers that
             return
-        if not state.is_over:
+        if not over:
             self._done.pop(game_id, None)
             self._running[game_id] = now + self.recheck_s
             self._running.move_to_end(game_id)

@@ -106,6 +106,17 @@ class GameStates:
             self._known.popitem(last=False)
         return game
 
+    async def is_over(self, game_id: str) -> bool:
+        """Whether the game has ended, from its last event alone (one short read, no fold): a
+        game's ending event is its last (`HostedGame.ends`; tests/unit/renaissance/
+        test_gameplatform_contract.py checks it against ``is_over`` after every event of every
+        game); 404 for an unknown game."""
+        game = await self.game_of(game_id)
+        last = await self._store.last(game_id)
+        if last is None:
+            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+        return game.ends(game.decode_event(last.data))
+
     async def events(self, game_id: str, after: int) -> list[Event]:
         """The decoded events after version ``after`` (404 for an unknown game)."""
         game = await self.game_of(game_id)

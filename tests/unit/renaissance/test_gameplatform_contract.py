@@ -40,11 +40,14 @@ def test_a_simulated_game_ends_and_its_replay_audit_and_explanation_agree(name: 
     game, log, state = simulated(name)
     assert game.is_over(state)
     assert game.to_move(state) is None
-    folded = None
+    folded, over = None, []
     for event in log:
         folded = game.evolve(folded, event)
+        over.append(game.is_over(folded))
     assert folded == state == game.replay(log)
     assert [game.ends(ev) for ev in log] == [False] * (len(log) - 1) + [True]
+    # Over exactly from the event that ends it: what a gateway reads (GameStates.is_over).
+    assert over == [game.ends(ev) for ev in log]
     assert [game.closes(ev) for ev in log] == [game.ends(ev) for ev in log]
     report = game.audit(log)
     assert report.ok
