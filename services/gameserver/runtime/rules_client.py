@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 import uuid
 from typing import Any, cast
 
@@ -55,6 +57,8 @@ log = get_logger("renature.rules_client")
 RESUBSCRIBE_WAIT_S = 1.0
 """How long a command waits for the reply channel to be subscribed again after a lost
 connection before it is sent anyway (Redis still away: it fails at once, a 503)."""
+STREAMS_REMEMBERED = 65_536
+"""Games whose command stream a client remembers (it is worked out from the game id)."""
 PROBE_AFTER_S = 5.0
 """A reply channel that carried nothing this long publishes a probe to itself; when the probe
 has not come back by the next look, the channel is subscribed again from scratch."""
@@ -145,6 +149,10 @@ class RulesClient:
         cluster = cast("RedisCluster", redis)
         self._shards = ShardSubscription(cluster, self.channel) if sharded else None
         self._waiting: dict[str, Outgoing] = {}  # by correlation id: sent again when back
+        self._ids = itertools.count()
+        """Correlation ids: unique on this client's own channel, so a count will do (a UUID
+        each, from ``os.urandom``, was 2% of the gateway's CPU per move)."""
+        self._stream_of = functools.lru_cache(maxsize=STREAMS_REMEMBERED)(streams.stream_of)
         self._outbox: list[Outgoing] = []
         self._sender: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
@@ -203,22 +211,24 @@ class RulesClient:
         if not self._subscribed.is_set():  # the listener is reconnecting: wait a moment
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._subscribed.wait(), min(timeout, RESUBSCRIBE_WAIT_S))
-        correlation_id = uuid.uuid4().hex
+        correlation_id = str(next(self._ids))
         message = await BinaryMessageFormatV1.encode(
             message=bus.encoder.encode(envelope),
             reply_to=self.channel,
             headers=None,
             correlation_id=correlation_id,
         )
-        waiter = asyncio.get_running_loop().create_future()
-        outgoing = (self._streams.stream_of(envelope.game_id), message, waiter, False)
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bytes] = loop.create_future()
+        outgoing = (self._stream_of(envelope.game_id), message, waiter, False)
         self._waiting[correlation_id] = outgoing
         self._queue(outgoing)
+        # The waiter itself times out (asyncio.wait_for adds a future, callbacks and a check).
+        expiry = loop.call_later(timeout, _expire, waiter, envelope, timeout)
         try:
-            data = await asyncio.wait_for(waiter, timeout)
-        except TimeoutError as error:
-            raise CommandTimeout(_timeout_message(envelope, timeout)) from error
+            data = await waiter
         finally:
+            expiry.cancel()
             self._waiting.pop(correlation_id, None)
         return bus.reply_decoder.decode(data)
 
@@ -423,3 +433,9 @@ def _timeout_message(envelope: bus.CommandEnvelope, timeout: float) -> str:
         f"no reply to command {envelope.command_id!r} of game {envelope.game_id!r} within "
         f"{timeout:g} s; resend it with the same command id"
     )
+
+
+def _expire(waiter: asyncio.Future[bytes], envelope: bus.CommandEnvelope, timeout: float) -> None:
+    """A command's reply did not come in time: its waiter fails with `CommandTimeout`."""
+    if not waiter.done():
+        waiter.set_exception(CommandTimeout(_timeout_message(envelope, timeout)))
