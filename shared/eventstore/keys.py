@@ -15,6 +15,7 @@ partition of its number, and the games of partition ``p`` sent to stream ``p % c
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -224,6 +225,9 @@ def format_partitions(partitions: Sequence[int]) -> str:
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
+_NOT_IN_GAME_IDS = re.compile("[:{} \t\r\n]")
+
+
 def check_game_id(game_id: str) -> str:
     """Reject game ids that would make keys ambiguous.
 
@@ -231,6 +235,6 @@ def check_game_id(game_id: str) -> str:
     whitespace and braces are rejected to keep keys readable in ``redis-cli`` and free of
     accidental hash tags.
     """
-    if not game_id or any(c in game_id for c in ":{} \t\r\n"):
+    if not game_id or _NOT_IN_GAME_IDS.search(game_id):
         raise ValueError(f"invalid game id {game_id!r}: needs no ':', braces or whitespace")
     return game_id

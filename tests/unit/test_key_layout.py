@@ -6,7 +6,7 @@ import pytest
 from redis.crc import key_slot
 
 from eventstore import DEFAULT_COMMAND_PARTITIONS, CommandPartitions, KeyLayout
-from eventstore.keys import format_partitions, parse_partitions
+from eventstore.keys import check_game_id, format_partitions, parse_partitions
 from gameserver.runtime.settings import Settings
 
 
@@ -50,6 +50,13 @@ def test_the_command_streams_spread_over_as_many_slots_as_there_are_streams() ->
     assert len({key_slot(s.encode()) for s in CommandPartitions(count=16).streams()}) == 16
     assert len({key_slot(s.encode()) for s in CommandPartitions().streams()}) == 4
     assert len({key_slot(s.encode()) for s in CommandPartitions(count=2).streams()}) == 2
+
+
+@pytest.mark.parametrize("bad", ["", "a:b", "a{b", "a}b", "a b", "a\tb", "a\rb", "a\nb", "x\n"])
+def test_a_game_id_with_a_colon_a_brace_or_whitespace_is_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="invalid game id"):
+        check_game_id(bad)
+    assert check_game_id("game-1_x.y~z") == "game-1_x.y~z"
 
 
 def test_a_game_id_the_store_refuses_still_has_a_command_stream() -> None:
