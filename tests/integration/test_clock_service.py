@@ -226,6 +226,31 @@ async def test_a_timed_out_seat_is_taken_back_by_its_next_command(stack: Stack) 
     assert report.ok, report.first_bad
 
 
+async def test_a_timed_out_seat_is_taken_back_by_a_client_that_only_sends_moves(
+    stack: Stack,
+) -> None:
+    """The gateway's cached state still says seat 0 plays (nothing read the game since its
+    timeout): the player's first command, refused as it comes on seat 1's turn (the bot played
+    seat 0's at once), takes the seat back all the same."""
+    game_id, tokens = await started(stack, {"per_turn": 1, "on_timeout": "bot"})
+    gateway = stack.app.state.gateway
+    assert (await stack.http.get(f"/games/{game_id}/table")).json()["statuses"][0] == "playing"
+    async with clock_service(stack.redis, "clock-moves-only") as service:
+        deadline = time.monotonic() + 10
+        while not service.claims:
+            assert time.monotonic() < deadline, "no timeout was claimed"
+            await asyncio.sleep(0.01)
+    assert gateway.games.cached_statuses(game_id)[0] == "playing"  # stale: nothing read
+    body = {"command_id": "only-moves", "command": {"type": "EndTurn"}}
+    answer = await stack.http.post(
+        f"/games/{game_id}/commands", json=body, headers=bearer(tokens[0])
+    )
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["error"]["code"] == "not_your_turn"
+    table = (await stack.http.get(f"/games/{game_id}/table")).json()
+    assert table["statuses"] == ["playing", "playing"]
+
+
 async def test_a_timed_out_seat_is_taken_back_over_the_live_socket(stack: Stack) -> None:
     game_id, _ = await started(stack, {"per_turn": 1, "on_timeout": "bot"})
     gateway = stack.app.state.gateway

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,8 @@ async def relay_move(
     await take_back_first(gateway, game_id, seat)
     envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat, game.name)
     reply = await gateway.send(envelope)
+    if reply.status != "accepted":
+        await take_back_after(gateway, game_id, seat)
     raise_refusal(reply)
     accepted = AcceptedBody(
         reply.game_id, command_id, reply.version, reply.first_version, reply.last_version
@@ -102,6 +105,18 @@ async def take_back_first(gateway: Gateway, game_id: str, seat: int) -> None:
     except Refusal as refusal:
         if refusal.kind != "conflict":
             raise api_error(refusal) from None
+
+
+async def take_back_after(gateway: Gateway, game_id: str, seat: int) -> None:
+    """A seat's command was refused: the game's state is read again and, where a bot plays
+    the seat, it is taken back all the same (`take_back_first`). The cache `take_back_first`
+    looks at holds what the gateway's reads brought, and a client that only sends moves may
+    have it stale: a seat played by a bot since plays its own turns at once, so that player's
+    command is refused (``not_your_turn``), and the seat must still come back to its player.
+    The refusal stands as the command's answer, whatever the take-back met."""
+    with contextlib.suppress(Exception):
+        await gateway.games.state(game_id)
+        await take_back_first(gateway, game_id, seat)
 
 
 def seat_command(payload: dict[str, JsonValue], seat: int, game: HostedGame) -> msgspec.Struct:
