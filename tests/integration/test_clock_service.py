@@ -171,14 +171,19 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-async def timed_out(stack: Stack, game_id: str, seat: int) -> list[str]:
+async def first_timeout(stack: Stack, seat: int) -> None:
     """Run the clock service until ``seat`` times out (a bot plays it on), then stop it (so no
-    other seat times out); the table's statuses."""
+    other seat times out)."""
     async with clock_service(stack.redis, f"clock-{seat}") as service:
         deadline = time.monotonic() + 10
         while not service.claims:  # stopped at its first claim (the block waits for its reply)
             assert time.monotonic() < deadline, "no timeout was claimed"
             await asyncio.sleep(0.01)
+
+
+async def timed_out(stack: Stack, game_id: str, seat: int) -> list[str]:
+    """`first_timeout`, then the table's statuses."""
+    await first_timeout(stack, seat)
     table = (await stack.http.get(f"/games/{game_id}/table")).json()
     statuses: list[str] = table["statuses"]
     return statuses
@@ -235,11 +240,7 @@ async def test_a_timed_out_seat_is_taken_back_by_a_client_that_only_sends_moves(
     game_id, tokens = await started(stack, {"per_turn": 1, "on_timeout": "bot"})
     gateway = stack.app.state.gateway
     assert (await stack.http.get(f"/games/{game_id}/table")).json()["statuses"][0] == "playing"
-    async with clock_service(stack.redis, "clock-moves-only") as service:
-        deadline = time.monotonic() + 10
-        while not service.claims:
-            assert time.monotonic() < deadline, "no timeout was claimed"
-            await asyncio.sleep(0.01)
+    await first_timeout(stack, 0)
     assert gateway.games.cached_statuses(game_id)[0] == "playing"  # stale: nothing read
     body = {"command_id": "only-moves", "command": {"type": "EndTurn"}}
     answer = await stack.http.post(

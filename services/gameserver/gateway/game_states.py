@@ -84,7 +84,7 @@ class GameStates:
         self._check_id(game_id)
         entry = await self._loader.load_entry(game_id)
         if entry is None:
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+            raise no_such_game(game_id)
         return Played(entry.adapter, entry.value), entry.last_hash
 
     async def game_of(self, game_id: str) -> HostedGame:
@@ -99,7 +99,7 @@ class GameStates:
         self._check_id(game_id)
         first = await self._store.read(game_id, after_version=0, limit=1)
         if not first:
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+            raise no_such_game(game_id)
         game = game_of_stream(first)
         self._known[game_id] = game.name  # a game's game never changes
         while len(self._known) > KNOWN_GAMES:
@@ -114,7 +114,7 @@ class GameStates:
         game = await self.game_of(game_id)
         last = await self._store.last(game_id)
         if last is None:
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+            raise no_such_game(game_id)
         return game.ends(game.decode_event(last.data))
 
     async def events(self, game_id: str, after: int) -> list[Event]:
@@ -127,7 +127,7 @@ class GameStates:
         """404 unless the game exists (cheaper than a replay)."""
         self._check_id(game_id)
         if game_id not in self._loader.cache and not await self._store.exists(game_id):
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
+            raise no_such_game(game_id)
 
     @staticmethod
     def _check_id(game_id: str) -> None:
@@ -135,4 +135,9 @@ class GameStates:
         try:
             check_game_id(game_id)
         except ValueError as error:
-            raise ApiError(404, "game_not_found", f"There is no game {game_id!r}.") from error
+            raise no_such_game(game_id) from error
+
+
+def no_such_game(game_id: str) -> ApiError:
+    """The 404 of a game id that names no game."""
+    return ApiError(404, "game_not_found", f"There is no game {game_id!r}.")
