@@ -137,6 +137,16 @@ class GameView(msgspec.Struct, frozen=True):
 
 
 def _seat_view(state: GameState, seat: int, viewer: int | None) -> SeatView:
+    """A seat's part of the view (memoised per game, seat and viewer: most events change one
+    seat or none)."""
+    s = state.seats[seat]
+    inputs = (s, viewer == seat, state.is_over, state.board_id, state.players)
+    return _memoised(
+        state, f"seat {seat} to {viewer}", inputs, lambda: _seat_view_now(state, seat, viewer)
+    )
+
+
+def _seat_view_now(state: GameState, seat: int, viewer: int | None) -> SeatView:
     s = state.seats[seat]
     comps = components()
     capacity = board_capacity(state)
@@ -183,14 +193,16 @@ def _seat_view(state: GameState, seat: int, viewer: int | None) -> SeatView:
 
 _T = TypeVar("_T")
 E = TypeVar("E", bound=e.Event)
-_MEMO_SIZE = 8192
+_MEMO_SIZE = 32768
 _memo: OrderedDict[tuple[str, str], tuple[tuple[Any, ...], Any]] = OrderedDict()
 """The last rendering of each view part per game: (game id, part) -> (inputs, rendering).
 
 A spectator view is rendered after every event, while most events leave the areas, plants,
-clouds and mushrooms as they were (a turn ends, a domino is drawn): a part is rendered again only
-when one of its inputs changed. The inputs are compared by value, so the result is exactly what
-rendering afresh gives; the memo holds the most recent ``_MEMO_SIZE`` parts."""
+clouds, mushrooms and most seats as they were (a turn ends, a domino is drawn): a part is
+rendered again only when one of its inputs changed, and of the areas only those where a plant
+came or went. The inputs are compared by value, so the result is exactly what rendering afresh
+gives; the memo holds the most recent ``_MEMO_SIZE`` parts (a game of four seats followed by
+each of them and a spectator holds about two dozen)."""
 
 
 def _memoised(state: GameState, part: str, inputs: tuple[Any, ...], render: Callable[[], _T]) -> _T:
@@ -211,15 +223,19 @@ def area_views(state: GameState) -> list[AreaView]:
     """Every live area's view (memoised per game: see `_memoised`): what each scores depends on
     the plants, whether it is closed on the brook, so each is rendered again only when its own
     inputs changed."""
-    inputs = (
+    layout = (
         state.board_id,
-        state.plants,
         state.area_of,
         state.area_sizes,
         state.area_tokens,
         tuple(seat.colour for seat in state.seats),
     )
-    views = _memoised(state, "areas", inputs, lambda: tuple(_area_views(state)))
+    key = (state.game_id, "areas")
+    held = _memo.get(key)
+    if held is not None and held[0][0] == layout and held[0][1] != state.plants:
+        views = _areas_replanted(state, held[0][1], held[1])  # a plant came or went
+        _memo[key] = ((layout, state.plants), views)
+    views = _memoised(state, "areas", (layout, state.plants), lambda: tuple(_area_views(state)))
     if state.board.scoring != "on_closing":
         return [view for _, view in views]
     brook = (state.board_id, state.cover, state.area_of, state.area_tokens)
@@ -232,37 +248,50 @@ def area_views(state: GameState) -> list[AreaView]:
     return [replace(view, closed=True) if a in closed else view for a, view in views]
 
 
+def _areas_replanted(
+    state: GameState, plants: tuple[int, ...], views: tuple[tuple[int, AreaView], ...]
+) -> tuple[tuple[int, AreaView], ...]:
+    """``views``, rendered when the areas were as now but the plants were ``plants``, with
+    the areas of every space whose plant differs rendered again: an area's view depends on
+    its own spaces' plants alone (a plant placed changes one area of a dozen or more)."""
+    area_of = state.area_of
+    replanted = zip(plants, state.plants, strict=True)
+    changed = {area_of[cell] for cell, (was, now) in enumerate(replanted) if was != now}
+    return tuple(
+        (area, _area_view(state, area) if area in changed else view) for area, view in views
+    )
+
+
 def _area_views(state: GameState) -> list[tuple[int, AreaView]]:
     """(area, view) of every live area; an area not yet scored is marked open here."""
+    return [(area, _area_view(state, area)) for area, size in enumerate(state.area_sizes) if size]
+
+
+def _area_view(state: GameState, area: int) -> AreaView:
+    """One live area's view (Valley: a merged area has size 0 and no view)."""
     board = state.board
-    out = []
     on_closing = board.scoring == "on_closing"
-    for area, area_id in enumerate(board.area_ids):
-        size = state.area_sizes[area]
-        if size == 0:  # Valley: merged into another area
-            continue
-        token_id = state.area_tokens[area] if on_closing else None
-        if token_id is not None:
-            token = board.token(token_id)
-            front: TokenView | None = TokenView(token.main, token.minor)
-            main, minor = token.main, token.minor
-        else:
-            front = None
-            main, minor = (size, size // 2) if not on_closing else (0, 0)
-        totals, cancelled, awards = area_awards(state, area, main, minor)
-        scored = on_closing and token_id is None
-        view = AreaView(
-            id=area_id,
-            size=size,
-            token=front,
-            scored=scored,
-            closed=scored,
-            totals=totals,
-            cancelled=cancelled,
-            would_score=[] if scored else awards,
-        )
-        out.append((area, view))
-    return out
+    size = state.area_sizes[area]
+    token_id = state.area_tokens[area] if on_closing else None
+    if token_id is not None:
+        token = board.token(token_id)
+        front: TokenView | None = TokenView(token.main, token.minor)
+        main, minor = token.main, token.minor
+    else:
+        front = None
+        main, minor = (size, size // 2) if not on_closing else (0, 0)
+    totals, cancelled, awards = area_awards(state, area, main, minor)
+    scored = on_closing and token_id is None
+    return AreaView(
+        id=board.area_ids[area],
+        size=size,
+        token=front,
+        scored=scored,
+        closed=scored,
+        totals=totals,
+        cancelled=cancelled,
+        would_score=[] if scored else awards,
+    )
 
 
 @lru_cache(maxsize=65536)

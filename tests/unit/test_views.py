@@ -196,10 +196,12 @@ def test_a_redacted_area_scoring_does_not_let_others_recover_the_token_from_its_
     assert recovered == [], f"Mary can tell Frank took token {recovered}"
 
 
-def test_memoised_spectator_view_equals_a_fresh_render_after_every_event() -> None:
-    """The view renders areas, plants and dominoes again only when their inputs changed (a memo
-    per game): after every event of whole games on every board, and with games interleaved as a
-    projector sees them, it is byte for byte what rendering with an empty memo gives."""
+def test_memoised_views_equal_a_fresh_render_after_every_event() -> None:
+    """The view renders areas, plants, dominoes and each seat's part again only when their
+    inputs changed (a memo per game; an area only when a plant of its own came or went): after
+    every event of whole games on every board, for the spectator and every seat, and with games
+    interleaved as a projector sees them, it is byte for byte what rendering with an empty memo
+    gives."""
     from renature import view as view_module
     from renature.game import play
     from renature.rules import evolve
@@ -215,8 +217,9 @@ def test_memoised_spectator_view_equals_a_fresh_render_after_every_event() -> No
             if step >= len(log):
                 continue
             state = states[index] = evolve(states[index], log[step])
-            memoised = msgspec.json.encode(view(state, SPECTATOR))
+            viewers = [SPECTATOR, *range(state.players)]
+            memoised = [msgspec.json.encode(view(state, viewer)) for viewer in viewers]
             view_module._memo.clear()
             view_module._placed_domino.cache_clear()
-            assert memoised == msgspec.json.encode(view(state, SPECTATOR))
-            assert memoised == msgspec.json.encode(view(state, SPECTATOR))
+            assert memoised == [msgspec.json.encode(view(state, viewer)) for viewer in viewers]
+            assert memoised == [msgspec.json.encode(view(state, viewer)) for viewer in viewers]
