@@ -321,16 +321,18 @@ CREDENTIALS = ("username", "password", "ssl", "ssl_ca_certs", "ssl_cert_reqs")
 """What a client of its own takes over from the client it stands beside (`cluster_beside`)."""
 
 
-async def cluster_beside(shared: RedisCluster, **kwargs: Any) -> SturdyCluster:
+async def cluster_beside(
+    shared: RedisCluster, *, retries: int = RETRIES, **kwargs: Any
+) -> SturdyCluster:
     """A cluster client of its own on ``shared``'s nodes and credentials (healing, with
     ``kwargs`` added): a subscription or a blocking read that must not share connections
-    with the commands' client."""
+    with the commands' client. ``retries=0``: a command whose connection fails is not sent
+    again (redirections are still followed)."""
     await shared.initialize()  # its nodes are known once it is
     node = shared.get_default_node()
     credentials = {k: v for k, v in node.connection_kwargs.items() if k in CREDENTIALS}
-    return SturdyCluster(
-        host=node.host, port=node.port, **credentials, **healing_options(cluster=True), **kwargs
-    )
+    healing = healing_options(cluster=True, retries=retries)
+    return SturdyCluster(host=node.host, port=node.port, **credentials, **healing, **kwargs)
 
 
 def is_cluster_url(url: str) -> bool:

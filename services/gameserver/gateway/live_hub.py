@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 from redis.asyncio import ConnectionPool, Redis
@@ -212,18 +212,21 @@ async def live_reader(shared: Any, block_ms: int = READ_BLOCK_MS) -> Any:
     the gateway's shared pool, and their socket timeout must outlast the block. A `Redis`, or
     a `RedisCluster` when the gateway runs on a cluster."""
     timeout = block_ms / 1000 + SOCKET_MARGIN_S
+    # No retry: a read cut by a restart or a failover must fail, not be sent again to a server
+    # that may have come back without the last writes (or to a replica promoted before it had
+    # them). The reader then fixes a new position and its followers read the stream again,
+    # where a taken-back event shows (`HistoryRewound`).
     if is_cluster(shared):  # a cluster client of its own, on the same nodes
-        return await cluster_beside(shared, socket_timeout=timeout)
+        return await cluster_beside(shared, retries=0, socket_timeout=timeout)
     pool = shared.connection_pool
-    # No retry: a read cut by a restart must fail, not be sent again to a server that may have
-    # come back without the last writes. The reader then fixes a new position and its
-    # followers read the stream again, where a taken-back event shows (`HistoryRewound`).
     kwargs = {**pool.connection_kwargs, **healing_options(retries=0), "socket_timeout": timeout}
     own = ConnectionPool(connection_class=pool.connection_class, max_connections=1, **kwargs)
     return Redis.from_pool(own)  # closing the client closes its pool
 
 
-FeedRead = Callable[[bytes | str], Awaitable[list[tuple[bytes | str, dict[bytes, bytes]]]]]
+RawEntry = tuple[bytes | str, dict[bytes, bytes]]
+"""A feed entry as read: its id and its fields (``game``, ``version``, ``event``)."""
+FeedRead = Callable[[bytes | str], Coroutine[Any, Any, list[RawEntry]]]
 """One blocking read of a feed after a position: its entries, (id, fields)."""
 
 
@@ -237,7 +240,7 @@ async def feed_reads(client: Any, key: str) -> FeedRead:
     through the cluster client (its routing and redirections)."""
     if is_cluster(client):
 
-        async def through_the_cluster(position: bytes | str) -> list[Any]:
+        async def through_the_cluster(position: bytes | str) -> list[RawEntry]:
             reply = await client.xread({key: position}, count=PAGE, block=READ_BLOCK_MS)
             return _feed_entries(reply)
 
@@ -245,14 +248,14 @@ async def feed_reads(client: Any, key: str) -> FeedRead:
     connection = await client.connection_pool.get_connection()
     head = ("XREAD", "COUNT", PAGE, "BLOCK", READ_BLOCK_MS, "STREAMS", key)
 
-    async def alone(position: bytes | str) -> list[Any]:
+    async def alone(position: bytes | str) -> list[RawEntry]:
         await connection.send_command(*head, position)
         return _raw_entries(await connection.read_response())
 
     return alone
 
 
-def _raw_entries(reply: Any) -> list[tuple[bytes | str, dict[bytes, bytes]]]:
+def _raw_entries(reply: Any) -> list[RawEntry]:
     """The entries of a one-stream XREAD reply as Redis sent it (RESP2: a list of
     ``[key, entries]``; RESP3: a map of key to entries; an entry's fields a flat list);
     nothing when the read timed out."""
@@ -340,12 +343,12 @@ def _check_kept(game_id: str, page: list[Item], last: int, passed: bytes) -> Non
         raise HistoryRewound(game_id, last)
 
 
-def _feed_entries(reply: Any) -> list[tuple[bytes | str, dict[bytes, bytes]]]:
+def _feed_entries(reply: Any) -> list[RawEntry]:
     """The entries of a one-stream XREAD reply (RESP2 list or RESP3 dict)."""
     if not reply:
         return []
     pairs = reply.items() if isinstance(reply, dict) else reply
-    out: list[tuple[bytes | str, dict[bytes, bytes]]] = []
+    out: list[RawEntry] = []
     for _key, entries in pairs:
         for item in entries:
             if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[1], dict):
