@@ -6,6 +6,7 @@ left, answer a bad ``after`` with 4422, and push a seat's view and legal actions
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -167,26 +168,44 @@ async def test_server_sent_events_resume_with_last_event_id_and_stay_up(served: 
             assert response.status_code == 200
             assert response.headers["content-type"].startswith("text/event-stream")
             got = await sse_messages(response.aiter_lines(), 3, 5)
-            assert [m["id"] for m in got] == ["2", "3", "4"]
+            # Each id is the version and the mark of what was sent (SHA-256 of the data).
+            marks = [hashlib.sha256(m["data"].encode()).hexdigest()[:12] for m in got]
+            assert [m["id"] for m in got] == [
+                f"{v}.{mark}" for v, mark in zip((2, 3, 4), marks, strict=True)
+            ]
             assert got[-1]["event"] == "GameStarted"
         version = await move(served, game_id, tokens[0])
-        resume = {"Last-Event-ID": "4", "Authorization": f"Bearer {tokens[1]}"}
+        resume = {"Last-Event-ID": got[-1]["id"], "Authorization": f"Bearer {tokens[1]}"}
         async with http.stream("GET", url, headers=resume, params={"after": 0}) as response:
             lines = response.aiter_lines()
             got = await sse_messages(lines, version - 4, 5)
-            assert [int(m["id"]) for m in got] == list(range(5, version + 1))
+            assert [_version(m) for m in got] == list(range(5, version + 1))
             drawn = [json.loads(m["data"]) for m in got if m["event"] == "DominoDrawn"]
             assert all(d["domino"] is None for d in drawn if d["seat"] == 0)
             await asyncio.sleep(IDLE_S)  # quiet past the 5 s socket timeout
             seat = (await served.client.summary(game_id))["current_seat"]
             later = await move(served, game_id, tokens[seat])
             got = await sse_messages(lines, later - version, 5)
-            assert [int(m["id"]) for m in got] == list(range(version + 1, later + 1))
-        bad = await http.get(url, params={"after": "abc"})
-        assert bad.status_code == 422
-        assert bad.json()["error"]["code"] == "malformed_request"
+            assert [_version(m) for m in got] == list(range(version + 1, later + 1))
+        for after in ("abc", "4.", "4.XYZ", "4.0123456789abc"):
+            bad = await http.get(url, params={"after": after})
+            assert bad.status_code == 422, after
+            assert bad.json()["error"]["code"] == "malformed_request"
         forged = await http.get(url, params={"token": "forged"})
         assert forged.status_code == 403
+        # A mark that is not the event's at that version: that event is not the game's now.
+        other = {**resume, "Last-Event-ID": "4.000000000000"}
+        refused = await http.get(url, headers=other)
+        assert refused.status_code == 409
+        assert refused.json()["error"]["code"] == "history_rewound"
+        bare = {**resume, "Last-Event-ID": str(later)}  # a bare version: resumed unchecked
+        async with http.stream("GET", url, headers=bare) as response:
+            assert response.status_code == 200
+
+
+def _version(message: dict[str, str]) -> int:
+    """The version of an event stream's message (its id: ``<version>.<mark>``)."""
+    return int(message["id"].partition(".")[0])
 
 
 async def _redis_clients(redis: aioredis.Redis) -> int:

@@ -70,12 +70,13 @@ async def started(stack: Stack) -> tuple[str, list[str]]:
     return game_id, tokens
 
 
-async def play(stack: Stack, game_id: str, tokens: list[str], moves: int) -> int:
-    """``moves`` legal moves, each of the seat whose turn it is; the version after them."""
+async def play(stack: Stack, game_id: str, tokens: list[str], moves: int, pick: int = 0) -> int:
+    """``moves`` legal moves, each of the seat whose turn it is (the ``pick``-th of its legal
+    actions); the version after them."""
     version = 0
     for _ in range(moves):
         seat = (await stack.client.summary(game_id))["current_seat"]
-        (action, *_) = await stack.client.legal_actions(game_id, tokens[seat])
+        action = (await stack.client.legal_actions(game_id, tokens[seat]))[pick]
         version = (await stack.client.send(game_id, tokens[seat], action)).version
     return version
 
@@ -127,7 +128,7 @@ async def test_server_sent_events_end_with_history_rewound(stack: Stack) -> None
             seen = await play(stack, game_id, tokens, 2)
             stack.crash()
             messages = await sse_messages(lines)
-        ids = [int(m["id"]) for m in messages if "id" in m]
+        ids = [int(m["id"].partition(".")[0]) for m in messages if "id" in m]
         assert ids == list(range(1, seen + 1))  # everything sent before the crash, once
         assert messages[-1]["event"] == "history_rewound"
         assert json.loads(messages[-1]["data"])["error"]["code"] == "history_rewound"
@@ -136,8 +137,40 @@ async def test_server_sent_events_end_with_history_rewound(stack: Stack) -> None
         assert resumed.json()["error"]["code"] == "history_rewound"
 
 
-async def sse_messages(lines: Any, timeout: float = 10) -> list[dict[str, str]]:
-    """Every message of a stream until it ends (comment pings skipped)."""
+async def test_an_event_stream_resumed_on_another_history_is_refused(stack: Stack) -> None:
+    """A browser's EventSource comes back by itself with the id of the last message it got.
+    Here the crash took that event back and the game went on past its version with other
+    moves: the resume is refused (409 ``history_rewound``), never continued on the history
+    that stands now. Resumed from an event the stream still holds, it follows that history."""
+    game_id, tokens = await started(stack)
+    url = f"{stack.http}/games/{game_id}/events/stream"
+    headers = {"Authorization": f"Bearer {tokens[0]}"}
+    async with httpx.AsyncClient(timeout=30) as http:
+        async with http.stream("GET", url, headers=headers) as response:
+            lines = response.aiter_lines()
+            stack.snapshot()
+            seen = await play(stack, game_id, tokens, 2)
+            stack.crash()
+            ids = [m["id"] for m in await sse_messages(lines) if "id" in m]
+        assert [int(i.partition(".")[0]) for i in ids] == list(range(1, seen + 1))
+        kept = ids[3]  # version 4: the snapshot holds it
+        now = await play(stack, game_id, tokens, 4, pick=-1)  # other moves, past `seen`
+        assert now > seen
+        async with http.stream("GET", url, headers={**headers, "Last-Event-ID": ids[-1]}) as no:
+            assert no.status_code == 409  # not a stream of the history that stands now
+            assert json.loads(await no.aread())["error"]["code"] == "history_rewound"
+        async with http.stream("GET", url, headers={**headers, "Last-Event-ID": kept}) as again:
+            assert again.status_code == 200
+            lines = again.aiter_lines()
+            later = await sse_messages(lines, timeout=3, until=now - 4)
+        assert [int(m["id"].partition(".")[0]) for m in later] == list(range(5, now + 1))
+
+
+async def sse_messages(
+    lines: Any, timeout: float = 10, until: int | None = None
+) -> list[dict[str, str]]:
+    """Every message of a stream until it ends, or the first ``until`` of them (comment pings
+    skipped)."""
     out: list[dict[str, str]] = []
     message: dict[str, str] = {}
     async with asyncio.timeout(timeout):
@@ -149,4 +182,6 @@ async def sse_messages(lines: Any, timeout: float = 10) -> list[dict[str, str]]:
             elif not line.startswith(":"):
                 key, _, value = line.partition(":")
                 message[key] = value.strip()
+            if until is not None and len(out) == until:
+                break
     return out

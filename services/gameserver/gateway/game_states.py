@@ -117,6 +117,11 @@ class GameStates:
             raise no_such_game(game_id)
         return game.ends(game.decode_event(last.data))
 
+    async def stored_at(self, game_id: str, version: int) -> bytes | None:
+        """The event at ``version`` as stored (None when the game has no such version)."""
+        stored = await self._store.read(game_id, after_version=version - 1, limit=1)
+        return stored[0].data if stored and stored[0].version == version else None
+
     async def events(self, game_id: str, after: int) -> list[Event]:
         """The decoded events after version ``after`` (404 for an unknown game)."""
         game = await self.game_of(game_id)

@@ -290,6 +290,7 @@ async def entries_after(
     read_backlog: Callable[[int], Awaitable[list[Item]]],
     after: int,
     caught_up: Callable[[], None] = lambda: None,
+    passed: bytes = b"",
 ) -> AsyncIterator[Item]:
     """Every entry of the follower's game after version ``after``, in order, each once: the
     backlog from the game's stream, then what the reader hands over (read from the stream
@@ -299,8 +300,8 @@ async def entries_after(
     Each time the stream is read again, it must still hold the last entry passed on, as it
     was (`HistoryRewound` otherwise): a Redis that came back without its last writes may be
     given other events under the same versions, which must never reach a viewer as the
-    continuation of those it has."""
-    last, passed = after, b""
+    continuation of those it has; ``passed`` (a resume that named it) is checked alike."""
+    last = after
     backlog = waiting = True
     while True:
         if backlog or follower.lagging:

@@ -3,7 +3,8 @@ may see it, over a WebSocket or Server-Sent Events (docs/http-api.md, "Live upda
 
 `follow` reads the game's stream with ``XREAD BLOCK`` from the last version it sent, so events
 arrive in version order, none is skipped and none is sent twice; a client resumes with
-``after=<last version seen>`` (or SSE's ``Last-Event-ID``). Each live channel reads on its own
+``after=<last version seen>`` (or SSE's ``Last-Event-ID``), checked when it names the event's
+mark too (``<version>.<mark>``, an event stream's message id: `event_mark`). Each live channel reads on its own
 connection whose socket timeout is longer than the block (`LiveReader`), so a game that stays
 quiet for minutes never cuts the read: an idle block just returns nothing and the read starts
 again. WebSocket pings (uvicorn's, every 20 s) and SSE comment pings keep proxies and the
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import re
 from collections.abc import AsyncGenerator
 from typing import cast
 
@@ -29,7 +32,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from eventstore import MAX_VERSION
 from gameplatform import get_game
 from gameplatform.chain import Event
-from gameplatform.interface import HostedState, JsonValue
+from gameplatform.interface import HostedGame, HostedState, JsonValue
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
@@ -45,15 +48,32 @@ REWOUND = "history_rewound"
 """The refusal of a channel whose viewer saw events the game's stream no longer holds."""
 
 
-def parse_after(text: str | None) -> int:
-    """``after`` of a live channel: a version from 0 to MAX_VERSION (422 otherwise)."""
+MARK = re.compile(r"^[0-9a-f]{12}$")
+
+
+def event_mark(shown: bytes) -> str:
+    """An event as a viewer was sent it (its JSON, secrets blanked), in 12 hex digits of its
+    SHA-256: an event stream's message ids carry it after the version (``57.0f3a9c1d2e4b``), so
+    that a client resuming with ``Last-Event-ID`` (which a browser's ``EventSource`` sends by
+    itself) is resumed only where the stream still holds the event it saw last. It tells
+    nothing the viewer was not sent."""
+    return hashlib.sha256(shown).hexdigest()[:12]
+
+
+def parse_after(text: str | None) -> tuple[int, str]:
+    """``after`` of a live channel: a version from 0 to MAX_VERSION, with the mark of the
+    event seen at that version or without (``57.0f3a9c1d2e4b`` or ``57``; 422 otherwise)."""
     if text is None or text == "":
-        return 0
-    if not text.isdigit() or int(text) > MAX_VERSION:
+        return 0, ""
+    version, dot, mark = text.partition(".")
+    if not version.isdigit() or int(version) > MAX_VERSION or (dot and not MARK.match(mark)):
         raise ApiError(
-            422, "malformed_request", f"after: a version from 0 to {MAX_VERSION}, not {text!r}"
+            422,
+            "malformed_request",
+            f"after: a version from 0 to {MAX_VERSION}, alone or with the mark of the event "
+            f"seen there (57.0f3a9c1d2e4b), not {text!r}",
         )
-    return int(text)
+    return int(version), mark
 
 
 def parse_include(text: str | None) -> bool:
@@ -81,6 +101,9 @@ class Channel(msgspec.Struct, frozen=True):
     closed_head: str = ""
     """The hash of that last event (a crash under ``everysec`` may take an end back, and the
     game end again at the same version with other events)."""
+    passed: bytes = b""
+    """The event at ``after`` as stored, when the viewer resumed with its mark: every read of
+    the stream again must still find it (`live_hub.entries_after`)."""
 
     @property
     def finished_for_a_spectator(self) -> bool:
@@ -96,7 +119,7 @@ async def open_channel(
     token (browsers cannot set headers on a WebSocket or an EventSource: the token may come
     as a query parameter), 409 ``history_rewound`` for an ``after`` past the game's last
     version (the viewer saw events that a crash took back, `HistoryRewound`)."""
-    version = parse_after(after)
+    version, mark = parse_after(after)
     with_view = parse_include(include)
     (game, state), head = await gateway.games.head(game_id)
     credentials = (
@@ -111,15 +134,50 @@ async def open_channel(
             "saw past it were taken back (the store came back without its last writes after a "
             f"crash), or never existed. Read the game again and follow it from {state.version}.",
         )
+    passed = b""
+    if mark and version:
+        passed = await _still_held(gateway, game, game_id, version, mark, viewer, state.version)
     closed = game.is_closed(state)
     ended = closed and version >= state.version
     closed_at = state.version if closed else 0
     closed_head = head if closed else ""
-    return Channel(game_id, viewer, version, with_view, ended, game.name, closed_at, closed_head)
+    return Channel(
+        game_id, viewer, version, with_view, ended, game.name, closed_at, closed_head, passed
+    )
+
+
+async def _still_held(
+    gateway: Gateway,
+    game: HostedGame,
+    game_id: str,
+    version: int,
+    mark: str,
+    viewer: int | None,
+    last: int,
+) -> bytes:
+    """The event at ``version`` as stored, when it is still the one the viewer saw (its
+    ``mark``); 409 ``history_rewound`` otherwise: a crash took that event back and the game
+    went on, giving its version to another event."""
+    stored = await gateway.games.stored_at(game_id, version)
+    shown = None if stored is None else game.visible_event(game.decode_event(stored), viewer)
+    if stored is None or event_mark(msgspec.json.encode(shown)) != mark:
+        raise ApiError(
+            409,
+            REWOUND,
+            f"The event you saw at version {version} is no longer the game's: it was taken "
+            "back (the store came back without its last writes after a crash) and the game went "
+            f"on without it. Read the game again and follow it from {last}.",
+        )
+    return stored
 
 
 async def follow(
-    gateway: Gateway, game_id: str, after: int, game: str, spectator: bool = False
+    gateway: Gateway,
+    game_id: str,
+    after: int,
+    game: str,
+    spectator: bool = False,
+    passed: bytes = b"",
 ) -> AsyncGenerator[Event, None]:
     """Every event after version ``after``, then each new one as it is appended; returns after
     the event that closes the game (its game's ``closes``: the end, or a cancellation). The
@@ -140,7 +198,8 @@ async def follow(
     try:
         follower = await gateway.live.follow(game_id)
         try:
-            async for version, data in entries_after(follower, backlog, after, give_back):
+            entries = entries_after(follower, backlog, after, give_back, passed)
+            async for version, data in entries:
                 event = gateway.live.decoded(game_id, version, data, rules.decode_event)
                 yield event
                 if rules.closes(event):  # nothing follows: the channel closes (WS 1000, SSE end)
@@ -185,14 +244,21 @@ class Frames:
         self.game = get_game(channel.game)
 
     def frame(self, event: Event) -> bytes:
+        return self.marked(event)[0]
+
+    def marked(self, event: Event) -> tuple[bytes, str]:
+        """The frame and the event's `event_mark`."""
         viewer, game = self.channel.viewer, self.game
-        shown = game.visible_event(event, viewer)
+        shown = msgspec.json.encode(game.visible_event(event, viewer))
         if not self.channel.with_view:
-            return msgspec.json.encode(shown)
+            return shown, event_mark(shown)
         state = self.state = game.evolve(self.state, event)
-        body: dict[str, JsonValue] = {"event": shown, "view": game.view(state, viewer)}
+        body: dict[str, JsonValue] = {
+            "event": msgspec.Raw(shown),  # JSON already
+            "view": game.view(state, viewer),
+        }
         body["legal_actions"] = [] if viewer is None else game.legal_actions(state, viewer)
-        return msgspec.json.encode(body)
+        return msgspec.json.encode(body), event_mark(shown)
 
 
 async def frames_state(gateway: Gateway, channel: Channel) -> HostedState | None:
@@ -213,7 +279,9 @@ async def pump(websocket: WebSocket, gateway: Gateway, channel: Channel, frames:
                 await websocket.send_text(frame)
         return
     spectator = channel.viewer is None
-    events = follow(gateway, channel.game_id, channel.after, channel.game, spectator)
+    events = follow(
+        gateway, channel.game_id, channel.after, channel.game, spectator, channel.passed
+    )
     async with contextlib.aclosing(events):
         async for event in events:
             await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget

@@ -38,7 +38,7 @@ PING_S = 15
     include_in_schema=False,
     responses={
         200: {
-            "description": "An event stream: one `event: <type>`, `id: <version>`, "
+            "description": "An event stream: one `event: <type>`, `id: <version>.<mark>`, "
             "`data: <JSON>` message per event, then `event: end` once the game is over",
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         },
@@ -54,13 +54,13 @@ async def event_stream(
     token: Annotated[
         str | None, Query(description="Seat token (EventSource cannot send headers)")
     ] = None,
-    after: Annotated[str | None, Query(description="Only events after this version")] = None,
+    after: Annotated[str | None, Query(description="After this version (or id)")] = None,
     include: Annotated[
         str | None, Query(description="`view`: each event with the seat's view")
     ] = None,
     last_event_id: Annotated[
         str | None,
-        Header(alias="Last-Event-ID", description="Resume after this version (wins over after)"),
+        Header(alias="Last-Event-ID", description="Resume after this id (wins over after)"),
     ] = None,
 ) -> Response:
     """The game's events after ``after`` (or ``Last-Event-ID``), then each new one, as the
@@ -75,15 +75,16 @@ async def event_stream(
 
     async def messages() -> AsyncIterator[ServerSentEvent]:
         spectator = channel.viewer is None  # its backlog takes a turn (live_socket.follow)
-        events = follow(gateway, game_id, channel.after, channel.game, spectator)
+        events = follow(gateway, game_id, channel.after, channel.game, spectator, channel.passed)
         async with contextlib.aclosing(events):
             try:
                 async for event in events:
                     await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
+                    frame, mark = frames.marked(event)
                     yield ServerSentEvent(
-                        data=frames.frame(event).decode(),
+                        data=frame.decode(),
                         event=type(event).__name__,
-                        id=str(event.version),
+                        id=f"{event.version}.{mark}",  # a resume checks the mark (live_socket)
                     )
             except HistoryRewound as rewound:  # what it sent was taken back: read it again
                 error = msgspec.json.encode(error_body(REWOUND, str(rewound))).decode()

@@ -255,7 +255,10 @@ export class LiveChannel {
   }
 
   params(token) {
-    const params = { after: this.version, token: token || undefined };
+    // The last event stream message id delivered (`<version>.<mark>`) resumes checked: the server
+    // refuses it (409 history_rewound) if a crash took that event back and the game went on.
+    const marked = this.lastId && this.lastId.startsWith(`${this.version}.`);
+    const params = { after: marked ? this.lastId : this.version, token: token || undefined };
     if (this.include) params.include = this.include;
     return params;
   }
@@ -334,6 +337,7 @@ export class LiveChannel {
       if (message.event === "end") { this.stop("ended"); return; }
       if (message.event === "history_rewound") { this.stop("closed", errorFor(409, JSON.parse(message.data).error)); return; }
       if (message.data && !this.receive(JSON.parse(message.data))) break;
+      if (message.id) this.lastId = message.id;
     }
     this.dropped(null);
   }
