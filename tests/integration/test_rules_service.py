@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
@@ -212,8 +213,12 @@ async def test_handlers_racing_on_one_store_never_fork(
 
 
 async def test_whole_game_ends_with_the_committed_seed_revealed(
-    client: RedisBroker, store: RedisEventStore, redis: aioredis.Redis
+    client: RedisBroker,
+    store: RedisEventStore,
+    redis: aioredis.Redis,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.DEBUG, logger="renature.rules")  # a line per accepted command
     with capture_logs(processors=[merge_contextvars]) as logs:
         replies = await setup_game(client)
         bots = [make_bot("random", f"bot-{seat}") for seat in range(2)]

@@ -8,7 +8,6 @@ not dependencies, so a malformed request is still answered 422 before any lookup
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated
@@ -34,10 +33,11 @@ from gameserver.gateway.spectator_backlog import SpectatorBacklogs
 from gameserver.gateway.token_cache import CachedSeatTokens
 from gameserver.projectors.read_models import ReadModels
 from gameserver.runtime.bus import CommandEnvelope, Reply
-from gameserver.runtime.logging import bind_command, get_logger
+from gameserver.runtime.logging import bind_command, debugging, get_logger
 from gameserver.runtime.signing import KeySet, published_keys
 
-log = get_logger("renature.gateway")
+GATEWAY_LOG = "renature.gateway"
+log = get_logger(GATEWAY_LOG)
 
 REDIS_CONNECTIONS = 200
 """Connections the gateway opens to Redis at most (requests beyond that wait their turn)."""
@@ -59,11 +59,6 @@ GameId = Annotated[
 def token_of(credentials: HTTPAuthorizationCredentials | None) -> str | None:
     """The bearer token a request carries (None without one)."""
     return None if credentials is None else credentials.credentials
-
-
-def _debugging() -> bool:
-    """Whether the gateway's DEBUG lines are written (read per call: cached by `logging`)."""
-    return logging.getLogger("renature.gateway").isEnabledFor(logging.DEBUG)
 
 
 class Gateway:
@@ -186,7 +181,7 @@ class Gateway:
         # DEBUG only: a line per command cost more CPU than the gateway's own work (refusals
         # are logged by the rules service); the command's identity is bound only to lines
         # written, never on the way of every move.
-        if _debugging():
+        if debugging(GATEWAY_LOG):
             with bind_command(envelope.game_id, envelope.command_id, envelope.seat):
                 log.debug("gateway_command", command=kind, status=reply.status, code=reply.code)
         return reply

@@ -4,11 +4,11 @@ may see it, over a WebSocket or Server-Sent Events (docs/http-api.md, "Live upda
 `follow` reads the game's stream with ``XREAD BLOCK`` from the last version it sent, so events
 arrive in version order, none is skipped and none is sent twice; a client resumes with
 ``after=<last version seen>`` (or SSE's ``Last-Event-ID``), checked when it names the event's
-mark too (``<version>.<mark>``, an event stream's message id: `event_mark`). Each live channel reads on its own
-connection whose socket timeout is longer than the block (`LiveReader`), so a game that stays
-quiet for minutes never cuts the read: an idle block just returns nothing and the read starts
-again. WebSocket pings (uvicorn's, every 20 s) and SSE comment pings keep proxies and the
-browser from dropping an idle channel.
+mark too (``<version>.<mark>``, an event stream's message id: `event_mark`). Each live channel
+reads on its own connection whose socket timeout is longer than the block (`LiveReader`), so a
+game that stays quiet for minutes never cuts the read: an idle block just returns nothing and
+the read starts again. WebSocket pings (uvicorn's, every 20 s) and SSE comment pings keep
+proxies and the browser from dropping an idle channel.
 
 Secrets are blanked with the game's ``visible_event`` (Renature's ``renature.view``) before
 anything leaves the process.

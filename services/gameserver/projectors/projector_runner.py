@@ -32,7 +32,7 @@ from gameserver.projectors.read_models import Ack, ReadModels, Write
 from gameserver.projectors.together import Folded, Together
 from gameserver.runtime import healing
 from gameserver.runtime.feed_consumer import FeedConsumer
-from gameserver.runtime.logging import configure_logging, get_logger
+from gameserver.runtime.logging import configure_logging, debugging, get_logger
 from gameserver.runtime.service_runner import run_service
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.state_cache import (
@@ -53,7 +53,8 @@ __all__ = [
     "serve",
 ]
 
-log = get_logger("renature.projector")
+PROJECTOR_LOG = "renature.projector"
+log = get_logger(PROJECTOR_LOG)
 
 json_encoder = msgspec.json.Encoder()
 
@@ -185,7 +186,7 @@ class Projector(Generic[F]):
                     unacked.append(game_id)
             if isinstance(result, Exception) or result == -1:
                 self._log.error("projection_failed", game_id=game_id, error=str(result))
-            elif result:
+            elif result and debugging(PROJECTOR_LOG):
                 self._log.debug("model_written", game_id=game_id, version=cached.version)
         return unacked
 
@@ -251,7 +252,7 @@ class Projector(Generic[F]):
         if cached is None:
             return 0
         written = await self.models.write(self._write_call(game_id, cached))
-        if written == 1:
+        if written == 1 and debugging(PROJECTOR_LOG):
             self._log.debug("model_written", game_id=game_id, version=cached.version)
         return written
 

@@ -69,7 +69,7 @@ from gameserver.rules.envelopes import (
 )
 from gameserver.rules.withdrawals import is_withdrawal, withdraw
 from gameserver.runtime import bus
-from gameserver.runtime.logging import bind_command, get_logger
+from gameserver.runtime.logging import bind_command, debugging, get_logger
 from gameserver.runtime.seed_vault import SeedVault, as_secret
 from gameserver.runtime.state_cache import (
     DEFAULT_MAX_GAMES,
@@ -80,7 +80,8 @@ from gameserver.runtime.state_cache import (
     seat_name,
 )
 
-log = get_logger("renature.rules")
+RULES_LOG = "renature.rules"
+log = get_logger(RULES_LOG)
 
 Loaded = HostedState | None
 """A game's state as loaded (None: the game has no events yet)."""
@@ -181,6 +182,8 @@ class CommandHandler:
         self.games.remember(cached_state(decision.state, envelope.game))
         # DEBUG: the store records every accepted command with its provenance already, and a
         # log line per move costs more CPU than deciding it.
+        if not debugging(RULES_LOG):
+            return decision.reply
         log.debug(
             "command_accepted",
             game_id=envelope.game_id,

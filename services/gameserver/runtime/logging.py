@@ -139,6 +139,13 @@ def get_logger(name: str) -> Logger:
     return logger
 
 
+def debugging(name: str) -> bool:
+    """Whether the DEBUG lines of the logger ``name`` are written (read per call, cached by
+    `logging`): a line per move is DEBUG, and a DEBUG line dropped still costs structlog's
+    processing (a copy of the context, the level filter), more than this test, on every move."""
+    return logging.getLogger(name).isEnabledFor(logging.DEBUG)
+
+
 def stdlib_logger(name: str) -> logging.Logger:
     """A standard-library logger for libraries that want one (FastStream), JSON-rendered."""
     return logging.getLogger(name)
