@@ -103,6 +103,27 @@ async def test_a_bad_after_or_include_is_close_4422(served: Served) -> None:
             assert ws.close_code == 4422
 
 
+async def test_a_websocket_resumed_after_a_marked_version_is_checked(served: Served) -> None:
+    """``after`` takes an event stream's id on the WebSocket too: the version and the mark of
+    the event the viewer was sent there (SHA-256 of the frame, without ``include=view``). The
+    mark of the game's event goes on from it; any other is refused 4409 at once."""
+    game_id, tokens = await started(served)
+    url = f"{served.ws}/games/{game_id}/live?token={tokens[0]}"
+    async with connect(f"{url}&after=3") as ws:
+        fourth = await asyncio.wait_for(ws.recv(), 5)
+    mark = hashlib.sha256(str(fourth).encode()).hexdigest()[:12]
+    async with connect(f"{url}&after=4.{mark}") as ws:
+        version = await move(served, game_id, tokens[0])
+        assert [frame["version"] for frame in await frames(ws, version - 4)] == list(
+            range(5, version + 1)
+        )
+    async with connect(f"{url}&after=4.{'0' * 12}") as ws:
+        error = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        assert error["error"]["code"] == "history_rewound"
+        await asyncio.wait_for(ws.wait_closed(), 5)
+        assert ws.close_code == 4409
+
+
 async def test_a_finished_channel_closes_1000_at_once(served: Served) -> None:
     game_id = await served.client.create_game(2, seed="live-seed")
     gateway = served.app.state.gateway

@@ -158,6 +158,8 @@ class RulesClient:
         self._listener: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
         self._subscribed = asyncio.Event()
+        self._replies_on: Any = None
+        """The connection of the reply channel's subscription (not on a cluster)."""
 
     async def __aenter__(self) -> RulesClient:
         await self.start()
@@ -192,7 +194,19 @@ class RulesClient:
             except BaseException:
                 await _close_quietly(pubsub)
                 raise
+            self._replies_on = pubsub.connection
+            if pubsub.connection is not None:
+                pubsub.connection.register_connect_callback(self._connected_again)
         return pubsub
+
+    def _connected_again(self, connection: Any) -> None:
+        """redis-py connected the subscription again by itself after its connection failed (its
+        own retry, inside a read: the listener sees no error) and subscribed the channel again
+        (its callback runs before this one): a reply published while the connection was down
+        was lost, so every command still waiting is sent once more (`_back`). A 504 after a
+        Redis restart, seen in the suite, came from that lost reply."""
+        if connection is self._replies_on:  # not a connection this client let go of
+            self._back()
 
     async def aclose(self) -> None:
         """Stop listening; requests still waiting get `CommandTimeout` at their deadline."""
@@ -320,6 +334,7 @@ class RulesClient:
         if self._subscribed.is_set():
             log.warning("reply_channel_lost", error=error)
         self._subscribed.clear()
+        self._replies_on = None
         if pubsub is not None:
             await _close_quietly(pubsub)
         if self._shards is not None:
