@@ -122,12 +122,7 @@ async def test_server_sent_events_end_with_history_rewound(stack: Stack) -> None
     url = f"{stack.http}/games/{game_id}/events/stream"
     headers = {"Authorization": f"Bearer {tokens[0]}"}
     async with httpx.AsyncClient(timeout=30) as http:
-        async with http.stream("GET", url, headers=headers) as response:
-            lines = response.aiter_lines()
-            stack.snapshot()
-            seen = await play(stack, game_id, tokens, 2)
-            stack.crash()
-            messages = await sse_messages(lines)
+        messages, seen = await streamed_through_a_crash(stack, http, game_id, headers, tokens)
         ids = [int(m["id"].partition(".")[0]) for m in messages if "id" in m]
         assert ids == list(range(1, seen + 1))  # everything sent before the crash, once
         assert messages[-1]["event"] == "history_rewound"
@@ -146,12 +141,8 @@ async def test_an_event_stream_resumed_on_another_history_is_refused(stack: Stac
     url = f"{stack.http}/games/{game_id}/events/stream"
     headers = {"Authorization": f"Bearer {tokens[0]}"}
     async with httpx.AsyncClient(timeout=30) as http:
-        async with http.stream("GET", url, headers=headers) as response:
-            lines = response.aiter_lines()
-            stack.snapshot()
-            seen = await play(stack, game_id, tokens, 2)
-            stack.crash()
-            ids = [m["id"] for m in await sse_messages(lines) if "id" in m]
+        messages, seen = await streamed_through_a_crash(stack, http, game_id, headers, tokens)
+        ids = [m["id"] for m in messages if "id" in m]
         assert [int(i.partition(".")[0]) for i in ids] == list(range(1, seen + 1))
         kept = ids[3]  # version 4: the snapshot holds it
         now = await play(stack, game_id, tokens, 4, pick=-1)  # other moves, past `seen`
@@ -164,6 +155,20 @@ async def test_an_event_stream_resumed_on_another_history_is_refused(stack: Stac
             lines = again.aiter_lines()
             later = await sse_messages(lines, timeout=3, until=now - 4)
         assert [int(m["id"].partition(".")[0]) for m in later] == list(range(5, now + 1))
+
+
+async def streamed_through_a_crash(
+    stack: Stack, http: httpx.AsyncClient, game_id: str, headers: dict[str, str], tokens: list[str]
+) -> tuple[list[dict[str, str]], int]:
+    """A game's event stream followed while a snapshot is saved, two moves are played and
+    Redis crashes: every message it got (the stream ends), and the version it was shown."""
+    url = f"{stack.http}/games/{game_id}/events/stream"
+    async with http.stream("GET", url, headers=headers) as response:
+        lines = response.aiter_lines()
+        stack.snapshot()
+        seen = await play(stack, game_id, tokens, 2)
+        stack.crash()
+        return await sse_messages(lines), seen
 
 
 async def sse_messages(
