@@ -742,6 +742,7 @@ class Client:
             await self.reuse_key(http, path, f"seat{seat}", {"name": f"q{seat}"}, deadline)
 
     async def play(self, http: httpx.AsyncClient, deadline: float) -> None:
+        self.done = False  # played again: done once it sees the end again
         while not self.game_id and time.monotonic() < deadline:
             await self.create(http, deadline)
         stuck_since: float | None = None
@@ -1172,8 +1173,11 @@ async def run_chaos(config: ChaosConfig) -> Report:
             faulting.clear()
             await asyncio.gather(*players)
             # A game seen finished may have lost its end in a power cut (everysec): every
-            # started game is played again until its stream, not only its client, is over.
-            await asyncio.gather(*(c.play(http, end) for c in clients if c.started))
+            # started game is played again until its stream, not only its client, is over,
+            # with its own time: the faults may have taken all of theirs and more on a slow
+            # machine (a 662 s run left two such games unplayed: `end` had passed).
+            finish = max(end, time.monotonic() + config.finish_timeout)
+            await asyncio.gather(*(c.play(http, finish) for c in clients if c.started))
             stop.set()
             await watcher
             await watching
