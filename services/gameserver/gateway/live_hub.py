@@ -234,7 +234,7 @@ async def feed_reads(client: Any, key: str) -> FeedRead:
     """How a reader reads its feed. On one Redis, on the reader's own connection, held for
     the reader's life: the ``XREAD`` sent and its reply read as they are, without redis-py's
     per-command machinery (the pool, the retry wrapper, the reply callback, the streaming-lag
-    recording), which was most of a feed reader's CPU: an eighth of the gateway's over the
+    recording), which was most of a feed reader's CPU: a fifth of the gateway's over the
     WebSocket at 16 games, where every move's events come in a read of their own. No retry,
     as on the reader's client (`live_reader`): a failed read fails the reader. On a cluster,
     through the cluster client (its routing and redirections)."""
