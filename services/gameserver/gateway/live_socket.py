@@ -244,21 +244,27 @@ class Frames:
         self.game = get_game(channel.game)
 
     def frame(self, event: Event) -> bytes:
-        return self.marked(event)[0]
+        return self._framed(event)[0]
 
     def marked(self, event: Event) -> tuple[bytes, str]:
-        """The frame and the event's `event_mark`."""
+        """The frame and the event's `event_mark` (an event stream's message id carries it;
+        the WebSocket's frames need none, and skip the hash)."""
+        frame, shown = self._framed(event)
+        return frame, event_mark(shown)
+
+    def _framed(self, event: Event) -> tuple[bytes, bytes]:
+        """The frame and the event as shown in it (the whole frame without ``include=view``)."""
         viewer, game = self.channel.viewer, self.game
         shown = msgspec.json.encode(game.visible_event(event, viewer))
         if not self.channel.with_view:
-            return shown, event_mark(shown)
+            return shown, shown
         state = self.state = game.evolve(self.state, event)
         body: dict[str, JsonValue] = {
             "event": msgspec.Raw(shown),  # JSON already
             "view": game.view(state, viewer),
         }
         body["legal_actions"] = [] if viewer is None else game.legal_actions(state, viewer)
-        return msgspec.json.encode(body), event_mark(shown)
+        return msgspec.json.encode(body), shown
 
 
 async def frames_state(gateway: Gateway, channel: Channel) -> HostedState | None:
