@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from redis._parsers.commands import AsyncCommandsParser
-from redis.asyncio import BlockingConnectionPool, Connection, Redis
+from redis.asyncio import BlockingConnectionPool, Connection, ConnectionPool, Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -333,6 +333,17 @@ async def cluster_beside(
     credentials = {k: v for k, v in node.connection_kwargs.items() if k in CREDENTIALS}
     healing = healing_options(cluster=True, retries=retries)
     return SturdyCluster(host=node.host, port=node.port, **credentials, **healing, **kwargs)
+
+
+def plain_beside(shared: Redis, *, retries: int = RETRIES, **kwargs: Any) -> Redis:
+    """A client with a pool of its own on ``shared``'s server and options (healing, with
+    ``kwargs`` added): a subscription or a blocking read that must not share connections
+    with the commands' client (`cluster_beside` on a cluster). ``retries=0``: a command or a
+    read whose connection fails raises to its caller instead of being sent again, and the
+    client never connects again behind its caller's back. Closing the client closes its pool."""
+    pool = shared.connection_pool
+    options = {**pool.connection_kwargs, **healing_options(retries=retries), **kwargs}
+    return Redis.from_pool(ConnectionPool(connection_class=pool.connection_class, **options))
 
 
 def is_cluster_url(url: str) -> bool:

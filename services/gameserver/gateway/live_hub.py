@@ -29,10 +29,8 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
-from redis.asyncio import ConnectionPool, Redis
-
 from eventstore import KeyLayout
-from eventstore.redis_client import cluster_beside, healing_options, is_cluster
+from eventstore.redis_client import cluster_beside, is_cluster, plain_beside
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -218,10 +216,7 @@ async def live_reader(shared: Any, block_ms: int = READ_BLOCK_MS) -> Any:
     # where a taken-back event shows (`HistoryRewound`).
     if is_cluster(shared):  # a cluster client of its own, on the same nodes
         return await cluster_beside(shared, retries=0, socket_timeout=timeout)
-    pool = shared.connection_pool
-    kwargs = {**pool.connection_kwargs, **healing_options(retries=0), "socket_timeout": timeout}
-    own = ConnectionPool(connection_class=pool.connection_class, max_connections=1, **kwargs)
-    return Redis.from_pool(own)  # closing the client closes its pool
+    return plain_beside(shared, retries=0, socket_timeout=timeout, max_connections=1)
 
 
 RawEntry = tuple[bytes | str, dict[bytes, bytes]]

@@ -25,7 +25,10 @@ costs one ``XADD`` and nothing else.
 That channel must outlive anything Redis does, or every later command of the process times
 out (as a gateway's did in the chaos run, its listener gone without a word after a Redis pause
 and kill): whatever a read raises (redis-py's errors and any other it lets through after a
-lost connection), the subscription is dropped and made again from scratch; a listener that
+lost connection), the subscription is dropped and made again from scratch, and every command
+still waiting is sent again. The subscription's connection, on a client of its own, never
+retries, so that every failure reaches the listener (redis-py would otherwise connect it again
+inside a read, unseen, and nothing would ask for the replies published meanwhile); a listener that
 ended anyway is started again by the next command; and a channel quiet for `PROBE_AFTER_S`
 publishes a probe to itself, so a subscription Redis no longer holds (nothing raised, nothing
 arriving) is found and made again.
@@ -48,7 +51,7 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 
 from eventstore import CommandPartitions
-from eventstore.redis_client import cluster_beside, each_reply, is_cluster
+from eventstore.redis_client import cluster_beside, each_reply, is_cluster, plain_beside
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -148,6 +151,10 @@ class RulesClient:
         self.channel = bus.reply_channel(uuid.uuid4().hex, sharded=sharded)
         cluster = cast("RedisCluster", redis)
         self._shards = ShardSubscription(cluster, self.channel) if sharded else None
+        # The subscription's own client, whose connection never retries: redis-py otherwise
+        # connects a failed subscription again inside a read and subscribes it again, and the
+        # listener, seeing no error, never asks for the replies published meanwhile (a 504).
+        self._replies = None if sharded else plain_beside(redis, retries=0)
         self._waiting: dict[str, Outgoing] = {}  # by correlation id: sent again when back
         self._ids = itertools.count()
         """Correlation ids: unique on this client's own channel, so a count will do (a UUID
@@ -158,8 +165,6 @@ class RulesClient:
         self._listener: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
         self._subscribed = asyncio.Event()
-        self._replies_on: Any = None
-        """The connection of the reply channel's subscription (not on a cluster)."""
 
     async def __aenter__(self) -> RulesClient:
         await self.start()
@@ -188,25 +193,14 @@ class RulesClient:
         if self._shards is not None:
             await self._shards.subscribe()
         else:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            assert self._replies is not None
+            pubsub = self._replies.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.channel)
             except BaseException:
                 await _close_quietly(pubsub)
                 raise
-            self._replies_on = pubsub.connection
-            if pubsub.connection is not None:
-                pubsub.connection.register_connect_callback(self._connected_again)
         return pubsub
-
-    def _connected_again(self, connection: Any) -> None:
-        """redis-py connected the subscription again by itself after its connection failed (its
-        own retry, inside a read: the listener sees no error) and subscribed the channel again
-        (its callback runs before this one): a reply published while the connection was down
-        was lost, so every command still waiting is sent once more (`_back`). A 504 after a
-        Redis restart, seen in the suite, came from that lost reply."""
-        if connection is self._replies_on:  # not a connection this client let go of
-            self._back()
 
     async def aclose(self) -> None:
         """Stop listening; requests still waiting get `CommandTimeout` at their deadline."""
@@ -216,6 +210,8 @@ class RulesClient:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._listener = self._sender = None
+        if self._replies is not None:
+            await self._replies.aclose()
 
     async def send(self, envelope: bus.CommandEnvelope, timeout: float = 10.0) -> bus.Reply:
         """Publish ``envelope`` and return its `Reply`; `CommandTimeout` after ``timeout`` s.
@@ -334,7 +330,6 @@ class RulesClient:
         if self._subscribed.is_set():
             log.warning("reply_channel_lost", error=error)
         self._subscribed.clear()
-        self._replies_on = None
         if pubsub is not None:
             await _close_quietly(pubsub)
         if self._shards is not None:
