@@ -294,6 +294,12 @@ def _area_view(state: GameState, area: int) -> AreaView:
     )
 
 
+def _placed_dominoes(state: GameState) -> tuple[PlacedDomino, ...]:
+    """The dominoes on the board, in the order they were placed."""
+    width, cover = state.board.width, state.cover
+    return tuple(_placed_domino(width, d, p, q, (cover[p], cover[q])) for d, p, q in state.dominoes)
+
+
 @lru_cache(maxsize=65536)
 def _placed_domino(
     width: int, domino: int, first: int, second: int, animals: tuple[int, int]
@@ -316,8 +322,10 @@ def view(state: GameState, viewer: int | None) -> GameView:
         x, y = board.xy(cell)
         return HalfView(x, y, comps.animals[state.cover[cell]])
 
-    cells = (state.board_id, state.plants, state.area_of, state.clouds)
-    plants, clouds, mushrooms = _memoised(state, "cells", cells, lambda: _cell_views(state))
+    spaces = (state.board_id, state.area_of)
+    plants = _memoised(state, "plants", (*spaces, state.plants), lambda: _plant_views(state))
+    clouds = _memoised(state, "clouds", (*spaces, state.clouds), lambda: _cloud_views(state))
+    mushrooms = _memoised(state, "mushrooms", spaces, lambda: _mushroom_views(state))
     return GameView(
         game_id=state.game_id,
         version=state.version,
@@ -329,10 +337,14 @@ def view(state: GameState, viewer: int | None) -> GameView:
         turn=state.turn,
         joker=comps.animals[state.joker],
         seats=[_seat_view(state, seat, viewer) for seat in range(state.players)],
-        dominoes=[
-            _placed_domino(board.width, d, p, q, (state.cover[p], state.cover[q]))
-            for d, p, q in state.dominoes
-        ],
+        dominoes=list(
+            _memoised(
+                state,
+                "dominoes",
+                (state.board_id, state.dominoes, state.cover),
+                lambda: _placed_dominoes(state),
+            )
+        ),
         plants=list(plants),
         clouds=list(clouds),
         areas=area_views(state),
@@ -348,33 +360,39 @@ def view(state: GameState, viewer: int | None) -> GameView:
     )
 
 
-def _cell_views(
-    state: GameState,
-) -> tuple[tuple[PlantView, ...], tuple[CloudView, ...], tuple[MushroomView, ...]]:
-    """The plants, the clouds on the board and the mushrooms (a mushroom is the only meadow
-    space that belongs to an area)."""
-    board = state.board
-    plants = tuple(
+def _plant_views(state: GameState) -> tuple[PlantView, ...]:
+    """The plants on the board, each with its area."""
+    board, area_of = state.board, state.area_of
+    return tuple(
         PlantView(
             *board.xy(cell),
-            area=board.area_ids[state.area_of[cell]],
+            area=board.area_ids[area_of[cell]],
             colour=COLOURS[plant_colour(code)],
             plant=PLANT_TYPES[plant_type(code)],
         )
         for cell, code in enumerate(state.plants)
         if code >= 0
     )
-    clouds = tuple(
+
+
+def _cloud_views(state: GameState) -> tuple[CloudView, ...]:
+    """The clouds on the board (in areas and on paths)."""
+    board, area_of = state.board, state.area_of
+    return tuple(
         CloudView(*board.xy(cell), count)
         for cell, count in enumerate(state.clouds)
-        if count and (state.area_of[cell] >= 0 or board.kinds[cell] == PATH)
+        if count and (area_of[cell] >= 0 or board.kinds[cell] == PATH)
     )
-    mushrooms = tuple(
+
+
+def _mushroom_views(state: GameState) -> tuple[MushroomView, ...]:
+    """The mushrooms: a mushroom is the only meadow (path) space that belongs to an area."""
+    board = state.board
+    return tuple(
         MushroomView(*board.xy(cell), area=board.area_ids[area])
         for cell, area in enumerate(state.area_of)
         if area >= 0 and board.kinds[cell] == PATH
     )
-    return plants, clouds, mushrooms
 
 
 def visible_event(event: E, viewer: int | None) -> E:
