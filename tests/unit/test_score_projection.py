@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from gameplatform import game_names, get_game
+from gameserver.projectors import BoardProjection, board_and_score
 from gameserver.projectors.projector_runner import json_encoder
 from gameserver.projectors.score_projection import (
     AwardLine,
@@ -65,3 +66,40 @@ def test_the_kept_scores_equal_a_fresh_render_after_every_event(name: str, playe
         assert [seat.score for seat in final.seats] == list(game.table(state).scores)
         scored += sum(seat.score for seat in final.seats)
     assert scored > 0  # the games scored: the awards were compared, not only empty lists
+
+
+@pytest.mark.parametrize("name", hosted(game_names()))
+def test_models_folded_together_evolve_each_event_once_and_fold_what_each_folds_alone(
+    name: str,
+) -> None:
+    """``serve models`` folds the board and the score together: the game's state is evolved
+    once per event for both (it was twice, a few per cent of the models process), and each
+    fold is what its projection folds alone."""
+    game = get_game(name)
+    quick = [bot for bot in game.bot_names if bot != "mcts"]
+    bots = [quick[seat % len(quick)] for seat in range(game.player_counts[-1])]
+    events, state, _ = game.simulate("together-once", bots)
+    evolved = 0
+
+    class Counting:
+        def __getattr__(self, attribute: str) -> Any:
+            return getattr(game, attribute)
+
+        def evolve(self, state: Any, event: Any) -> Any:
+            nonlocal evolved
+            evolved += 1
+            return game.evolve(state, event)
+
+    together, board, score = board_and_score(), BoardProjection(), ScoreProjection()
+    folded: Any = None
+    alone: tuple[Any, Any] = (None, None)
+    for event in events:
+        folded = together.apply(Counting(), folded, event)
+        alone = (board.apply(game, alone[0], event), score.apply(game, alone[1], event))
+        assert folded == alone
+    assert evolved == len(events)
+    assert folded[0] == state
+    assert together.render_each(game, folded) == (
+        board.render(game, alone[0]),
+        score.render(game, alone[1]),
+    )

@@ -30,6 +30,14 @@ class BoardProjection:
     def apply(self, game: HostedGame, fold: HostedState | None, event: Event) -> HostedState:
         return game.evolve(fold, event)
 
+    def state_of(self, fold: HostedState) -> HostedState:
+        return fold
+
+    def apply_evolved(
+        self, game: HostedGame, fold: HostedState | None, event: Event, state: HostedState
+    ) -> HostedState:
+        return state
+
     def version(self, fold: HostedState) -> int:
         return fold.version
 

@@ -9,7 +9,7 @@ from typing import Generic, Protocol, TypeVar
 
 from eventstore import FeedEntry, RedisEventStore
 from gameplatform.chain import Event
-from gameplatform.interface import HostedGame
+from gameplatform.interface import HostedGame, HostedState
 from gameserver.runtime.logging import Logger
 from gameserver.runtime.state_cache import (
     Cached,
@@ -44,6 +44,17 @@ class Projection(Folding[F], Protocol[F]):
 
     def version(self, fold: F) -> int:
         """The version of the last event folded in."""
+        ...
+
+    def state_of(self, fold: F) -> HostedState:
+        """The game's state folded in ``fold``."""
+        ...
+
+    def apply_evolved(
+        self, game: HostedGame, fold: F | None, event: Event, state: HostedState
+    ) -> F:
+        """`apply`, given ``state``, the game's state after ``event``: projections folded
+        together (`together.Together`) evolve the state once for all of them."""
         ...
 
     def render(self, game: HostedGame, fold: F) -> bytes:

@@ -82,6 +82,14 @@ class ScoreProjection:
 
     def apply(self, game: HostedGame, fold: ScoreFold | None, event: Event) -> ScoreFold:
         state = game.evolve(None if fold is None else fold.state, event)
+        return self.apply_evolved(game, fold, event, state)
+
+    def state_of(self, fold: ScoreFold) -> HostedState:
+        return fold.state
+
+    def apply_evolved(
+        self, game: HostedGame, fold: ScoreFold | None, event: Event, state: HostedState
+    ) -> ScoreFold:
         tallies = {} if fold is None else fold.tallies
         awards = game.points_awarded(event)
         if awards:

@@ -41,10 +41,15 @@ class Together:
         """The consumer group on the partition feeds (one part: its own)."""
 
     def apply(self, game: HostedGame, fold: Folded | None, event: Event) -> Folded:
+        """Every part's fold after ``event``, the game's state evolved once for them all (each
+        part folds the same events, so each holds the same state)."""
         if fold is None:
-            return tuple(part.apply(game, None, event) for part in self.parts)
+            state = game.evolve(None, event)
+            return tuple(part.apply_evolved(game, None, event, state) for part in self.parts)
+        state = game.evolve(self.parts[0].state_of(fold[0]), event)
         return tuple(
-            part.apply(game, each, event) for part, each in zip(self.parts, fold, strict=True)
+            part.apply_evolved(game, each, event, state)
+            for part, each in zip(self.parts, fold, strict=True)
         )
 
     def render_each(self, game: HostedGame, fold: Folded) -> tuple[bytes, ...]:
