@@ -295,9 +295,33 @@ def _area_view(state: GameState, area: int) -> AreaView:
 
 
 def _placed_dominoes(state: GameState) -> tuple[PlacedDomino, ...]:
-    """The dominoes on the board, in the order they were placed."""
+    """The dominoes on the board, in the order they were placed (memoised per game: see
+    `_memoised`). Dominoes are only ever added, and a placed domino's view never changes (the
+    animals of its two spaces are set when it is placed and never again), so when the last
+    rendering's dominoes begin the game's, only the dominoes placed since are rendered."""
+    key, dominoes = (state.game_id, "dominoes"), state.dominoes
+    held = _memo.get(key)
+    if held is not None and held[0][0] == state.board_id:
+        was: tuple[tuple[int, int, int], ...] = held[0][1]
+        if dominoes[: len(was)] == was:
+            views: tuple[PlacedDomino, ...] = held[1]
+            if len(was) < len(dominoes):
+                views += _dominoes_view(state, dominoes[len(was) :])
+                _memo[key] = ((state.board_id, dominoes), views)
+            _memo.move_to_end(key)
+            return views
+    views = _dominoes_view(state, dominoes)
+    _memo[key] = ((state.board_id, dominoes), views)
+    if len(_memo) > _MEMO_SIZE:
+        _memo.popitem(last=False)
+    return views
+
+
+def _dominoes_view(
+    state: GameState, dominoes: tuple[tuple[int, int, int], ...]
+) -> tuple[PlacedDomino, ...]:
     width, cover = state.board.width, state.cover
-    return tuple(_placed_domino(width, d, p, q, (cover[p], cover[q])) for d, p, q in state.dominoes)
+    return tuple(_placed_domino(width, d, p, q, (cover[p], cover[q])) for d, p, q in dominoes)
 
 
 @lru_cache(maxsize=65536)
@@ -337,14 +361,7 @@ def view(state: GameState, viewer: int | None) -> GameView:
         turn=state.turn,
         joker=comps.animals[state.joker],
         seats=[_seat_view(state, seat, viewer) for seat in range(state.players)],
-        dominoes=list(
-            _memoised(
-                state,
-                "dominoes",
-                (state.board_id, state.dominoes, state.cover),
-                lambda: _placed_dominoes(state),
-            )
-        ),
+        dominoes=list(_placed_dominoes(state)),
         plants=list(plants),
         clouds=list(clouds),
         areas=area_views(state),

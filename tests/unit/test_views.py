@@ -223,3 +223,17 @@ def test_memoised_views_equal_a_fresh_render_after_every_event() -> None:
             view_module._placed_domino.cache_clear()
             assert memoised == [msgspec.json.encode(view(state, viewer)) for viewer in viewers]
             assert memoised == [msgspec.json.encode(view(state, viewer)) for viewer in viewers]
+    # A history taken back (a crash lost the last events): a game's view at its end, then at
+    # its third event, then forward again to halfway and to the end.
+    for log in logs:
+        history = [evolve(None, log[0])]
+        for event in log[1:]:
+            history.append(evolve(history[-1], event))
+        for earlier, later in ((-1, 2), (2, len(log) // 2), (len(log) // 2, -1)):
+            viewers = [SPECTATOR, *range(history[0].players)]
+            for viewer in viewers:
+                view(history[earlier], viewer)  # the memo holds the earlier state's parts
+            memoised = [msgspec.json.encode(view(history[later], viewer)) for viewer in viewers]
+            view_module._memo.clear()
+            fresh = [msgspec.json.encode(view(history[later], viewer)) for viewer in viewers]
+            assert memoised == fresh, (log[0].game_id, earlier, later)
