@@ -19,6 +19,7 @@ from renature import events as e
 from renature.areas import is_closed
 from renature.board import PATH
 from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_colour, plant_type
+from renature.geometry import geometry
 from renature.position import board_capacity
 from renature.scoring import area_awards
 from renature.seating import ClockView, clock_view
@@ -221,45 +222,76 @@ def _memoised(state: GameState, part: str, inputs: tuple[Any, ...], render: Call
 
 def area_views(state: GameState) -> list[AreaView]:
     """Every live area's view (memoised per game: see `_memoised`): what each scores depends on
-    the plants, whether it is closed on the brook, so each is rendered again only when its own
-    inputs changed."""
+    its own plants and token, whether it is closed on the brook, so each is rendered again only
+    when its own inputs changed."""
     layout = (
         state.board_id,
         state.area_of,
         state.area_sizes,
-        state.area_tokens,
         tuple(seat.colour for seat in state.seats),
     )
+    inputs = (layout, state.area_tokens, state.plants)
     key = (state.game_id, "areas")
     held = _memo.get(key)
-    if held is not None and held[0][0] == layout and held[0][1] != state.plants:
-        views = _areas_replanted(state, held[0][1], held[1])  # a plant came or went
-        _memo[key] = ((layout, state.plants), views)
-    views = _memoised(state, "areas", (layout, state.plants), lambda: tuple(_area_views(state)))
+    if held is not None and held[0][0] == layout and held[0] != inputs:
+        views = _areas_changed(state, held[0][1], held[0][2], held[1])  # a plant or a token
+        _memo[key] = (inputs, views)
+    views = _memoised(state, "areas", inputs, lambda: tuple(_area_views(state)))
     if state.board.scoring != "on_closing":
         return [view for _, view in views]
-    brook = (state.board_id, state.cover, state.area_of, state.area_tokens)
-    closed = _memoised(
-        state,
-        "closed",
-        brook,
-        lambda: frozenset(a for a, view in views if not view.scored and is_closed(state, a)),
-    )
+    closed = _closed_areas(state, views)
     return [replace(view, closed=True) if a in closed else view for a, view in views]
 
 
-def _areas_replanted(
-    state: GameState, plants: tuple[int, ...], views: tuple[tuple[int, AreaView], ...]
+def _areas_changed(
+    state: GameState,
+    tokens: tuple[str | None, ...],
+    plants: tuple[int, ...],
+    views: tuple[tuple[int, AreaView], ...],
 ) -> tuple[tuple[int, AreaView], ...]:
-    """``views``, rendered when the areas were as now but the plants were ``plants``, with
-    the areas of every space whose plant differs rendered again: an area's view depends on
-    its own spaces' plants alone (a plant placed changes one area of a dozen or more)."""
+    """``views``, rendered when the areas were as now but the tokens were ``tokens`` and the
+    plants ``plants``, with every area whose token or a plant of whose spaces differs rendered
+    again: an area's view depends on its own token and spaces alone (a plant placed changes
+    one area of a dozen or more, a token taken one)."""
     area_of = state.area_of
     replanted = zip(plants, state.plants, strict=True)
     changed = {area_of[cell] for cell, (was, now) in enumerate(replanted) if was != now}
+    retokened = zip(tokens, state.area_tokens, strict=True)
+    changed.update(area for area, (was, now) in enumerate(retokened) if was != now)
     return tuple(
         (area, _area_view(state, area) if area in changed else view) for area, view in views
     )
+
+
+def _closed_areas(state: GameState, views: tuple[tuple[int, AreaView], ...]) -> frozenset[int]:
+    """The areas not yet scored that are closed on the brook (memoised per game). While the
+    areas and tokens stay as they were and dominoes are only added, a closed area stays closed
+    (a space covered stays covered, one isolated stays isolated), and only areas beside the
+    spaces covered since, or beside their neighbours, can have closed (`Geometry.closable_by`):
+    only those are checked again."""
+    key, brook = (state.game_id, "closed"), (state.board_id, state.area_of, state.area_tokens)
+    held = _memo.get(key)
+    if held is not None and held[0][0] == brook:
+        was: tuple[int, ...] = held[0][1]
+        closed: frozenset[int] = held[1]
+        if was == state.cover:
+            _memo.move_to_end(key)
+            return closed
+        recovered = enumerate(zip(was, state.cover, strict=True))
+        covered = [cell for cell, (old, new) in recovered if old != new]
+        if all(was[cell] < 0 for cell in covered):  # only covered since (no history taken back)
+            closable = geometry(state.board_id).closable_by
+            candidates = {a for cell in covered for a in closable.get(cell, ())} - closed
+            open_ = {a for a, view in views if not view.scored}
+            closed |= {a for a in candidates & open_ if is_closed(state, a)}
+            _memo[key] = ((brook, state.cover), closed)
+            _memo.move_to_end(key)
+            return closed
+    closed = frozenset(a for a, view in views if not view.scored and is_closed(state, a))
+    _memo[key] = ((brook, state.cover), closed)
+    if len(_memo) > _MEMO_SIZE:
+        _memo.popitem(last=False)
+    return closed
 
 
 def _area_views(state: GameState) -> list[tuple[int, AreaView]]:

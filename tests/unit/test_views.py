@@ -199,9 +199,9 @@ def test_a_redacted_area_scoring_does_not_let_others_recover_the_token_from_its_
 def test_memoised_views_equal_a_fresh_render_after_every_event() -> None:
     """The view renders areas, plants, dominoes and each seat's part again only when their
     inputs changed (a memo per game; an area only when a plant of its own came or went): after
-    every event of whole games on every board, for the spectator and every seat, and with games
-    interleaved as a projector sees them, it is byte for byte what rendering with an empty memo
-    gives."""
+    every event of whole games on every board, for the spectator and every seat, with games
+    interleaved as a projector sees them (the memo holding every game's parts), and with
+    histories taken back, it is byte for byte what rendering with an empty memo gives."""
     from renature import view as view_module
     from renature.game import play
     from renature.rules import evolve
@@ -219,17 +219,21 @@ def test_memoised_views_equal_a_fresh_render_after_every_event() -> None:
             state = states[index] = evolve(states[index], log[step])
             viewers = [SPECTATOR, *range(state.players)]
             memoised = [msgspec.json.encode(view(state, viewer)) for viewer in viewers]
+            assert memoised == [msgspec.json.encode(view(state, viewer)) for viewer in viewers]
+            held = view_module._memo.copy()  # every game's parts, as a projector holds them
             view_module._memo.clear()
             view_module._placed_domino.cache_clear()
             assert memoised == [msgspec.json.encode(view(state, viewer)) for viewer in viewers]
-            assert memoised == [msgspec.json.encode(view(state, viewer)) for viewer in viewers]
+            view_module._memo.clear()
+            view_module._memo.update(held)
     # A history taken back (a crash lost the last events): a game's view at its end, then at
-    # its third event, then forward again to halfway and to the end.
+    # its third event, then forward again to halfway and to the end; and each event taken back.
     for log in logs:
         history = [evolve(None, log[0])]
         for event in log[1:]:
             history.append(evolve(history[-1], event))
-        for earlier, later in ((-1, 2), (2, len(log) // 2), (len(log) // 2, -1)):
+        steps_back = [(number, number - 1) for number in range(1, len(history))]
+        for earlier, later in [(-1, 2), (2, len(log) // 2), (len(log) // 2, -1), *steps_back]:
             viewers = [SPECTATOR, *range(history[0].players)]
             for viewer in viewers:
                 view(history[earlier], viewer)  # the memo holds the earlier state's parts
