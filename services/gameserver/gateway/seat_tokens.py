@@ -28,6 +28,16 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def seat_holding(claims: dict[str, int], digest: str) -> int | None:
+    """The seat of the token whose digest is ``digest`` among ``claims`` (`SeatTokens.claims`),
+    or None; every stored digest compared in constant time."""
+    found = None
+    for stored, seat in claims.items():
+        if hmac.compare_digest(stored, digest):
+            found = seat
+    return found
+
+
 class SeatTokens:
     """Claims seats and resolves tokens back to seats, per game."""
 
@@ -66,12 +76,12 @@ class SeatTokens:
 
     async def seat_of(self, game_id: str, token: str) -> int | None:
         """The seat ``token`` belongs to in this game, or None."""
-        digest = token_digest(token)
+        return seat_holding(await self.claims(game_id), token_digest(token))
+
+    async def claims(self, game_id: str) -> dict[str, int]:
+        """The game's claimed seats as stored: each token digest with its seat."""
         claims = await self._redis.hgetall(self.key(game_id))
-        for seat, stored in claims.items():
-            if hmac.compare_digest(text(stored), digest):
-                return int(text(seat))
-        return None
+        return {text(digest): int(text(seat)) for seat, digest in claims.items()}
 
     async def mark_created(self, game_id: str, *, chosen_seed: bool, public: bool = False) -> None:
         """Record whether the game was dealt from a caller-chosen seed (tests, bots), or is of
