@@ -1,16 +1,20 @@
 """No route of the gateway runs a dependency or a handler in the thread pool: FastAPI runs a
 plain function there, a thread hop (and a worker thread's wake-up) for every request that uses
-it; the shared ones (`gateway_of`, `case_book_of`) are on nearly every route."""
+it; the shared ones (`gateway_of`, `case_book_of`) are on nearly every route. And FastAPI's own
+telemetry, which asks on every request whether OpenTelemetry is set up, is off unless the
+deployment asks for it."""
 
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any
 
+import pytest
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, APIWebSocketRoute
 
-from gameserver.gateway.app import create_app
+from gameserver.gateway.app import TELEMETRY_OFF, create_app, telemetry
 from gameserver.gateway.wiring import ROUTERS
 from support.gateway import gateway_settings
 
@@ -41,3 +45,22 @@ def test_no_route_runs_in_the_thread_pool() -> None:
     assert len(routes) > 20
     offenders = {route.path: threaded(route.dependant) for route in routes}
     assert {path: calls for path, calls in offenders.items() if calls} == {}
+
+
+def test_fastapis_own_telemetry_is_on_only_where_the_deployment_asks_for_opentelemetry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FastAPI asks on every request whether an OpenTelemetry provider is set up: the gateway
+    turns its telemetry off unless the deployment asks for OpenTelemetry, and then leaves
+    FastAPI's defaults (traces, metrics and logs per request)."""
+    for name in [name for name in os.environ if name.startswith(("OTEL_", "FASTAPI_OTEL"))]:
+        monkeypatch.delenv(name)
+    quiet = create_app(gateway_settings("redis://127.0.0.1:6379"))
+    assert not any(quiet._telemetry[part] for part in ("tracing", "metrics", "logs"))
+    assert telemetry({"OTEL_SERVICE_NAME": "gateway"}) is None
+    assert telemetry({"OTEL_TRACES_EXPORTER": "otlp"}) is None
+    assert telemetry({"FASTAPI_OTEL_AUTO_CONFIGURE": "true"}) is None
+    assert telemetry({"FASTAPI_OTEL_AUTO_CONFIGURE": "false"}) == TELEMETRY_OFF
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "gateway")
+    traced = create_app(gateway_settings("redis://127.0.0.1:6379"))
+    assert all(traced._telemetry[part] for part in ("tracing", "metrics", "logs"))

@@ -5,11 +5,11 @@ SHA-256 is stored), so once Redis said "token T holds seat S of game G" the answ
 `CachedSeatTokens` keeps it in a bounded LRU, keyed by the token's digest, and asks Redis again
 only when an entry is older than ``revalidate_s``; that read holds every seat of the game, so
 it refreshes the game's other tokens known here too (one lookup per game, not per seat, every
-``revalidate_s``: the lookups were a tenth of the gateway's CPU at 256 games). Tokens lapse a set time after their game
-ends (`gameserver.gateway.expiry` gives the seat hash a TTL): once a game is known to
-have ended (`ended`, called when the TTL is set) its tokens are looked up in Redis on every
-request again, so they stop working exactly when the hash lapses. Wrong tokens are not cached
-(each costs its lookup, as before).
+``revalidate_s``: the lookups were a tenth of the gateway's CPU at 256 games). Tokens lapse
+a set time after their game ends (`gameserver.gateway.expiry` gives the seat hash a TTL):
+once a game is known to have ended (`ended`, called when the TTL is set) its tokens are
+looked up in Redis on every request again, so they stop working exactly when the hash lapses.
+Wrong tokens are not cached (each costs its lookup, as before).
 
 `holder_of` answers a narrower question, which rate-limit bucket a request counts in, from a
 snapshot of each game's seat hash read at most every ``snapshot_s``: a flood of made-up tokens
