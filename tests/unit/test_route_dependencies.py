@@ -7,15 +7,14 @@ deployment asks for it."""
 from __future__ import annotations
 
 import inspect
-import os
 from typing import Any
 
-import pytest
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, APIWebSocketRoute
 
-from gameserver.gateway.app import TELEMETRY_OFF, create_app, telemetry
+from gameserver.gateway.app import create_app
 from gameserver.gateway.wiring import ROUTERS
+from gameserver.runtime.settings import Settings
 from support.gateway import gateway_settings
 
 
@@ -47,20 +46,20 @@ def test_no_route_runs_in_the_thread_pool() -> None:
     assert {path: calls for path, calls in offenders.items() if calls} == {}
 
 
-def test_fastapis_own_telemetry_is_on_only_where_the_deployment_asks_for_opentelemetry(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_fastapis_own_telemetry_is_on_only_where_the_deployment_asks_for_opentelemetry() -> None:
     """FastAPI asks on every request whether an OpenTelemetry provider is set up: the gateway
-    turns its telemetry off unless the deployment asks for OpenTelemetry, and then leaves
-    FastAPI's defaults (traces, metrics and logs per request)."""
-    for name in [name for name in os.environ if name.startswith(("OTEL_", "FASTAPI_OTEL"))]:
-        monkeypatch.delenv(name)
-    quiet = create_app(gateway_settings("redis://127.0.0.1:6379"))
+    turns its telemetry off unless the deployment asks for OpenTelemetry (or the setting says
+    on), and then leaves FastAPI's defaults (traces, metrics and logs per request)."""
+    asked = [{"OTEL_SERVICE_NAME": "gateway"}, {"FASTAPI_OTEL_AUTO_CONFIGURE": "true"}]
+    for env in asked:
+        assert Settings.from_env(env).logging.opentelemetry is True
+    for env in [{}, {"FASTAPI_OTEL_AUTO_CONFIGURE": "false"}, {"REDIS_URL": "redis://x:1"}]:
+        assert Settings.from_env(env).logging.opentelemetry is False
+    both = {"OTEL_SERVICE_NAME": "gateway", "RENATURE_OPENTELEMETRY": "off"}
+    assert Settings.from_env(both).logging.opentelemetry is False
+    assert Settings.from_env({"RENATURE_OPENTELEMETRY": "on"}).logging.opentelemetry is True
+    settings = gateway_settings("redis://127.0.0.1:6379")
+    quiet = create_app(settings)
     assert not any(quiet._telemetry[part] for part in ("tracing", "metrics", "logs"))
-    assert telemetry({"OTEL_SERVICE_NAME": "gateway"}) is None
-    assert telemetry({"OTEL_TRACES_EXPORTER": "otlp"}) is None
-    assert telemetry({"FASTAPI_OTEL_AUTO_CONFIGURE": "true"}) is None
-    assert telemetry({"FASTAPI_OTEL_AUTO_CONFIGURE": "false"}) == TELEMETRY_OFF
-    monkeypatch.setenv("OTEL_SERVICE_NAME", "gateway")
-    traced = create_app(gateway_settings("redis://127.0.0.1:6379"))
+    traced = create_app(settings.with_(opentelemetry=True))
     assert all(traced._telemetry[part] for part in ("tracing", "metrics", "logs"))

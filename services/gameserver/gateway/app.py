@@ -10,9 +10,6 @@ cases of ``gameserver.gateway.use_cases``; this module makes the `Gateway` and t
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-
 from fastapi import FastAPI
 from fastapi.telemetry import TelemetryConfig
 
@@ -26,6 +23,11 @@ from gameserver.runtime.settings import Settings
 __all__ = ["Gateway", "create_app", "seat_command"]
 
 DEFAULT_COMMAND_TIMEOUT = 10.0
+TELEMETRY_OFF: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
+"""FastAPI's own OpenTelemetry (traces, metrics and logs per request) off: unless the settings
+turn it on (``RENATURE_OPENTELEMETRY``, by default on where the deployment asks for
+OpenTelemetry). FastAPI asks on every request whether a provider has been set up, and that
+question alone cost 8 us a request here (0.2 us with its telemetry off)."""
 
 
 def create_app(
@@ -58,23 +60,8 @@ def create_app(
             "see docs/http-api.md."
         ),
         lifespan=gateway.lifespan,
-        telemetry=telemetry(os.environ),
+        telemetry=None if settings.logging.opentelemetry else TELEMETRY_OFF,
     )
     gateway.identity = IdentityProvider.of(settings.identity)
     wire(app, gateway, settings)
     return app
-
-
-TELEMETRY_OFF: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
-
-
-def telemetry(environment: Mapping[str, str]) -> TelemetryConfig | None:
-    """FastAPI's own OpenTelemetry (traces, metrics and logs per request): FastAPI's defaults
-    when the deployment asks for OpenTelemetry (an ``OTEL_*`` variable, as the OpenTelemetry
-    SDK and ``opentelemetry-instrument`` read, or ``FASTAPI_OTEL_AUTO_CONFIGURE=true``), off
-    otherwise. FastAPI asks on every request whether a provider has been set up, and that
-    question alone cost 8 us a request here (0.2 us with telemetry off)."""
-    wanted = environment.get("FASTAPI_OTEL_AUTO_CONFIGURE", "").lower() == "true"
-    if wanted or any(name.startswith("OTEL_") for name in environment):
-        return None
-    return TELEMETRY_OFF

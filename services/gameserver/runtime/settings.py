@@ -58,6 +58,15 @@ class SettingsError(ValueError):
     """A variable of the environment holds a value its setting cannot take."""
 
 
+def asks_for_opentelemetry(env: Mapping[str, str]) -> bool:
+    """Whether the deployment asks for OpenTelemetry: an ``OTEL_*`` variable (as the
+    OpenTelemetry SDK and ``opentelemetry-instrument`` read) or FastAPI's own
+    ``FASTAPI_OTEL_AUTO_CONFIGURE=true``."""
+    if env.get("FASTAPI_OTEL_AUTO_CONFIGURE", "").lower() == "true":
+        return True
+    return any(name.startswith("OTEL_") for name in env)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Every setting of the services, in parts (`gameserver.runtime.settings_parts`)."""
@@ -87,6 +96,8 @@ class Settings:
                 "RENATURE_OIDC_ISSUER is set: RENATURE_OIDC_AUDIENCE and RENATURE_OIDC_JWKS "
                 "must be too"
             )
+        if not env.get("RENATURE_OPENTELEMETRY", "").strip():  # unset: as the deployment asks
+            settings = settings.with_(opentelemetry=asks_for_opentelemetry(env))
         return settings.with_(redis_url=_with_credentials(settings.store))
 
     @classmethod

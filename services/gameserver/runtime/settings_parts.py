@@ -239,6 +239,14 @@ class LoggingSettings:
         parse=access_sample,
         shown="`off`",
     )
+    opentelemetry: bool = setting(
+        False,
+        env="RENATURE_OPENTELEMETRY",
+        doc="FastAPI's OpenTelemetry in the gateway: `on` or `off`; unset: on where an `OTEL_*`"
+        " variable is set or `FASTAPI_OTEL_AUTO_CONFIGURE=true`",
+        parse=switch,
+        shown="unset",
+    )
 
 
 @dataclass(frozen=True, slots=True)
