@@ -195,8 +195,9 @@ def _seat_view_now(state: GameState, seat: int, viewer: int | None) -> SeatView:
 _T = TypeVar("_T")
 E = TypeVar("E", bound=e.Event)
 _MEMO_SIZE = 32768
-_memo: OrderedDict[tuple[str, str], tuple[tuple[Any, ...], Any]] = OrderedDict()
-"""The last rendering of each view part per game: (game id, part) -> (inputs, rendering).
+_memo: OrderedDict[tuple[str, str], tuple[tuple[tuple[Any, ...], Any], Any]] = OrderedDict()
+"""The last rendering of each view part per game: (game id, part) -> ((inputs, changing),
+rendering) (`_memoised`).
 
 A spectator view is rendered after every event, while most events leave the areas, plants,
 clouds, mushrooms and most seats as they were (a turn ends, a domino is drawn): a part is
@@ -206,18 +207,36 @@ gives; the memo holds the most recent ``_MEMO_SIZE`` parts (a game of four seats
 each of them and a spectator holds about two dozen)."""
 
 
-def _memoised(state: GameState, part: str, inputs: tuple[Any, ...], render: Callable[[], _T]) -> _T:
+def _memoised(
+    state: GameState,
+    part: str,
+    inputs: tuple[Any, ...],
+    render: Callable[[], _T],
+    changing: Any = None,
+    again: Callable[[Any, Any], _T | None] | None = None,
+) -> _T:
+    """The game's ``part``, as ``render()`` renders it, rendered again only when ``inputs``
+    or ``changing`` changed since the game's last rendering of it. A part that can be brought
+    up to date from that rendering while ``inputs`` stay says how: ``again(was, rendering)``
+    is the rendering for ``changing`` now from the one made when it was ``was`` (None when it
+    cannot be: the part is rendered afresh)."""
     key = (state.game_id, part)
     held = _memo.get(key)
-    if held is not None and held[0] == inputs:
-        _memo.move_to_end(key)
-        rendering: _T = held[1]
-        return rendering
-    rendering = render()
-    _memo[key] = (inputs, rendering)
+    if held is not None and held[0][0] == inputs:
+        (_, was), rendering = held
+        if was == changing:
+            _memo.move_to_end(key)
+            return cast("_T", rendering)
+        updated = None if again is None else again(was, rendering)
+        if updated is not None:
+            _memo[key] = ((inputs, changing), updated)
+            _memo.move_to_end(key)
+            return updated
+    fresh = render()
+    _memo[key] = ((inputs, changing), fresh)
     if len(_memo) > _MEMO_SIZE:
         _memo.popitem(last=False)
-    return rendering
+    return fresh
 
 
 def area_views(state: GameState) -> list[AreaView]:
@@ -230,13 +249,14 @@ def area_views(state: GameState) -> list[AreaView]:
         state.area_sizes,
         tuple(seat.colour for seat in state.seats),
     )
-    inputs = (layout, state.area_tokens, state.plants)
-    key = (state.game_id, "areas")
-    held = _memo.get(key)
-    if held is not None and held[0][0] == layout and held[0] != inputs:
-        views = _areas_changed(state, held[0][1], held[0][2], held[1])  # a plant or a token
-        _memo[key] = (inputs, views)
-    views = _memoised(state, "areas", inputs, lambda: tuple(_area_views(state)))
+    views = _memoised(
+        state,
+        "areas",
+        layout,
+        lambda: tuple(_area_views(state)),
+        (state.area_tokens, state.plants),
+        lambda was, views: _areas_changed(state, was[0], was[1], views),  # a plant or a token
+    )
     if state.board.scoring != "on_closing":
         return [view for _, view in views]
     closed = _closed_areas(state, views)
@@ -269,29 +289,26 @@ def _closed_areas(state: GameState, views: tuple[tuple[int, AreaView], ...]) -> 
     (a space covered stays covered, one isolated stays isolated), and only areas beside the
     spaces covered since, or beside their neighbours, can have closed (`Geometry.closable_by`):
     only those are checked again."""
-    key, brook = (state.game_id, "closed"), (state.board_id, state.area_of, state.area_tokens)
-    held = _memo.get(key)
-    if held is not None and held[0][0] == brook:
-        was: tuple[int, ...] = held[0][1]
-        closed: frozenset[int] = held[1]
-        if was == state.cover:
-            _memo.move_to_end(key)
-            return closed
-        recovered = enumerate(zip(was, state.cover, strict=True))
-        covered = [cell for cell, (old, new) in recovered if old != new]
-        if all(was[cell] < 0 for cell in covered):  # only covered since (no history taken back)
-            closable = geometry(state.board_id).closable_by
-            candidates = {a for cell in covered for a in closable.get(cell, ())} - closed
-            open_ = {a for a, view in views if not view.scored}
-            closed |= {a for a in candidates & open_ if is_closed(state, a)}
-            _memo[key] = ((brook, state.cover), closed)
-            _memo.move_to_end(key)
-            return closed
-    closed = frozenset(a for a, view in views if not view.scored and is_closed(state, a))
-    _memo[key] = ((brook, state.cover), closed)
-    if len(_memo) > _MEMO_SIZE:
-        _memo.popitem(last=False)
-    return closed
+
+    def closing(was: tuple[int, ...], closed: frozenset[int]) -> frozenset[int] | None:
+        covered = [
+            cell for cell, (old, new) in enumerate(zip(was, state.cover, strict=True)) if old != new
+        ]
+        if any(was[cell] >= 0 for cell in covered):  # uncovered: a history taken back
+            return None
+        closable = geometry(state.board_id).closable_by
+        candidates = {a for cell in covered for a in closable.get(cell, ())} - closed
+        open_ = {a for a, view in views if not view.scored}
+        return closed | {a for a in candidates & open_ if is_closed(state, a)}
+
+    return _memoised(
+        state,
+        "closed",
+        (state.board_id, state.area_of, state.area_tokens),
+        lambda: frozenset(a for a, view in views if not view.scored and is_closed(state, a)),
+        state.cover,
+        closing,
+    )
 
 
 def _area_views(state: GameState) -> list[tuple[int, AreaView]]:
@@ -327,26 +344,25 @@ def _area_view(state: GameState, area: int) -> AreaView:
 
 
 def _placed_dominoes(state: GameState) -> tuple[PlacedDomino, ...]:
-    """The dominoes on the board, in the order they were placed (memoised per game: see
-    `_memoised`). Dominoes are only ever added, and a placed domino's view never changes (the
-    animals of its two spaces are set when it is placed and never again), so when the last
-    rendering's dominoes begin the game's, only the dominoes placed since are rendered."""
-    key, dominoes = (state.game_id, "dominoes"), state.dominoes
-    held = _memo.get(key)
-    if held is not None and held[0][0] == state.board_id:
-        was: tuple[tuple[int, int, int], ...] = held[0][1]
-        if dominoes[: len(was)] == was:
-            views: tuple[PlacedDomino, ...] = held[1]
-            if len(was) < len(dominoes):
-                views += _dominoes_view(state, dominoes[len(was) :])
-                _memo[key] = ((state.board_id, dominoes), views)
-            _memo.move_to_end(key)
-            return views
-    views = _dominoes_view(state, dominoes)
-    _memo[key] = ((state.board_id, dominoes), views)
-    if len(_memo) > _MEMO_SIZE:
-        _memo.popitem(last=False)
-    return views
+    """The dominoes on the board, in the order they were placed (memoised per game). Dominoes
+    are only ever added, and a placed domino's view never changes (the animals of its two
+    spaces are set when it is placed and never again), so when the last rendering's dominoes
+    begin the game's, only the dominoes placed since are rendered."""
+    dominoes = state.dominoes
+
+    def since(was: tuple[Any, ...], views: tuple[PlacedDomino, ...]) -> Any:
+        if dominoes[: len(was)] != was:  # a history taken back
+            return None
+        return views + _dominoes_view(state, dominoes[len(was) :])
+
+    return _memoised(
+        state,
+        "dominoes",
+        (state.board_id,),
+        lambda: _dominoes_view(state, dominoes),
+        dominoes,
+        since,
+    )
 
 
 def _dominoes_view(

@@ -17,18 +17,16 @@ from gameplatform import get_game
 from gameplatform.chain import Event
 from gameplatform.interface import HostedGame, HostedState
 from gameplatform.registry import DEFAULT_GAME
+from gameserver.projectors.folds import Evolving
 from gameserver.projectors.projector_runner import json_encoder
 from gameserver.runtime.bus import BOARD_GROUP
 
 
-class BoardProjection:
+class BoardProjection(Evolving[HostedState]):
     """Fold = the game state; model = its spectator view."""
 
     name = "board"
     group = BOARD_GROUP
-
-    def apply(self, game: HostedGame, fold: HostedState | None, event: Event) -> HostedState:
-        return game.evolve(fold, event)
 
     def state_of(self, fold: HostedState) -> HostedState:
         return fold

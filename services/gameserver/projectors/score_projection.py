@@ -17,6 +17,7 @@ import msgspec
 
 from gameplatform.chain import Event
 from gameplatform.interface import HostedGame, HostedState
+from gameserver.projectors.folds import Evolving
 from gameserver.projectors.projector_runner import json_encoder
 from gameserver.runtime.bus import SCORE_GROUP
 
@@ -74,15 +75,11 @@ class ScoreFold(msgspec.Struct, frozen=True):
     tallies: dict[int, SeatTally] = msgspec.field(default_factory=dict)
 
 
-class ScoreProjection:
+class ScoreProjection(Evolving[ScoreFold]):
     """Fold = state plus tallies; model = `ScoreModel`."""
 
     name = "score"
     group = SCORE_GROUP
-
-    def apply(self, game: HostedGame, fold: ScoreFold | None, event: Event) -> ScoreFold:
-        state = game.evolve(None if fold is None else fold.state, event)
-        return self.apply_evolved(game, fold, event, state)
 
     def state_of(self, fold: ScoreFold) -> HostedState:
         return fold.state

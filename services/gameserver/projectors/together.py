@@ -43,13 +43,11 @@ class Together:
     def apply(self, game: HostedGame, fold: Folded | None, event: Event) -> Folded:
         """Every part's fold after ``event``, the game's state evolved once for them all (each
         part folds the same events, so each holds the same state)."""
-        if fold is None:
-            state = game.evolve(None, event)
-            return tuple(part.apply_evolved(game, None, event, state) for part in self.parts)
-        state = game.evolve(self.parts[0].state_of(fold[0]), event)
+        folds = (None,) * len(self.parts) if fold is None else fold
+        state = game.evolve(None if fold is None else self.parts[0].state_of(fold[0]), event)
         return tuple(
             part.apply_evolved(game, each, event, state)
-            for part, each in zip(self.parts, fold, strict=True)
+            for part, each in zip(self.parts, folds, strict=True)
         )
 
     def render_each(self, game: HostedGame, fold: Folded) -> tuple[bytes, ...]:
