@@ -62,17 +62,9 @@ class Projection(Folding[F], Protocol[F]):
         ...
 
 
-class Evolving(Generic[F]):
+class Evolving(Projection[F]):
     """A projection's `apply`, written once from its `state_of` and `apply_evolved`: the game's
     state evolved by one event, then the rest of the fold."""
-
-    def state_of(self, fold: F) -> HostedState:
-        raise NotImplementedError
-
-    def apply_evolved(
-        self, game: HostedGame, fold: F | None, event: Event, state: HostedState
-    ) -> F:
-        raise NotImplementedError
 
     def apply(self, game: HostedGame, fold: F | None, event: Event) -> F:
         state = game.evolve(None if fold is None else self.state_of(fold), event)
