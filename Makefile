@@ -55,7 +55,7 @@ proxy:
 ## The whole suite: unit, integration (real Redis), end-to-end and browser tests, then the linters.
 ## The files run side by side in TEST_WORKERS processes (pytest-xdist; each worker starts its own
 ## Redis servers on free ports): most tests wait on servers, sockets and the browser, not the CPU.
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 test: bytecode browser proxy
 	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadfile
 	$(MAKE) --no-print-directory lint
