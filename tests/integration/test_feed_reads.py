@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 import redis.asyncio as aioredis
-from tests.support.monitor import addresses
 
 from gameserver.gateway import live_hub
+from support.monitor import addresses
 
 pytestmark = pytest.mark.redis
 
