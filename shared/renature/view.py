@@ -16,10 +16,9 @@ import msgspec
 from msgspec.structs import replace
 
 from renature import events as e
-from renature.areas import is_closed
+from renature.areas import areas_closed_by, is_closed
 from renature.board import PATH
 from renature.components import COLOURS, NEUTRAL, PLANT_TYPES, components, plant_colour, plant_type
-from renature.geometry import geometry
 from renature.position import board_capacity
 from renature.scoring import area_awards
 from renature.seating import ClockView, clock_view
@@ -287,19 +286,16 @@ def _closed_areas(state: GameState, views: tuple[tuple[int, AreaView], ...]) -> 
     """The areas not yet scored that are closed on the brook (memoised per game). While the
     areas and tokens stay as they were and dominoes are only added, a closed area stays closed
     (a space covered stays covered, one isolated stays isolated), and only areas beside the
-    spaces covered since, or beside their neighbours, can have closed (`Geometry.closable_by`):
-    only those are checked again."""
+    spaces covered since, or beside their neighbours, can have closed: only those are checked
+    again (`areas.areas_closed_by`, as the rules check them when a domino is placed)."""
 
     def closing(was: tuple[int, ...], closed: frozenset[int]) -> frozenset[int] | None:
-        covered = [
+        covered = tuple(
             cell for cell, (old, new) in enumerate(zip(was, state.cover, strict=True)) if old != new
-        ]
+        )
         if any(was[cell] >= 0 for cell in covered):  # uncovered: a history taken back
             return None
-        closable = geometry(state.board_id).closable_by
-        candidates = {a for cell in covered for a in closable.get(cell, ())} - closed
-        open_ = {a for a, view in views if not view.scored}
-        return closed | {a for a in candidates & open_ if is_closed(state, a)}
+        return closed.union(areas_closed_by(state, covered))  # not scored: still holds its token
 
     return _memoised(
         state,
