@@ -81,6 +81,7 @@ class Projector(Generic[F]):
         reclaim_idle_ms: int = 30_000,
         cache_size: int = DEFAULT_MAX_GAMES,
         partitions: Sequence[int] | None = None,
+        linger_ms: int = 0,
     ) -> None:
         self.store = store
         self.redis = redis
@@ -99,6 +100,7 @@ class Projector(Generic[F]):
             partitions=partitions,
             batch=batch,
             reclaim_idle_ms=reclaim_idle_ms,
+            linger_ms=linger_ms,
             log=self._log,
         )
         self.partitions = self.feeds.partitions
@@ -279,6 +281,7 @@ def create_projector(
         partitions=parse_partitions(
             settings.consumers.projector_partitions, settings.store.partitions
         ),
+        linger_ms=settings.consumers.projector_linger_ms,
     )
 
 

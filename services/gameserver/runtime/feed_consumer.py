@@ -41,6 +41,7 @@ class FeedConsumer:
         partitions: Sequence[int] | None = None,
         batch: int = 200,
         reclaim_idle_ms: int = 30_000,
+        linger_ms: int = 0,
         log: Logger,
     ) -> None:
         self.store = store
@@ -51,6 +52,10 @@ class FeedConsumer:
         """The feeds this instance reads (instances may split the partitions between them)."""
         self.batch = batch
         self.reclaim_idle_ms = reclaim_idle_ms
+        self.linger_s = linger_ms / 1000
+        """After a batch short of full, the pause before the next read, so that entries gather
+        and one read (and one wake-up) takes several moves: for a consumer whose work no answer
+        waits for (the projectors), never the clock's."""
         self.log = log
 
     async def setup(self) -> None:
@@ -127,7 +132,9 @@ class FeedConsumer:
                         partitions=format_partitions(self.partitions),
                     )
                 block = block_ms if before_poll is None else await before_poll()
-                await self.poll(block_ms=block)
+                read = await self.poll(block_ms=block)
+                if self.linger_s and 0 < read < self.batch:
+                    await _until(stop, self.linger_s)
                 if time.monotonic() - last_reclaim >= reclaim_every:
                     await self.reclaim()
                     last_reclaim = time.monotonic()
@@ -137,3 +144,10 @@ class FeedConsumer:
                 self.log.warning("redis_unavailable", error=str(error))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=RETRY_SECONDS)
+
+
+async def _until(stop: asyncio.Event, seconds: float) -> None:
+    """Wait ``seconds``, or less if ``stop`` is set meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await stop.wait()

@@ -21,6 +21,10 @@ from gameserver.runtime.redis_auth import without_credentials
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DAY = 86_400
+LINGER_MS = 10
+"""A projector's pause after a short batch: the read models are off the answer's path, so a
+few milliseconds later there costs no player anything, and one read then takes the moves of
+several games (measured in docs/services.md, "The projectors' linger")."""
 ON_WORDS = ("1", "true", "yes", "on")
 OFF_WORDS = ("0", "false", "no", "off")
 
@@ -89,6 +93,13 @@ def positive(text: str) -> int:
     value = whole(text)
     if value < 1:
         raise ValueError("expected a whole number of at least 1")
+    return value
+
+
+def non_negative(text: str) -> int:
+    value = whole(text)
+    if value < 0:
+        raise ValueError("expected a whole number of at least 0")
     return value
 
 
@@ -210,6 +221,13 @@ class ConsumerSettings:
         "all",
         env="RENATURE_PROJECTOR_PARTITIONS",
         doc="game partitions (feeds) a projector instance reads: `all` or `0-7,12`",
+    )
+    projector_linger_ms: int = setting(
+        LINGER_MS,
+        env="RENATURE_PROJECTOR_LINGER_MS",
+        doc="a projector waits this long (ms) after a batch short of full before its next read,"
+        " so that one read takes more moves (0: read again at once)",
+        parse=non_negative,
     )
     # Well under the gateway's 10 s command timeout: a stalled instance's batch is taken over
     # (and answered) by another one in time; taking a batch twice is harmless (idempotency).
