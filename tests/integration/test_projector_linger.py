@@ -5,8 +5,9 @@ a real Redis. The read models are off the answer's path; the linger only makes t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -49,8 +50,16 @@ async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
         await asyncio.sleep(0.005)
 
 
-async def read_up_to(sizes: list[int], count: int) -> None:
-    await until(lambda: sum(sizes) == count)
+@contextlib.asynccontextmanager
+async def running(projector: Projector[Any]) -> AsyncIterator[asyncio.Event]:
+    """The projector following its feeds until the block ends (or its ``stop`` is set)."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(projector.run(stop, block_ms=100))
+    try:
+        yield stop
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, timeout=5)
 
 
 async def test_what_comes_while_a_projector_lingers_is_one_read(
@@ -60,9 +69,7 @@ async def test_what_comes_while_a_projector_lingers_is_one_read(
     starts = [i for i, ev in enumerate(events) if ev.cause is not None]
     projector = Projector(store, redis, BoardProjection(), "b1", batch=50, linger_ms=LINGER_MS)
     sizes = counted(projector)
-    stop = asyncio.Event()
-    task = asyncio.create_task(projector.run(stop, block_ms=100))
-    try:
+    async with running(projector):
         await append_batches(store, "g-linger", events[: starts[2]])
         await until(lambda: sum(sizes) == starts[2])
         first_reads = len(sizes)
@@ -74,34 +81,6 @@ async def test_what_comes_while_a_projector_lingers_is_one_read(
             starts[7],
             expected_board(events[: starts[7]]),
         )
-    finally:
-        stop.set()
-        await task
-
-
-async def test_without_a_linger_each_command_is_read_as_it_comes(
-    store: RedisEventStore, redis: aioredis.Redis
-) -> None:
-    """The same appends, no linger: the read blocked on the feed wakes for the first command."""
-    events, _ = play(2, "eager", ["random", "random"], game_id="g-eager")
-    starts = [i for i, ev in enumerate(events) if ev.cause is not None]
-    projector = Projector(store, redis, BoardProjection(), "b1", batch=50)
-    sizes = counted(projector)
-    stop = asyncio.Event()
-    task = asyncio.create_task(projector.run(stop, block_ms=100))
-    try:
-        await append_batches(store, "g-eager", events[: starts[2]])
-        await until(lambda: sum(sizes) == starts[2])
-        for cut in starts[3:8]:
-            await append_batches(store, "g-eager", events[:cut])
-            await read_up_to(sizes, cut)  # projected before the next append
-        assert await projector.read_model("g-eager") == (
-            starts[7],
-            expected_board(events[: starts[7]]),
-        )
-    finally:
-        stop.set()
-        await task
 
 
 async def test_a_full_batch_is_followed_by_a_read_at_once_and_stop_ends_a_linger(
@@ -113,12 +92,9 @@ async def test_a_full_batch_is_followed_by_a_read_at_once_and_stop_ends_a_linger
     await append_batches(store, "g-backlog", events)
     projector = Projector(store, redis, BoardProjection(), "b1", batch=5, linger_ms=60_000)
     sizes = counted(projector)
-    stop = asyncio.Event()
     started = time.monotonic()
-    task = asyncio.create_task(projector.run(stop, block_ms=100))
-    await until(lambda: sum(sizes) == len(events))
-    assert sizes[:-1] == [5] * (len(sizes) - 1)  # the last, short, batch is the one lingered after
-    assert await projector.read_model("g-backlog") == (len(events), expected_board(events))
-    stop.set()
-    await asyncio.wait_for(task, timeout=5)
-    assert time.monotonic() - started < 30
+    async with running(projector):
+        await until(lambda: sum(sizes) == len(events))
+        assert sizes[:-1] == [5] * (len(sizes) - 1)  # the last, short, batch is lingered after
+        assert await projector.read_model("g-backlog") == (len(events), expected_board(events))
+    assert time.monotonic() - started < 30  # the stop did not wait out the minute
