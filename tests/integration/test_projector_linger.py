@@ -20,7 +20,7 @@ from support.projecting import append_batches, expected_board
 
 pytestmark = pytest.mark.redis
 
-LINGER_MS = 400
+LINGER_MS = 1_000
 """Long beside a round trip, so that the batches appended meanwhile come before the next read
 even on a busy machine."""
 
