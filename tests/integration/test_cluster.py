@@ -409,7 +409,7 @@ async def test_a_master_killed_mid_game_loses_nothing_acknowledged() -> None:
     the new master) no append can be acknowledged (no replica to wait for), and then the game
     goes on from there."""
     with RedisCluster(masters=3, replicas=1, node_timeout_ms=1000) as cluster:
-        client = redis_client(cluster.url, socket_timeout=5, socket_connect_timeout=1)
+        client = redis_client(cluster.url, socket_timeout=5, socket_connect_timeout=5)
         store = RedisEventStore(client, durability="replica", wait_timeout_ms=1000)
         game = "failover-game"
         master = cluster.master_of(store.layout.game_key(game))
@@ -646,7 +646,7 @@ async def test_replies_travel_on_a_shard_channel_and_follow_it_through_a_failove
     from gameserver.runtime.settings import Settings
 
     with RedisCluster(masters=3, replicas=1, node_timeout_ms=1000) as cluster:
-        client = redis_client(cluster.url, socket_timeout=5, socket_connect_timeout=1)
+        client = redis_client(cluster.url, socket_timeout=5, socket_connect_timeout=5)
         # everysec: an append needs no replica while the killed master is away
         settings = Settings.of(redis_url=cluster.url, durability="everysec", consumer="rules-f")
         try:
