@@ -184,6 +184,7 @@ def test_each_variable_reads_back_what_the_table_writes() -> None:
         ),
         ({"RENATURE_ARCHIVE_DIR": "/srv/archive"}, ("retention", "archive_dir", "/srv/archive")),
         ({"RENATURE_INTERVAL_S": "5"}, ("retention", "interval_s", 5.0)),
+        ({"RENATURE_PROJECTOR_LINGER_MS": "0"}, ("consumers", "projector_linger_ms", 0)),
         ({"RENATURE_SIGNING_KEY_FILE": "k.pem"}, ("signing", "signing_key_file", "k.pem")),
         ({"RENATURE_PARTITIONS": ""}, ("store", "partitions", 16)),  # empty: unset
     ],
@@ -205,6 +206,7 @@ def test_variables_set_their_fields(env: dict[str, str], expected: tuple[str, st
         ("RENATURE_ACCESS_LOG", "2"),
         ("RENATURE_TRUSTED_PROXIES", "10.0.0.0/8,proxy.example"),
         ("RENATURE_KEEP_ALIVE_S", "five"),
+        ("RENATURE_PROJECTOR_LINGER_MS", "-1"),
     ],
 )
 def test_a_bad_value_is_an_error_naming_its_variable(variable: str, value: str) -> None:
