@@ -1,5 +1,6 @@
 """The figures the benches print: percentiles of samples (nearest rank) in milliseconds, the CPU
-seconds of a process, and how busy the whole machine was (and how much the hypervisor stole)."""
+seconds of a process, how busy the whole machine was (and how much the hypervisor stole), and
+what every load measures (`Measurement`: round trips, and the probes of the read models)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ import asyncio
 import contextlib
 import itertools
 import os
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from eventstore import KeyLayout
 
 
 def cpu_seconds(pid: int) -> float:
@@ -58,6 +63,18 @@ def machine_line(before: tuple[int, int, int]) -> str:
     return f"  machine: {busy / total:.0%} busy, {steal / total:.0%} stolen by the hypervisor"
 
 
+PROBES = 4
+"""Read-model probes in flight at most, per load."""
+PROBE_EVERY = 16
+"""Every sixteenth command of a game is probed (every fourth until stop 41: the probes'
+polling then spent more of the 2-core machine than the projectors, once they lingered)."""
+POLL_S = 0.0005
+POLL_SHARE = 0.05
+"""A probe reads the model again after 5% of the time since the command was sent (at least
+``POLL_S``): the lag is measured within 5%, without reading it hundreds of times."""
+PROBE_TIMEOUT_S = 10.0
+
+
 @dataclass(kw_only=True)
 class Measurement:
     """What a load counts while its game coroutines run: the window of time it measures
@@ -72,6 +89,29 @@ class Measurement:
     to_model: list[float] = field(default_factory=list)
     probes: set[asyncio.Task[None]] = field(default_factory=set)
     ids: Iterator[int] = field(default_factory=itertools.count)
+    clock: Callable[[], float] = time.monotonic
+    """The clock the load's times are read on (a probe's ``sent`` included)."""
+
+    def probe(
+        self, number: int, redis: Any, layout: KeyLayout, game_id: str, version: int, sent: float
+    ) -> None:
+        """Time the game's board read model (``layout``'s key, a hash with a ``version``) until
+        it shows ``version``, for every `PROBE_EVERY`-th command of a game (its step
+        ``number``) while fewer than `PROBES` are in flight."""
+        if number % PROBE_EVERY or len(self.probes) >= PROBES:
+            return
+        key = layout.model_key("board", game_id)
+        task = asyncio.create_task(self._watch(redis, key, version, sent))
+        self.probes.add(task)
+        task.add_done_callback(self.probes.discard)
+
+    async def _watch(self, redis: Any, key: str, version: int, sent: float) -> None:
+        while (elapsed := self.clock() - sent) < PROBE_TIMEOUT_S:
+            stored = await redis.hget(key, "version")
+            if stored is not None and int(stored) >= version:
+                self.to_model.append(self.clock() - sent)
+                return
+            await asyncio.sleep(max(POLL_S, elapsed * POLL_SHARE))
 
     async def probes_landed(self, timeout: float) -> None:
         """Until the probes in flight have seen their read models, ``timeout`` at the most."""

@@ -50,14 +50,6 @@ IN_FLIGHT_PATIENCE_S = 15.0
 """How long a keyed request is sent again while its key is in flight: past the gateway's lease
 (its command timeout and a margin), after which the first request has been answered or its
 lease has lapsed."""
-PROBES = 4  # read-model probes in flight at most, per load process
-PROBE_EVERY = 16
-"""Every sixteenth move of a game is probed (every fourth until stop 41: the probes' polling
-then spent more of the 2-core machine than the projectors, once they lingered)."""
-POLL_S = 0.0005
-POLL_SHARE = 0.05
-"""A probe reads the model again after 5% of the time since the move was sent (at least
-``POLL_S``): the lag is measured within 5%, without reading it hundreds of times."""
 
 
 @dataclass(frozen=True)
@@ -110,28 +102,15 @@ class Load(Measurement):
     playing: int = 0  # games that finished their first set-up
     finished: list[tuple[str, int]] = field(default_factory=list)  # (game id, pool index)
 
-    def done(self, sent: float, game_id: str, version: int, probe: bool) -> None:
+    def done(self, sent: float, game_id: str, version: int, number: int) -> None:
+        """A move answered (``number``: its step in the game, `Measurement.probe`)."""
         now = time.monotonic()
         self.moves_total += 1
         if self.window[0] <= now < self.window[1]:
             self.moves_in_window += 1
         if self.window[0] <= sent < self.window[1]:
             self.round_trips.append(now - sent)
-            if probe and len(self.probes) < PROBES:
-                task = asyncio.create_task(self.watch_model(game_id, version, sent))
-                self.probes.add(task)
-                task.add_done_callback(self.probes.discard)
-
-    async def watch_model(self, game_id: str, version: int, sent: float) -> None:
-        from gameserver.projectors.projector_runner import model_key
-
-        key = model_key(self.layout, "board", game_id)
-        while time.monotonic() < sent + REPLY_TIMEOUT_S:
-            stored = await self.redis.hget(key, "version")
-            if stored is not None and int(stored) >= version:
-                self.to_model.append(time.monotonic() - sent)
-                return
-            await asyncio.sleep(max(POLL_S, (time.monotonic() - sent) * POLL_SHARE))
+            self.probe(number, self.redis, self.layout, game_id, version, sent)
 
 
 async def play_bus(load: Load, index: int, client: Any) -> None:
@@ -166,7 +145,7 @@ async def play_bus(load: Load, index: int, client: Any) -> None:
             if reply.status != "accepted":
                 raise RuntimeError(f"{game_id}: {reply.code}: {reply.message}")
             if step.kind == "move":
-                load.done(sent, game_id, reply.last_version, number % PROBE_EVERY == 0)
+                load.done(sent, game_id, reply.last_version, number)
         load.games_finished += 1
         load.finished.append((game_id, pool_index))
 
@@ -275,7 +254,7 @@ async def play_http(load: Load, index: int, _: Any) -> None:
                     if status != 200:
                         raise HttpError(f"{game_id} move {number}: {status} {answer[:200]!r}")
                     last = json.loads(answer)["last_version"]
-                    load.done(sent, game_id, last, number % PROBE_EVERY == 0)
+                    load.done(sent, game_id, last, number)
 
 
 class LiveSeat:
@@ -348,7 +327,7 @@ async def play_live(load: Load, game: Game, game_id: str, seats: list[LiveSeat])
             load.retries += 1
         if answer.get("status") != "accepted":
             raise RuntimeError(f"{game_id} move {number}: {answer}")
-        load.done(sent, game_id, answer["last_version"], number % PROBE_EVERY == 0)
+        load.done(sent, game_id, answer["last_version"], number)
 
 
 async def check_finished(load: Load, limit: int = 20) -> int:

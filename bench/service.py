@@ -21,6 +21,7 @@ import itertools
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -60,8 +61,6 @@ WINDOW_S = 8.0
 SOLO_S = 3.0  # the one-game run
 XADD_S = 1.5  # per XADD variant
 PIPELINE = 100
-PROBES = 4  # read-model probes in flight at most
-POLL_S = 0.0005  # how often a probe reads the model's version
 LIGHT_GAMES = 16  # concurrent games of the moderate-load run
 FEW_GAMES = 4  # concurrent games of the light-load run
 REPLY_TIMEOUT_S = 10.0
@@ -178,12 +177,14 @@ class Load(Measurement):
     accepted_in_window: int = 0
     accepted_total: int = 0
     finished: list[tuple[str, Script]] = field(default_factory=list)
+    clock: Callable[[], float] = field(default=time.perf_counter, kw_only=True)
 
     def in_window(self, moment: float) -> bool:
         return self.window[0] <= moment < self.window[1]
 
 
-async def send(load: Load, envelope: bus.CommandEnvelope, probe: bool) -> bus.Reply:
+async def send(load: Load, envelope: bus.CommandEnvelope, step: int) -> bus.Reply:
+    """One command, its round trip timed (and its read model, `Measurement.probe`)."""
     sent = time.perf_counter()
     reply = await load.client.send(envelope, timeout=REPLY_TIMEOUT_S)
     done = time.perf_counter()
@@ -194,25 +195,9 @@ async def send(load: Load, envelope: bus.CommandEnvelope, probe: bool) -> bus.Re
         load.accepted_in_window += 1
     if load.in_window(sent):
         load.round_trips.append(done - sent)
-        if probe and len(load.probes) < PROBES:
-            task = asyncio.create_task(
-                watch_model(load, envelope.game_id, reply.last_version, sent)
-            )
-            load.probes.add(task)
-            task.add_done_callback(load.probes.discard)
+        layout = load.store.layout
+        load.probe(step, load.redis, layout, envelope.game_id, reply.last_version, sent)
     return reply
-
-
-async def watch_model(load: Load, game_id: str, version: int, sent: float) -> None:
-    """Poll the board model's version (HGET every 0.5 ms) until it reaches ``version``."""
-    key = model_key(load.store.layout, "board", game_id)
-    deadline = sent + REPLY_TIMEOUT_S
-    while time.perf_counter() < deadline:
-        stored = await load.redis.hget(key, "version")
-        if stored is not None and int(stored) >= version:
-            load.to_model.append(time.perf_counter() - sent)
-            return
-        await asyncio.sleep(POLL_S)
 
 
 async def play_games(load: Load, index: int) -> None:
@@ -227,7 +212,7 @@ async def play_games(load: Load, index: int) -> None:
             if isinstance(command, c.CreateGame):
                 command = c.CreateGame(game_id, command.players, seed="")
             envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, seat)
-            await send(load, envelope, probe=step % 4 == 0)
+            await send(load, envelope, step)
         load.games_finished += 1
         load.finished.append((game_id, game))
 
@@ -381,7 +366,7 @@ async def under_load(
             f"{await check_games(load)} checked against their in-process scores)"
         )
         print(f"  command round trip: {ms(load.round_trips)}")
-        print(f"  command -> board read model (polled every 0.5 ms): {ms(load.to_model)}")
+        print(f"  command -> board read model: {ms(load.to_model)}")
         print(cpu_lines(stack, redis_pid, before, wall, max(1, load.accepted_total)))
         print(machine_line(ticks))
         print(

@@ -30,7 +30,6 @@ It connects as its own Redis user (``RENATURE_REDIS_USER_RETENTION``, see docs/s
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ from eventstore.redis_values import text as _text
 from eventstore.retention_policy import GROUP, RetentionStore, Stage
 from gameplatform import game_names, get_game
 from gameserver.runtime.logging import get_logger
-from gameserver.runtime.service_runner import run_service
+from gameserver.runtime.service_runner import pause, run_service
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.settings_parts import RetentionPolicy
 
@@ -215,8 +214,7 @@ async def serve(
                 (log.info if busy else log.debug)("retention_pass", **vars(report))
             except Exception:  # Redis restarting: the next pass finishes the work
                 log.exception("retention_failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), policy.interval_s)
+            await pause(stop, policy.interval_s)
     finally:
         await redis.aclose()
         log.info("retention_stopped")

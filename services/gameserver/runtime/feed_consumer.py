@@ -11,7 +11,6 @@ entry that was not acknowledged stays pending and is handled again.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
@@ -20,6 +19,7 @@ from redis.exceptions import RedisError
 from eventstore import FeedEntry, RedisEventStore, StoreError
 from eventstore.keys import format_partitions
 from gameserver.runtime.logging import Logger
+from gameserver.runtime.service_runner import pause
 
 RETRY_SECONDS = 0.2
 """Pause between tries while Redis is unreachable: back within a second of its return."""
@@ -134,7 +134,7 @@ class FeedConsumer:
                 block = block_ms if before_poll is None else await before_poll()
                 read = await self.poll(block_ms=block)
                 if self.linger_s and 0 < read < self.batch:
-                    await _until(stop, self.linger_s)
+                    await pause(stop, self.linger_s)
                 if time.monotonic() - last_reclaim >= reclaim_every:
                     await self.reclaim()
                     last_reclaim = time.monotonic()
@@ -142,12 +142,4 @@ class FeedConsumer:
                 if "NOGROUP" in str(error):
                     ready = False  # Redis lost its data: create the groups again
                 self.log.warning("redis_unavailable", error=str(error))
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=RETRY_SECONDS)
-
-
-async def _until(stop: asyncio.Event, seconds: float) -> None:
-    """Wait ``seconds``, or less if ``stop`` is set meanwhile."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(seconds):
-            await stop.wait()
+                await pause(stop, RETRY_SECONDS)

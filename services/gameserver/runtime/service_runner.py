@@ -9,6 +9,7 @@ own polling and callbacks."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -27,6 +28,14 @@ async def until_signalled(main: Main) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     await main(stop)
+
+
+async def pause(stop: asyncio.Event, seconds: float) -> None:
+    """Wait ``seconds``, or less if ``stop`` is set meanwhile (a service's loop between two
+    turns: it stops at once when told to)."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await stop.wait()
 
 
 def run_service(service: str, log_level: str, main: Main) -> None:

@@ -21,10 +21,6 @@ from gameserver.runtime.redis_auth import without_credentials
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DAY = 86_400
-LINGER_MS = 10
-"""A projector's pause after a short batch: the read models are off the answer's path, so a
-few milliseconds later there costs no player anything, and one read then takes the moves of
-several games (measured in docs/services.md, "The projectors' linger")."""
 ON_WORDS = ("1", "true", "yes", "on")
 OFF_WORDS = ("0", "false", "no", "off")
 
@@ -89,18 +85,20 @@ def whole(text: str) -> int:
         raise ValueError("expected a whole number") from None
 
 
-def positive(text: str) -> int:
-    value = whole(text)
-    if value < 1:
-        raise ValueError("expected a whole number of at least 1")
-    return value
+def whole_from(low: int) -> Callable[[str], int]:
+    """A whole number of at least ``low`` (a smaller one is an error)."""
+
+    def parse(text: str) -> int:
+        value = whole(text)
+        if value < low:
+            raise ValueError(f"expected a whole number of at least {low}")
+        return value
+
+    return parse
 
 
-def non_negative(text: str) -> int:
-    value = whole(text)
-    if value < 0:
-        raise ValueError("expected a whole number of at least 0")
-    return value
+positive = whole_from(1)
+non_negative = whole_from(0)
 
 
 def at_least_one(text: str) -> int:
@@ -222,8 +220,11 @@ class ConsumerSettings:
         env="RENATURE_PROJECTOR_PARTITIONS",
         doc="game partitions (feeds) a projector instance reads: `all` or `0-7,12`",
     )
+    # The read models are off the answer's path: a few milliseconds later there cost no player
+    # anything, and one read then takes the moves of several games (docs/services.md, "The
+    # projectors' linger").
     projector_linger_ms: int = setting(
-        LINGER_MS,
+        10,
         env="RENATURE_PROJECTOR_LINGER_MS",
         doc="a projector waits this long (ms) after a batch short of full before its next read,"
         " so that one read takes more moves (0: read again at once)",
