@@ -193,10 +193,13 @@ async def ended_after(
 
 async def hold_half_open(proxy: Nginx, count: int) -> list[tuple[float, bytes]]:
     """``count`` connections from one address, each a head that never ends."""
-    held, opened = [], []  # nginx's header timer starts when it accepts each connection
-    for _ in range(count):  # (opening 200 took seconds on a loaded machine)
-        held.append(await proxy.raw(HALF_OPEN))
+    # nginx's header timer starts when it accepts each connection: after the connect began,
+    # but perhaps long before this loop resumes once the connect is done (on a loaded machine
+    # that was 1.4 s once, and opening 200 took seconds), so each is timed from its start.
+    held, opened = [], []
+    for _ in range(count):
         opened.append(time.monotonic())
+        held.append(await proxy.raw(HALF_OPEN))
     for _, writer in held:
         writer.write(b"GET /games HTTP/1.1\r\nHost: gateway\r\nX-Slow: ")
     await asyncio.gather(*(writer.drain() for _, writer in held))
@@ -223,12 +226,13 @@ async def huge_heads(proxy: Nginx, times: int) -> list[int]:
 async def stalled_body(proxy: Nginx) -> tuple[float, bytes]:
     """A body that stops coming after its first kilobyte."""
     reader, writer = await proxy.raw(SLOW)
+    sent = time.monotonic()  # nginx's body timer starts at its read, after this, not after drain
     writer.write(
         b"POST /disputes HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/octet-stream\r\n"
         b"Content-Length: 100000\r\n\r\n" + b"x" * 1000
     )
     await writer.drain()
-    ended = await ended_after(reader, BODY_TIMEOUT_S + 30)
+    ended = await ended_after(reader, BODY_TIMEOUT_S + 30, sent)
     writer.close()
     return ended
 
