@@ -44,14 +44,14 @@ async def test_the_live_reader_follows_a_game_on_the_cluster(
         timeout = READ_BLOCK_MS / 1000 + SOCKET_MARGIN_S
         assert reader.get_connection_kwargs()["socket_timeout"] == timeout
         stream = follow(gateway, "live-c", 0, "renature")
-        first = await asyncio.wait_for(anext(stream), 10)
+        (first,) = await asyncio.wait_for(anext(stream), 10)
         assert isinstance(first, e.GameCreated)
         events, _ = execute(replay(events), c.JoinGame(seat=0, name="ann"))
         request = AppendRequest("live-c", "join", 1, [e.encode(ev) for ev in events], b"ok")
         await store.append_many([request])  # appended while the channel follows: the feed
-        second = await asyncio.wait_for(anext(stream), 10)
+        (second,) = await asyncio.wait_for(anext(stream), 10)
         assert second.version == 2
-        await cast("AsyncGenerator[e.Event, None]", stream).aclose()
+        await cast("AsyncGenerator[list[e.Event], None]", stream).aclose()
     finally:
         await reader.aclose()
         await gateway.live.aclose()

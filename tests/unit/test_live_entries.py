@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from gameserver.gateway import live_hub
 from gameserver.gateway.live_hub import Follower, HistoryRewound, Item, entries_after
 
 
@@ -78,3 +79,39 @@ async def test_a_channel_resumed_after_a_version_checks_nothing_it_did_not_send(
     tracked, backlog = follower([(1, b"a"), (2, b"b"), (3, b"c")])
     entries = entries_after(tracked, backlog, 2)
     assert await taken(entries, 1) == [3]
+
+
+async def test_a_follower_tells_whether_the_next_version_is_handed_over_already() -> None:
+    tracked, _ = follower([])
+    assert not tracked.next_is(1)  # nothing yet: a batch is sent now, not held
+    tracked.offer((1, b"a"))
+    tracked.offer((2, b"b"))
+    assert tracked.next_is(1)
+    assert not tracked.next_is(2)
+    assert await tracked.get() == (1, b"a")
+    assert tracked.next_is(2)
+    tracked.fall_behind()  # the stream is read again: nothing is held for the queue
+    assert not tracked.next_is(2)
+
+
+async def test_a_full_follower_falls_behind_and_still_wakes() -> None:
+    tracked, _ = follower([])
+    for version in range(1, live_hub.QUEUE + 2):
+        tracked.offer((version, b"x"))
+    assert tracked.lagging
+    assert len(tracked.entries) == live_hub.QUEUE
+    waiting = asyncio.ensure_future(tracked.get())  # entries there: no wait
+    assert await asyncio.wait_for(waiting, 1) == (1, b"x")
+
+
+async def test_a_waiting_follower_wakes_for_the_next_entry_and_for_a_fall_behind() -> None:
+    tracked, _ = follower([])
+    waiting = asyncio.ensure_future(tracked.get())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    tracked.offer((1, b"a"))
+    assert await asyncio.wait_for(waiting, 1) == (1, b"a")
+    waiting = asyncio.ensure_future(tracked.get())
+    await asyncio.sleep(0)
+    tracked.fall_behind()
+    assert await asyncio.wait_for(waiting, 1) == live_hub.WAKE

@@ -44,6 +44,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gameserver.gateway.client_address import TrustedNetworks
 from gameserver.gateway.live_admission import LiveRefusals, too_many_message
+from gameserver.gateway.live_frames import FramesAtOnce
 from gameserver.gateway.ratelimit import bearer_token
 from gameserver.gateway.refusal_memory import Refused
 from gameserver.runtime.settings_parts import FrontDoor
@@ -64,6 +65,7 @@ def uvicorn_options(bounds: FrontDoor) -> dict[str, Any]:
     """What uvicorn bounds itself (with `GuardedHttpTools` as its protocol)."""
     return {
         "http": GuardedHttpTools,
+        "ws": FramesAtOnce,  # a move's events in one write (gateway.live_frames)
         "timeout_keep_alive": bounds.keep_alive_s,
         "limit_concurrency": bounds.max_connections,
         "h11_max_incomplete_event_size": bounds.max_header_bytes,

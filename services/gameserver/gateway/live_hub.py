@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -54,25 +54,39 @@ WAKE: Item = (-1, b"")
 
 
 class Follower:
-    """One live channel's subscription to its game's entries."""
+    """One live channel's subscription to its game's entries: a bounded queue of its own (a
+    deque and an event), whose next entry can be looked at (`next_is`)."""
 
     def __init__(self, game_id: str, hub: LiveHub) -> None:
         self.game_id = game_id
         self.hub = hub
-        self.queue: asyncio.Queue[Item] = asyncio.Queue(QUEUE)
+        self.entries: deque[Item] = deque()
+        self.arrived = asyncio.Event()
         self.lagging = False
 
     def offer(self, item: Item) -> None:
-        try:
-            self.queue.put_nowait(item)
-        except asyncio.QueueFull:
+        if len(self.entries) >= QUEUE:
             self.lagging = True  # it reads what it missed from the game's stream
+            return  # (a full queue wakes the follower anyway)
+        self.entries.append(item)
+        self.arrived.set()
 
     def fall_behind(self) -> None:
         """The reader cannot hand entries over (it failed): read the stream instead."""
         self.lagging = True
-        with contextlib.suppress(asyncio.QueueFull):
-            self.queue.put_nowait(WAKE)  # a full queue wakes the follower anyway
+        self.offer(WAKE)
+
+    async def get(self) -> Item:
+        """The next entry handed over, once there is one."""
+        while not self.entries:
+            self.arrived.clear()
+            await self.arrived.wait()
+        return self.entries.popleft()
+
+    def next_is(self, version: int) -> bool:
+        """Whether the entry handed over next is ``version``, there already (so the channel
+        may hold what it has to send until it has that one too)."""
+        return bool(self.entries) and self.entries[0][0] == version and not self.lagging
 
 
 class PartitionReader:
@@ -320,7 +334,7 @@ async def entries_after(
         if waiting:
             waiting = False
             caught_up()
-        version, data = await follower.queue.get()
+        version, data = await follower.get()
         if version == last and passed and data != passed:
             raise HistoryRewound(follower.game_id, last)
         if version <= last:  # WAKE too: the loop looks at the lagging flag again

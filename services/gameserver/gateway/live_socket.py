@@ -38,6 +38,7 @@ from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.live_budget import pace
 from gameserver.gateway.live_commands import serve_commands
+from gameserver.gateway.live_frames import send_texts
 from gameserver.gateway.live_hub import PAGE, HistoryRewound, Item, entries_after
 from gameserver.runtime.logging import get_logger
 
@@ -178,12 +179,16 @@ async def follow(
     game: str,
     spectator: bool = False,
     passed: bytes = b"",
-) -> AsyncGenerator[Event, None]:
+) -> AsyncGenerator[list[Event], None]:
     """Every event after version ``after``, then each new one as it is appended; returns after
     the event that closes the game (its game's ``closes``: the end, or a cancellation). The
     worker's `LiveHub` reads the feeds for every channel at once; the backlog comes from the
     game's stream: nothing is skipped or repeated. A spectator's backlog waits for one of the
-    worker's turns (`SpectatorBacklogs`), given back once it is sent."""
+    worker's turns (`SpectatorBacklogs`), given back once it is sent.
+
+    The events come in batches of those at hand: a batch grows only while the next event is
+    handed over already (a move's events come in one feed read), never while it waits, so a
+    channel sends a move's events at once (`pump`: one socket write, not one per event)."""
     rules = get_game(game)
     key = gateway.layout.game_key(game_id)
 
@@ -199,11 +204,16 @@ async def follow(
         follower = await gateway.live.follow(game_id)
         try:
             entries = entries_after(follower, backlog, after, give_back, passed)
+            batch: list[Event] = []
             async for version, data in entries:
                 event = gateway.live.decoded(game_id, version, data, rules.decode_event)
-                yield event
+                batch.append(event)
                 if rules.closes(event):  # nothing follows: the channel closes (WS 1000, SSE end)
+                    yield batch
                     return
+                if not follower.next_is(version + 1):
+                    yield batch
+                    batch = []
         finally:
             gateway.live.leave(follower)
     finally:
@@ -289,9 +299,12 @@ async def pump(websocket: WebSocket, gateway: Gateway, channel: Channel, frames:
         gateway, channel.game_id, channel.after, channel.game, spectator, channel.passed
     )
     async with contextlib.aclosing(events):
-        async for event in events:
-            await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
-            await websocket.send_text(frames.frame(event).decode())
+        async for batch in events:  # a move's events: one write (gateway.live_frames)
+            texts = []
+            for event in batch:
+                await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
+                texts.append(frames.frame(event).decode())
+            await send_texts(websocket, texts)
 
 
 async def serve_websocket(

@@ -78,14 +78,15 @@ async def event_stream(
         events = follow(gateway, game_id, channel.after, channel.game, spectator, channel.passed)
         async with contextlib.aclosing(events):
             try:
-                async for event in events:
-                    await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
-                    frame, mark = frames.marked(event)
-                    yield ServerSentEvent(
-                        data=frame.decode(),
-                        event=type(event).__name__,
-                        id=f"{event.version}.{mark}",  # a resume checks the mark (live_socket)
-                    )
+                async for batch in events:
+                    for event in batch:
+                        await pace(gateway.spectator_frames, channel.viewer)  # live_budget
+                        frame, mark = frames.marked(event)
+                        yield ServerSentEvent(
+                            data=frame.decode(),
+                            event=type(event).__name__,
+                            id=f"{event.version}.{mark}",  # a resume checks it (live_socket)
+                        )
             except HistoryRewound as rewound:  # what it sent was taken back: read it again
                 error = msgspec.json.encode(error_body(REWOUND, str(rewound))).decode()
                 yield ServerSentEvent(data=error, event=REWOUND)

@@ -1,0 +1,130 @@
+"""A move's events reach a live WebSocket in one write (`gateway.live_frames`), frame by
+frame as before. Real Redis, the real rules service, uvicorn with the gateway's WebSocket
+protocol on a free port; the test records what that protocol writes to the spectator's socket."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any, ClassVar
+
+import pytest
+import redis.asyncio as aioredis
+import uvicorn
+from websockets.asyncio.client import connect
+
+from devkit.redis_server import free_port
+from devkit.waiting import eventually
+from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway.app import create_app
+from gameserver.gateway.front_door import uvicorn_options
+from gameserver.gateway.live_frames import FramesAtOnce
+from gameserver.rules.rules_service import RulesService
+from gameserver.runtime.settings import Settings
+from renature.state import GameState
+from support.gateway import gateway_settings
+from support.hosting import state_as
+
+pytestmark = pytest.mark.redis
+
+
+class Recording:
+    """A transport that keeps what is written to it (and passes everything on)."""
+
+    def __init__(self, transport: Any, writes: list[bytes]) -> None:
+        self._transport = transport
+        self._writes = writes
+
+    def write(self, data: bytes) -> None:
+        self._writes.append(bytes(data))
+        self._transport.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class RecordedFrames(FramesAtOnce):
+    """The gateway's WebSocket protocol, its writes recorded (one socket in this test)."""
+
+    writes: ClassVar[list[bytes]] = []
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(Recording(transport, self.writes))  # type: ignore[arg-type]
+
+
+def frames_in(write: bytes) -> list[dict[str, Any]]:
+    """The server's text frames in one write (unmasked, as a server sends them)."""
+    frames, at = [], 0
+    while at < len(write):
+        assert write[at] == 0x81, write[at : at + 8]  # FIN and a text frame
+        length, at = write[at + 1] & 0x7F, at + 2
+        if length == 126:
+            length, at = int.from_bytes(write[at : at + 2], "big"), at + 2
+        elif length == 127:
+            length, at = int.from_bytes(write[at : at + 8], "big"), at + 8
+        frames.append(json.loads(write[at : at + length]))
+        at += length
+    return frames
+
+
+@pytest.fixture
+async def served(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[str]:
+    settings = gateway_settings(redis_url, allow_chosen_seeds=True)
+    app = create_app(settings, command_timeout=5.0)
+    port = free_port()
+    assert uvicorn_options(settings.front_door)["ws"] is FramesAtOnce  # what the gateway serves
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", ws=RecordedFrames
+    )
+    server = uvicorn.Server(config)
+    async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-frames")):
+        task = asyncio.create_task(server.serve())
+        await eventually(lambda: server.started or task.done(), "uvicorn serving", timeout=10)
+        assert server.started
+        try:
+            yield f"127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+            await task
+
+
+async def received_until(ws: Any, version: int) -> list[int]:
+    """The versions of the frames received until ``version`` (5 s at most)."""
+    versions: list[int] = []
+    while not versions or versions[-1] < version:
+        versions.append(json.loads(await asyncio.wait_for(ws.recv(), 5))["version"])
+    return versions
+
+
+async def test_each_move_reaches_a_live_socket_in_one_write_frame_by_frame(served: str) -> None:
+    RecordedFrames.writes.clear()
+    async with GatewayClient(f"http://{served}") as client:
+        game_id = await client.create_game(2, seed="frames")
+        tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+        start = await client.start(game_id, tokens[0])
+        live = f"ws://{served}/games/{game_id}/live"
+        async with connect(live, compression=None) as spectator:  # frames readable as sent
+            assert await received_until(spectator, start.last_version) == list(
+                range(1, start.last_version + 1)
+            )  # the backlog
+            await eventually(lambda: len(RecordedFrames.writes) >= 2, "the backlog written")
+            moves: list[tuple[int, int]] = []  # each move's first and last version
+            while len(moves) < 60 and not any(last > first for first, last in moves[-8:]):
+                state = await state_as(client, game_id, tokens[0], GameState)
+                token = tokens[state.current]
+                before = len(RecordedFrames.writes)
+                result = await client.send(
+                    game_id, token, (await client.legal_actions(game_id, token))[0]
+                )
+                moves.append((result.first_version, result.last_version))
+                versions = await received_until(spectator, result.last_version)
+                assert versions == list(range(result.first_version, result.last_version + 1))
+                written = [frames_in(write) for write in RecordedFrames.writes[before:]]
+                assert [[frame["version"] for frame in w] for w in written] == [versions]
+            sent = RecordedFrames.writes[1:]  # after the handshake's answer, before the close
+        shown = await client.events(game_id)  # what a spectator reads over HTTP
+    assert any(last > first for first, last in moves), moves  # several events, one write
+    pushed = [frame for write in sent for frame in frames_in(write)]
+    assert [frame["version"] for frame in pushed] == list(range(1, moves[-1][1] + 1))
+    assert [frame["type"] for frame in pushed] == [type(event).__name__ for event in shown]
