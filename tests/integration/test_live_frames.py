@@ -1,6 +1,7 @@
-"""A move's events reach a live WebSocket in one write (`gateway.live_frames`), frame by
-frame as before. Real Redis, the real rules service, uvicorn with the gateway's WebSocket
-protocol on a free port; the test records what that protocol writes to the spectator's socket."""
+"""A move's events reach a live channel in one write: a WebSocket's frames
+(`gateway.live_frames`), an event stream's messages (one chunk), each as before. Real Redis,
+the real rules service, uvicorn with the gateway's WebSocket protocol on a free port; the test
+records what uvicorn writes to the spectator's connection."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
+import httpx
 import pytest
 import redis.asyncio as aioredis
 import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from websockets.asyncio.client import connect
 
 from devkit.redis_server import free_port
@@ -53,6 +56,16 @@ class RecordedFrames(FramesAtOnce):
         super().connection_made(Recording(transport, self.writes))  # type: ignore[arg-type]
 
 
+class RecordedHttp(HttpToolsProtocol):
+    """uvicorn's HTTP protocol, each connection's writes recorded apart."""
+
+    recorded: ClassVar[list[list[bytes]]] = []
+
+    def connection_made(self, transport: Any) -> None:
+        RecordedHttp.recorded.append([])
+        super().connection_made(Recording(transport, self.recorded[-1]))  # type: ignore[arg-type]
+
+
 def frames_in(write: bytes) -> list[dict[str, Any]]:
     """The server's text frames in one write (unmasked, as a server sends them)."""
     frames, at = [], 0
@@ -75,7 +88,13 @@ async def served(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[str]:
     port = free_port()
     assert uvicorn_options(settings.front_door)["ws"] is FramesAtOnce  # what the gateway serves
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", ws=RecordedFrames
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        ws=RecordedFrames,
+        http=RecordedHttp,
     )
     server = uvicorn.Server(config)
     async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-frames")):
@@ -128,3 +147,52 @@ async def test_each_move_reaches_a_live_socket_in_one_write_frame_by_frame(serve
     pushed = [frame for write in sent for frame in frames_in(write)]
     assert [frame["version"] for frame in pushed] == list(range(1, moves[-1][1] + 1))
     assert [frame["type"] for frame in pushed] == [type(event).__name__ for event in shown]
+
+
+def sse_messages(write: bytes) -> list[dict[str, str]]:
+    """The event-stream messages in one write of a chunked body (size, CRLF, chunk, CRLF)."""
+    size, _, rest = write.partition(b"\r\n")
+    chunk = rest[: int(size, 16)].decode()
+    messages = []
+    for block in chunk.replace("\r\n", "\n").split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "event" in fields:
+            messages.append(fields)
+    return messages
+
+
+async def test_each_move_reaches_an_event_stream_in_one_write(served: str) -> None:
+    async with GatewayClient(f"http://{served}") as client:
+        game_id = await client.create_game(2, seed="frames-sse")
+        tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+        start = await client.start(game_id, tokens[0])
+        RecordedHttp.recorded.clear()
+        async with (
+            httpx.AsyncClient(base_url=f"http://{served}", timeout=10) as reader,
+            reader.stream("GET", f"/games/{game_id}/events/stream") as stream,
+        ):
+            lines = stream.aiter_lines()
+            seen = 0
+            while seen < start.last_version:  # the backlog
+                line = await asyncio.wait_for(anext(lines), 5)
+                seen += line.startswith("event: ")
+            (sse,) = [w for w in RecordedHttp.recorded if w and b"event-stream" in w[0]]
+            several = False
+            for _ in range(60):
+                state = await state_as(client, game_id, tokens[0], GameState)
+                token = tokens[state.current]
+                before = len(sse)
+                result = await client.send(
+                    game_id, token, (await client.legal_actions(game_id, token))[0]
+                )
+                count = result.last_version - result.first_version + 1
+                while seen < result.last_version:
+                    line = await asyncio.wait_for(anext(lines), 5)
+                    seen += line.startswith("event: ")
+                assert len(sse[before:]) == 1, sse[before:]  # one write for the move's events
+                versions = [m["id"].split(".")[0] for m in sse_messages(sse[before])]
+                assert versions == [str(v) for v in range(result.first_version, seen + 1)]
+                several = count > 1
+                if several:
+                    break
+    assert several  # a move with several events came in one write

@@ -73,20 +73,23 @@ async def event_stream(
         return Response(status_code=204)
     frames = Frames(channel, await frames_state(gateway, channel))
 
-    async def messages() -> AsyncIterator[ServerSentEvent]:
+    async def messages() -> AsyncIterator[ServerSentEvent | bytes]:
         spectator = channel.viewer is None  # its backlog takes a turn (live_socket.follow)
         events = follow(gateway, game_id, channel.after, channel.game, spectator, channel.passed)
         async with contextlib.aclosing(events):
             try:
-                async for batch in events:
+                async for batch in events:  # a move's events: one chunk, one write
+                    chunk = []
                     for event in batch:
                         await pace(gateway.spectator_frames, channel.viewer)  # live_budget
                         frame, mark = frames.marked(event)
-                        yield ServerSentEvent(
+                        message = ServerSentEvent(
                             data=frame.decode(),
                             event=type(event).__name__,
                             id=f"{event.version}.{mark}",  # a resume checks it (live_socket)
                         )
+                        chunk.append(message.encode())
+                    yield b"".join(chunk)
             except HistoryRewound as rewound:  # what it sent was taken back: read it again
                 error = msgspec.json.encode(error_body(REWOUND, str(rewound))).decode()
                 yield ServerSentEvent(data=error, event=REWOUND)
