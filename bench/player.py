@@ -40,13 +40,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import redis
-
 from bench import figures, targets
 from bench.figures import cpu_seconds, machine_line, machine_ticks, percentile
-from bench.processes import Group, Redises, Stack, Topology, start_stack
+from bench.processes import (
+    Group,
+    RedisCommands,
+    Redises,
+    Stack,
+    Topology,
+    start_stack,
+)
 from devkit.redis_server import free_port
-from eventstore.redis_client import is_cluster_url
 
 PEER_DIR = Path(__file__).resolve().parent / "peer"
 WARMUP_S = 2.0
@@ -73,6 +77,7 @@ class Result:
     idle: dict[str, float] = field(default_factory=dict)  # cores each group keeps busy idle
     retries: int = 0  # commands sent again after a timeout
     redis_calls: int = 0  # commands Redis ran in the window (0: not counted, a cluster)
+    aof_rewrites: int = 0  # AOF rewrites Redis began in the window (a fork writing it all)
     note: str = ""
 
     def cpu_per_move_ms(self) -> float:
@@ -106,6 +111,8 @@ class Result:
         if self.redis_calls:
             calls = self.redis_calls / max(1, self.moves)
             out.append(f"  Redis commands per move (scripts' own included): {calls:.1f}")
+        if self.aof_rewrites:
+            out.append(f"  AOF rewrites begun in the window: {self.aof_rewrites}")
         if self.idle:
             out.append(
                 f"  CPU ms per move net of the idle stack's own "
@@ -176,6 +183,8 @@ class Window:
     results: list[dict[str, Any]]
     redis_calls: int = 0
     """Commands Redis ran in the window (scripts' own commands too); 0 on a cluster."""
+    aof_rewrites: int = 0
+    """AOF rewrites Redis began in the window; 0 on a cluster."""
 
 
 def measure_window(
@@ -198,7 +207,7 @@ def measure_window(
     time.sleep(max(0.0, start + WINDOW_S - time.monotonic()))
     after = snapshot([*stack.groups, *loads], redis_pids)
     machine = machine_line(ticks)
-    redis_calls = commands.since()
+    redis_calls, aof_rewrites = commands.since()
     stack.check()
     results = []
     for group in loads:
@@ -207,28 +216,7 @@ def measure_window(
         if line.strip() != b"done":
             raise RuntimeError(f"a load process died:\n{group.tail()}")
         results.append(json.loads(Path(configs[group.process.pid]).read_text()))
-    return Window(before, after, machine, results, redis_calls)
-
-
-class RedisCommands:
-    """The commands one Redis runs from now on (``INFO commandstats``, every command a script
-    ran counted too); nothing is counted on a cluster (``since`` is 0)."""
-
-    def __init__(self, url: str) -> None:
-        self.client = None if is_cluster_url(url) else redis.Redis.from_url(url)
-        self.start = self._total()
-
-    def _total(self) -> int:
-        if self.client is None:
-            return 0
-        stats = self.client.info("commandstats")
-        return sum(int(entry["calls"]) for name, entry in stats.items() if name != "cmdstat_info")
-
-    def since(self) -> int:
-        total = self._total() - self.start
-        if self.client is not None:
-            self.client.close()
-        return total
+    return Window(before, after, machine, results, redis_calls, aof_rewrites)
 
 
 def run_load(
@@ -268,6 +256,7 @@ def run_load(
         machine=window.machine,
         retries=sum(r.get("retries", 0) for r in results),
         redis_calls=window.redis_calls,
+        aof_rewrites=window.aof_rewrites,
     )
 
 

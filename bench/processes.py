@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from devkit.redis_server import RedisServer, free_port
+from eventstore.redis_client import is_cluster_url
 from gameserver.runtime.supervisor import PROJECTORS
 
 READY_TIMEOUT_S = 180.0
@@ -86,7 +89,8 @@ class Topology:
 
 
 def group_cpu(pgid: int) -> float:
-    """CPU seconds of every live process of a process group (a gateway and its workers)."""
+    """CPU seconds of every live process of a process group (a gateway and its workers), each
+    one's ended children's included (`figures.cpu_seconds`)."""
     total = 0.0
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -94,7 +98,8 @@ def group_cpu(pgid: int) -> float:
         except OSError:
             continue
         if int(fields[2]) == pgid:
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            ticks = sum(int(fields[at]) for at in (11, 12, 13, 14))  # utime stime cutime cstime
+            total += ticks / os.sysconf("SC_CLK_TCK")
     return total
 
 
@@ -240,6 +245,29 @@ class Redises:
         assert self.single is not None
         assert self.single._process is not None
         return {"redis": self.single._process.pid}
+
+
+class RedisCommands:
+    """The commands one Redis runs from now on (``INFO commandstats``, every command a script
+    ran counted too), and the AOF rewrites it begins; nothing is counted on a cluster
+    (``since`` is 0, 0)."""
+
+    def __init__(self, url: str) -> None:
+        self.client = None if is_cluster_url(url) else redis.Redis.from_url(url)
+        self.start = self._totals()
+
+    def _totals(self) -> tuple[int, int]:
+        if self.client is None:
+            return 0, 0
+        stats = self.client.info("commandstats")
+        calls = sum(int(entry["calls"]) for name, entry in stats.items() if name != "cmdstat_info")
+        return calls, int(self.client.info("persistence")["aof_rewrites"])
+
+    def since(self) -> tuple[int, int]:
+        calls, rewrites = self._totals()
+        if self.client is not None:
+            self.client.close()
+        return calls - self.start[0], rewrites - self.start[1]
 
 
 LIFTED_LIMITS = {
