@@ -18,17 +18,27 @@ if TYPE_CHECKING:
     from eventstore import KeyLayout
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far, its ended children's included (Linux
-    /proc; 0 elsewhere). The children count: Redis rewrites its AOF in a fork that writes its
-    whole data set, which was a third of Redis's own CPU over a player run (a child's time is
-    counted once it has ended and been waited for, as Redis does)."""
+def stat_fields(path: Path) -> list[str] | None:
+    """A ``/proc/<pid>/stat``'s fields after the command's name (None: the process is gone)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return path.read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
+        return None
+
+
+def stat_cpu(fields: list[str]) -> float:
+    """User + system CPU seconds in a `stat_fields`, the ended children's included. The
+    children count: Redis rewrites its AOF in a fork that writes its whole data set, which was
+    a third of Redis's own CPU over a player run (a child's time is counted once it has ended
+    and been waited for, as Redis does)."""
     ticks = sum(int(fields[at]) for at in (11, 12, 13, 14))  # utime stime cutime cstime
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process so far (`stat_cpu`; Linux /proc, 0 elsewhere)."""
+    fields = stat_fields(Path(f"/proc/{pid}/stat"))
+    return 0.0 if fields is None else stat_cpu(fields)
 
 
 def percentile(samples: list[float], q: float) -> float:

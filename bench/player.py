@@ -44,7 +44,7 @@ from bench import figures, targets
 from bench.figures import cpu_seconds, machine_line, machine_ticks, percentile
 from bench.processes import (
     Group,
-    RedisCommands,
+    RedisCounts,
     Redises,
     Stack,
     Topology,
@@ -201,13 +201,13 @@ def measure_window(
         group.process.stdin.write(f"go {start} {start + WINDOW_S}\n".encode())
         group.process.stdin.flush()
     time.sleep(max(0.0, start - time.monotonic()))
-    commands = RedisCommands(stack.redis_url)
+    counts = RedisCounts(stack.redis_url)
     ticks = machine_ticks()
     before = snapshot([*stack.groups, *loads], redis_pids)
     time.sleep(max(0.0, start + WINDOW_S - time.monotonic()))
     after = snapshot([*stack.groups, *loads], redis_pids)
     machine = machine_line(ticks)
-    redis_calls, aof_rewrites = commands.since()
+    redis_calls, aof_rewrites = counts.since()
     stack.check()
     results = []
     for group in loads:

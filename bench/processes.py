@@ -18,6 +18,7 @@ from typing import Any
 
 import redis
 
+from bench.figures import stat_cpu, stat_fields
 from devkit.redis_server import RedisServer, free_port
 from eventstore.redis_client import is_cluster_url
 from gameserver.runtime.supervisor import PROJECTORS
@@ -90,16 +91,12 @@ class Topology:
 
 def group_cpu(pgid: int) -> float:
     """CPU seconds of every live process of a process group (a gateway and its workers), each
-    one's ended children's included (`figures.cpu_seconds`)."""
+    one's ended children's included (`figures.stat_cpu`)."""
     total = 0.0
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            ticks = sum(int(fields[at]) for at in (11, 12, 13, 14))  # utime stime cutime cstime
-            total += ticks / os.sysconf("SC_CLK_TCK")
+        fields = stat_fields(stat)
+        if fields is not None and int(fields[2]) == pgid:
+            total += stat_cpu(fields)
     return total
 
 
@@ -247,7 +244,7 @@ class Redises:
         return {"redis": self.single._process.pid}
 
 
-class RedisCommands:
+class RedisCounts:
     """The commands one Redis runs from now on (``INFO commandstats``, every command a script
     ran counted too), and the AOF rewrites it begins; nothing is counted on a cluster
     (``since`` is 0, 0)."""

@@ -108,6 +108,26 @@ async def served(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[str]:
             await task
 
 
+async def new_game(client: GatewayClient, seed: str) -> tuple[str, list[str], int]:
+    """A started two-seat game: its id, its seats' tokens and its version."""
+    game_id = await client.create_game(2, seed=seed)
+    tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
+    start = await client.start(game_id, tokens[0])
+    return game_id, tokens, start.last_version
+
+
+async def one_move(client: GatewayClient, game_id: str, tokens: list[str]) -> tuple[int, int]:
+    """The current seat's first legal move, over HTTP: its first and last version."""
+    state = await state_as(client, game_id, tokens[0], GameState)
+    token = tokens[state.current]
+    result = await client.send(game_id, token, (await client.legal_actions(game_id, token))[0])
+    return result.first_version, result.last_version
+
+
+MOVES = 60
+"""Moves played at most until one appends several events (one in four does, in practice)."""
+
+
 async def received_until(ws: Any, version: int) -> list[int]:
     """The versions of the frames received until ``version`` (5 s at most)."""
     versions: list[int] = []
@@ -119,26 +139,19 @@ async def received_until(ws: Any, version: int) -> list[int]:
 async def test_each_move_reaches_a_live_socket_in_one_write_frame_by_frame(served: str) -> None:
     RecordedFrames.writes.clear()
     async with GatewayClient(f"http://{served}") as client:
-        game_id = await client.create_game(2, seed="frames")
-        tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
-        start = await client.start(game_id, tokens[0])
+        game_id, tokens, started = await new_game(client, "frames")
         live = f"ws://{served}/games/{game_id}/live"
         async with connect(live, compression=None) as spectator:  # frames readable as sent
-            assert await received_until(spectator, start.last_version) == list(
-                range(1, start.last_version + 1)
-            )  # the backlog
+            backlog = await received_until(spectator, started)
+            assert backlog == list(range(1, started + 1))
             await eventually(lambda: len(RecordedFrames.writes) >= 2, "the backlog written")
             moves: list[tuple[int, int]] = []  # each move's first and last version
-            while len(moves) < 60 and not any(last > first for first, last in moves[-8:]):
-                state = await state_as(client, game_id, tokens[0], GameState)
-                token = tokens[state.current]
+            while len(moves) < MOVES and not any(last > first for first, last in moves):
                 before = len(RecordedFrames.writes)
-                result = await client.send(
-                    game_id, token, (await client.legal_actions(game_id, token))[0]
-                )
-                moves.append((result.first_version, result.last_version))
-                versions = await received_until(spectator, result.last_version)
-                assert versions == list(range(result.first_version, result.last_version + 1))
+                first, last = await one_move(client, game_id, tokens)
+                moves.append((first, last))
+                versions = await received_until(spectator, last)
+                assert versions == list(range(first, last + 1))
                 written = [frames_in(write) for write in RecordedFrames.writes[before:]]
                 assert [[frame["version"] for frame in w] for w in written] == [versions]
             sent = RecordedFrames.writes[1:]  # after the handshake's answer, before the close
@@ -161,38 +174,33 @@ def sse_messages(write: bytes) -> list[dict[str, str]]:
     return messages
 
 
+async def events_until(lines: AsyncIterator[str], seen: int, version: int) -> int:
+    """Read the stream's lines until its ``version``-th event (``seen`` read so far)."""
+    while seen < version:
+        seen += (await asyncio.wait_for(anext(lines), 5)).startswith("event: ")
+    return seen
+
+
 async def test_each_move_reaches_an_event_stream_in_one_write(served: str) -> None:
     async with GatewayClient(f"http://{served}") as client:
-        game_id = await client.create_game(2, seed="frames-sse")
-        tokens = [await client.join(game_id, seat, f"p{seat}") for seat in range(2)]
-        start = await client.start(game_id, tokens[0])
+        game_id, tokens, started = await new_game(client, "frames-sse")
         RecordedHttp.recorded.clear()
         async with (
             httpx.AsyncClient(base_url=f"http://{served}", timeout=10) as reader,
             reader.stream("GET", f"/games/{game_id}/events/stream") as stream,
         ):
             lines = stream.aiter_lines()
-            seen = 0
-            while seen < start.last_version:  # the backlog
-                line = await asyncio.wait_for(anext(lines), 5)
-                seen += line.startswith("event: ")
+            await events_until(lines, 0, started)  # the backlog
             (sse,) = [w for w in RecordedHttp.recorded if w and b"event-stream" in w[0]]
             several = False
-            for _ in range(60):
-                state = await state_as(client, game_id, tokens[0], GameState)
-                token = tokens[state.current]
+            for _ in range(MOVES):
                 before = len(sse)
-                result = await client.send(
-                    game_id, token, (await client.legal_actions(game_id, token))[0]
-                )
-                count = result.last_version - result.first_version + 1
-                while seen < result.last_version:
-                    line = await asyncio.wait_for(anext(lines), 5)
-                    seen += line.startswith("event: ")
+                first, last = await one_move(client, game_id, tokens)
+                await events_until(lines, first - 1, last)
                 assert len(sse[before:]) == 1, sse[before:]  # one write for the move's events
                 versions = [m["id"].split(".")[0] for m in sse_messages(sse[before])]
-                assert versions == [str(v) for v in range(result.first_version, seen + 1)]
-                several = count > 1
+                assert versions == [str(v) for v in range(first, last + 1)]
+                several = last > first
                 if several:
                     break
     assert several  # a move with several events came in one write
