@@ -28,7 +28,7 @@ from typing import Annotated, Any
 import msgspec
 from faststream import AckPolicy, FastStream
 from faststream.message import StreamMessage
-from faststream.redis import BinaryMessageFormatV1, RedisBroker, StreamSub
+from faststream.redis import RedisBroker, StreamSub
 from faststream.specification import AsyncAPI
 from pydantic import WithJsonSchema
 from redis.asyncio import Redis
@@ -343,7 +343,7 @@ async def publish_replies(
     pipe = redis.pipeline(transaction=False)
     for reply, header in zip(replies, headers, strict=True):
         if reply_to := header.get("reply_to"):
-            wire = await reply_wire(reply, header)
+            wire = reply_wire(reply, header)
             # By name: a cluster pipeline refuses publish() but routes both by the channel's
             # slot; SPUBLISH reaches the channel's shard alone, PUBLISH every node.
             publish = "SPUBLISH" if bus.is_shard_channel(reply_to) else "PUBLISH"
@@ -356,13 +356,10 @@ async def publish_replies(
         raise
 
 
-async def reply_wire(reply: bytes, header: dict[str, Any]) -> bytes:
+def reply_wire(reply: bytes, header: dict[str, Any]) -> bytes:
     """A reply as its command's sender reads it off the channel: FastStream's binary format
-    with the request's correlation id."""
-    correlation_id = header.get("correlation_id") or ""
-    return await BinaryMessageFormatV1.encode(
-        message=reply, reply_to=None, headers=None, correlation_id=correlation_id
-    )
+    with the request's correlation id (`bus.framed`)."""
+    return bus.framed(reply, header.get("correlation_id") or "")
 
 
 def batch_of(message: StreamMessage[Any], bodies: Sequence[bytes]) -> CommandBatch:
@@ -381,7 +378,7 @@ async def settlement(batch: CommandBatch, index: int, reply: bytes) -> Settlemen
     reply_to = header.get("reply_to")
     if not reply_to or bus.is_shard_channel(reply_to):
         return None
-    wire = await reply_wire(reply, header)
+    wire = reply_wire(reply, header)
     stream, entry_id = batch.entries[index]
     return Settlement(reply_to, wire, stream, bus.RULES_GROUP, entry_id)
 

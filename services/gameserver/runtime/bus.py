@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import hashlib
+import struct
 from functools import cache
 from typing import Literal
 
@@ -51,6 +52,24 @@ def is_shard_channel(channel: str | bytes) -> bool:
     """Whether replies to ``channel`` go out by ``SPUBLISH`` (see `SHARD_REPLY_CHANNELS`)."""
     name = channel.decode() if isinstance(channel, bytes) else channel
     return name.startswith(SHARD_REPLY_CHANNELS)
+
+
+_BINARY = b"\x89BIN\r\n\x1a\n\x00\x01"
+"""FastStream's binary message format (`BinaryMessageFormatV1`): its mark and version 1."""
+
+
+def framed(body: bytes, correlation_id: str, reply_to: str | None = None) -> bytes:
+    """``body`` as FastStream's binary message format carries it with these headers: the
+    bytes its ``BinaryMessageFormatV1.encode`` makes of them (a test holds it to that), made
+    without its coroutine and its writers on every command and reply. The sender's request and
+    the rules service's reply both go so; `BinaryMessageFormatV1.parse` reads them."""
+    headers = [b"correlation_id", correlation_id.encode()]
+    if reply_to:
+        headers += [b"reply_to", reply_to.encode()]
+    packed = b"".join(struct.pack(">H", len(text)) + text for text in headers)
+    start = len(_BINARY) + 8  # the headers' count, after the two offsets
+    head = struct.pack(">IIH", start, start + 2 + len(packed), len(headers) // 2)
+    return b"".join((_BINARY, head, packed, body))
 
 
 DEFAULT_GAME = registry.DEFAULT_GAME

@@ -222,12 +222,7 @@ class RulesClient:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._subscribed.wait(), min(timeout, RESUBSCRIBE_WAIT_S))
         correlation_id = str(next(self._ids))
-        message = await BinaryMessageFormatV1.encode(
-            message=bus.encoder.encode(envelope),
-            reply_to=self.channel,
-            headers=None,
-            correlation_id=correlation_id,
-        )
+        message = bus.framed(bus.encoder.encode(envelope), correlation_id, self.channel)
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[bytes] = loop.create_future()
         outgoing = (self._stream_of(envelope.game_id), message, waiter, False)
