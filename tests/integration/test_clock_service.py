@@ -257,7 +257,7 @@ async def test_a_timed_out_seat_is_taken_back_over_the_live_socket(stack: Stack)
     gateway = stack.app.state.gateway
     assert await timed_out(stack, game_id, 0) == ["bot", "playing"]
     message = json.dumps({"command_id": "live-1", "command": {"type": "EndTurn"}})
-    reply = json.loads(await answer(gateway, game_id, 0, message))
+    reply = json.loads((await answer(gateway, game_id, 0, message)).text)
     assert reply["answer"]["error"]["code"] == "not_your_turn"
     table = (await stack.http.get(f"/games/{game_id}/table")).json()
     assert table["statuses"] == ["playing", "playing"]

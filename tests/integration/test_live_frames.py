@@ -1,7 +1,8 @@
 """A move's events reach a live channel in one write: a WebSocket's frames
-(`gateway.live_frames`), an event stream's messages (one chunk), each as before. Real Redis,
-the real rules service, uvicorn with the gateway's WebSocket protocol on a free port; the test
-records what uvicorn writes to the spectator's connection."""
+(`gateway.live_frames`), an event stream's messages (one chunk), each as before; on the mover's
+socket the move's answer comes in that write too, after them (`gateway.live_answers`). Real
+Redis, the real rules service, uvicorn with the gateway's WebSocket protocol on a free port; the
+tests record what uvicorn writes to each connection."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 import httpx
+import msgspec
 import pytest
 import redis.asyncio as aioredis
 import uvicorn
@@ -20,6 +22,7 @@ from websockets.asyncio.client import connect
 from devkit.redis_server import free_port
 from devkit.waiting import eventually
 from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway import live_answers
 from gameserver.gateway.app import create_app
 from gameserver.gateway.front_door import uvicorn_options
 from gameserver.gateway.live_frames import FramesAtOnce
@@ -48,12 +51,13 @@ class Recording:
 
 
 class RecordedFrames(FramesAtOnce):
-    """The gateway's WebSocket protocol, its writes recorded (one socket in this test)."""
+    """The gateway's WebSocket protocol, each connection's writes recorded apart."""
 
-    writes: ClassVar[list[bytes]] = []
+    recorded: ClassVar[list[list[bytes]]] = []
 
     def connection_made(self, transport: Any) -> None:
-        super().connection_made(Recording(transport, self.writes))  # type: ignore[arg-type]
+        RecordedFrames.recorded.append([])
+        super().connection_made(Recording(transport, self.recorded[-1]))  # type: ignore[arg-type]
 
 
 class RecordedHttp(HttpToolsProtocol):
@@ -137,29 +141,71 @@ async def received_until(ws: Any, version: int) -> list[int]:
 
 
 async def test_each_move_reaches_a_live_socket_in_one_write_frame_by_frame(served: str) -> None:
-    RecordedFrames.writes.clear()
+    RecordedFrames.recorded.clear()
     async with GatewayClient(f"http://{served}") as client:
         game_id, tokens, started = await new_game(client, "frames")
         live = f"ws://{served}/games/{game_id}/live"
         async with connect(live, compression=None) as spectator:  # frames readable as sent
+            (writes,) = RecordedFrames.recorded
             backlog = await received_until(spectator, started)
             assert backlog == list(range(1, started + 1))
-            await eventually(lambda: len(RecordedFrames.writes) >= 2, "the backlog written")
+            await eventually(lambda: len(writes) >= 2, "the backlog written")
             moves: list[tuple[int, int]] = []  # each move's first and last version
             while len(moves) < MOVES and not any(last > first for first, last in moves):
-                before = len(RecordedFrames.writes)
+                before = len(writes)
                 first, last = await one_move(client, game_id, tokens)
                 moves.append((first, last))
                 versions = await received_until(spectator, last)
                 assert versions == list(range(first, last + 1))
-                written = [frames_in(write) for write in RecordedFrames.writes[before:]]
+                written = [frames_in(write) for write in writes[before:]]
                 assert [[frame["version"] for frame in w] for w in written] == [versions]
-            sent = RecordedFrames.writes[1:]  # after the handshake's answer, before the close
+            sent = writes[1:]  # after the handshake's answer, before the close
         shown = await client.events(game_id)  # what a spectator reads over HTTP
     assert any(last > first for first, last in moves), moves  # several events, one write
     pushed = [frame for write in sent for frame in frames_in(write)]
     assert [frame["version"] for frame in pushed] == list(range(1, moves[-1][1] + 1))
     assert [frame["type"] for frame in pushed] == [type(event).__name__ for event in shown]
+
+
+async def answered(ws: Any) -> list[dict[str, Any]]:
+    """The frames received until an answer, that one last (5 s at most)."""
+    frames: list[dict[str, Any]] = []
+    while not frames or "answer" not in frames[-1]:
+        frames.append(json.loads(await asyncio.wait_for(ws.recv(), 5)))
+    return frames
+
+
+async def test_a_moves_answer_comes_in_the_write_of_its_events_after_them(
+    served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_answers, "HOLD_S", 5.0)  # the order is tested, not the time
+    RecordedFrames.recorded.clear()
+    async with GatewayClient(f"http://{served}") as client:
+        game_id, tokens, started = await new_game(client, "riding")
+        live = f"ws://{served}/games/{game_id}/live?token="
+        async with (
+            connect(live + tokens[0], compression=None) as first,
+            connect(live + tokens[1], compression=None) as second,
+        ):
+            sockets, writes = (first, second), RecordedFrames.recorded  # seat 0's, seat 1's
+            for ws in sockets:
+                assert await received_until(ws, started) == list(range(1, started + 1))
+            for number in range(MOVES // 4):
+                mover = (await state_as(client, game_id, tokens[0], GameState)).current
+                action = (await client.legal_actions(game_id, tokens[mover]))[0]
+                before = [len(w) for w in writes]
+                command = {"command_id": f"m{number}", "command": msgspec.to_builtins(action)}
+                await sockets[mover].send(json.dumps(command))
+                frames = await answered(sockets[mover])
+                answer = frames[-1]["answer"]
+                assert answer["status"] == "accepted", answer
+                events = list(range(answer["first_version"], answer["last_version"] + 1))
+                assert [frame["version"] for frame in frames[:-1]] == events  # events first
+                assert [frames_in(w) for w in writes[mover][before[mover] :]] == [frames]
+                other = 1 - mover  # the other seat: the events alone, in one write
+                assert await received_until(sockets[other], events[-1]) == events
+                pushed = [frames_in(w) for w in writes[other][before[other] :]]
+                assert [[frame["version"] for frame in w] for w in pushed] == [events]
 
 
 def sse_messages(write: bytes) -> list[dict[str, str]]:

@@ -75,7 +75,7 @@ async def relay_move(
     game = await gateway.games.game_of(game_id)
     command = seat_command(payload, seat, game)
     await take_back_first(gateway, game_id, seat)
-    envelope = CommandEnvelope(game_id, f"seat{seat}:{command_id}", command, seat, game.name)
+    envelope = CommandEnvelope(game_id, bus_command_id(seat, command_id), command, seat, game.name)
     reply = await gateway.send(envelope)
     if reply.status != "accepted":
         await take_back_after(gateway, game_id, seat)
@@ -84,6 +84,11 @@ async def relay_move(
         reply.game_id, command_id, reply.version, reply.first_version, reply.last_version
     )
     return accepted, game
+
+
+def bus_command_id(seat: int, command_id: str) -> str:
+    """A seat's command id as the rules service and the events' causes carry it."""
+    return f"seat{seat}:{command_id}"
 
 
 BOT_PLAYED = "bot"

@@ -29,14 +29,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from typing import NamedTuple
 
 import msgspec
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from gameplatform.interface import JsonValue
-from gameserver.gateway.command_relay import relay_move
+from gameserver.gateway.command_relay import bus_command_id, relay_move
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError, bounded
+from gameserver.gateway.live_answers import Riding
 
 COMMAND_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 MAX_MESSAGE_BYTES = 65_536
@@ -67,8 +69,22 @@ def _refusal(command_id: str, error: ApiError) -> bytes:
     )
 
 
-async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | bytes) -> bytes:
-    """The answer (JSON) to one message of a live channel; never raises an `ApiError`."""
+class Answer(NamedTuple):
+    """A message's answer (JSON) and, where it accepted a command, the command's last event."""
+
+    text: bytes
+    last_version: int | None
+
+
+async def answer(
+    gateway: Gateway,
+    game_id: str,
+    seat: int | None,
+    text: str | bytes,
+    riding: Riding | None = None,
+) -> Answer:
+    """The answer to one message of a live channel; never raises an `ApiError`. The command
+    is told to ``riding`` (`Riding.expect`) before it goes to the rules service."""
     command_id = ""
     try:
         if len(text) > MAX_MESSAGE_BYTES:
@@ -84,6 +100,8 @@ async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | b
             )
         if seat is None:
             raise ApiError(403, "not_seated", "Open the live channel with your seat's token.")
+        if riding is not None:
+            riding.expect(bus_command_id(seat, command_id))
         accepted, game = await relay_move(gateway, game_id, seat, command_id, message.command)
         out: dict[str, JsonValue] = {
             "answer": {
@@ -104,9 +122,9 @@ async def answer(gateway: Gateway, game_id: str, seat: int | None, text: str | b
                 out["view"] = game.view(state, seat)
             if message.legal_actions:
                 out["legal_actions"] = game.legal_actions(state, seat)
-        return _encoder.encode(out)
+        return Answer(_encoder.encode(out), accepted.last_version)
     except ApiError as error:
-        return _refusal(command_id, error)
+        return Answer(_refusal(command_id, error), None)
 
 
 GRACE_S = 5.0
@@ -127,14 +145,22 @@ async def serve_commands(
     gateway: Gateway,
     game_id: str,
     seat: int | None,
-    token: str | None = None,
+    token: str | None,
+    riding: Riding,
 ) -> None:
     """Answer the socket's messages one after the other until the client goes away, or until
     its ``token`` no longer holds ``seat`` (the seat was reclaimed elsewhere): then one error
-    frame, ``invalid_token``, and close code 4403."""
+    frame, ``invalid_token``, and close code 4403. An accepted command's answer goes in the
+    write of its events' pushes where they wait for it (``riding``, shared with `pump`)."""
 
     async def reply(text: str | bytes) -> None:
-        await websocket.send_text((await answer(gateway, game_id, seat, text)).decode())
+        try:
+            made, last_version = await answer(gateway, game_id, seat, text, riding)
+        except BaseException:
+            riding.failed()  # the pushes wait no longer
+            raise
+        if not await riding.hand_over(made.decode(), last_version):
+            await websocket.send_text(made.decode())  # else it went with its move's pushes
 
     try:
         while True:

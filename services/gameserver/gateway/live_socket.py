@@ -36,6 +36,7 @@ from gameplatform.interface import HostedGame, HostedState, JsonValue
 from gameplatform.registry import DEFAULT_GAME
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.live_answers import Riding
 from gameserver.gateway.live_budget import pace
 from gameserver.gateway.live_commands import serve_commands
 from gameserver.gateway.live_frames import send_texts
@@ -285,9 +286,16 @@ async def frames_state(gateway: Gateway, channel: Channel) -> HostedState | None
     return get_game(channel.game).replay([ev for ev in events if ev.version <= channel.after])
 
 
-async def pump(websocket: WebSocket, gateway: Gateway, channel: Channel, frames: Frames) -> None:
+async def pump(
+    websocket: WebSocket,
+    gateway: Gateway,
+    channel: Channel,
+    frames: Frames,
+    riding: Riding | None = None,
+) -> None:
     """Send the channel's frames until the game's last: a spectator's of a finished game from
-    the worker's memory, anyone else's as `follow` reads them."""
+    the worker's memory, anyone else's as `follow` reads them; a move's frames in one write,
+    with the answer to the seat's command that caused them (``riding``: `live_answers`)."""
     if channel.finished_for_a_spectator:  # the same frames, from memory
         async with contextlib.aclosing(finished_frames(gateway, channel)) as kept:
             async for frame in kept:
@@ -304,6 +312,8 @@ async def pump(websocket: WebSocket, gateway: Gateway, channel: Channel, frames:
             for event in batch:
                 await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
                 texts.append(frames.frame(event).decode())
+            if riding is not None and (answer := await riding.along(batch)) is not None:
+                texts.append(answer)
             await send_texts(websocket, texts)
 
 
@@ -329,10 +339,13 @@ async def serve_websocket(
         return
     frames = Frames(channel, await frames_state(gateway, channel))
 
-    sending = asyncio.create_task(pump(websocket, gateway, channel, frames))
+    riding = Riding(
+        channel.after
+    )  # a move's answer in the write of its pushes (gateway/live_answers.py)
+    sending = asyncio.create_task(pump(websocket, gateway, channel, frames, riding))
     # Commands and their answers ride the same socket (gateway/live_commands.py).
     listening = asyncio.create_task(
-        serve_commands(websocket, gateway, game_id, channel.viewer, token)
+        serve_commands(websocket, gateway, game_id, channel.viewer, token, riding)
     )
     try:
         done, _ = await asyncio.wait({sending, listening}, return_when=asyncio.FIRST_COMPLETED)

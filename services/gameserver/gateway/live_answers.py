@@ -1,0 +1,113 @@
+"""A move's answer in the write of its pushes, after them.
+
+A seat that moves over its live WebSocket gets two things back on that socket: the move's
+events, pushed as every viewer gets them, and the command's answer. They reach the gateway
+apart, the events from the partition feed and the answer from the rules service's reply, both
+sent by the one append script, the feed's first almost always (docs/services.md, stop 40).
+Sent as they came, they were two socket writes a move, in no promised order.
+
+`Riding` brings them together, whichever comes first, for one socket:
+
+- the pushes come first: where they include an event that the socket's command in flight
+  caused (the cause of a command's first event carries its id), they wait for its answer;
+- the answer comes first: where the command was accepted and the socket has not been sent its
+  last event yet, the answer waits for the pushes that reach that event.
+
+Either way they go in one write, the events first, then the answer, so a client holds a move's
+events when its answer comes. Neither waits longer than `HOLD_S`: then each goes on its own, as
+before. An answer with no events to wait for goes at once: a refusal, or a command accepted
+earlier and sent again (its events went then).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TypeVar
+
+from gameplatform.chain import Event
+
+T = TypeVar("T")
+
+HOLD_S = 0.05
+"""How long a move's pushes or its answer wait for the other (both come from one append
+script: the wait is the time between the gateway's two reads of them, a loop turn or two)."""
+
+
+class Riding:
+    """A socket's command in flight (its channel answers one message at a time), the last
+    version pushed on it, and whichever of a move's pushes and answer waits for the other."""
+
+    def __init__(self, after: int = 0) -> None:
+        self._command: str | None = None  # the rules' command id (`bus_command_id`)
+        self._pushed = after  # the last version handed to the socket (the viewer's at first)
+        self._pushes: asyncio.Future[str | None] | None = None  # pushes waiting: the answer
+        self._answer: tuple[str, int, asyncio.Future[bool]] | None = None  # answer waiting
+
+    def expect(self, command_id: str) -> None:
+        """``command_id`` goes to the rules service: its events may come before its answer."""
+        self._command = command_id
+
+    async def hand_over(self, text: str, last_version: int | None) -> bool:
+        """``text`` answers the message in hand (an accepted command's events end at
+        ``last_version``; None for anything else): True where the pushes of those events send
+        it, waited for at most `HOLD_S`; False where the caller must send it."""
+        self._command = None
+        pushes, self._pushes = self._pushes, None
+        if pushes is not None and not pushes.done():
+            pushes.set_result(text)
+            return True
+        if last_version is None or last_version <= self._pushed:
+            return False
+        taken: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._answer = (text, last_version, taken)
+        try:
+            return await _within(taken, False)
+        finally:
+            if self._answer is not None and self._answer[2] is taken:
+                self._answer = None
+
+    def failed(self) -> None:
+        """The message in hand has no answer to send (its handling failed): nothing waits."""
+        self._command = None
+        pushes, self._pushes = self._pushes, None
+        if pushes is not None and not pushes.done():
+            pushes.set_result(None)
+
+    async def along(self, events: list[Event]) -> str | None:
+        """The answer to go after ``events`` in their write, if any: one that waits for them,
+        or the answer to the command in flight that caused one of them, waited for at most
+        `HOLD_S`. The socket's last version pushed is theirs from now on."""
+        self._pushed = max(self._pushed, events[-1].version)
+        waiting = self._answer
+        if waiting is not None and waiting[1] <= self._pushed and not waiting[2].done():
+            self._answer = None
+            waiting[2].set_result(True)
+            return waiting[0]
+        if self._command is None or not any(self._caused(event) for event in events):
+            return None
+        pushes: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._pushes = pushes
+        try:
+            return await _within(pushes, None)
+        finally:
+            if self._pushes is pushes:
+                self._pushes = None
+
+    def _caused(self, event: Event) -> bool:
+        command_id: object = getattr(event.cause, "command_id", None)
+        return command_id == self._command
+
+
+async def _within(waiting: asyncio.Future[T], otherwise: T) -> T:
+    """``waiting``'s result, or ``otherwise`` once `HOLD_S` has passed (it is set so then:
+    whoever comes later sees it done and does not hand anything over)."""
+    expiry = asyncio.get_running_loop().call_later(HOLD_S, _settle, waiting, otherwise)
+    try:
+        return await waiting
+    finally:
+        expiry.cancel()
+
+
+def _settle(waiting: asyncio.Future[T], value: T) -> None:
+    if not waiting.done():
+        waiting.set_result(value)
