@@ -77,12 +77,12 @@ class RedisCluster:
     def start(self) -> RedisCluster:
         try:
             for number in range(self.masters * (1 + self.replicas)):
-                node = Node(free_port(), free_port(), self.root / f"node-{number}")
+                node = Node(self._fresh_port(), self._fresh_port(), self.root / f"node-{number}")
                 node.data_dir.mkdir()
                 self.nodes.append(node)
                 self._launch(node)
             for node in self.nodes:
-                self._wait_ping(node)
+                self._wait_started(node)
             create = [self.cli, "--cluster", "create", *(n.address for n in self.nodes)]
             create += ["--cluster-replicas", str(self.replicas), "--cluster-yes"]
             done = subprocess.run(create, capture_output=True, timeout=60, check=False)
@@ -119,6 +119,27 @@ class RedisCluster:
             # Not for a restart from a helper thread: the signal follows the starting thread.
             preexec_fn=_die_with_parent if die_with_parent else None,
         )
+
+    def _fresh_port(self) -> int:
+        """A free port none of this cluster's nodes was given: a node binds its ports only once
+        it runs, so a port given to one a moment ago is still free for `free_port`."""
+        given = {port for node in self.nodes for port in (node.port, node.bus_port)}
+        while (port := free_port()) in given:
+            continue
+        return port
+
+    def _wait_started(self, node: Node, attempts: int = 3) -> None:
+        """Until ``node`` answers PING; started again on other ports where one of its ports
+        was taken before it could bind it (another test's server picked it in between)."""
+        for attempt in range(attempts):
+            try:
+                self._wait_ping(node)
+                return
+            except RuntimeError:
+                if attempt + 1 == attempts or "Address already in use" not in self._log(node):
+                    raise
+            node.port, node.bus_port = self._fresh_port(), self._fresh_port()
+            self._launch(node)
 
     def _wait_ping(self, node: Node) -> None:
         deadline = time.monotonic() + self.startup_timeout

@@ -11,6 +11,7 @@ acknowledged: its replica takes over with every acknowledged event.
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from typing import Any
@@ -18,9 +19,11 @@ from typing import Any
 import msgspec
 import pytest
 from redis.asyncio.cluster import RedisCluster as AsyncCluster
+from redis.cluster import RedisCluster as SyncCluster
 from redis.crc import key_slot
 from redis.exceptions import RedisClusterException, RedisError
 
+from devkit import redis_cluster, redis_server
 from devkit.redis_cluster import (  # noqa: F401 (the fixtures redis_cluster and cluster_redis)
     Node,
     RedisCluster,
@@ -676,3 +679,27 @@ async def test_replies_travel_on_a_shard_channel_and_follow_it_through_a_failove
                 assert cluster.master_of(rules.channel).port != owner.port
         finally:
             await client.aclose()
+
+
+def test_a_node_whose_port_was_taken_meanwhile_starts_on_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A port handed out free may be bound by another test's server before the node binds it
+    (the node exits: "Address already in use"); the cluster starts that node on other ports."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        handed = iter([taken.getsockname()[1]])
+        monkeypatch.setattr(
+            redis_cluster, "free_port", lambda: next(handed, None) or redis_server.free_port()
+        )
+        with RedisCluster(masters=3, replicas=0) as cluster:
+            ports = [node.port for node in cluster.nodes]
+            assert taken.getsockname()[1] not in ports
+            assert len(set(ports + [node.bus_port for node in cluster.nodes])) == 6
+            served = SyncCluster(host="127.0.0.1", port=ports[0], socket_timeout=5)
+            try:
+                assert all(served.set(f"key-{n}", n) for n in range(20))  # every master's
+                assert [int(served.get(f"key-{n}") or -1) for n in range(20)] == list(range(20))
+            finally:
+                served.close()
