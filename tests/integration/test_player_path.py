@@ -25,6 +25,7 @@ from devkit.redis_server import free_port
 from devkit.waiting import eventually
 from eventstore import KeyLayout
 from gameserver.cli.gateway_client import GatewayClient
+from gameserver.gateway import live_answers
 from gameserver.gateway.app import create_app
 from gameserver.gateway.token_cache import CachedSeatTokens
 from gameserver.rules.rules_service import RulesService
@@ -120,9 +121,14 @@ async def test_moves_and_their_answers_ride_the_live_websocket(
         assert (unseated["http_status"], unseated["error"]["code"]) == (403, "not_seated")
 
 
-async def test_a_game_played_to_its_end_over_the_websocket(served: tuple[str, Any]) -> None:
+@pytest.mark.parametrize("hold_s", [live_answers.HOLD_S, 0.0], ids=["answers-ride", "no-wait"])
+async def test_a_game_played_to_its_end_over_the_websocket(
+    served: tuple[str, Any], hold_s: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every move of a whole game over the seats' sockets; the last answer arrives although
-    the game's end closes the channel right after it."""
+    the game's end closes the channel right after it: in the write of the last pushes, or
+    (where neither waits for the other) before the channel closes, which waits for it."""
+    monkeypatch.setattr(live_answers, "HOLD_S", hold_s)
     base, _ = served
     game_id, tokens = await new_game(base)
     url = f"ws://{base}/games/{game_id}/live"

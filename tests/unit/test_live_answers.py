@@ -145,3 +145,28 @@ async def test_each_command_is_its_own() -> None:
     await asyncio.sleep(0)
     assert await riding.hand_over("second", 7) is True
     assert await along == "second"
+
+
+async def test_a_closing_channel_waits_for_the_message_in_hand_to_be_answered() -> None:
+    riding = Riding()
+    await asyncio.wait_for(riding.settled(5.0), SOON)  # nothing in hand: at once
+    answered = asyncio.Event()
+
+    async def answering() -> None:
+        with riding.answering():
+            await asyncio.sleep(SOON)
+            answered.set()
+
+    task = asyncio.create_task(answering())
+    await asyncio.sleep(0)
+    await riding.settled(5.0)
+    assert answered.is_set()
+    await task
+
+
+async def test_a_closing_channel_waits_for_an_answer_a_bounded_time() -> None:
+    riding = Riding()
+    with riding.answering():
+        started = asyncio.get_running_loop().time()
+        await riding.settled(SOON)  # the answer never comes: the wait ends all the same
+        assert asyncio.get_running_loop().time() - started < 1.0

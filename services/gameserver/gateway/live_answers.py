@@ -22,6 +22,8 @@ earlier and sent again (its events went then).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from typing import TypeVar
 
 from gameplatform.chain import Event
@@ -42,6 +44,22 @@ class Riding:
         self._pushed = after  # the last version handed to the socket (the viewer's at first)
         self._pushes: asyncio.Future[str | None] | None = None  # pushes waiting: the answer
         self._answer: tuple[str, int, asyncio.Future[bool]] | None = None  # answer waiting
+        self._idle = asyncio.Event()  # no message in hand
+        self._idle.set()
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """A message of the socket in hand until its answer is sent (`settled`)."""
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._idle.set()
+
+    async def settled(self, within: float) -> None:
+        """Wait for the message in hand, if any, to be answered; ``within`` seconds at most."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), within)
 
     def expect(self, command_id: str) -> None:
         """``command_id`` goes to the rules service: its events may come before its answer."""

@@ -26,8 +26,6 @@ is answered ``not_seated``.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import re
 from typing import NamedTuple
 
@@ -129,7 +127,8 @@ async def answer(
 
 GRACE_S = 5.0
 """A channel closing under a command in flight (its game just ended: the last move's answer
-races the GameEnded push) sends that answer first, waiting this long at most."""
+may come after the GameEnded push, `HOLD_S` past it) sends that answer first, waiting this long
+at most (`live_socket.serve_websocket`)."""
 
 
 LOST = "This token no longer holds its seat (it was reclaimed on another device)."
@@ -174,12 +173,7 @@ async def serve_commands(
             text = message.get("text")
             if text is None:
                 text = message.get("bytes") or b""
-            work = asyncio.ensure_future(reply(text))
-            try:
-                await asyncio.shield(work)
-            except asyncio.CancelledError:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(work, GRACE_S)
-                raise
+            with riding.answering():  # a channel closing waits for it (`Riding.settled`)
+                await reply(text)
     except WebSocketDisconnect:
         return

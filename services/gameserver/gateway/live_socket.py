@@ -38,7 +38,7 @@ from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError
 from gameserver.gateway.live_answers import Riding
 from gameserver.gateway.live_budget import pace
-from gameserver.gateway.live_commands import serve_commands
+from gameserver.gateway.live_commands import GRACE_S, serve_commands
 from gameserver.gateway.live_frames import send_texts
 from gameserver.gateway.live_hub import PAGE, HistoryRewound, Item, entries_after
 from gameserver.runtime.logging import get_logger
@@ -349,6 +349,8 @@ async def serve_websocket(
     )
     try:
         done, _ = await asyncio.wait({sending, listening}, return_when=asyncio.FIRST_COMPLETED)
+        if sending in done:  # the channel closes: the message in hand is answered first
+            await riding.settled(GRACE_S)
     finally:
         for task in (sending, listening):
             task.cancel()
