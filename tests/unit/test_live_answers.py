@@ -81,24 +81,23 @@ async def test_without_a_command_in_flight_nothing_waits() -> None:
     assert await asyncio.wait_for(riding.along([caused_by("seat0:m1")]), SOON) is None
 
 
-async def test_pushes_stop_waiting_and_a_late_answer_goes_alone(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def briefly(monkeypatch: pytest.MonkeyPatch) -> Riding:
+    """A socket with a command in flight (``seat0:m1``), whose waits run out after `SOON`."""
     monkeypatch.setattr(live_answers, "HOLD_S", SOON)
     riding = Riding()
     riding.expect("seat0:m1")
-    assert await riding.along([caused_by("seat0:m1")]) is None  # the wait ran out
-    assert await riding.hand_over("answer", 5) is False  # so its maker sends it
+    return riding
 
 
-async def test_an_answer_stops_waiting_and_late_pushes_go_alone(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(live_answers, "HOLD_S", SOON)
-    riding = Riding()
-    riding.expect("seat0:m1")
-    assert await riding.hand_over("answer", 5) is False  # the wait ran out: its maker sends it
-    assert await asyncio.wait_for(riding.along([caused_by("seat0:m1")]), SOON) is None
+async def test_pushes_stop_waiting_and_a_late_answer_goes_alone(briefly: Riding) -> None:
+    assert await briefly.along([caused_by("seat0:m1")]) is None  # the wait ran out
+    assert await briefly.hand_over("answer", 5) is False  # so its maker sends it
+
+
+async def test_an_answer_stops_waiting_and_late_pushes_go_alone(briefly: Riding) -> None:
+    assert await briefly.hand_over("answer", 5) is False  # the wait ran out: its maker sends it
+    assert await asyncio.wait_for(briefly.along([caused_by("seat0:m1")]), SOON) is None
 
 
 async def test_a_failed_command_releases_the_waiting_pushes() -> None:
