@@ -425,17 +425,18 @@ async def test_the_reply_channel_outlives_any_error_of_a_read(
     next commands get their replies (a listener that died once left every later command of the
     gateway to time out, for good)."""
     breaks = _Breaks(error)
-    original = PubSub.get_message
+    original = rules_client._next_message
 
-    async def get_message(self: PubSub, *args: Any, **kwargs: Any) -> Any:
-        return await breaks(original, self, *args, **kwargs)
+    async def next_message(pubsub: PubSub, timeout: float) -> Any:
+        return await breaks(original, pubsub, timeout)
 
     async with RulesClient(redis) as client:
-        monkeypatch.setattr(PubSub, "get_message", get_message)
+        monkeypatch.setattr(rules_client, "_next_message", next_message)
         for _ in range(100):  # until the read has failed once
             if breaks.error is None:
                 break
             await asyncio.sleep(0.05)
+        assert breaks.error is None  # it failed
         first = await client.send(envelope(c.CreateGame(GAME, 2, ""), "create"), 5)
         assert first.status == "accepted"
         assert await redis.pubsub_channels(client.channel) == [client.channel.encode()]
@@ -453,10 +454,10 @@ async def test_a_command_sent_while_the_channel_was_lost_gets_its_reply_once_it_
     Redis restart)."""
     monkeypatch.setattr(rules_client, "RESUBSCRIBE_WAIT_S", 0.05)
     breaks = _Breaks(redis_errors.ConnectionError("Connection closed by server."))
-    read, subscribe = PubSub.get_message, RulesClient._subscribe
+    read, subscribe = rules_client._next_message, RulesClient._subscribe
 
-    async def get_message(self: PubSub, *args: Any, **kwargs: Any) -> Any:
-        return await breaks(read, self, *args, **kwargs)
+    async def next_message(pubsub: PubSub, timeout: float) -> Any:
+        return await breaks(read, pubsub, timeout)
 
     slow = asyncio.Event()
 
@@ -468,7 +469,7 @@ async def test_a_command_sent_while_the_channel_was_lost_gets_its_reply_once_it_
     monkeypatch.setattr(RulesClient, "_subscribe", slowly)
     async with RulesClient(redis) as client:
         slow.set()
-        monkeypatch.setattr(PubSub, "get_message", get_message)
+        monkeypatch.setattr(rules_client, "_next_message", next_message)
         await eventually(lambda: _not_subscribed(redis, client.channel), "the channel lost")
         reply = await client.send(envelope(c.CreateGame(GAME, 2, ""), "create"), 5)
         assert reply.status == "accepted"
