@@ -1,32 +1,36 @@
-"""A move's answer rides with its pushes (`gateway.live_answers.Riding`), whichever of them
-comes first: the one that comes first waits for the other, briefly, and they go in one write,
-the events first. Every other answer is sent by its maker at once. No answer is lost or sent
-twice, whatever the order and whatever is cancelled."""
+"""A move's answer rides with its pushes (`gateway.live_answers.Riding`, any game's events),
+whichever of them comes first: the one that comes first waits for the other, briefly, and
+they go in one write, the events first. Every other answer is sent by its maker at once. No
+answer is lost or sent twice, whatever the order and whatever is cancelled."""
 
 from __future__ import annotations
 
 import asyncio
 
+import msgspec
 import pytest
 
 from gameplatform.chain import Event
 from gameserver.gateway import live_answers
 from gameserver.gateway.live_answers import Riding
-from renature.commands import EndTurn
-from renature.events import Cause, TurnEnded
 
 SOON = 0.01  # s: what waits no longer than a loop turn is done by then
 
 
+class Cause(msgspec.Struct, frozen=True):
+    """What every hosted game's cause carries that the gateway reads: the command's id."""
+
+    command_id: str | None
+
+
 def caused_by(command_id: str | None, version: int = 5) -> Event:
-    """An event whose cause carries ``command_id`` (a batch's first event)."""
-    cause = Cause(EndTurn(0), command_id)
-    return TurnEnded(game_id="g", version=version, seat=0, cause=cause, next_seat=1)
+    """An event whose cause carries ``command_id`` (a batch's first event), of any game."""
+    return Event(game_id="g", version=version, seat=0, cause=Cause(command_id))
 
 
 def follows(version: int = 6) -> Event:
     """An event after a batch's first: it carries no cause."""
-    return TurnEnded(game_id="g", version=version, seat=0, next_seat=1)
+    return Event(game_id="g", version=version, seat=0)
 
 
 async def test_pushes_that_come_first_wait_for_the_answer_and_take_it_along() -> None:

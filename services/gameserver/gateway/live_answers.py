@@ -69,10 +69,7 @@ class Riding:
         """``text`` answers the message in hand (an accepted command's events end at
         ``last_version``; None for anything else): True where the pushes of those events send
         it, waited for at most `HOLD_S`; False where the caller must send it."""
-        self._command = None
-        pushes, self._pushes = self._pushes, None
-        if pushes is not None and not pushes.done():
-            pushes.set_result(text)
+        if self._release(text):
             return True
         if last_version is None or last_version <= self._pushed:
             return False
@@ -86,10 +83,17 @@ class Riding:
 
     def failed(self) -> None:
         """The message in hand has no answer to send (its handling failed): nothing waits."""
+        self._release(None)
+
+    def _release(self, text: str | None) -> bool:
+        """The command in hand is done with: pushes that wait for its answer get ``text``
+        (None: they go alone). Whether any waited."""
         self._command = None
         pushes, self._pushes = self._pushes, None
-        if pushes is not None and not pushes.done():
-            pushes.set_result(None)
+        if pushes is None or pushes.done():
+            return False
+        pushes.set_result(text)
+        return True
 
     async def along(self, events: list[Event]) -> str | None:
         """The answer to go after ``events`` in their write, if any: one that waits for them,

@@ -158,8 +158,9 @@ async def serve_commands(
         except BaseException:
             riding.failed()  # the pushes wait no longer
             raise
-        if not await riding.hand_over(made.decode(), last_version):
-            await websocket.send_text(made.decode())  # else it went with its move's pushes
+        sent = made.decode()
+        if not await riding.hand_over(sent, last_version):
+            await websocket.send_text(sent)  # else it went with its move's pushes
 
     try:
         while True:

@@ -291,7 +291,7 @@ async def pump(
     gateway: Gateway,
     channel: Channel,
     frames: Frames,
-    riding: Riding | None = None,
+    riding: Riding,
 ) -> None:
     """Send the channel's frames until the game's last: a spectator's of a finished game from
     the worker's memory, anyone else's as `follow` reads them; a move's frames in one write,
@@ -312,7 +312,7 @@ async def pump(
             for event in batch:
                 await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
                 texts.append(frames.frame(event).decode())
-            if riding is not None and (answer := await riding.along(batch)) is not None:
+            if (answer := await riding.along(batch)) is not None:
                 texts.append(answer)
             await send_texts(websocket, texts)
 
@@ -339,9 +339,7 @@ async def serve_websocket(
         return
     frames = Frames(channel, await frames_state(gateway, channel))
 
-    riding = Riding(
-        channel.after
-    )  # a move's answer in the write of its pushes (gateway/live_answers.py)
+    riding = Riding(channel.after)  # a move's answer in its pushes' write (live_answers.py)
     sending = asyncio.create_task(pump(websocket, gateway, channel, frames, riding))
     # Commands and their answers ride the same socket (gateway/live_commands.py).
     listening = asyncio.create_task(
