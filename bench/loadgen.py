@@ -303,7 +303,7 @@ async def play_ws(load: Load, index: int, _: Any) -> None:
                     LiveSeat(
                         await connect(
                             f"{live}/{game_id}/live?token={token}",
-                            compression=None,
+                            compression="deflate",  # offered, as every browser does
                             max_queue=None,
                         )
                     )

@@ -91,14 +91,9 @@ async def served(redis: aioredis.Redis, redis_url: str) -> AsyncIterator[str]:
     app = create_app(settings, command_timeout=5.0)
     port = free_port()
     assert uvicorn_options(settings.front_door)["ws"] is FramesAtOnce  # what the gateway serves
+    options = {**uvicorn_options(settings.front_door), "ws": RecordedFrames, "http": RecordedHttp}
     config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        ws=RecordedFrames,
-        http=RecordedHttp,
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **options
     )
     server = uvicorn.Server(config)
     async with RulesService(Settings.of(redis_url=redis_url, consumer="rules-frames")):
@@ -145,7 +140,7 @@ async def test_each_move_reaches_a_live_socket_in_one_write_frame_by_frame(serve
     async with GatewayClient(f"http://{served}") as client:
         game_id, tokens, started = await new_game(client, "frames")
         live = f"ws://{served}/games/{game_id}/live"
-        async with connect(live, compression=None) as spectator:  # frames readable as sent
+        async with connect(live) as spectator:  # it offers compression, as browsers do
             (writes,) = RecordedFrames.recorded
             backlog = await received_until(spectator, started)
             assert backlog == list(range(1, started + 1))
@@ -167,6 +162,26 @@ async def test_each_move_reaches_a_live_socket_in_one_write_frame_by_frame(serve
     assert [frame["type"] for frame in pushed] == [type(event).__name__ for event in shown]
 
 
+async def test_a_browsers_offer_of_compression_is_declined_and_the_frames_go_plain(
+    served: str,
+) -> None:
+    """Every browser offers permessage-deflate: the gateway declines it (gateway.live_frames),
+    and the frames it writes are plain text frames (no RSV1 bit), readable as sent."""
+    RecordedFrames.recorded.clear()
+    async with GatewayClient(f"http://{served}") as client:
+        game_id, _, started = await new_game(client, "plain")
+        async with connect(f"ws://{served}/games/{game_id}/live") as spectator:
+            offered = spectator.request.headers["Sec-WebSocket-Extensions"]
+            assert offered.startswith("permessage-deflate")  # the client's default offer
+            assert "Sec-WebSocket-Extensions" not in spectator.response.headers
+            assert spectator.protocol.extensions == []
+            assert await received_until(spectator, started) == list(range(1, started + 1))
+            (writes,) = RecordedFrames.recorded
+            await eventually(lambda: len(writes) >= 2, "the backlog written")
+            frames = [frame for write in writes[1:] for frame in frames_in(write)]
+    assert [frame["version"] for frame in frames] == list(range(1, started + 1))
+
+
 async def answered(ws: Any) -> list[dict[str, Any]]:
     """The frames received until an answer, that one last (5 s at most)."""
     frames: list[dict[str, Any]] = []
@@ -184,8 +199,8 @@ async def test_a_moves_answer_comes_in_the_write_of_its_events_after_them(
         game_id, tokens, started = await new_game(client, "riding")
         live = f"ws://{served}/games/{game_id}/live?token="
         async with (
-            connect(live + tokens[0], compression=None) as first,
-            connect(live + tokens[1], compression=None) as second,
+            connect(live + tokens[0]) as first,
+            connect(live + tokens[1]) as second,
         ):
             sockets, writes = (first, second), RecordedFrames.recorded  # seat 0's, seat 1's
             for ws in sockets:

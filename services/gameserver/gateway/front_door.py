@@ -66,6 +66,7 @@ def uvicorn_options(bounds: FrontDoor) -> dict[str, Any]:
     return {
         "http": GuardedHttpTools,
         "ws": FramesAtOnce,  # a move's events in one write (gateway.live_frames)
+        "ws_per_message_deflate": False,  # frames as written: see gateway.live_frames
         "timeout_keep_alive": bounds.keep_alive_s,
         "limit_concurrency": bounds.max_connections,
         "h11_max_incomplete_event_size": bounds.max_header_bytes,
