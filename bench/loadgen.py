@@ -304,6 +304,7 @@ async def play_ws(load: Load, index: int, _: Any) -> None:
                         await connect(
                             f"{live}/{game_id}/live?token={token}",
                             compression="deflate",  # offered, as every browser does
+                            ping_interval=None,  # a browser sends no pings (the server does)
                             max_queue=None,
                         )
                     )
