@@ -194,6 +194,7 @@ def e2e_stack(request: pytest.FixtureRequest) -> Iterator[E2EStack]:
             "RENATURE_ALLOW_CHOSEN_SEEDS": "1",  # the bots deal like `renature simulate`
             "REDIS_URL": server.url,
             "RENATURE_LOG_LEVEL": "INFO",
+            "RENATURE_ACCESS_LOG": "on",  # every request's line and every socket's: no secret
             "RENATURE_RECLAIM_IDLE_MS": "1000",
             # Bots and Schemathesis send far faster than people from one address; the rate
             # limits have their own tests (tests/integration/test_limits.py).

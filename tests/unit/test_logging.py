@@ -9,6 +9,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from structlog.testing import capture_logs
+from websockets.client import ClientProtocol
+from websockets.http11 import Request
+from websockets.server import ServerProtocol
+from websockets.uri import parse_uri
 
 from gameserver.runtime.logging import configure_logging, get_logger
 
@@ -81,3 +85,44 @@ def test_a_line_without_secrets_is_left_alone() -> None:
     with capture_logs() as logs:
         get_logger("renature.test").info("area token scored", token_count=3)
     assert logs == [{"event": "area token scored", "token_count": 3, "log_level": "info"}]
+
+
+def websocket_lines() -> None:
+    """The lines of one WebSocket on uvicorn's logger, as uvicorn's protocol writes them: its
+    handshake line, then websockets' own as the socket opens and closes (the real library)."""
+    log = logging.getLogger("uvicorn.error")
+    client = ClientProtocol(parse_uri("ws://localhost/games/g1/live"))
+    client.send_request(client.connect())
+    server = ServerProtocol(logger=log)
+    server.receive_data(b"".join(client.data_to_send()))
+    (request,) = server.events_received()
+    assert isinstance(request, Request)
+    log.info('%s - "WebSocket %s" [accepted]', "127.0.0.1:5", f"/games/g1/live?token={TOKEN}")
+    server.send_response(server.accept(request))
+    client.receive_data(b"".join(server.data_to_send()))
+    client.send_close()
+    server.receive_data(b"".join(client.data_to_send()))
+    server.receive_eof()
+
+
+@pytest.mark.parametrize(("sample", "kept"), [(0.0, 0), (1.0, 3)])
+def test_a_websockets_lines_are_access_lines_sampled_as_the_access_log(
+    sample: float, kept: int
+) -> None:
+    """A socket's three INFO lines follow ``access_log_sample``, off by default as the access
+    log is; uvicorn's other lines on the same logger are kept whatever it says."""
+    root, server, out = logging.getLogger(), logging.getLogger("uvicorn.error"), io.StringIO()
+    saved = root.handlers[:], root.level, server.filters[:]
+    try:
+        configure_logging("INFO", service="test", access_log_sample=sample)
+        handler = root.handlers[0]
+        assert isinstance(handler, logging.StreamHandler)
+        handler.setStream(out)
+        websocket_lines()
+        server.info("Started server process [%d]", 7)
+    finally:
+        root.handlers, root.level, server.filters = saved
+    events = [str(json.loads(line)["event"]) for line in out.getvalue().splitlines()]
+    assert events[-1] == "Started server process [7]"
+    assert len(events) == kept + 1
+    assert TOKEN not in "".join(events)
