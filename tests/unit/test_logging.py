@@ -112,8 +112,15 @@ def test_a_websockets_lines_are_access_lines_sampled_as_the_access_log(
     """A socket's three INFO lines follow ``access_log_sample``, off by default as the access
     log is; uvicorn's other lines on the same logger are kept whatever it says."""
     root, server, out = logging.getLogger(), logging.getLogger("uvicorn.error"), io.StringIO()
-    saved = root.handlers[:], root.level, server.filters[:]
+    uvicorn = logging.getLogger("uvicorn")
+    saved = root.handlers[:], root.level, server.filters[:], server.level
+    kept_uvicorn = uvicorn.handlers[:], uvicorn.level, uvicorn.propagate
     try:
+        # As the gateway runs it (``log_config=None``): uvicorn's loggers pass every line to
+        # the root's handler. A test that ran uvicorn with its own logging config changed them.
+        uvicorn.handlers, uvicorn.propagate = [], True
+        uvicorn.setLevel(logging.NOTSET)
+        server.setLevel(logging.NOTSET)
         configure_logging("INFO", service="test", access_log_sample=sample)
         handler = root.handlers[0]
         assert isinstance(handler, logging.StreamHandler)
@@ -121,7 +128,8 @@ def test_a_websockets_lines_are_access_lines_sampled_as_the_access_log(
         websocket_lines()
         server.info("Started server process [%d]", 7)
     finally:
-        root.handlers, root.level, server.filters = saved
+        root.handlers, root.level, server.filters, server.level = saved
+        uvicorn.handlers, uvicorn.level, uvicorn.propagate = kept_uvicorn
     events = [str(json.loads(line)["event"]) for line in out.getvalue().splitlines()]
     assert events[-1] == "Started server process [7]"
     assert len(events) == kept + 1

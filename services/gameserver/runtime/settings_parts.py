@@ -254,7 +254,7 @@ class LoggingSettings:
     access_log_sample: float = setting(
         0.0,
         env="RENATURE_ACCESS_LOG",
-        doc="the gateway's access log: `on`, `off` or a sampled share (`0.01`)",
+        doc="the gateway's access log and sockets' lines: `on`, `off` or a sampled share (`0.01`)",
         parse=access_sample,
         shown="`off`",
     )
