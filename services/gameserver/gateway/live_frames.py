@@ -12,15 +12,15 @@ WebSocket protocol (uvicorn's sans-I/O one, `uvicorn_options`), declares the sco
 one by one as ever and written to the socket in one call. Nothing changes on the wire but the
 number of writes: a client reads the same frames, in the same order.
 
-The frames go uncompressed (``ws_per_message_deflate`` off in `uvicorn_options`). Every
-browser offers permessage-deflate, and uvicorn accepted it: each frame then went through zlib
-on the gateway, with a compressor and its window kept for every open socket. Offered it as a
-browser does, the bench's players cost the gateway 0.55 ms of CPU a move at 256 games against
-0.40 without it, in the same run (docs/services.md, stop 44). A move's frames are a few hundred
-bytes of JSON; socket.io, boardgame.io's transport, leaves the extension off by default too.
-And a compressor shared by the frames of one socket mixes what others chose (a name, a move)
-with what only that seat sees: compressed lengths are a way to guess at it that plain frames
-do not open.
+The frames go uncompressed (``ws_per_message_deflate`` off in `uvicorn_options`). Every browser
+offers permessage-deflate, and uvicorn accepted it: each frame then went through zlib on the
+gateway, with a compressor and its window kept for every open socket. With the bench's players
+offering it as a browser does, the gateway spent 0.39-0.55 ms of CPU a move at 256 games with
+it against 0.31-0.40 ms without it, runs alternated (docs/services.md, stop 44). A move's
+frames are a few hundred bytes of JSON; engine.io, under boardgame.io's socket.io, leaves the
+extension off by default (and compresses nothing under 1 KB where it is on). And a compressor
+shared by the frames of one socket mixes what others chose (a name, a move) with what only that
+seat sees: compressed lengths are a way to guess at it that plain frames do not open.
 
 `send_texts` is the app's side: it sends a list that way where the server declared the
 extension, and one message at a time elsewhere (another ASGI server, a test client).
