@@ -171,9 +171,12 @@ async def test_a_browsers_offer_of_compression_is_declined_and_the_frames_go_pla
     async with GatewayClient(f"http://{served}") as client:
         game_id, _, started = await new_game(client, "plain")
         async with connect(f"ws://{served}/games/{game_id}/live") as spectator:
-            offered = spectator.request.headers["Sec-WebSocket-Extensions"]
+            request, response = spectator.request, spectator.response
+            assert request is not None  # the handshake is done
+            assert response is not None
+            offered = request.headers["Sec-WebSocket-Extensions"]
             assert offered.startswith("permessage-deflate")  # the client's default offer
-            assert "Sec-WebSocket-Extensions" not in spectator.response.headers
+            assert "Sec-WebSocket-Extensions" not in response.headers
             assert spectator.protocol.extensions == []
             assert await received_until(spectator, started) == list(range(1, started + 1))
             (writes,) = RecordedFrames.recorded
