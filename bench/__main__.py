@@ -4,8 +4,10 @@
 bench path and boardgame.io (``bench.player``), and the flood, storage and durability figures.
 Options:
 
-    --only core,player,flood,storage,durability,bots
-                                    the parts to run (default: these; service: the older
+    --only core,player,setup,flood,storage,durability,bots
+                                    the parts to run (default: these; setup: a game's
+                                    set-up beside boardgame.io's, bench/setups.py;
+                                    service: the older
                                     bench-path run, bench/service.py: raw XADD, one and two
                                     rules instances, the best rate under 10 ms p99 (the
                                     player's path prints the bench path beside the gateway);
@@ -32,12 +34,12 @@ from __future__ import annotations
 
 import argparse
 
-from bench import bots, core, durability, flood, player, processes, service, storage
+from bench import bots, core, durability, flood, player, processes, service, setups, storage
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--only", default="core,player,flood,storage,durability,bots")
+    parser.add_argument("--only", default="core,player,setup,flood,storage,durability,bots")
     parser.add_argument("--topology", default=None)
     parser.add_argument("--games", default=None)
     parser.add_argument("--modes", default="bus,http,ws")
@@ -61,6 +63,8 @@ def main() -> None:
         service.run()
     if "player" in parts:
         player.run(counts=counts, modes=modes, with_peer=not args.no_peer)
+    if "setup" in parts:
+        setups.run(with_peer=not args.no_peer)
     if "flood" in parts:
         flood.run()
     if "storage" in parts:

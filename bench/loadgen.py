@@ -12,7 +12,9 @@ one move in flight per game, over one of three paths:
   ``Authorization: Bearer <token>``, each seat on its own keep-alive connection;
 - ``ws``: the same set-up over HTTP, then every move over the seat's live WebSocket
   (``/games/{id}/live?token=``), whose answer comes back on the same socket while the live
-  channel pushes every event to every seat.
+  channel pushes every event to every seat;
+- ``setup``: games set up and left before their first move (every seat's live WebSocket
+  opened until the start arrives): what a game costs before it is played.
 
 A move's round trip runs from sending it until its answer (accepted: the events are in the
 event store, acknowledged by Redis). Every sixteenth move of a game is probed: the board read
@@ -104,13 +106,20 @@ class Load(Measurement):
 
     def done(self, sent: float, game_id: str, version: int, number: int) -> None:
         """A move answered (``number``: its step in the game, `Measurement.probe`)."""
+        if self.counted(sent):
+            self.probe(number, self.redis, self.layout, game_id, version, sent)
+
+    def counted(self, sent: float) -> bool:
+        """A move (or a set-up, ``setup``) sent at ``sent`` done now: counted in the window
+        where it ends there, timed where it began there (whether it did)."""
         now = time.monotonic()
         self.moves_total += 1
         if self.window[0] <= now < self.window[1]:
             self.moves_in_window += 1
         if self.window[0] <= sent < self.window[1]:
             self.round_trips.append(now - sent)
-            self.probe(number, self.redis, self.layout, game_id, version, sent)
+            return True
+        return False
 
 
 async def play_bus(load: Load, index: int, client: Any) -> None:
@@ -317,6 +326,31 @@ async def play_ws(load: Load, index: int, _: Any) -> None:
                         await seat.close()
 
 
+async def play_setup(load: Load, index: int, _: Any) -> None:
+    """Games set up and left before their first move (`games_in_turn`), every seat's live
+    WebSocket opened at once and read until the game's start: a set-up counts as a move does
+    (`Load.counted`), its round trip the whole set-up."""
+    from websockets.asyncio.client import connect
+
+    live = f"ws://{load.config['host']}:{load.config['port']}/games"
+
+    async def opened(game_id: str, token: str) -> None:
+        async with connect(
+            f"{live}/{game_id}/live?token={token}", compression="deflate", ping_interval=None
+        ) as socket:
+            while json.loads(await socket.recv()).get("type") != "GameStarted":
+                pass
+
+    sent = time.monotonic()
+    async with contextlib.aclosing(games_in_turn(load, index)) as games:
+        async for _game, game_id, tokens, _conns in games:
+            await asyncio.gather(*(opened(game_id, token) for token in tokens))
+            load.counted(sent)
+            if load.stopping:
+                return
+            sent = time.monotonic()
+
+
 async def play_live(load: Load, game: Game, game_id: str, seats: list[LiveSeat]) -> None:
     """The game's moves, each sent over its seat's live socket (a 504 sent again)."""
     for number, mover, command in moves(load, game):
@@ -424,11 +458,12 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
     layout = KeyLayout(prefix=config.get("prefix", "rn"), partitions=config.get("partitions", 16))
     load = Load(config, games_for(config["scripts"]), redis, layout)
     client = await rules_client(redis, layout) if config["mode"] == "bus" else None
-    play = {"bus": play_bus, "http": play_http, "ws": play_ws}[config["mode"]]
+    modes = {"bus": play_bus, "http": play_http, "ws": play_ws, "setup": play_setup}
+    play = modes[config["mode"]]
     tasks = [asyncio.create_task(play(load, index, client)) for index in config["games"]]
     failure, cpu = await run_window(load, tasks)
     checked = 0
-    if not failure:
+    if not failure and config["mode"] != "setup":  # set-up games end before any move
         try:
             checked = await check_finished(load)
         except Exception as error:  # reported, not hidden

@@ -79,6 +79,7 @@ class Result:
     redis_calls: int = 0  # commands Redis ran in the window (0: not counted, a cluster)
     aof_rewrites: int = 0  # AOF rewrites Redis began in the window (a fork writing it all)
     note: str = ""
+    unit: str = "move"  # what the load counts: a move, or a game's set-up (``setup``)
 
     def cpu_per_move_ms(self) -> float:
         return sum(self.cpu.values()) / max(1, self.moves) * 1e3
@@ -90,14 +91,19 @@ class Result:
         return spent / max(1, self.moves) * 1e3
 
     def lines(self) -> list[str]:
+        unit = self.unit
+        games = (
+            f"{self.finished} games finished, {self.checked} checked against their in-process "
+            "scores"
+            if unit == "move"
+            else "no move played"
+        )
         out = [
-            f"{self.label}, {self.games} concurrent games: {self.rate:,.0f} moves/s "
-            f"({self.finished} games finished, {self.checked} checked against their "
-            f"in-process scores"
+            f"{self.label}, {self.games} concurrent games: {self.rate:,.0f} {unit}s/s ({games}"
             + (f"; {self.retries} commands sent again after a timeout" if self.retries else "")
             + (f"; {self.note}" if self.note else "")
             + ")",
-            f"  round trip: {ms(self.round_trips)}",
+            f"  {'round trip' if unit == 'move' else 'a set-up took'}: {ms(self.round_trips)}",
         ]
         if self.to_model:
             out.append(f"  command -> board model: {ms(self.to_model)}")
@@ -107,15 +113,15 @@ class Result:
             f"{name} {cpu / max(1, self.moves) * 1e3:.2f}" for name, cpu in self.cpu.items()
         )
         out.append(f"  cores busy: {busy}; total {sum(self.cpu.values()) / window:.2f}")
-        out.append(f"  CPU ms per move: {per}; total {self.cpu_per_move_ms():.2f}")
+        out.append(f"  CPU ms per {unit}: {per}; total {self.cpu_per_move_ms():.2f}")
         if self.redis_calls:
             calls = self.redis_calls / max(1, self.moves)
-            out.append(f"  Redis commands per move (scripts' own included): {calls:.1f}")
+            out.append(f"  Redis commands per {unit} (scripts' own included): {calls:.1f}")
         if self.aof_rewrites:
             out.append(f"  AOF rewrites begun in the window: {self.aof_rewrites}")
         if self.idle:
             out.append(
-                f"  CPU ms per move net of the idle stack's own "
+                f"  CPU ms per {unit} net of the idle stack's own "
                 f"({sum(self.idle.values()):.2f} cores idle): {self.net_cpu_per_move_ms():.2f}"
             )
         out.append(self.machine)
@@ -244,6 +250,7 @@ def run_load(
     cpu = {name: window.after[name] - window.before.get(name, 0.0) for name in window.after}
     moves = sum(r["moves"] for r in results)
     return Result(
+        unit="set-up" if mode == "setup" else "move",
         label=label,
         games=games,
         rate=moves / WINDOW_S,
@@ -293,7 +300,9 @@ def peer_ready() -> str | None:
     return None
 
 
-def run_peer(games: int) -> Result:
+def run_peer(games: int, mode: str = "play") -> Result:
+    """boardgame.io's server and its client playing ``games`` at once (``setup``: setting
+    them up and leaving them, `bench/peer/client.js`) for one window."""
     node = shutil.which("node") or "node"
     port = free_port()
     server = subprocess.Popen(
@@ -307,12 +316,13 @@ def run_peer(games: int) -> Result:
         assert server.stdout is not None
         if not server.stdout.readline().startswith(b"ready"):
             raise RuntimeError("the boardgame.io server did not start")
-        data, cpu, machine = _peer_window(node, port, games, server.pid)
+        data, cpu, machine = _peer_window(node, port, games, server.pid, mode)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(server.pid, signal.SIGKILL)
         server.wait()
     return Result(
+        unit="set-up" if mode == "setup" else "move",
         label="boardgame.io 0.50.2 (in memory, socket.io)",
         games=games,
         rate=data["moves"] / WINDOW_S,
@@ -330,12 +340,12 @@ def run_peer(games: int) -> Result:
 
 
 def _peer_window(
-    node: str, port: int, games: int, server: int
+    node: str, port: int, games: int, server: int, mode: str
 ) -> tuple[dict[str, Any], dict[str, float], str]:
     """The peer's client playing ``games`` against the server (pid ``server``) for one window:
     its figures, the CPU seconds of server and client, the machine's line."""
     client = subprocess.Popen(
-        [node, "client.js", str(port), str(games), str(WARMUP_S), str(WINDOW_S)],
+        [node, "client.js", str(port), str(games), str(WARMUP_S), str(WINDOW_S), mode],
         cwd=PEER_DIR,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -374,6 +384,7 @@ def measure_topology(
                     "bus": "bench path (command stream, no gateway)",
                     "http": "gateway HTTP (seat tokens)",
                     "ws": "gateway WebSocket (live channel)",
+                    "setup": "game set-up (create, seats, start, every seat's live socket)",
                 }
                 for mode in modes:
                     for games in counts:

@@ -2,7 +2,10 @@
 // boardgame.io client on its own socket.io connection (as a browser would), one move in flight
 // per game. A move's round trip runs from `moves.place` until the mover's client holds the
 // server's next state (the move is decided by the server only: `client: false`).
-// node client.js PORT GAMES WARMUP_S WINDOW_S  ->  one JSON line on stdout
+// With MODE `setup`, games are set up and left before their first move instead (created, every
+// seat joined, every seat's client connected and holding the first state), each counted as a
+// move is, its round trip the whole set-up: what a game costs before it is played.
+// node client.js PORT GAMES WARMUP_S WINDOW_S [MODE]  ->  one JSON line on stdout
 'use strict';
 
 const http = require('http');
@@ -10,7 +13,8 @@ const { Client } = require('boardgame.io/client');
 const { SocketIO } = require('boardgame.io/multiplayer');
 const { GridGame, legalCells } = require('./game');
 
-const [port, games, warmupS, windowS] = process.argv.slice(2).map(Number);
+const [port, games, warmupS, windowS] = process.argv.slice(2, 6).map(Number);
+const setupOnly = process.argv[6] === 'setup';
 const server = `http://127.0.0.1:${port}`;
 
 function post(path, body) {
@@ -95,15 +99,24 @@ async function openGame(players) {
   return seats;
 }
 
+function counted(sent) {
+  const done = performance.now();
+  stats.movesTotal += 1;
+  if (done >= stats.window[0] && done < stats.window[1]) stats.moves += 1;
+  if (sent >= stats.window[0] && sent < stats.window[1]) stats.rtts.push(done - sent);
+}
+
 async function playGames(index) {
   let first = true;
   while (!stopping) {
     let seats = [];
     try {
+      const sent = performance.now();
       seats = await openGame(2 + (index % 3));
       if (first) playing += 1;
       first = false;
-      await playOne(seats);
+      if (setupOnly) counted(sent);
+      else await playOne(seats);
     } catch (error) {
       stats.failures += 1; // a move without an answer in 10 s: reported, another game starts
     } finally {
@@ -122,10 +135,7 @@ async function playOne(seats) {
     const sent = performance.now();
     mover.client.moves.place(0, cells[(id * 7) % cells.length]);
     state = await mover.wait((s) => s._stateID > id);
-    const done = performance.now();
-    stats.movesTotal += 1;
-    if (done >= stats.window[0] && done < stats.window[1]) stats.moves += 1;
-    if (sent >= stats.window[0] && sent < stats.window[1]) stats.rtts.push(done - sent);
+    counted(sent);
   }
   if (state.ctx.gameover !== undefined) stats.games += 1;
 }
