@@ -4,8 +4,9 @@ A gateway worker may hold thousands of live channels (WebSocket or SSE). Each on
 Redis connection of its own for its blocking read, so a few hundred addresses could reach
 Redis's ``maxclients`` and take every service down. Now the worker reads the partition feeds,
 which carry every appended event of every game (``game``, ``version``, ``event``), with one
-blocking reader per partition that has a follower, on a connection of its own: at most as many
-connections as there are partitions, however many sockets are open. Each follower gets the
+blocking reader per partition that has a follower (or had one in the last `LINGER_S`), on a
+connection of its own: at most as many connections as there are partitions, however many
+sockets are open. Each follower gets the
 entries of its game in a bounded queue.
 
 No gap and no duplicate: a reader fixes its starting position (the feed's last entry) before a
@@ -41,8 +42,15 @@ PAGE = 100
 READ_BLOCK_MS = 15_000
 """How long one XREAD blocks; the reader's socket timeout is longer."""
 SOCKET_MARGIN_S = 10.0
+LINGER_S = 15.0
+"""How long a reader whose last follower left goes on reading before it stops: a socket
+opened meanwhile on its partition (the players' next game, a reload, the next set-up) takes it
+up instead of opening a Redis connection and fixing a position anew, a seventh of the
+gateway's CPU for a game's set-up in `make bench` (``--only setup``) before it lingered."""
 RETRY_S = 0.2
 """Pause before a failed feed reader tries again."""
+CANCEL_AGAIN_S = 0.1
+"""How long `LiveHub.aclose` waits on a cancelled reader before it cancels it again."""
 
 DECODED = 4096
 """Decoded events a worker keeps for its followers (a game's every seat reads each event)."""
@@ -92,7 +100,7 @@ class Follower:
 class PartitionReader:
     """Follows one partition feed from a fixed position and hands entries to followers; heals
     when Redis goes away (its followers read what they missed from the game's stream once the
-    new position is fixed), and stops once no follower is left."""
+    new position is fixed), and stops once no follower has been left for `LINGER_S`."""
 
     def __init__(self, hub: LiveHub, partition: int) -> None:
         self.hub = hub
@@ -131,9 +139,14 @@ class PartitionReader:
                 self._everyone_behind()  # after a failure: what came meanwhile is in the stream
             else:
                 self.started.set_result(None)
-            while True:
-                if not self.followers:  # no await between this test and the flag
-                    self.closing = True
+            alone_since: float | None = None
+            while not self.closing:  # `LiveHub.aclose` sets it
+                if self.followers:
+                    alone_since = None
+                elif alone_since is None:
+                    alone_since = asyncio.get_running_loop().time()
+                elif asyncio.get_running_loop().time() - alone_since >= LINGER_S:
+                    self.closing = True  # no await between the test of followers and the flag
                     return
                 for entry_id, fields in await read(position):
                     position = entry_id
@@ -206,17 +219,25 @@ class LiveHub:
             followers.discard(follower)
             if not followers:
                 del reader.followers[follower.game_id]
-        # A reader without followers stops after its current read (at most READ_BLOCK_MS).
+        # A reader without followers stops once `LINGER_S` has passed, at the end of a read
+        # (a read blocks `READ_BLOCK_MS` at most).
 
     def connections(self) -> int:
         """Redis connections the live channels hold now (one per running reader)."""
         return sum(1 for reader in self.readers.values() if not reader.closing)
 
     async def aclose(self) -> None:
+        """Stop every reader, cancelled again while it runs on: on Python 3.11 a cancellation
+        that meets the end of an ``asyncio.wait_for`` is lost (redis-py writes a command under
+        one), and a reader cancelled just after it started read on for as long as it had
+        followers, which held the gateway's shutdown."""
         for reader in list(self.readers.values()):
-            reader.task.cancel()
+            reader.closing = True  # its next turn ends it, whatever became of a cancellation
+            while not reader.task.done():
+                reader.task.cancel()
+                await asyncio.wait({reader.task}, timeout=CANCEL_AGAIN_S)
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader.task
+                reader.task.result()
 
 
 async def live_reader(shared: Any, block_ms: int = READ_BLOCK_MS) -> Any:
