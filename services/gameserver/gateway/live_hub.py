@@ -45,8 +45,8 @@ SOCKET_MARGIN_S = 10.0
 LINGER_S = 15.0
 """How long a reader whose last follower left goes on reading before it stops: a socket
 opened meanwhile on its partition (the players' next game, a reload, the next set-up) takes it
-up instead of opening a Redis connection and fixing a position anew, a seventh of the
-gateway's CPU for a game's set-up in `make bench` (``--only setup``) before it lingered."""
+up instead of opening a Redis connection and fixing a position anew (readers opened so took 7%
+of the gateway's samples in `py-spy` while `make bench --only setup` set games up)."""
 RETRY_S = 0.2
 """Pause before a failed feed reader tries again."""
 CANCEL_AGAIN_S = 0.1
