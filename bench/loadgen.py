@@ -185,8 +185,9 @@ async def retried(
         load.retries += 1
 
 
-async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[str, list[str]]:
-    """Create the game with its chosen seed, claim every seat, start it: as a lobby does."""
+async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[str, list[str], int]:
+    """Create the game with its chosen seed, claim every seat, start it, as a lobby does: its
+    id, its seats' tokens and its version once started."""
     create = json.dumps({"players": game.players, "seed": game.seed}).encode()
     status, body = await retried(
         load, conns[0], "POST", "/games", create, key=f"create-{uuid.uuid4().hex}"
@@ -210,23 +211,23 @@ async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[s
     status, body = await retried(load, conns[0], "POST", f"/games/{game_id}/start", b"", tokens[0])
     if status != 200:
         raise HttpError(f"start: {status} {body[:200]!r}")
-    return game_id, tokens
+    return game_id, tokens, json.loads(body)["last_version"]
 
 
 async def games_in_turn(
     load: Load, index: int
-) -> AsyncGenerator[tuple[Game, str, list[str], list[Http]], None]:
+) -> AsyncGenerator[tuple[Game, str, list[str], list[Http], int], None]:
     """Coroutine ``index``'s games of the pool, one after another, each set up over HTTP: the
-    game, its id, its seats' tokens and one connection per seat (closed with the generator).
-    A game counts as finished when the next one is asked for."""
+    game, its id, its seats' tokens, one connection per seat (closed with the generator) and
+    its version once started. A game counts as finished when the next one is asked for."""
     conns = [Http(load.config["host"], load.config["port"]) for _ in range(4)]
     try:
         for round_ in itertools.count():
             pool_index = (index + round_ * 7) % len(load.pool)
             game = load.pool[pool_index]
-            game_id, tokens = await set_up_over_http(load, game, conns)
+            game_id, tokens, started = await set_up_over_http(load, game, conns)
             load.playing += round_ == 0
-            yield game, game_id, tokens, conns
+            yield game, game_id, tokens, conns, started
             load.games_finished += 1
             load.finished.append((game_id, pool_index))
     finally:
@@ -252,7 +253,7 @@ def moves(load: Load, game: Game) -> Iterator[tuple[int, int, bytes]]:
 async def play_http(load: Load, index: int, _: Any) -> None:
     with contextlib.suppress(Stopping):
         async with contextlib.aclosing(games_in_turn(load, index)) as games:
-            async for game, game_id, tokens, conns in games:
+            async for game, game_id, tokens, conns, _ in games:
                 path = f"/games/{game_id}/commands"
                 for number, seat, command in moves(load, game):
                     body = b'{"command_id":"m%d","command":%s}' % (number, command)
@@ -301,24 +302,21 @@ class LiveSeat:
             await self.socket.close()
 
 
-async def play_ws(load: Load, index: int, _: Any) -> None:
+def live_socket(load: Load, game_id: str, token: str) -> Any:
+    """A seat's live WebSocket, opened as a browser opens it: compression offered, no pings
+    of its own (the server pings). Awaited, or entered with ``async with``."""
     from websockets.asyncio.client import connect
 
-    live = f"ws://{load.config['host']}:{load.config['port']}/games"
+    host, port = load.config["host"], load.config["port"]
+    url = f"ws://{host}:{port}/games/{game_id}/live?token={token}"
+    return connect(url, compression="deflate", ping_interval=None, max_queue=None)
+
+
+async def play_ws(load: Load, index: int, _: Any) -> None:
     with contextlib.suppress(Stopping):
         async with contextlib.aclosing(games_in_turn(load, index)) as games:
-            async for game, game_id, tokens, _conns in games:
-                seats = [
-                    LiveSeat(
-                        await connect(
-                            f"{live}/{game_id}/live?token={token}",
-                            compression="deflate",  # offered, as every browser does
-                            ping_interval=None,  # a browser sends no pings (the server does)
-                            max_queue=None,
-                        )
-                    )
-                    for token in tokens
-                ]
+            async for game, game_id, tokens, _conns, _ in games:
+                seats = [LiveSeat(await live_socket(load, game_id, token)) for token in tokens]
                 try:
                     await play_live(load, game, game_id, seats)
                 finally:
@@ -328,23 +326,18 @@ async def play_ws(load: Load, index: int, _: Any) -> None:
 
 async def play_setup(load: Load, index: int, _: Any) -> None:
     """Games set up and left before their first move (`games_in_turn`), every seat's live
-    WebSocket opened at once and read until the game's start: a set-up counts as a move does
-    (`Load.counted`), its round trip the whole set-up."""
-    from websockets.asyncio.client import connect
+    WebSocket opened at once and read until its version once started: a set-up counts as a
+    move does (`Load.counted`), its round trip the whole set-up."""
 
-    live = f"ws://{load.config['host']}:{load.config['port']}/games"
-
-    async def opened(game_id: str, token: str) -> None:
-        async with connect(
-            f"{live}/{game_id}/live?token={token}", compression="deflate", ping_interval=None
-        ) as socket:
-            while json.loads(await socket.recv()).get("type") != "GameStarted":
+    async def opened(game_id: str, token: str, started: int) -> None:
+        async with live_socket(load, game_id, token) as socket:
+            while json.loads(await socket.recv())["version"] < started:
                 pass
 
     sent = time.monotonic()
     async with contextlib.aclosing(games_in_turn(load, index)) as games:
-        async for _game, game_id, tokens, _conns in games:
-            await asyncio.gather(*(opened(game_id, token) for token in tokens))
+        async for _game, game_id, tokens, _conns, started in games:
+            await asyncio.gather(*(opened(game_id, token, started) for token in tokens))
             load.counted(sent)
             if load.stopping:
                 return

@@ -128,6 +128,11 @@ class Result:
         return out
 
 
+def unit_of(mode: str) -> str:
+    """What a load of ``mode`` counts: a game's set-up (``setup``), else a move."""
+    return "set-up" if mode == "setup" else "move"
+
+
 def ms(samples: list[float]) -> str:
     return figures.ms(samples, digits=2)
 
@@ -250,7 +255,7 @@ def run_load(
     cpu = {name: window.after[name] - window.before.get(name, 0.0) for name in window.after}
     moves = sum(r["moves"] for r in results)
     return Result(
-        unit="set-up" if mode == "setup" else "move",
+        unit=unit_of(mode),
         label=label,
         games=games,
         rate=moves / WINDOW_S,
@@ -322,7 +327,7 @@ def run_peer(games: int, mode: str = "play") -> Result:
             os.killpg(server.pid, signal.SIGKILL)
         server.wait()
     return Result(
-        unit="set-up" if mode == "setup" else "move",
+        unit=unit_of(mode),
         label="boardgame.io 0.50.2 (in memory, socket.io)",
         games=games,
         rate=data["moves"] / WINDOW_S,

@@ -140,12 +140,14 @@ class PartitionReader:
             else:
                 self.started.set_result(None)
             alone_since: float | None = None
+            loop = asyncio.get_running_loop()
             while not self.closing:  # `LiveHub.aclose` sets it
+                now = loop.time()
                 if self.followers:
                     alone_since = None
                 elif alone_since is None:
-                    alone_since = asyncio.get_running_loop().time()
-                elif asyncio.get_running_loop().time() - alone_since >= LINGER_S:
+                    alone_since = now
+                elif now - alone_since >= LINGER_S:
                     self.closing = True  # no await between the test of followers and the flag
                     return
                 for entry_id, fields in await read(position):
