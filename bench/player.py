@@ -170,6 +170,7 @@ def start_loads(
         log = stack.workdir / f"load-{mode}-{games}-{number}.err"
         process = subprocess.Popen(
             [sys.executable, "-m", "bench.loadgen"],
+            env={**os.environ, **stack.env},  # the services' settings (their command streams)
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log.open("wb"),

@@ -20,6 +20,7 @@ import redis
 
 from bench.figures import stat_cpu, stat_fields
 from devkit.redis_server import RedisServer, free_port
+from eventstore import DEFAULT_COMMAND_PARTITIONS
 from eventstore.redis_client import is_cluster_url
 from gameserver.runtime.supervisor import PROJECTORS
 
@@ -40,6 +41,12 @@ class Topology:
     limits: bool = False
     """The gateway's rate limits on, every bucket lifted so that nothing is refused (one load
     address plays every game): each request still pays for being counted, as in production."""
+    shares: bool = True
+    """Several instances of a consumer each read a share of the partitions (``K/N``: rules
+    instances their command streams, `command_streams` of them; projectors their feeds),
+    so that a game's commands and events always meet the same instance and its warm cache;
+    ``shares=off``: every instance reads every stream in the one group (a game's moves go to
+    whichever instance reads first)."""
 
     @classmethod
     def parse(cls, text: str) -> Topology:
@@ -55,9 +62,9 @@ class Topology:
                 if value not in ("single", "cluster"):
                     raise ValueError("redis=single or redis=cluster")
                 values[name] = value
-            elif name == "limits":
+            elif name in ("limits", "shares"):
                 if value not in ("on", "off"):
-                    raise ValueError("limits=on or limits=off")
+                    raise ValueError(f"{name}=on or {name}=off")
                 values[name] = value == "on"
             elif name in ("rules", *PROJECTORS, "gateway", "load"):
                 values[name] = int(value)
@@ -76,7 +83,35 @@ class Topology:
             f"rules x{self.rules}, {projectors or 'no projector'}, "
             f"gateway x{self.gateway} workers, load x{self.load} processes, {redis}, "
             f"rate limits {'on (lifted: counted, never refused)' if self.limits else 'off'}"
+            + (self._sharing() if self.instances > 1 else "")
         )
+
+    def _sharing(self) -> str:
+        if not self.shares:
+            return ", every instance reading every stream"
+        return (
+            f", each instance its share of the partitions ({self.command_streams} command streams)"
+        )
+
+    @property
+    def command_streams(self) -> int:
+        """Command streams for the rules instances to share out: the default 4, or one per
+        instance (the next power of two: a divisor of the 16 game partitions). More streams than
+        instances would only split each instance's batches (on a cluster, where each stream has
+        a subscriber of its own, a FastStream message and its round trips each)."""
+        streams = DEFAULT_COMMAND_PARTITIONS
+        while streams < self.rules:
+            streams *= 2
+        return streams
+
+    def share_env(self, service: str, instance: int) -> dict[str, str]:
+        """What instance ``instance`` of ``service`` is told to read: its share (``K/N``) of
+        the command streams (rules) or of the feeds (projectors), when there are several."""
+        count = getattr(self, service, 1)
+        if not self.shares or count < 2 or service not in ("rules", *PROJECTORS):
+            return {}
+        name = "RULES" if service == "rules" else "PROJECTOR"
+        return {f"RENATURE_{name}_PARTITIONS": f"{instance}/{count}"}
 
     @property
     def projectors(self) -> list[tuple[str, int]]:
@@ -140,9 +175,9 @@ class Stack:
     env: dict[str, str]
     groups: list[Group] = field(default_factory=list)
 
-    def start(self, name: str, *args: str) -> Group:
+    def start(self, name: str, *args: str, env: Mapping[str, str] | None = None) -> Group:
         log = self.workdir / f"{name}-{len(self.groups)}.log"
-        env = {**os.environ, **self.env, "REDIS_URL": self.redis_url}
+        env = {**os.environ, **self.env, **(env or {}), "REDIS_URL": self.redis_url}
         group = Group(name, serve(log, env, name, *args), log)
         self.groups.append(group)
         return group
@@ -292,6 +327,8 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
     }
     if topology.limits:
         env.update(LIFTED_LIMITS)
+    if topology.share_env("rules", 0):  # senders and readers must agree on the streams' count
+        env["RENATURE_COMMAND_PARTITIONS"] = str(topology.command_streams)
     stack = Stack(redis_url, workdir, env)
     port = free_port()
     try:
@@ -305,10 +342,10 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
 def _start_services(stack: Stack, topology: Topology, port: int) -> None:
     """Every service of ``topology``, started and awaited (the gateway on ``port``)."""
     for name, count in topology.projectors:
-        for _ in range(count):
-            stack.start(name)
-    for _ in range(topology.rules):
-        stack.start("rules")
+        for k in range(count):
+            stack.start(name, env=topology.share_env(name, k))
+    for k in range(topology.rules):
+        stack.start("rules", env=topology.share_env("rules", k))
     stack.start("gateway", "--port", str(port))
     deadline = time.monotonic() + READY_TIMEOUT_S
     while True:

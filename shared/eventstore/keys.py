@@ -193,11 +193,15 @@ class CommandPartitions:
 
 
 def parse_partitions(spec: str, count: int, what: str = "partition") -> tuple[int, ...]:
-    """The partitions of ``0..count-1`` named by ``spec``: ``all`` or a list of numbers and
-    ranges, ``0-3,8`` (each one in range, at least one)."""
+    """The partitions of ``0..count-1`` named by ``spec``: ``all``, a list of numbers and
+    ranges, ``0-3,8`` (each one in range, at least one), or a share, ``K/N``: instance K of N
+    (from 0), which takes the partitions ``p`` with ``p % N == K``, so that N instances started
+    with ``0/N`` .. ``N-1/N`` read disjoint sets that together cover every partition."""
     text = spec.strip().lower()
     if text in ("", "all", "*"):
         return tuple(range(count))
+    if "/" in text:
+        return _share(spec, count, what)
     chosen: set[int] = set()
     for part in text.split(","):
         first, dash, last = part.strip().partition("-")
@@ -212,6 +216,23 @@ def parse_partitions(spec: str, count: int, what: str = "partition") -> tuple[in
                 raise ValueError(f"{what} {partition} out of range 0..{count - 1}")
             chosen.add(partition)
     return tuple(sorted(chosen))
+
+
+def _share(spec: str, count: int, what: str) -> tuple[int, ...]:
+    """``K/N`` of `parse_partitions`: the partitions of instance K of N."""
+    instance, _, instances = spec.strip().partition("/")
+    try:
+        k, n = int(instance), int(instances)
+    except ValueError:
+        raise ValueError(f"bad {what} share {spec!r}: want 'K/N', instance K of N") from None
+    if not 0 <= k < n:
+        raise ValueError(f"bad {what} share {spec!r}: instance K of N counts 0..N-1")
+    if n > count:
+        raise ValueError(
+            f"{what} share {spec!r}: {n} instances cannot share {count} {what}s"
+            f" (some would read none): there must be at least {n}"
+        )
+    return tuple(range(k, count, n))
 
 
 def format_partitions(partitions: Sequence[int]) -> str:

@@ -95,6 +95,25 @@ async def test_two_rules_instances_with_disjoint_partitions_answer_only_their_ow
         assert (await redis.xpending(stream, bus.RULES_GROUP))["pending"] == 0
 
 
+async def test_instances_started_with_their_shares_split_the_streams_between_them(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    commands = CommandPartitions(KeyLayout(), 4)
+    games = [game for ids in games_by_partition(commands, 2).values() for game in ids]
+    base = Settings.of(redis_url=redis_url, command_partitions=4)
+    even = base.with_(consumer="rules-0-of-2", rules_partitions="0/2")
+    odd = base.with_(consumer="rules-1-of-2", rules_partitions="1/2")
+    async with RulesService(even), RulesService(odd), RulesClient(redis, streams=commands) as c:
+        replies = await asyncio.gather(*(c.send(create(g), 5) for g in games))
+    assert {r.status for r in replies} == {"accepted"}
+    for partition, stream in enumerate(commands.streams()):
+        consumers = {
+            info["name"].decode() for info in await redis.xinfo_consumers(stream, bus.RULES_GROUP)
+        }
+        assert consumers == {f"rules-{partition % 2}-of-2"}
+        assert (await redis.xpending(stream, bus.RULES_GROUP))["pending"] == 0
+
+
 async def test_a_dead_instances_commands_are_taken_over_on_every_stream(
     redis: aioredis.Redis, redis_url: str
 ) -> None:
@@ -127,4 +146,10 @@ async def test_a_dead_instances_commands_are_taken_over_on_every_stream(
 def test_a_rules_instance_refuses_partitions_that_do_not_exist() -> None:
     settings = Settings.of(command_partitions=4, rules_partitions="2-5", consumer="r")
     with pytest.raises(ValueError, match=r"command partition 4 out of range 0\.\.3"):
+        RulesService(settings)
+
+
+def test_a_rules_instance_refuses_a_share_that_would_leave_it_no_stream() -> None:
+    settings = Settings.of(command_partitions=4, rules_partitions="5/8", consumer="r")
+    with pytest.raises(ValueError, match="8 instances cannot share 4 command partitions"):
         RulesService(settings)

@@ -118,3 +118,29 @@ def test_a_projector_names_its_feeds_as_a_rules_instance_names_its_streams() -> 
     assert parse_partitions("8-11,15", 16) == (8, 9, 10, 11, 15)
     with pytest.raises(ValueError, match=r"partition 16 out of range 0\.\.15"):
         parse_partitions("12-16", 16)
+
+
+def test_instance_k_of_n_takes_every_nth_partition_and_n_shares_cover_all_disjointly() -> None:
+    assert parse_partitions("3/8", 16) == (3, 11)
+    assert parse_partitions("0/3", 16) == (0, 3, 6, 9, 12, 15)
+    for n in (1, 2, 3, 5, 8, 16):
+        shares = [parse_partitions(f"{k}/{n}", 16) for k in range(n)]
+        assert sorted(p for share in shares for p in share) == list(range(16))
+    assert CommandPartitions(count=16).parse(" 1/4 ") == (1, 5, 9, 13)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("8/8", r"instance K of N counts 0\.\.N-1"),
+        ("-1/8", r"instance K of N counts 0\.\.N-1"),
+        ("a/8", r"want 'K/N'"),
+        ("1/", r"want 'K/N'"),
+        ("5/8", r"8 instances cannot share 4 command partitions"),
+    ],
+)
+def test_a_share_that_names_no_instance_or_would_leave_one_idle_is_refused(
+    spec: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_partitions(spec, 4, "command partition")

@@ -213,12 +213,13 @@ class ConsumerSettings:
     rules_partitions: str = setting(
         "all",
         env="RENATURE_RULES_PARTITIONS",
-        doc="command partitions a rules instance reads: `all` or `0-1,3`",
+        doc="command partitions a rules instance reads: `all`, `0-1,3`, or its share `K/N`"
+        " (instance K of N: the partitions p with p % N == K)",
     )
     projector_partitions: str = setting(
         "all",
         env="RENATURE_PROJECTOR_PARTITIONS",
-        doc="game partitions (feeds) a projector instance reads: `all` or `0-7,12`",
+        doc="game partitions (feeds) a projector instance reads: `all`, `0-7,12` or `K/N`",
     )
     # The read models are off the answer's path: a few milliseconds later there cost no player
     # anything, and one read then takes the moves of several games (docs/services.md, "The
