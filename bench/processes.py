@@ -20,8 +20,9 @@ import redis
 
 from bench.figures import stat_cpu, stat_fields
 from devkit.redis_server import RedisServer, free_port
-from eventstore import DEFAULT_COMMAND_PARTITIONS
+from eventstore.keys import command_streams_for
 from eventstore.redis_client import is_cluster_url
+from gameserver.runtime.shares import instance_environments
 from gameserver.runtime.supervisor import PROJECTORS
 
 READY_TIMEOUT_S = 180.0
@@ -95,23 +96,15 @@ class Topology:
 
     @property
     def command_streams(self) -> int:
-        """Command streams for the rules instances to share out: the default 4, or one per
-        instance (the next power of two: a divisor of the 16 game partitions). More streams than
-        instances would only split each instance's batches (on a cluster, where each stream has
-        a subscriber of its own, a FastStream message and its round trips each)."""
-        streams = DEFAULT_COMMAND_PARTITIONS
-        while streams < self.rules:
-            streams *= 2
-        return streams
+        """Command streams for the rules instances to share out (`command_streams_for`)."""
+        return command_streams_for(self.rules)
 
     def share_env(self, service: str, instance: int) -> dict[str, str]:
         """What instance ``instance`` of ``service`` is told to read: its share (``K/N``) of
-        the command streams (rules) or of the feeds (projectors), when there are several."""
-        count = getattr(self, service, 1)
-        if not self.shares or count < 2 or service not in ("rules", *PROJECTORS):
-            return {}
-        name = "RULES" if service == "rules" else "PROJECTOR"
-        return {f"RENATURE_{name}_PARTITIONS": f"{instance}/{count}"}
+        the command streams (rules) or of the feeds (projectors), when there are several, as
+        ``renature serve all --instances N`` tells its own (`shares.instance_environments`)."""
+        each = instance_environments(service, getattr(self, service, 1))
+        return each[instance] if self.shares and len(each) > 1 else {}
 
     @property
     def projectors(self) -> list[tuple[str, int]]:

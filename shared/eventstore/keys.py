@@ -192,6 +192,16 @@ class CommandPartitions:
         return parse_partitions(spec, self.count, "command partition")
 
 
+def command_streams_for(instances: int) -> int:
+    """Command streams for ``instances`` rules instances to share out (``K/N`` each): the
+    default, or one per instance (the next power of two, a divisor of the 16 game partitions).
+    More streams than instances would only split each instance's batches."""
+    streams = DEFAULT_COMMAND_PARTITIONS
+    while streams < instances:
+        streams *= 2
+    return streams
+
+
 def parse_partitions(spec: str, count: int, what: str = "partition") -> tuple[int, ...]:
     """The partitions of ``0..count-1`` named by ``spec``: ``all``, a list of numbers and
     ranges, ``0-3,8`` (each one in range, at least one), or a share, ``K/N``: instance K of N

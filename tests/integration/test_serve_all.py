@@ -24,7 +24,7 @@ import redis
 
 from devkit.redis_server import find_redis_server, free_port
 from eventstore import KeyLayout
-from gameserver.runtime import signing
+from gameserver.runtime import bus, signing
 
 pytestmark = pytest.mark.redis
 
@@ -82,11 +82,13 @@ def test_a_busy_redis_port_is_refused_rather_than_used(tmp_path: Path) -> None:
 
 
 @contextmanager
-def serving(tmp_path: Path, port: int, redis_port: int, **env: str) -> Iterator[list[str]]:
-    """``serve all`` in ``tmp_path`` on these ports, up: what it printed; stopped (SIGINT,
-    exit status 0) on leaving."""
+def serving(
+    tmp_path: Path, port: int, redis_port: int, *flags: str, **env: str
+) -> Iterator[list[str]]:
+    """``serve all`` in ``tmp_path`` on these ports (with ``flags``), up: what it printed;
+    stopped (SIGINT, exit status 0) on leaving."""
     process = subprocess.Popen(
-        [*SERVE_ALL, "--port", str(port), "--redis-port", str(redis_port)],
+        [*SERVE_ALL, "--port", str(port), "--redis-port", str(redis_port), *flags],
         cwd=tmp_path,
         env={**environment(), **env},
         stdout=subprocess.PIPE,
@@ -189,3 +191,69 @@ def test_the_stack_signs_its_records_with_a_key_made_once(tmp_path: Path) -> Non
     with serving(tmp_path, free_port(), free_port()) as again:  # the key file is kept
         assert signing_key_line(again) == kid
     assert signing.load_private_key(key_file).private_bytes_raw() == key.private_bytes_raw()
+
+
+def test_a_share_set_by_hand_is_refused_beside_instances(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*SERVE_ALL, "--port", str(free_port()), "--instances", "2"],
+        cwd=tmp_path,
+        env={**environment(), "RENATURE_RULES_PARTITIONS": "0-1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done
+    assert "unset RENATURE_RULES_PARTITIONS" in done.stderr
+    assert "Gateway:" not in done.stdout
+    assert not (tmp_path / "var").exists()  # nothing was started
+
+
+def readers(client: redis.Redis, stream: str, group: str) -> frozenset[str]:
+    """The consumers of ``group`` that were handed entries of ``stream``."""
+    return frozenset(c["name"].decode() for c in client.xinfo_consumers(stream, group))
+
+
+def games_on_every_partition(gateway: str) -> None:
+    """Games created until every game partition (so every feed and command stream) has one."""
+    layout, seen = KeyLayout(), set()
+    for _ in range(500):
+        created = httpx.post(f"{gateway}/games", json={"players": 2}, timeout=10)
+        assert created.status_code == 201, created.text
+        seen.add(layout.partition_of(created.json()["game_id"]))
+        if len(seen) == layout.partitions:
+            return
+    raise AssertionError(f"games on partitions {sorted(seen)} only")
+
+
+def test_instances_each_read_their_own_share_and_play_a_game_together(tmp_path: Path) -> None:
+    """``--instances 2``: two rules instances on the command streams of even and odd number,
+    two projectors on the feeds of even and odd number, two gateway workers; a game played
+    through them to its end."""
+    assert find_redis_server(), "redis-server is needed"
+    port, redis_port = free_port(), free_port()
+    env = {"RENATURE_ALLOW_CHOSEN_SEEDS": "1", "RENATURE_RATE_LIMITS": "off"}
+    with serving(tmp_path, port, redis_port, "--instances", "2", **env) as lines:
+        (tmp_path / "cli.env").write_text("\n".join(x for x in lines if x.startswith("export ")))
+        gateway = f"http://127.0.0.1:{port}"
+        played = renature(tmp_path, "bots", "play", "--gateway", gateway, "--players", "2")
+        assert played.returncode == 0, played.stderr
+        board = httpx.get(f"{gateway}/games/{json.loads(played.stdout)['game_id']}/board")
+        assert board.status_code == 200, board.text
+        games_on_every_partition(gateway)
+        password = (tmp_path / "var" / "redis.password").read_text().strip()
+        client = redis.Redis(port=redis_port, password=password)
+        layout = KeyLayout()
+        streams = [readers(client, layout.command_stream(k), bus.RULES_GROUP) for k in range(4)]
+        assert [streams[2], streams[3]] == [streams[0], streams[1]], streams
+        assert len(streams[0]) == len(streams[1]) == 1
+        assert streams[0] != streams[1]
+        deadline = time.monotonic() + 20
+        while not all(readers(client, feed, bus.MODELS_GROUP) for feed in layout.feed_keys()):
+            assert time.monotonic() < deadline, "a feed was not read"
+            time.sleep(0.1)
+        feeds = [readers(client, layout.feed_key(k), bus.MODELS_GROUP) for k in range(16)]
+        assert {feeds[k] for k in range(0, 16, 2)} == {feeds[0]}, feeds
+        assert {feeds[k] for k in range(1, 16, 2)} == {feeds[1]}, feeds
+        assert len(feeds[0]) == 1
+        assert feeds[0] != feeds[1]
+        client.close()

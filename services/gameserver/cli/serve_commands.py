@@ -142,10 +142,20 @@ def all_(
         typer.Option(help="Port of the private redis-server (default: a free port)."),
     ] = None,
     trusted_proxies: TrustedProxies = None,
+    instances: Annotated[
+        int,
+        typer.Option(
+            help="Instances of the rules service and of the projectors, each reading its share"
+            " of the partitions, and as many gateway workers (1 to 16).",
+            min=1,
+            max=16,
+        ),
+    ] = 1,
 ) -> None:
     """Everything, one process per service; without REDIS_URL a private redis-server too."""
     from gameserver.runtime.logging import configure_logging
     from gameserver.runtime.settings import variables
+    from gameserver.runtime.shares import SharesError
     from gameserver.runtime.supervisor import SupervisorError, run_all
 
     settings = _settings(redis_url, trusted_proxies)
@@ -160,9 +170,10 @@ def all_(
             port=port,
             redis_port=redis_port,
             environment=flags,
+            instances=instances,
             announce=typer.echo,
         )
-    except SupervisorError as error:
+    except (SupervisorError, SharesError) as error:
         typer.secho(str(error), err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from error
     raise typer.Exit(status)

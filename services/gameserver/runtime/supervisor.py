@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from gameserver.runtime import collector
+from gameserver.runtime import collector, shares
 from gameserver.runtime.logging import get_logger
 from gameserver.runtime.redis_auth import without_credentials
 from gameserver.runtime.settings import Settings, SettingsError
@@ -291,6 +291,8 @@ class Stack:
     children: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     signing_key_given: bool = False
     """The settings name a signing key (`Signing.signing_key_file`): the stack makes none."""
+    instances: int = 1
+    """Instances of the rules service and the projectors, and gateway workers (`shares`)."""
     signing_key_id: str | None = None
     """The id of the key generated for the private stack (None: a key was given, or no
     private Redis runs)."""
@@ -311,14 +313,20 @@ class Stack:
             if not self.signing_key_given:  # the stack's own key, made once
                 self.signing_key_id = self.redis.signing_key_id()
                 env["RENATURE_SIGNING_KEY_FILE"] = str(self.redis.signing_key_file)
+        env.update(shares.shared_environment(self.instances, env))
         for name in STACK:
             command = [sys.executable, "-m", "gameserver.runtime.supervisor", name]
             if name == "gateway":
                 command += ["--host", self.host, "--port", str(self.port)]
-            # Each child leads a process group of its own (signals are forwarded to it), so
-            # that one killed at the end takes its own children along (the gateway's workers).
-            self.children[name] = subprocess.Popen(command, env=env, process_group=0)
-            log.info("service_started", service=name, pid=self.children[name].pid)
+            each = shares.instance_environments(name, self.instances)
+            for k, share in enumerate(each):
+                child = f"{name}-{k}" if len(each) > 1 else name
+                # Each child leads a process group of its own (signals are forwarded to it), so
+                # that one killed at the end takes its own children along (the gateway's workers).
+                self.children[child] = subprocess.Popen(
+                    command, env={**env, **share}, process_group=0
+                )
+                log.info("service_started", service=child, pid=self.children[child].pid)
 
     def signal_children(self, signum: int) -> None:
         for child in self.children.values():
@@ -426,6 +434,7 @@ def run_all(
     port: int = 8000,
     redis_port: int | None = None,
     environment: dict[str, str] | None = None,
+    instances: int = 1,
     announce: Callable[[str], None] = print,
 ) -> int:
     """Start Redis (unless ``redis_url`` names one) and every service; block until a signal or
@@ -435,10 +444,12 @@ def run_all(
     Returns the exit status: 0 after SIGINT/SIGTERM, 1 when a service died on its own.
     """
     check_ports(host, port, redis_port if redis_url is None else None)
+    shares.shared_environment(instances, {**os.environ, **(environment or {})})  # or SharesError
     server = private_redis(redis_port, settings.store.durability) if redis_url is None else None
     url = server.url if server is not None else str(redis_url)
     signed = bool(settings.signing.signing_key_file)
-    stack = Stack(url, host, port, server, dict(environment or {}), signing_key_given=signed)
+    env = dict(environment or {})
+    stack = Stack(url, host, port, server, env, signing_key_given=signed, instances=instances)
     stopping: list[int] = []
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
