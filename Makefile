@@ -5,7 +5,7 @@ UV := $(shell command -v uv 2>/dev/null || echo "$(PYTHON) -m uv")
 RUN := $(UV) run --frozen
 STAMP := .venv/.synced
 
-.PHONY: install bytecode run browser proxy test test-unit test-integration test-e2e lint fmt settings-docs bench chaos clean
+.PHONY: install bytecode run browser proxy test test-unit test-integration test-e2e lint fmt settings-docs bench bench-scale chaos clean
 
 $(STAMP): pyproject.toml uv.lock
 	@$(UV) --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
@@ -99,6 +99,17 @@ chaos: bytecode
 ## Benchmarks: prints figures, asserts nothing
 bench: bytecode
 	$(RUN) python -m bench
+
+## The scale-out figures, for a machine of 16 cores or more: SCALE_INSTANCES instances of each
+## service (each on its share of the partitions) against one, on one Redis and on a Redis
+## Cluster, with the targets met or missed (docs/services.md, "Eight instances on 16 cores").
+SCALE_INSTANCES ?= 8
+SCALE_LOAD ?= 16
+SCALE_GAMES ?= 1024
+SCALE := all=$(SCALE_INSTANCES),load=$(SCALE_LOAD)
+bench-scale: bytecode
+	$(RUN) python -m bench --topology $(SCALE) --games $(SCALE_GAMES) --modes http,ws
+	$(RUN) python -m bench --topology $(SCALE),redis=cluster --games $(SCALE_GAMES) --modes http,ws
 
 clean:
 	rm -rf .venv .pytest_cache .mypy_cache .ruff_cache
