@@ -73,7 +73,8 @@ async def test_two_rules_instances_with_disjoint_partitions_answer_only_their_ow
     commands = CommandPartitions(KeyLayout(), 4)  # streams 0..3, partitions p % 4
     games = games_by_partition(commands, 3)
     low, high = games[0] + games[1], games[2] + games[3]
-    base = Settings.of(redis_url=redis_url, command_partitions=4)
+    # a minute before a share counts as gone: the first instance never adopts streams 2 and 3
+    base = Settings.of(redis_url=redis_url, command_partitions=4, reclaim_idle_ms=60_000)
     first = base.with_(consumer="rules-low", rules_partitions="0-1")
     async with RulesService(first), RulesClient(redis, streams=commands) as client:
         answered = await asyncio.gather(*(client.send(create(g), 5) for g in low))
@@ -112,6 +113,71 @@ async def test_instances_started_with_their_shares_split_the_streams_between_the
         }
         assert consumers == {f"rules-{partition % 2}-of-2"}
         assert (await redis.xpending(stream, bus.RULES_GROUP))["pending"] == 0
+
+
+async def test_a_share_whose_instance_is_gone_is_read_by_another_until_it_is_back(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    """Commands on the odd streams, whose instance never started, are answered by the even
+    instance once they have waited the orphan time (the reclaim idle time, here 300 ms); when
+    the odd instance starts, the even one reads its streams no more."""
+    commands = CommandPartitions(KeyLayout(), 4)
+    games = games_by_partition(commands, 4)
+    base = Settings.of(redis_url=redis_url, command_partitions=4, reclaim_idle_ms=300)
+    even = RulesService(base.with_(consumer="rules-even", rules_partitions="0/2"))
+    odd = base.with_(consumer="rules-odd", rules_partitions="1/2")
+    async with even, RulesClient(redis, streams=commands) as client:
+        orphans = games[1][:2] + games[3][:2]
+        replies = await asyncio.gather(*(client.send(create(g), 10) for g in orphans))
+        assert {r.status for r in replies} == {"accepted"}
+        assert even._reading is not None
+        reader = even._reading.reader
+        assert {commands.streams()[1], commands.streams()[3]} <= set(reader.senders)
+        async with RulesService(odd):
+            pokes, later = [games[1][2], games[3][2]], [games[1][3], games[3][3]]
+            for n in range(100):  # until the odd instance is handed commands and the even lets go
+                if {commands.streams()[1], commands.streams()[3]} <= reader.released:
+                    break
+                await asyncio.gather(*(client.send(create(g, f"poke-{n}"), 10) for g in pokes))
+                await asyncio.sleep(0.05)
+            assert {commands.streams()[1], commands.streams()[3]} <= reader.released
+            replies = await asyncio.gather(*(client.send(create(g), 10) for g in later))
+            assert {r.status for r in replies} == {"accepted"}
+    store = RedisEventStore(redis)
+    played = orphans + pokes + later
+    assert [await store.version(g) for g in played] == [1] * len(played)
+
+
+async def test_what_a_gone_share_read_and_never_answered_is_claimed_by_another(
+    redis: aioredis.Redis, redis_url: str
+) -> None:
+    commands = CommandPartitions(KeyLayout(), 4)
+    game = games_by_partition(commands, 1)[1][0]
+    stream = commands.stream_of(game)
+    message = await BinaryMessageFormatV1.encode(
+        message=bus.encoder.encode(create(game, "orphan")),
+        reply_to=None,
+        headers=None,
+        correlation_id="orphan",
+    )
+    await redis.xgroup_create(stream, bus.RULES_GROUP, id="0", mkstream=True)
+    await redis.xadd(stream, {"__data__": message})
+    assert await redis.xreadgroup(bus.RULES_GROUP, "odd-then-dead", {stream: ">"})
+    settings = Settings.of(
+        redis_url=redis_url,
+        command_partitions=4,
+        consumer="rules-even",
+        rules_partitions="0/2",
+        reclaim_idle_ms=200,
+    )
+    store = RedisEventStore(redis)
+    async with RulesService(settings):
+        for _ in range(100):
+            if await store.version(game):
+                break
+            await asyncio.sleep(0.05)
+    assert await store.version(game) == 1
+    assert (await redis.xpending(stream, bus.RULES_GROUP))["pending"] == 0
 
 
 async def test_a_dead_instances_commands_are_taken_over_on_every_stream(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -32,6 +32,7 @@ from eventstore.redis_client import redis_client
 from eventstore.redis_values import RawEntry, stream_reply, text
 from gameserver.runtime import bus, healing
 from gameserver.runtime.logging import get_logger
+from gameserver.runtime.settings import Settings
 
 log = get_logger("renature.rules")
 
@@ -110,6 +111,8 @@ class CommandReader:
         self.grace_s = grace_s
         self.held: dict[str, list[tuple[str, bytes]]] = {stream: [] for stream in senders}
         """Entries read for each stream and not handed over yet (its batch is in flight)."""
+        self.released: set[str] = set()
+        """Streams read no more (`release`): what was read of them is still handed over."""
         self.busy: set[str] = set()
         self.tasks: set[asyncio.Task[None]] = set()
         self.given_up = False
@@ -129,11 +132,7 @@ class CommandReader:
                     await self._progress.wait()
                     continue
                 for stream, entries in await self._read():
-                    self.held[text(stream)].extend(
-                        (text(entry_id), cast(bytes, fields.get(b"__data__", b"")))  # bytes client
-                        for entry_id, fields in entries
-                        if fields is not None  # an entry deleted meanwhile
-                    )
+                    self._hold(text(stream), entries)
                 self._dispatch()
         finally:
             await self._finish()
@@ -154,9 +153,32 @@ class CommandReader:
                 task.cancel()
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
+    def adopt(self, stream: str, sender: str) -> None:
+        """Read ``stream`` (of ``sender``) too from the next read on (`share_watch`)."""
+        self.senders[stream] = sender
+        self.held.setdefault(stream, [])
+        self.released.discard(stream)
+
+    def release(self, stream: str) -> None:
+        """Read ``stream`` no more; what was read of it still goes to the handler."""
+        self.released.add(stream)
+
+    def take(self, stream: str, entries: list[RawEntry]) -> None:
+        """Handle ``entries`` of an adopted ``stream``, claimed from a gone consumer."""
+        self._hold(stream, entries)
+        self._dispatch()
+
+    def _hold(self, stream: str, entries: list[RawEntry]) -> None:
+        self.held[stream].extend(
+            (text(entry_id), cast(bytes, fields.get(b"__data__", b"")))  # a bytes client
+            for entry_id, fields in entries
+            if fields is not None  # an entry deleted meanwhile
+        )
+
     async def _read(self) -> list[tuple[bytes | str, list[RawEntry]]]:
         """``(stream, [(entry id, fields), ...])`` for each stream that had entries."""
-        streams: dict[Any, Any] = dict.fromkeys(self.senders, ">")
+        reading = (stream for stream in self.senders if stream not in self.released)
+        streams: dict[Any, Any] = dict.fromkeys(reading, ">")
         try:
             read = await self.redis.xreadgroup(
                 bus.RULES_GROUP, self.consumer, streams, count=self.max_batch, block=self.block_ms
@@ -242,3 +264,9 @@ class Reading:
         else:
             log.error("command_reader_left_running")
         await self.redis.aclose()
+
+
+def sender_streams(settings: Settings, partitions: Sequence[int]) -> dict[str, list[str]]:
+    """The command streams of ``partitions`` of each sender (`bus.SENDERS`)."""
+    commands = settings.commands
+    return {s: bus.streams_of(commands, s).streams(partitions) for s in bus.SENDERS}

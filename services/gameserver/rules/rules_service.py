@@ -18,6 +18,7 @@ its messages pending, and a FastStream subscriber of each stream takes such mess
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections import defaultdict
@@ -51,8 +52,10 @@ from gameserver.rules.command_reader import (
     CommandBatch,
     CommandReader,
     Reading,
+    sender_streams,
 )
 from gameserver.rules.envelopes import BatchMeta
+from gameserver.rules.share_watch import watch_shares
 from gameserver.runtime import bus, healing, signing
 from gameserver.runtime.cluster_broker import SturdyClusterBroker
 from gameserver.runtime.logging import configure_logging, get_logger, stdlib_logger
@@ -116,6 +119,7 @@ class RulesService:
     sealer: Sealer | None = field(init=False, default=None)  # signs games (with a key)
     _replies: Redis | None = field(init=False, default=None)  # never resends (`startup`)
     _reading: Reading | None = field(init=False, default=None)  # `CommandReader` (one Redis)
+    _watching: asyncio.Task[None] | None = field(init=False, default=None)  # `ShareWatch`
 
     @property
     def command_streams(self) -> list[str]:
@@ -219,9 +223,17 @@ class RulesService:
                     redis, senders, self.settings.consumers.consumer, self.on_commands, recreate
                 ),
             )
+            if self._redis is not None:  # on a share: the others' streams, while theirs is gone
+                self._watching = watch_shares(
+                    self.settings, self._redis, self._reading, self.partitions
+                )
 
     async def stop_reading(self) -> None:
         """Stop reading commands; the batches in flight are finished first."""
+        watching, self._watching = self._watching, None
+        if watching is not None:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
         reading, self._reading = self._reading, None
         if reading is not None:
             await reading.stop()
@@ -410,12 +422,6 @@ async def settle_the_rest(
 def batched_read(consumer: str, stream: str, **options: Any) -> StreamSub[bool]:
     """A command stream read in batches by ``consumer`` of the rules group."""
     return StreamSub(stream, group=bus.RULES_GROUP, consumer=consumer, batch=True, **options)
-
-
-def sender_streams(settings: Settings, partitions: Sequence[int]) -> dict[str, list[str]]:
-    """The command streams of ``partitions`` of each sender (`bus.SENDERS`)."""
-    commands = settings.commands
-    return {s: bus.streams_of(commands, s).streams(partitions) for s in bus.SENDERS}
 
 
 def create_service(settings: Settings | None = None) -> RulesService:
