@@ -42,6 +42,19 @@ def games_by_partition(commands: CommandPartitions, per_partition: int) -> dict[
     return dict(found)
 
 
+async def read_by_the_dead(redis: aioredis.Redis, game: str, stream: str, consumer: str) -> None:
+    """A creation of ``game`` on ``stream``, read by ``consumer``, which then died: pending."""
+    message = await BinaryMessageFormatV1.encode(
+        message=bus.encoder.encode(create(game, "orphan")),
+        reply_to=None,
+        headers=None,
+        correlation_id="orphan",
+    )
+    await redis.xgroup_create(stream, bus.RULES_GROUP, id="0", mkstream=True)
+    await redis.xadd(stream, {"__data__": message})
+    assert await redis.xreadgroup(bus.RULES_GROUP, consumer, {stream: ">"})
+
+
 async def games_on(redis: aioredis.Redis, stream: str) -> set[str]:
     """The game ids of the envelopes on a command stream."""
     entries = cast("list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(stream))
@@ -154,15 +167,7 @@ async def test_what_a_gone_share_read_and_never_answered_is_claimed_by_another(
     commands = CommandPartitions(KeyLayout(), 4)
     game = games_by_partition(commands, 1)[1][0]
     stream = commands.stream_of(game)
-    message = await BinaryMessageFormatV1.encode(
-        message=bus.encoder.encode(create(game, "orphan")),
-        reply_to=None,
-        headers=None,
-        correlation_id="orphan",
-    )
-    await redis.xgroup_create(stream, bus.RULES_GROUP, id="0", mkstream=True)
-    await redis.xadd(stream, {"__data__": message})
-    assert await redis.xreadgroup(bus.RULES_GROUP, "odd-then-dead", {stream: ">"})
+    await read_by_the_dead(redis, game, stream, "odd-then-dead")
     settings = Settings.of(
         redis_url=redis_url,
         command_partitions=4,
@@ -188,15 +193,7 @@ async def test_a_dead_instances_commands_are_taken_over_on_every_stream(
     streams = [commands.stream_of(g) for g in games]
     assert len(set(streams)) == 3
     for game, stream in zip(games, streams, strict=True):
-        message = await BinaryMessageFormatV1.encode(
-            message=bus.encoder.encode(create(game, "orphan")),
-            reply_to=None,
-            headers=None,
-            correlation_id="orphan",
-        )
-        await redis.xgroup_create(stream, bus.RULES_GROUP, id="0", mkstream=True)
-        await redis.xadd(stream, {"__data__": message})
-        assert await redis.xreadgroup(bus.RULES_GROUP, "dead", {stream: ">"})  # then it died
+        await read_by_the_dead(redis, game, stream, "dead")
     store = RedisEventStore(redis)
     settings = Settings.of(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
     async with RulesService(settings):
