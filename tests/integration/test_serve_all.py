@@ -233,6 +233,7 @@ def test_instances_each_read_their_own_share_and_play_a_game_together(tmp_path: 
     port, redis_port = free_port(), free_port()
     env = {"RENATURE_ALLOW_CHOSEN_SEEDS": "1", "RENATURE_RATE_LIMITS": "off"}
     with serving(tmp_path, port, redis_port, "--instances", "2", **env) as lines:
+        assert "Instances: 2 rules, 2 models (each on its share), 2 gateway workers." in lines
         (tmp_path / "cli.env").write_text("\n".join(x for x in lines if x.startswith("export ")))
         gateway = f"http://127.0.0.1:{port}"
         played = renature(tmp_path, "bots", "play", "--gateway", gateway, "--players", "2")

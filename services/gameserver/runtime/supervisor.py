@@ -406,6 +406,8 @@ def announce_stack(
     if server is not None:
         announce(f"Redis (private, AOF on): {server.url}  data: {server.data_dir}")
     announce(durability_line(settings.store.durability))
+    if (n := stack.instances) > 1:
+        announce(f"Instances: {n} rules, {n} models (each on its share), {n} gateway workers.")
     announce(f"Play: {stack.gateway_url}/  (lobby, table and dispute viewer in a browser)")
     announce(f"Gateway: {stack.gateway_url}")
     announce(f"API docs: {stack.gateway_url}/docs")
