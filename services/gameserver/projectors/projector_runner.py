@@ -26,13 +26,14 @@ from redis.asyncio import Redis
 
 from eventstore import FeedEntry, KeyLayout, RedisEventStore
 from eventstore.keys import parse_partitions
-from eventstore.redis_client import redis_client
+from eventstore.redis_client import is_cluster_url, redis_client
 from gameserver.projectors.folds import Folds, Projection
 from gameserver.projectors.read_models import Ack, ReadModels, Write
 from gameserver.projectors.together import Folded, Together
 from gameserver.runtime import healing
 from gameserver.runtime.feed_consumer import FeedConsumer
 from gameserver.runtime.logging import configure_logging, debugging, get_logger
+from gameserver.runtime.orphans import OrphanWatch
 from gameserver.runtime.service_runner import run_service
 from gameserver.runtime.settings import Settings
 from gameserver.runtime.state_cache import (
@@ -103,8 +104,12 @@ class Projector(Generic[F]):
             linger_ms=linger_ms,
             log=self._log,
         )
-        self.partitions = self.feeds.partitions
-        """The feeds this instance reads (instances may split the partitions between them)."""
+
+    @property
+    def partitions(self) -> tuple[int, ...]:
+        """The feeds this instance reads (instances may split the partitions between them;
+        one on a share also reads a gone share's, `watch_shares`)."""
+        return self.feeds.partitions
 
     # -- keys and reading --------------------------------------------------------------------
 
@@ -299,9 +304,43 @@ async def serve(
         projector = create_projector(settings, redis, projection)
         if rebuild:
             await projector.rebuild()
-        await projector.run(stop, reclaim_every=settings.consumers.reclaim_interval_s)
+        watching = watch_shares(settings, redis, projector)
+        try:
+            await projector.run(stop, reclaim_every=settings.consumers.reclaim_interval_s)
+        finally:
+            if watching is not None:
+                watching.cancel()
+                await asyncio.gather(watching, return_exceptions=True)
     finally:
         await redis.aclose()
+
+
+def watch_shares(
+    settings: Settings, redis: Redis, projector: Projector[F]
+) -> asyncio.Task[None] | None:
+    """On a share of the feeds (one Redis), a running `OrphanWatch` that reads another share's
+    feed while that share's projector is gone: new entries from the next read on, what the gone
+    one had read by the periodic reclaim. A cluster's feeds are not adopted (its reads of the
+    feeds stay in flight across polls)."""
+    consumer = projector.feeds
+    others = sorted(set(projector.store.partitions()) - set(consumer.partitions))
+    if not others or is_cluster_url(settings.store.redis_url):
+        return None
+    feeds = {projector.store.feed_key(p): p for p in others}
+
+    async def adopt(feed: str) -> None:
+        consumer.adopt(feeds[feed])
+
+    watch = OrphanWatch(
+        redis,
+        consumer.group,
+        consumer.consumer,
+        settings.consumers.reclaim_idle_ms,
+        list(feeds),
+        adopt,
+        lambda feed: consumer.release(feeds[feed]),
+    )
+    return watch.start()
 
 
 async def _rebuild(settings: Settings, projection: Projection[F] | Together) -> int:

@@ -58,6 +58,14 @@ class FeedConsumer:
         waits for (the projectors), never the clock's."""
         self.log = log
 
+    def adopt(self, partition: int) -> None:
+        """Read ``partition``'s feed too from the next read on (`orphans.OrphanWatch`)."""
+        self.partitions = tuple(sorted({*self.partitions, partition}))
+
+    def release(self, partition: int) -> None:
+        """Read ``partition``'s feed no more."""
+        self.partitions = tuple(p for p in self.partitions if p != partition)
+
     async def setup(self) -> None:
         """Create the group on every feed, from the start so a new consumer sees everything."""
         for partition in self.store.partitions():

@@ -237,7 +237,7 @@ class ConsumerSettings:
         4_000,
         env="RENATURE_RECLAIM_IDLE_MS",
         doc="pending entries idle this long (ms) are taken over by another instance, and a"
-        " share's commands waiting this long are read by another share's instance",
+        " share's entries waiting this long are read by another share's instance",
     )
     reclaim_interval_s: float = setting(10.0, env=None, doc="how often pending entries are read")
     cache_games: int = setting(10_000, env=None, doc="game states a service keeps in memory")
