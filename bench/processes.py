@@ -22,7 +22,7 @@ from bench.figures import stat_cpu, stat_fields
 from devkit.redis_server import RedisServer, free_port
 from eventstore.keys import command_streams_for
 from eventstore.redis_client import is_cluster_url
-from gameserver.runtime.shares import instance_environments
+from gameserver.runtime.shares import instance_environments, shared_environment
 from gameserver.runtime.supervisor import PROJECTORS
 
 READY_TIMEOUT_S = 180.0
@@ -320,8 +320,8 @@ def start_stack(topology: Topology, redis_url: str, workdir: Path) -> tuple[Stac
     }
     if topology.limits:
         env.update(LIFTED_LIMITS)
-    if topology.share_env("rules", 0):  # senders and readers must agree on the streams' count
-        env["RENATURE_COMMAND_PARTITIONS"] = str(topology.command_streams)
+    if topology.shares:  # the command streams to share out, as `serve all --instances` has them
+        env.update(shared_environment(topology.rules, env))
     stack = Stack(redis_url, workdir, env)
     port = free_port()
     try:

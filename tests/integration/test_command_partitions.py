@@ -15,6 +15,7 @@ import pytest
 import redis.asyncio as aioredis
 from faststream.redis.parser.binary import BinaryMessageFormatV1
 
+from devkit.waiting import eventually
 from eventstore import CommandPartitions, KeyLayout, RedisEventStore
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime import bus
@@ -22,6 +23,7 @@ from gameserver.runtime.bus import CommandEnvelope
 from gameserver.runtime.rules_client import CommandTimeout, RulesClient
 from gameserver.runtime.settings import Settings
 from renature import commands as c
+from support.pending import left_pending
 
 pytestmark = pytest.mark.redis
 
@@ -40,19 +42,6 @@ def games_by_partition(commands: CommandPartitions, per_partition: int) -> dict[
             found[commands.partition_of(game)].append(game)
         n += 1
     return dict(found)
-
-
-async def read_by_the_dead(redis: aioredis.Redis, game: str, stream: str, consumer: str) -> None:
-    """A creation of ``game`` on ``stream``, read by ``consumer``, which then died: pending."""
-    message = await BinaryMessageFormatV1.encode(
-        message=bus.encoder.encode(create(game, "orphan")),
-        reply_to=None,
-        headers=None,
-        correlation_id="orphan",
-    )
-    await redis.xgroup_create(stream, bus.RULES_GROUP, id="0", mkstream=True)
-    await redis.xadd(stream, {"__data__": message})
-    assert await redis.xreadgroup(bus.RULES_GROUP, consumer, {stream: ">"})
 
 
 async def games_on(redis: aioredis.Redis, stream: str) -> set[str]:
@@ -167,7 +156,7 @@ async def test_what_a_gone_share_read_and_never_answered_is_claimed_by_another(
     commands = CommandPartitions(KeyLayout(), 4)
     game = games_by_partition(commands, 1)[1][0]
     stream = commands.stream_of(game)
-    await read_by_the_dead(redis, game, stream, "odd-then-dead")
+    await left_pending(redis, create(game, "orphan"), stream, "odd-then-dead")
     settings = Settings.of(
         redis_url=redis_url,
         command_partitions=4,
@@ -176,11 +165,12 @@ async def test_what_a_gone_share_read_and_never_answered_is_claimed_by_another(
         reclaim_idle_ms=200,
     )
     store = RedisEventStore(redis)
+
+    async def decided() -> bool:
+        return await store.version(game) == 1
+
     async with RulesService(settings):
-        for _ in range(100):
-            if await store.version(game):
-                break
-            await asyncio.sleep(0.05)
+        await eventually(decided, "the gone share's command decided")
     assert await store.version(game) == 1
     assert (await redis.xpending(stream, bus.RULES_GROUP))["pending"] == 0
 
@@ -193,14 +183,15 @@ async def test_a_dead_instances_commands_are_taken_over_on_every_stream(
     streams = [commands.stream_of(g) for g in games]
     assert len(set(streams)) == 3
     for game, stream in zip(games, streams, strict=True):
-        await read_by_the_dead(redis, game, stream, "dead")
+        await left_pending(redis, create(game, "orphan"), stream, "dead")
     store = RedisEventStore(redis)
     settings = Settings.of(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
+
+    async def decided() -> bool:
+        return [await store.version(g) for g in games] == [1, 1, 1]
+
     async with RulesService(settings):
-        for _ in range(100):
-            if all([await store.version(g) for g in games]):
-                break
-            await asyncio.sleep(0.05)
+        await eventually(decided, "every orphaned command decided")
     assert [await store.version(g) for g in games] == [1, 1, 1]
     for stream in streams:
         assert (await redis.xpending(stream, bus.RULES_GROUP))["pending"] == 0

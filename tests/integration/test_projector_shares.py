@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
 
+from devkit.waiting import eventually
 from eventstore import RedisEventStore
 from gameserver.projectors import board_and_score
 from gameserver.projectors.projector_runner import serve
@@ -38,10 +38,11 @@ async def projecting(settings: Settings) -> AsyncIterator[None]:
 
 
 async def board_version(models: ReadModels, game_id: str, version: int) -> None:
-    deadline = time.monotonic() + 10
-    while (model := await models.read(game_id)) is None or model[0] < version:
-        assert time.monotonic() < deadline, f"no board model of {game_id} at {version}: {model}"
-        await asyncio.sleep(0.02)
+    async def written() -> bool:
+        model = await models.read(game_id)
+        return model is not None and model[0] >= version
+
+    await eventually(written, f"the board model of {game_id} at {version}", timeout=10)
 
 
 async def idle(redis: aioredis.Redis, feed: str) -> dict[str, bool]:

@@ -41,6 +41,7 @@ from renature.game import replay
 from renature.rules import execute
 from renature.state import GameState
 from support.monitor import watching
+from support.pending import left_pending
 
 pytestmark = pytest.mark.redis
 
@@ -289,25 +290,16 @@ def _assert_legal_history(stored: list[StoredEvent]) -> None:
 async def test_a_command_left_pending_by_a_dead_instance_is_reclaimed(
     redis: aioredis.Redis, redis_url: str, store: RedisEventStore
 ) -> None:
-    from faststream.redis.parser.binary import BinaryMessageFormatV1
-
-    body = msgspec.json.encode(envelope(c.CreateGame(GAME, 2, seed=""), "orphan"))
-    message = await BinaryMessageFormatV1.encode(
-        message=body, reply_to=None, headers=None, correlation_id="orphan"
-    )
     stream = COMMAND_PARTITIONS.stream_of(GAME)
-    await redis.xgroup_create(stream, "rules", id="0", mkstream=True)
-    await redis.xadd(stream, {"__data__": message})
-    taken = await redis.xreadgroup("rules", "dead", {stream: ">"})
-    assert taken  # read by an instance that then died without acknowledging
+    await left_pending(redis, envelope(c.CreateGame(GAME, 2, seed=""), "orphan"), stream, "dead")
 
     settings = Settings.of(redis_url=redis_url, consumer="rescuer", reclaim_idle_ms=100)
-    async with RulesService(settings):
-        for _ in range(100):
-            if await store.version(GAME):
-                break
-            await asyncio.sleep(0.05)
 
+    async def decided() -> bool:
+        return await store.version(GAME) == 1
+
+    async with RulesService(settings):
+        await eventually(decided, "the orphaned command decided")
     assert await store.version(GAME) == 1
     assert (await redis.xpending(stream, "rules"))["pending"] == 0
 

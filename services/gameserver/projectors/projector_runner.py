@@ -309,15 +309,12 @@ async def serve(
             await projector.run(stop, reclaim_every=settings.consumers.reclaim_interval_s)
         finally:
             if watching is not None:
-                watching.cancel()
-                await asyncio.gather(watching, return_exceptions=True)
+                await watching.stop()
     finally:
         await redis.aclose()
 
 
-def watch_shares(
-    settings: Settings, redis: Redis, projector: Projector[F]
-) -> asyncio.Task[None] | None:
+def watch_shares(settings: Settings, redis: Redis, projector: Projector[F]) -> OrphanWatch | None:
     """On a share of the feeds (one Redis), a running `OrphanWatch` that reads another share's
     feed while that share's projector is gone: new entries from the next read on, what the gone
     one had read by the periodic reclaim. A cluster's feeds are not adopted (its reads of the

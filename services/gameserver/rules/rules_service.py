@@ -18,7 +18,6 @@ its messages pending, and a FastStream subscriber of each stream takes such mess
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from collections import defaultdict
@@ -59,6 +58,7 @@ from gameserver.rules.share_watch import watch_shares
 from gameserver.runtime import bus, healing, signing
 from gameserver.runtime.cluster_broker import SturdyClusterBroker
 from gameserver.runtime.logging import configure_logging, get_logger, stdlib_logger
+from gameserver.runtime.orphans import OrphanWatch
 from gameserver.runtime.seed_vault import RedisSeedVault
 from gameserver.runtime.service_runner import serve_forever
 from gameserver.runtime.settings import Settings
@@ -119,7 +119,7 @@ class RulesService:
     sealer: Sealer | None = field(init=False, default=None)  # signs games (with a key)
     _replies: Redis | None = field(init=False, default=None)  # never resends (`startup`)
     _reading: Reading | None = field(init=False, default=None)  # `CommandReader` (one Redis)
-    _watching: asyncio.Task[None] | None = field(init=False, default=None)  # `ShareWatch`
+    _watching: OrphanWatch | None = field(init=False, default=None)  # `watch_shares`
 
     @property
     def command_streams(self) -> list[str]:
@@ -232,8 +232,7 @@ class RulesService:
         """Stop reading commands; the batches in flight are finished first."""
         watching, self._watching = self._watching, None
         if watching is not None:
-            watching.cancel()
-            await asyncio.gather(watching, return_exceptions=True)
+            await watching.stop()
         reading, self._reading = self._reading, None
         if reading is not None:
             await reading.stop()

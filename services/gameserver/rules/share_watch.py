@@ -8,7 +8,6 @@ down holds its games until it is back.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from redis.asyncio import Redis
@@ -22,7 +21,7 @@ from gameserver.runtime.settings import Settings
 
 def watch_shares(
     settings: Settings, redis: Redis, reading: Reading, partitions: Sequence[int]
-) -> asyncio.Task[None] | None:
+) -> OrphanWatch | None:
     """A running `OrphanWatch` of the command streams outside ``partitions`` (the instance's
     share) for ``reading``'s reader, or None where it reads them all."""
     others = sorted(set(range(settings.commands.count)) - set(partitions))

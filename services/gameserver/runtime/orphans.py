@@ -43,14 +43,24 @@ class OrphanWatch:
     adopt: Callable[[str], Awaitable[None]]
     release: Callable[[str], None]
     adopted: set[str] = field(default_factory=set)
+    task: asyncio.Task[None] | None = None
 
     @property
     def every_s(self) -> float:
         """How often the streams are looked at: a quarter of the orphan time, at most 1 s."""
         return max(0.02, min(1.0, self.orphan_after_ms / 4000))
 
-    def start(self) -> asyncio.Task[None]:
-        return asyncio.create_task(self.run())
+    def start(self) -> OrphanWatch:
+        """Run the watch in the background (until `stop`)."""
+        self.task = asyncio.create_task(self.run())
+        return self
+
+    async def stop(self) -> None:
+        """Stop watching; what was adopted stays with its reader until that stops too."""
+        task, self.task = self.task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def run(self) -> None:
         """Look at the streams until cancelled; a Redis that fails is tried again later."""

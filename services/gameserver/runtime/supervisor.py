@@ -287,7 +287,8 @@ class Stack:
     port: int
     redis: PrivateRedis | None = None
     environment: dict[str, str] = field(default_factory=dict)
-    """Variables the children get besides this process's environment (command-line flags)."""
+    """Variables the children get besides this process's environment (command-line flags, and
+    what `shares.shared_environment` adds for several instances)."""
     children: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     signing_key_given: bool = False
     """The settings name a signing key (`Signing.signing_key_file`): the stack makes none."""
@@ -313,7 +314,6 @@ class Stack:
             if not self.signing_key_given:  # the stack's own key, made once
                 self.signing_key_id = self.redis.signing_key_id()
                 env["RENATURE_SIGNING_KEY_FILE"] = str(self.redis.signing_key_file)
-        env.update(shares.shared_environment(self.instances, env))
         for name in STACK:
             command = [sys.executable, "-m", "gameserver.runtime.supervisor", name]
             if name == "gateway":
@@ -446,11 +446,11 @@ def run_all(
     Returns the exit status: 0 after SIGINT/SIGTERM, 1 when a service died on its own.
     """
     check_ports(host, port, redis_port if redis_url is None else None)
-    shares.shared_environment(instances, {**os.environ, **(environment or {})})  # or SharesError
+    given = dict(environment or {})  # a share set by hand refused here, before anything starts
+    env = {**given, **shares.shared_environment(instances, {**os.environ, **given})}
     server = private_redis(redis_port, settings.store.durability) if redis_url is None else None
     url = server.url if server is not None else str(redis_url)
     signed = bool(settings.signing.signing_key_file)
-    env = dict(environment or {})
     stack = Stack(url, host, port, server, env, signing_key_given=signed, instances=instances)
     stopping: list[int] = []
 
