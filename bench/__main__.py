@@ -4,9 +4,11 @@
 bench path and boardgame.io (``bench.player``), and the flood, storage and durability figures.
 Options:
 
-    --only core,player,setup,flood,storage,durability,bots
+    --only core,player,setup,watched,flood,storage,durability,bots
                                     the parts to run (default: these; setup: a game's
                                     set-up beside boardgame.io's, bench/setups.py;
+                                    watched: a game's mover with and without 50
+                                    spectators, bench/watched.py;
                                     service: the older
                                     bench-path run, bench/service.py: raw XADD, one and two
                                     rules instances, the best rate under 10 ms p99 (the
@@ -34,12 +36,23 @@ from __future__ import annotations
 
 import argparse
 
-from bench import bots, core, durability, flood, player, processes, service, setups, storage
+from bench import (
+    bots,
+    core,
+    durability,
+    flood,
+    player,
+    processes,
+    service,
+    setups,
+    storage,
+    watched,
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--only", default="core,player,setup,flood,storage,durability,bots")
+    parser.add_argument("--only", default="core,player,setup,watched,flood,storage,durability,bots")
     parser.add_argument("--topology", default=None)
     parser.add_argument("--games", default=None)
     parser.add_argument("--modes", default="bus,http,ws")
@@ -65,6 +78,8 @@ def main() -> None:
         player.run(counts=counts, modes=modes, with_peer=not args.no_peer)
     if "setup" in parts:
         setups.run(with_peer=not args.no_peer)
+    if "watched" in parts:
+        watched.run()
     if "flood" in parts:
         flood.run()
     if "storage" in parts:

@@ -36,7 +36,11 @@ pytestmark = pytest.mark.redis
 
 
 class Recording:
-    """A transport that keeps what is written to it (and passes everything on)."""
+    """A transport that keeps what is written to it (and passes everything on), and the
+    writes of every recorded connection in order (``order``: each write's connection's
+    ``writes``, and the write)."""
+
+    order: ClassVar[list[tuple[list[bytes], bytes]]] = []
 
     def __init__(self, transport: Any, writes: list[bytes]) -> None:
         self._transport = transport
@@ -44,6 +48,7 @@ class Recording:
 
     def write(self, data: bytes) -> None:
         self._writes.append(bytes(data))
+        Recording.order.append((self._writes, self._writes[-1]))
         self._transport.write(data)
 
     def __getattr__(self, name: str) -> Any:
@@ -224,6 +229,46 @@ async def test_a_moves_answer_comes_in_the_write_of_its_events_after_them(
                 assert await received_until(sockets[other], events[-1]) == events
                 pushed = [frames_in(w) for w in writes[other][before[other] :]]
                 assert [[frame["version"] for frame in w] for w in pushed] == [events]
+
+
+async def test_a_moves_mover_is_written_to_before_the_games_other_sockets(
+    served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The events of a move and its answer go to the mover's socket in the worker's first
+    write after the move; the other seat's socket and a spectator's get the same events after
+    it, each in one write (`gateway.live_movers`)."""
+    monkeypatch.setattr(live_answers, "HOLD_S", 5.0)  # the order is tested, not the time
+    RecordedFrames.recorded.clear()
+    async with GatewayClient(f"http://{served}") as client:
+        game_id, tokens, started = await new_game(client, "movers-first")
+        live = f"ws://{served}/games/{game_id}/live"
+        async with (
+            connect(f"{live}?token={tokens[0]}") as first,
+            connect(f"{live}?token={tokens[1]}") as second,
+            connect(live) as watcher,
+        ):
+            sockets, writes = (first, second, watcher), RecordedFrames.recorded
+            for ws in sockets:
+                assert await received_until(ws, started) == list(range(1, started + 1))
+            for number in range(MOVES // 4):
+                mover = (await state_as(client, game_id, tokens[0], GameState)).current
+                action = (await client.legal_actions(game_id, tokens[mover]))[0]
+                Recording.order.clear()
+                command = {"command_id": f"m{number}", "command": msgspec.to_builtins(action)}
+                await sockets[mover].send(json.dumps(command))
+                frames = await answered(sockets[mover])
+                events = [frame["version"] for frame in frames[:-1]]
+                for other in (1 - mover, 2):
+                    assert await received_until(sockets[other], events[-1]) == events
+                # (a socket's writes are recorded on its HTTP connection too: left out)
+                written = [
+                    (n, frames_in(write))
+                    for to, write in Recording.order
+                    for n, kept in enumerate(writes)
+                    if kept is to
+                ]
+                assert written[0] == (mover, frames), number  # the mover's write first
+                assert sorted(n for n, _ in written[1:]) == [n for n in range(3) if n != mover]
 
 
 def sse_messages(write: bytes) -> list[dict[str, str]]:

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from gameserver.gateway import live_hub
-from gameserver.gateway.live_hub import Follower, HistoryRewound, Item, entries_after
+from gameserver.gateway.live_hub import Follower, HistoryRewound, entries_after
+from gameserver.gateway.live_movers import Item
 
 
 class Hub:

@@ -32,6 +32,8 @@ from typing import Any
 
 from eventstore import KeyLayout
 from eventstore.redis_client import cluster_beside, is_cluster, plain_beside
+from gameserver.gateway.live_answers import Riding
+from gameserver.gateway.live_movers import Item, MoversFirst
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -55,19 +57,19 @@ CANCEL_AGAIN_S = 0.1
 DECODED = 4096
 """Decoded events a worker keeps for its followers (a game's every seat reads each event)."""
 
-Item = tuple[int, bytes]
-"""A game's event as a feed carries it: (version, encoded event)."""
 WAKE: Item = (-1, b"")
 """Not an event: wakes a follower to look at its ``lagging`` flag."""
 
 
 class Follower:
     """One live channel's subscription to its game's entries: a bounded queue of its own (a
-    deque and an event), whose next entry can be looked at (`next_is`)."""
+    deque and an event), whose next entry can be looked at (`next_is`); a WebSocket's has its
+    channel's `Riding`, which tells whether it waits for a move (`live_movers`)."""
 
-    def __init__(self, game_id: str, hub: LiveHub) -> None:
+    def __init__(self, game_id: str, hub: LiveHub, riding: Riding | None = None) -> None:
         self.game_id = game_id
         self.hub = hub
+        self.riding = riding
         self.entries: deque[Item] = deque()
         self.arrived = asyncio.Event()
         self.lagging = False
@@ -107,6 +109,7 @@ class PartitionReader:
         self.partition = partition
         self.key = hub.layout.feed_key(partition)
         self.followers: dict[str, set[Follower]] = {}
+        self.movers = MoversFirst(self.followers)
         self.closing = False
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task = asyncio.create_task(self._run())
@@ -152,13 +155,15 @@ class PartitionReader:
                     return
                 for entry_id, fields in await read(position):
                     position = entry_id
-                    for follower in self.followers.get(_text(fields[b"game"]), ()):
-                        follower.offer((int(fields[b"version"]), fields[b"event"]))
+                    game_id = _text(fields[b"game"])
+                    if game_id in self.followers:
+                        self.movers.hand(game_id, (int(fields[b"version"]), fields[b"event"]))
         finally:
             with contextlib.suppress(Exception):
                 await client.aclose()
 
     def _everyone_behind(self) -> None:
+        self.movers.drop()
         for followers in self.followers.values():
             for follower in followers:
                 follower.fall_behind()
@@ -197,13 +202,14 @@ class LiveHub:
     async def open_client(self) -> Any:
         return await live_reader(self.redis)
 
-    async def follow(self, game_id: str) -> Follower:
-        """Subscribe to a game's entries from now on (read its backlog after this returns)."""
+    async def follow(self, game_id: str, riding: Riding | None = None) -> Follower:
+        """Subscribe to a game's entries from now on (read its backlog after this returns);
+        ``riding``: a WebSocket channel's, whose moves get their events first."""
         partition = self.layout.partition_of(game_id)
         reader = self.readers.get(partition)
         if reader is None or reader.closing:
             reader = self.readers[partition] = PartitionReader(self, partition)
-        follower = Follower(game_id, self)
+        follower = Follower(game_id, self, riding)
         reader.followers.setdefault(game_id, set()).add(follower)
         try:
             await asyncio.shield(reader.started)

@@ -40,7 +40,8 @@ from gameserver.gateway.live_answers import Riding
 from gameserver.gateway.live_budget import pace
 from gameserver.gateway.live_commands import GRACE_S, serve_commands
 from gameserver.gateway.live_frames import send_texts
-from gameserver.gateway.live_hub import PAGE, HistoryRewound, Item, entries_after
+from gameserver.gateway.live_hub import PAGE, HistoryRewound, entries_after
+from gameserver.gateway.live_movers import Item
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -180,6 +181,7 @@ async def follow(
     game: str,
     spectator: bool = False,
     passed: bytes = b"",
+    riding: Riding | None = None,
 ) -> AsyncGenerator[list[Event], None]:
     """Every event after version ``after``, then each new one as it is appended; returns after
     the event that closes the game (its game's ``closes``: the end, or a cancellation). The
@@ -189,7 +191,9 @@ async def follow(
 
     The events come in batches of those at hand: a batch grows only while the next event is
     handed over already (a move's events come in one feed read), never while it waits, so a
-    channel sends a move's events at once (`pump`: one socket write, not one per event)."""
+    channel sends a move's events at once (`pump`: one socket write, not one per event). A
+    WebSocket's ``riding`` gets its own moves' events before the game's other channels
+    (`live_movers`)."""
     rules = get_game(game)
     key = gateway.layout.game_key(game_id)
 
@@ -202,7 +206,7 @@ async def follow(
 
     give_back = await gateway.spectator_backlogs.take_turn(spectator)
     try:
-        follower = await gateway.live.follow(game_id)
+        follower = await gateway.live.follow(game_id, riding)
         try:
             entries = entries_after(follower, backlog, after, give_back, passed)
             batch: list[Event] = []
@@ -304,7 +308,7 @@ async def pump(
         return
     spectator = channel.viewer is None
     events = follow(
-        gateway, channel.game_id, channel.after, channel.game, spectator, channel.passed
+        gateway, channel.game_id, channel.after, channel.game, spectator, channel.passed, riding
     )
     async with contextlib.aclosing(events):
         async for batch in events:  # a move's events: one write (gateway.live_frames)

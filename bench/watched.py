@@ -1,0 +1,99 @@
+"""A watched game: what its spectators cost its players (``--only watched``, a part of
+``make bench``).
+
+One game at a time is played over its seats' live WebSockets, a pause of `THINK_S` after each
+answer (people think between moves; the player's path sends the next move at once), with no
+spectator and then with `WATCHERS` spectators' sockets open on it, all on the one gateway
+worker of the player's path's stack (one instance of each service, durability ``always``). It
+prints the mover's round trip, from sending a move to its answer, at each count: a game's
+spectators are written to after its mover (`gateway.live_movers`), so they should cost the
+mover little. The spectators' sockets are read in the bench's own process, on the same cores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.keepalive import Http
+from bench.loadgen import LiveSeat, Load, games_for, moves, set_up_over_http
+from bench.processes import Redises, Topology, start_stack
+
+WATCHERS = 50
+"""Spectators' sockets on the watched game."""
+THINK_S = 0.02
+"""The pause between an answer and the next move."""
+GAMES = 3
+"""Games played at each count (the first three of the player's path's pool)."""
+
+
+def run() -> None:
+    print(
+        f"== a watched game: one game at a time over its seats' live sockets, {THINK_S * 1e3:.0f}"
+        f" ms between moves, with 0 and {WATCHERS} spectators' sockets open on it =="
+    )
+    workdir = Path(tempfile.mkdtemp(prefix="renature-bench-watched-"))
+    with Redises("single") as redis:
+        stack, port = start_stack(Topology(), redis.url, workdir)
+        try:
+            for watchers in (0, WATCHERS):
+                times = asyncio.run(play_watched(port, watchers))
+                p50, p99 = statistics.median(times), statistics.quantiles(times, n=100)[98]
+                print(
+                    f"{watchers} spectators: the mover's round trip p50 {p50 * 1e3:.2f} ms, "
+                    f"p99 {p99 * 1e3:.2f} ms ({len(times)} moves)",
+                    flush=True,
+                )
+        finally:
+            stack.stop()
+
+
+async def play_watched(port: int, watchers: int) -> list[float]:
+    """The round trips of every move of `GAMES` games, each watched by ``watchers``."""
+    load = Load(
+        config={"host": "127.0.0.1", "port": port}, pool=games_for(GAMES), redis=None, layout=None
+    )
+    times: list[float] = []
+    for game in load.pool:
+        conns = [Http("127.0.0.1", port) for _ in range(game.players)]
+        game_id, tokens, _ = await set_up_over_http(load, game, conns)
+        url = f"ws://127.0.0.1:{port}/games/{game_id}/live"
+        audience = [await _open(url) for _ in range(watchers)]
+        reading = [asyncio.create_task(_drain(socket)) for socket in audience]
+        seats = [LiveSeat(await _open(f"{url}?token={token}")) for token in tokens]
+        try:
+            for number, mover, command in moves(load, game):
+                sent = time.perf_counter()
+                answer = await seats[mover].send(f"m{number}", command)
+                times.append(time.perf_counter() - sent)
+                if answer.get("status") != "accepted":
+                    raise RuntimeError(f"{game_id} move {number}: {answer}")
+                await asyncio.sleep(THINK_S)
+        finally:
+            for seat in seats:
+                await seat.close()
+            for task in reading:
+                task.cancel()
+            for socket in audience:
+                with contextlib.suppress(Exception):
+                    await socket.close()
+            for conn in conns:
+                await conn.close()
+    return times
+
+
+async def _open(url: str) -> Any:
+    from websockets.asyncio.client import connect
+
+    return await connect(url, ping_interval=None, max_queue=None)
+
+
+async def _drain(socket: Any) -> None:
+    with contextlib.suppress(Exception):
+        async for _ in socket:
+            pass
