@@ -43,7 +43,7 @@ async def test_the_live_reader_follows_a_game_on_the_cluster(
     try:
         timeout = READ_BLOCK_MS / 1000 + SOCKET_MARGIN_S
         assert reader.get_connection_kwargs()["socket_timeout"] == timeout
-        stream = follow(gateway, "live-c", 0, "renature")
+        stream = follow(gateway, "live-c", 0, "renature", 0)
         (first,) = await asyncio.wait_for(anext(stream), 10)
         assert isinstance(first, e.GameCreated)
         events, _ = execute(replay(events), c.JoinGame(seat=0, name="ann"))

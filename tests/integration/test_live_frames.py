@@ -271,6 +271,46 @@ async def test_a_moves_mover_is_written_to_before_the_games_other_sockets(
                 assert sorted(n for n, _ in written[1:]) == [n for n in range(3) if n != mover]
 
 
+async def test_a_move_sent_over_http_is_answered_before_the_games_other_sockets_get_it(
+    served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A seat that moves over HTTP with its live socket open (as the web client does): the
+    move's answer is written before the other seat's socket and a spectator's get its events
+    (`gateway.live_movers`), and every socket gets them, in one write each."""
+    monkeypatch.setattr(live_answers, "HOLD_S", 5.0)  # the order is tested, not the time
+    RecordedFrames.recorded.clear()
+    async with GatewayClient(f"http://{served}") as client:
+        game_id, tokens, started = await new_game(client, "http-mover-first")
+        live = f"ws://{served}/games/{game_id}/live"
+        async with (
+            connect(f"{live}?token={tokens[0]}") as first,
+            connect(f"{live}?token={tokens[1]}") as second,
+            connect(live) as watcher,
+        ):
+            sockets, writes = (first, second, watcher), RecordedFrames.recorded
+            for ws in sockets:
+                assert await received_until(ws, started) == list(range(1, started + 1))
+            for _ in range(MOVES // 4):
+                mover = (await state_as(client, game_id, tokens[0], GameState)).current
+                action = (await client.legal_actions(game_id, tokens[mover]))[0]
+                Recording.order.clear()
+                result = await client.send(game_id, tokens[mover], action)
+                events = list(range(result.first_version, result.last_version + 1))
+                for ws in sockets:
+                    assert await received_until(ws, events[-1]) == events
+                order = [write for _, write in Recording.order]
+                answered_at = next(
+                    n for n, write in enumerate(order) if write.startswith(b"HTTP/1.1 200")
+                )
+                others = [
+                    n
+                    for n, (to, _) in enumerate(Recording.order)
+                    if to is writes[1 - mover] or to is writes[2]
+                ]
+                assert len(others) == 2  # one write each
+                assert answered_at < min(others)
+
+
 def sse_messages(write: bytes) -> list[dict[str, str]]:
     """The event-stream messages in one write of a chunked body (size, CRLF, chunk, CRLF)."""
     size, _, rest = write.partition(b"\r\n")

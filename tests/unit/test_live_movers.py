@@ -1,38 +1,27 @@
-"""A game's new events go to its movers first and to its other channels after the move's answer
-(`gateway.live_movers`), with real `Riding`s and channels that record what they are handed."""
+"""A game's new events go to its mover's channels first and to its other channels once the
+move's answer is on its way (`gateway.live_movers`): channels that record what they are
+handed, the worker's `Moves` as the move paths hold them."""
 
 from __future__ import annotations
 
 import asyncio
 
-import msgspec
 import pytest
 
-from gameplatform.chain import Event
 from gameserver.gateway import live_answers
-from gameserver.gateway.live_answers import Riding
-from gameserver.gateway.live_movers import Item, MoversFirst
+from gameserver.gateway.live_movers import Item, MoversFirst, Moves
 
 HANDED: list[tuple[str, Item]] = []
 """Every channel's hand-overs, in order (each test starts it empty)."""
 
 
 class Channel:
-    def __init__(self, name: str, riding: Riding | None = None) -> None:
+    def __init__(self, name: str, viewer: int | None = None) -> None:
         self.name = name
-        self.riding = riding
+        self.viewer = viewer
 
     def offer(self, item: Item) -> None:
         HANDED.append((self.name, item))
-
-
-class Cause(msgspec.Struct, frozen=True):
-    command_id: str | None
-
-
-def caused_by(command_id: str, version: int) -> Event:
-    """The first event of a batch, which names the command that caused it."""
-    return Event(game_id="g", version=version, seat=0, cause=Cause(command_id))
 
 
 def item(version: int) -> Item:
@@ -44,114 +33,116 @@ def _fresh() -> None:
     HANDED.clear()
 
 
-def game(*channels: Channel) -> MoversFirst:
-    return MoversFirst({"g": set(channels)})
-
-
 def to(name: str) -> list[Item]:
     return [handed for who, handed in HANDED if who == name]
 
 
-async def test_without_a_mover_every_channel_is_handed_the_event_at_once() -> None:
-    movers = game(Channel("a", Riding()), Channel("b", Riding()), Channel("watcher"))
+def a_game(moves: Moves, *channels: Channel) -> MoversFirst:
+    movers = MoversFirst({"g": set(channels)}, moves)
+    moves.told(movers)
+    return movers
+
+
+SEATS = (Channel("seat 0", 0), Channel("seat 1", 1), Channel("watcher"))
+
+
+async def test_with_no_move_in_flight_every_channel_is_handed_the_event_at_once() -> None:
+    movers = a_game(Moves(), *SEATS)
     movers.hand("g", item(5))
-    assert sorted(who for who, _ in HANDED) == ["a", "b", "watcher"]
+    assert sorted(who for who, _ in HANDED) == ["seat 0", "seat 1", "watcher"]
 
 
-async def test_the_others_wait_for_the_movers_answer_then_get_every_event_in_order() -> None:
-    riding = Riding(4)
-    movers = game(Channel("mover", riding), Channel("other", Riding(4)), Channel("watcher"))
-    riding.expect("c1")
-    movers.hand("g", item(5))
-    movers.hand("g", item(6))  # the move's next event, and its last
-    assert to("mover") == [item(5), item(6)]
-    assert to("other") == to("watcher") == []
-    handing = asyncio.create_task(riding.hand_over("answer", 6))  # the answer comes
-    await asyncio.sleep(0)
-    assert to("mover") == [item(5), item(6)]
-    assert to("other") == to("watcher") == [item(5), item(6)]
-    assert await riding.along([caused_by("c1", 5), Event(game_id="g", version=6)]) == "answer"
-    assert await handing
+async def test_the_others_get_a_moves_events_in_order_once_its_answer_is_on_its_way() -> None:
+    moves = Moves()
+    movers = a_game(moves, *SEATS)
+    with moves.moving("g", 1):
+        movers.hand("g", item(5))
+        movers.hand("g", item(6))  # the move's next event
+        assert to("seat 1") == [item(5), item(6)]
+        assert to("seat 0") == to("watcher") == []
+    assert to("seat 0") == to("watcher") == [item(5), item(6)]
+    assert to("seat 1") == [item(5), item(6)]
 
 
-async def test_an_answer_handed_over_releases_the_others_after_the_pushes_that_waited() -> None:
-    riding = Riding(4)
-    movers = game(Channel("mover", riding), Channel("watcher"))
-    riding.expect("c1")
-    movers.hand("g", item(5))
-    pushes = asyncio.create_task(riding.along([caused_by("c1", 5)]))
-    await asyncio.sleep(0)  # the pushes wait for the answer
-    assert to("watcher") == []
-    assert await riding.hand_over("answer", 5)  # the pushes take it along
-    assert await pushes == "answer"
+async def test_a_seats_every_channel_is_a_movers_channel() -> None:
+    moves = Moves()
+    movers = a_game(moves, Channel("socket", 0), Channel("stream", 0), Channel("watcher"))
+    with moves.moving("g", 0):
+        movers.hand("g", item(5))
+        assert sorted(who for who, _ in HANDED) == ["socket", "stream"]
     assert to("watcher") == [item(5)]
 
 
 async def test_the_others_wait_no_longer_than_the_hold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(live_answers, "HOLD_S", 0.01)
-    riding = Riding(4)
-    movers = game(Channel("mover", riding), Channel("watcher"))
-    riding.expect("c1")
-    movers.hand("g", item(5))
-    await asyncio.sleep(0.05)  # no answer came
+    moves = Moves()
+    movers = a_game(moves, *SEATS)
+    with moves.moving("g", 0):
+        movers.hand("g", item(5))
+        await asyncio.sleep(0.05)  # no answer came
+        assert to("watcher") == [item(5)]
+        movers.hand("g", item(6))  # a later event: held again for the move still in flight
+        assert to("watcher") == [item(5)]
+    assert to("watcher") == [item(5), item(6)]
+    assert len(to("seat 1")) == 2
+
+
+async def test_a_move_that_fails_releases_the_others() -> None:
+    moves = Moves()
+    movers = a_game(moves, *SEATS)
+
+    def fails() -> None:
+        with moves.moving("g", 0):
+            movers.hand("g", item(5))
+            raise RuntimeError("the command failed")
+
+    with pytest.raises(RuntimeError):
+        fails()
     assert to("watcher") == [item(5)]
-    riding.failed()  # a late end of the command releases nothing twice
-    assert to("watcher") == [item(5)]
+    assert moves.seats == {}
 
 
-async def test_an_answer_waiting_for_its_pushes_makes_its_socket_first_and_holds_nobody() -> None:
-    riding = Riding(4)
-    movers = game(Channel("other"), Channel("mover", riding), Channel("watcher"))
-    riding.expect("c1")
-    answer = asyncio.create_task(riding.hand_over("answer", 5))  # the answer came first
-    await asyncio.sleep(0)
-    assert riding.moving()
-    assert not riding.in_flight()
-    movers.hand("g", item(5))
-    assert HANDED[0] == ("mover", item(5))
-    assert sorted(who for who, _ in HANDED[1:]) == ["other", "watcher"]
-    assert await riding.along([caused_by("c1", 5)]) == "answer"
-    assert await answer
-
-
-async def test_a_failed_command_releases_the_others() -> None:
-    riding = Riding(4)
-    movers = game(Channel("mover", riding), Channel("watcher"))
-    riding.expect("c1")
-    movers.hand("g", item(5))
-    riding.failed()
-    assert to("watcher") == [item(5)]
-
-
-async def test_a_channel_that_follows_the_game_meanwhile_gets_the_held_events_too() -> None:
-    riding = Riding(4)
-    followers = {"g": {Channel("mover", riding)}}
-    movers = MoversFirst(followers)
-    riding.expect("c1")
-    movers.hand("g", item(5))  # nobody else: nothing is held
-    followers["g"].add(Channel("late"))
-    movers.hand("g", item(6))
-    riding.failed()
-    assert to("late") == [item(6)]
+async def test_a_channel_that_follows_the_game_meanwhile_gets_the_held_events() -> None:
+    moves = Moves()
+    followers: dict[str, set[Channel]] = {"g": {Channel("seat 0", 0), Channel("seat 1", 1)}}
+    movers = MoversFirst(followers, moves)
+    moves.told(movers)
+    with moves.moving("g", 0):
+        movers.hand("g", item(5))
+        followers["g"].add(Channel("late"))
+        movers.hand("g", item(6))
+    assert to("seat 1") == [item(5), item(6)]
+    assert to("late") == [item(5), item(6)]  # its stream reader drops what it read already
 
 
 async def test_a_failed_reader_drops_its_holds() -> None:
-    riding = Riding(4)
-    movers = game(Channel("mover", riding), Channel("watcher"))
-    riding.expect("c1")
-    movers.hand("g", item(5))
-    movers.drop()  # its channels read the stream instead
-    riding.failed()
+    moves = Moves()
+    movers = a_game(moves, *SEATS)
+    with moves.moving("g", 0):
+        movers.hand("g", item(5))
+        movers.drop()  # its channels read the streams instead
     assert to("watcher") == []
-    movers.hand("g", item(6))  # the next event: no mover in flight any more
+    movers.hand("g", item(6))  # the next event: no move in flight any more
     assert to("watcher") == [item(6)]
 
 
-async def test_other_games_are_never_held() -> None:
-    riding = Riding(4)
-    movers = MoversFirst({"g": {Channel("mover", riding), Channel("o")}, "h": {Channel("x")}})
-    riding.expect("c1")
-    movers.hand("g", item(5))
-    movers.hand("h", item(9))
-    assert to("x") == [item(9)]
+async def test_other_games_and_other_readers_are_never_held() -> None:
+    moves = Moves()
+    movers = MoversFirst({"g": {Channel("seat 0", 0), Channel("o")}, "h": {Channel("x")}}, moves)
+    elsewhere = a_game(moves, Channel("seat 0 elsewhere", 0), Channel("y"))
+    moves.told(movers)
+    with moves.moving("g", 0):
+        movers.hand("h", item(9))
+        assert to("x") == [item(9)]
+    moves.untold(elsewhere)
     assert to("o") == []
+
+
+async def test_two_seats_moving_at_once_both_come_first() -> None:
+    moves = Moves()
+    movers = a_game(moves, *SEATS)
+    with moves.moving("g", 0), moves.moving("g", 1):
+        movers.hand("g", item(5))
+        assert sorted(who for who, _ in HANDED) == ["seat 0", "seat 1"]
+    assert to("watcher") == [item(5)]
+    assert moves.seats == {}

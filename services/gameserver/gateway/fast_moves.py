@@ -22,6 +22,7 @@ schema wants them, no ``Bearer`` token. So every malformed request gets the rout
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import msgspec
@@ -82,28 +83,32 @@ class FastMoves:
             await self.app(scope, replay_body(body, receive), send)
             return
         gateway: Gateway = scope["app"].state.gateway
-        status, answer, headers = await _answer(gateway, path.group(1), token, move)
+        with contextlib.ExitStack() as moving:  # the game's other channels wait (live_movers)
+            status, answer, headers = await _answer(gateway, path.group(1), token, move, moving)
 
-        async def respond(scope: Scope, receive: Receive, send: Send) -> None:
-            length = (b"content-length", str(len(answer)).encode())
-            start = {"type": "http.response.start", "status": status}
-            await send({**start, "headers": [_JSON, length, *headers]})
-            await send({"type": "http.response.body", "body": answer})
+            async def respond(scope: Scope, receive: Receive, send: Send) -> None:
+                length = (b"content-length", str(len(answer)).encode())
+                start = {"type": "http.response.start", "status": status}
+                await send({**start, "headers": [_JSON, length, *headers]})
+                await send({"type": "http.response.body", "body": answer})
 
-        if len(answer) >= GZIP_MIN_BYTES:  # as the route's would be: gzip decides
-            await GZipMiddleware(respond, minimum_size=GZIP_MIN_BYTES)(scope, receive, send)
-        else:
-            await respond(scope, receive, send)
+            if len(answer) >= GZIP_MIN_BYTES:  # as the route's would be: gzip decides
+                await GZipMiddleware(respond, minimum_size=GZIP_MIN_BYTES)(scope, receive, send)
+            else:
+                await respond(scope, receive, send)
 
 
 async def _answer(
-    gateway: Gateway, game_id: str, token: str, move: MoveBody
+    gateway: Gateway, game_id: str, token: str, move: MoveBody, moving: contextlib.ExitStack
 ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
-    """(status, body, extra headers) of a move, as the route and its error handlers give."""
+    """(status, body, extra headers) of a move, as the route and its error handlers give; the
+    seat is ``moving`` (`live_movers.Moves`) from before its command goes to the rules
+    service until the stack is left (once the answer is written)."""
     try:
         seat = await gateway.seated(
             game_id, HTTPAuthorizationCredentials(scheme="Bearer", credentials=token)
         )
+        moving.enter_context(gateway.live.moves.moving(game_id, seat))
         accepted, _ = await relay_move(gateway, game_id, seat, move.command_id, move.command)
     except ApiError as error:
         retry = [(b"retry-after", b"1")] if error.status == 503 else []

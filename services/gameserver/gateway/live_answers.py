@@ -16,18 +16,15 @@ Sent as they came, they were two socket writes a move, in no promised order.
 Either way they go in one write, the events first, then the answer, so a client holds a move's
 events when its answer comes. Neither waits longer than `HOLD_S`: then each goes on its own, as
 before. An answer with no events to wait for goes at once: a refusal, or a command accepted
-earlier and sent again (its events went then).
-
-The worker's feed reader asks a socket whether it is `moving` (a command in flight, or an
-answer waiting for its pushes) to hand a game's new events to its movers before anyone else
-(`live_movers`), and is told through `released` when the command in flight is answered.
+earlier and sent again (its events went then). The game's other channels on the worker get the
+move's events after this write (`live_movers`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TypeVar
 
 from gameplatform.chain import Event
@@ -50,8 +47,6 @@ class Riding:
         self._answer: tuple[str, int, asyncio.Future[bool]] | None = None  # answer waiting
         self._idle = asyncio.Event()  # no message in hand
         self._idle.set()
-        self.released: Callable[[], None] | None = None
-        """Called once when the command in flight is answered (or fails), then forgotten."""
 
     @contextlib.contextmanager
     def answering(self) -> Iterator[None]:
@@ -70,17 +65,6 @@ class Riding:
     def expect(self, command_id: str) -> None:
         """``command_id`` goes to the rules service: its events may come before its answer."""
         self._command = command_id
-
-    def in_flight(self) -> bool:
-        """Whether a command of the socket went to the rules service and is not answered."""
-        return self._command is not None
-
-    def moving(self) -> bool:
-        """Whether the socket waits for a move: its command in flight, or its answer waiting
-        for the pushes of its events."""
-        return self._command is not None or (
-            self._answer is not None and not self._answer[2].done()
-        )
 
     async def hand_over(self, text: str, last_version: int | None) -> bool:
         """``text`` answers the message in hand (an accepted command's events end at
@@ -107,14 +91,10 @@ class Riding:
         (None: they go alone). Whether any waited."""
         self._command = None
         pushes, self._pushes = self._pushes, None
-        waited = False
-        if pushes is not None and not pushes.done():
-            pushes.set_result(text)
-            waited = True
-        if (released := self.released) is not None:  # after the pushes: they are written first
-            self.released = None
-            released()
-        return waited
+        if pushes is None or pushes.done():
+            return False
+        pushes.set_result(text)
+        return True
 
     async def along(self, events: list[Event]) -> str | None:
         """The answer to go after ``events`` in their write, if any: one that waits for them,

@@ -26,6 +26,7 @@ is answered ``not_seated``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import NamedTuple
 
@@ -162,6 +163,13 @@ async def serve_commands(
         if not await riding.hand_over(sent, last_version):
             await websocket.send_text(sent)  # else it went with its move's pushes
 
+    def moving() -> contextlib.AbstractContextManager[None]:
+        """The seat moves until its answer is on its way: the game's other channels on the
+        worker get the move's events after it (`live_movers`)."""
+        if seat is None:
+            return contextlib.nullcontext()
+        return gateway.live.moves.moving(game_id, seat)
+
     try:
         while True:
             message = await websocket.receive()
@@ -174,7 +182,7 @@ async def serve_commands(
             text = message.get("text")
             if text is None:
                 text = message.get("bytes") or b""
-            with riding.answering():  # a channel closing waits for it (`Riding.settled`)
+            with riding.answering(), moving():  # a closing channel waits (`Riding.settled`)
                 await reply(text)
     except WebSocketDisconnect:
         return

@@ -32,8 +32,7 @@ from typing import Any
 
 from eventstore import KeyLayout
 from eventstore.redis_client import cluster_beside, is_cluster, plain_beside
-from gameserver.gateway.live_answers import Riding
-from gameserver.gateway.live_movers import Item, MoversFirst
+from gameserver.gateway.live_movers import Item, MoversFirst, Moves
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -63,13 +62,13 @@ WAKE: Item = (-1, b"")
 
 class Follower:
     """One live channel's subscription to its game's entries: a bounded queue of its own (a
-    deque and an event), whose next entry can be looked at (`next_is`); a WebSocket's has its
-    channel's `Riding`, which tells whether it waits for a move (`live_movers`)."""
+    deque and an event), whose next entry can be looked at (`next_is`); its viewer's seat
+    (None: a spectator) gets its own moves' events first (`live_movers`)."""
 
-    def __init__(self, game_id: str, hub: LiveHub, riding: Riding | None = None) -> None:
+    def __init__(self, game_id: str, hub: LiveHub, viewer: int | None = None) -> None:
         self.game_id = game_id
         self.hub = hub
-        self.riding = riding
+        self.viewer = viewer
         self.entries: deque[Item] = deque()
         self.arrived = asyncio.Event()
         self.lagging = False
@@ -109,7 +108,8 @@ class PartitionReader:
         self.partition = partition
         self.key = hub.layout.feed_key(partition)
         self.followers: dict[str, set[Follower]] = {}
-        self.movers = MoversFirst(self.followers)
+        self.movers = MoversFirst(self.followers, hub.moves)
+        hub.moves.told(self.movers)
         self.closing = False
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task = asyncio.create_task(self._run())
@@ -129,6 +129,8 @@ class PartitionReader:
                     await asyncio.sleep(RETRY_S)
         finally:
             self.closing = True
+            self.hub.moves.untold(self.movers)
+            self.movers.drop()
             if self.hub.readers.get(self.partition) is self:
                 del self.hub.readers[self.partition]
 
@@ -176,6 +178,8 @@ class LiveHub:
         self.layout = layout
         self.redis = redis
         self.readers: dict[int, PartitionReader] = {}
+        self.moves = Moves()
+        """The commands in flight through the worker (`live_movers`)."""
         self.catch_ups = 0
         """How often a follower that fell behind read what it missed from the stream."""
         self._decoded: OrderedDict[tuple[str, int], tuple[bytes, Any]] = OrderedDict()
@@ -202,14 +206,14 @@ class LiveHub:
     async def open_client(self) -> Any:
         return await live_reader(self.redis)
 
-    async def follow(self, game_id: str, riding: Riding | None = None) -> Follower:
+    async def follow(self, game_id: str, viewer: int | None = None) -> Follower:
         """Subscribe to a game's entries from now on (read its backlog after this returns);
-        ``riding``: a WebSocket channel's, whose moves get their events first."""
+        ``viewer``: the seat whose moves' events it gets first (None: a spectator)."""
         partition = self.layout.partition_of(game_id)
         reader = self.readers.get(partition)
         if reader is None or reader.closing:
             reader = self.readers[partition] = PartitionReader(self, partition)
-        follower = Follower(game_id, self, riding)
+        follower = Follower(game_id, self, viewer)
         reader.followers.setdefault(game_id, set()).add(follower)
         try:
             await asyncio.shield(reader.started)

@@ -1,45 +1,78 @@
-"""A game's new events go to its movers' sockets first, and to everyone else's after the move's
-answer.
+"""A game's new events go to its mover's channels first, and to its other channels after the
+move's answer.
 
 A worker's feed reader (`live_hub.PartitionReader`) hands each new event of a game to every
-live channel of the game on the worker: the seats' sockets, and any number of spectators'. Each
-channel's pump then frames the event for its viewer and writes it to its socket, in the order
-the events were handed over. The mover's socket also waits for the move's answer, which comes
-apart (the rules service's reply) and goes in the same write (`live_answers.Riding`). So every
-other channel's framing and write came before the mover's answer: one more socket for a
-two-seat game, fifty for a game fifty people watch, and the mover waited for all of them.
+live channel of the game on the worker: the seats' sockets and event streams, and any number of
+spectators'. Each channel's pump then frames the event for its viewer and writes it, in the
+order the events were handed over. A move's answer reaches the worker apart (the rules
+service's reply, right after the events). So every channel of the game could be framed and
+written to before the mover got its answer, and before the mover's own channel got the move's
+events: one more socket for a two-seat game, fifty for a game fifty people watch.
 
-`MoversFirst` hands an event to the channels that are *moving* first (a command in flight, or
-an answer waiting for its pushes: `Riding.moving`). While one of them still waits for its
-answer, the game's other channels are handed nothing: the event, and any that follow it, are
-held for them until that answer is handed to its socket (`Riding.released`), or
-`live_answers.HOLD_S` at most, and are then handed over in order. Nothing is dropped or
-reordered for anyone: the held channels get the same events a moment later, after the mover's
-write. An event no channel is moving for goes to everyone at once, as before. A channel
-without a `Riding` (an event stream) is never a mover.
+`Moves` keeps the commands in flight through the worker, per game and seat: the HTTP move
+route and the live channel's commands hold one (`Moves.moving`) from before the command goes to
+the rules service until its answer is on its way to the client (written to the HTTP response,
+or handed to the socket's pump: `live_answers.Riding`). `MoversFirst` hands an event of a game
+with a command in flight to the channels of the moving seat first; the game's other channels
+are handed nothing: the event, and any that follow it, are held for them until a command of
+the game ends, or `live_answers.HOLD_S` at most, and are then handed over in order. Nothing is
+lost or reordered; the other channels get the same events a moment later, after the mover's
+answer and its own channel's write. A game with no command in flight through the worker has
+its events handed to everyone at once, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import Collection, Mapping
+import contextlib
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from gameserver.gateway import live_answers
-from gameserver.gateway.live_answers import Riding
 
 Item = tuple[int, bytes]
 """A game's event as a feed carries it: (version, encoded event)."""
 
 
 class Channel(Protocol):
-    """What `MoversFirst` hands events to (`live_hub.Follower`)."""
+    """What `MoversFirst` hands events to (`live_hub.Follower`): its viewer's seat (None for a
+    spectator) and its queue."""
 
-    riding: Riding | None
+    viewer: int | None
 
     def offer(self, item: Item) -> None: ...
+
+
+class Moves:
+    """The commands in flight through a worker: the seats moving, per game."""
+
+    def __init__(self) -> None:
+        self.seats: dict[str, list[int]] = {}
+        self._ended: list[MoversFirst] = []
+
+    def told(self, movers: MoversFirst) -> None:
+        """``movers`` hears of every command that ends (a feed reader's)."""
+        self._ended.append(movers)
+
+    def untold(self, movers: MoversFirst) -> None:
+        with contextlib.suppress(ValueError):
+            self._ended.remove(movers)
+
+    @contextlib.contextmanager
+    def moving(self, game_id: str, seat: int) -> Iterator[None]:
+        """``seat`` has a command of the game in flight until this is left: left once its
+        answer is on its way (see the module's text)."""
+        self.seats.setdefault(game_id, []).append(seat)
+        try:
+            yield
+        finally:
+            seats = self.seats[game_id]
+            seats.remove(seat)
+            if not seats:
+                del self.seats[game_id]
+            for movers in self._ended:
+                movers.release(game_id)
 
 
 @dataclass
@@ -52,43 +85,43 @@ class _Held:
 class MoversFirst:
     """One feed reader's hand-over of events, movers first (see the module's text)."""
 
-    def __init__(self, followers: Mapping[str, Collection[Channel]]) -> None:
-        """``followers``: the reader's channels of each game, as they are now."""
+    def __init__(self, followers: Mapping[str, Collection[Channel]], moves: Moves) -> None:
+        """``followers``: the reader's channels of each game, as they are now; ``moves``: the
+        worker's commands in flight."""
         self._followers = followers
+        self._moves = moves
         self._held: dict[str, _Held] = {}
 
     def hand(self, game_id: str, item: Item) -> None:
         """Hand ``item``, the game's next event, to the game's channels."""
         followers = self._followers.get(game_id, ())
         held = self._held.get(game_id)
-        if held is not None:  # the others wait for a mover's answer: this event waits behind
+        if held is not None:  # the others wait for a move's answer: this event waits behind
             for mover in held.movers:
                 mover.offer(item)
             held.items.append(item)
             return
-        movers = [f for f in followers if f.riding is not None and f.riding.moving()]
+        seats = self._moves.seats.get(game_id)
+        if not seats:
+            for follower in followers:
+                follower.offer(item)
+            return
+        movers = [f for f in followers if f.viewer is not None and f.viewer in seats]
         for mover in movers:
             mover.offer(item)
-        others = [f for f in followers if f not in movers] if movers else followers
-        waiting = [m.riding for m in movers if m.riding is not None and m.riding.in_flight()]
-        if not waiting or not others:
-            for other in others:
-                other.offer(item)
+        if len(movers) == len(followers):
             return
-        expiry = asyncio.get_running_loop().call_later(live_answers.HOLD_S, self._release, game_id)
-        held = self._held[game_id] = _Held(movers, [item], expiry)
-        for riding in waiting:
-            riding.released = functools.partial(self._release, game_id, held)
+        expiry = asyncio.get_running_loop().call_later(live_answers.HOLD_S, self.release, game_id)
+        self._held[game_id] = _Held(movers, [item], expiry)
 
-    def _release(self, game_id: str, held: _Held | None = None) -> None:
-        """The held events go to the game's other channels (``held``: only that hold)."""
-        found = self._held.get(game_id)
-        if found is None or (held is not None and found is not held):
+    def release(self, game_id: str) -> None:
+        """The held events of the game, if any, go to its other channels, in order."""
+        held = self._held.pop(game_id, None)
+        if held is None:
             return
-        del self._held[game_id]
-        found.expiry.cancel()
-        others = [f for f in self._followers.get(game_id, ()) if f not in found.movers]
-        for item in found.items:
+        held.expiry.cancel()
+        others = [f for f in self._followers.get(game_id, ()) if f not in held.movers]
+        for item in held.items:
             for other in others:
                 other.offer(item)
 

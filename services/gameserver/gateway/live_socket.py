@@ -179,9 +179,8 @@ async def follow(
     game_id: str,
     after: int,
     game: str,
-    spectator: bool = False,
+    viewer: int | None = None,
     passed: bytes = b"",
-    riding: Riding | None = None,
 ) -> AsyncGenerator[list[Event], None]:
     """Every event after version ``after``, then each new one as it is appended; returns after
     the event that closes the game (its game's ``closes``: the end, or a cancellation). The
@@ -191,8 +190,8 @@ async def follow(
 
     The events come in batches of those at hand: a batch grows only while the next event is
     handed over already (a move's events come in one feed read), never while it waits, so a
-    channel sends a move's events at once (`pump`: one socket write, not one per event). A
-    WebSocket's ``riding`` gets its own moves' events before the game's other channels
+    channel sends a move's events at once (`pump`: one socket write, not one per event). The
+    ``viewer``'s own moves' events come before the game's other channels get them
     (`live_movers`)."""
     rules = get_game(game)
     key = gateway.layout.game_key(game_id)
@@ -204,9 +203,9 @@ async def follow(
         )
         return [(_version(entry_id), fields[b"event"]) for entry_id, fields in entries]
 
-    give_back = await gateway.spectator_backlogs.take_turn(spectator)
+    give_back = await gateway.spectator_backlogs.take_turn(viewer is None)
     try:
-        follower = await gateway.live.follow(game_id, riding)
+        follower = await gateway.live.follow(game_id, viewer)
         try:
             entries = entries_after(follower, backlog, after, give_back, passed)
             batch: list[Event] = []
@@ -306,9 +305,8 @@ async def pump(
                 await pace(gateway.spectator_frames, None)  # gateway.live_budget
                 await websocket.send_text(frame)
         return
-    spectator = channel.viewer is None
     events = follow(
-        gateway, channel.game_id, channel.after, channel.game, spectator, channel.passed, riding
+        gateway, channel.game_id, channel.after, channel.game, channel.viewer, channel.passed
     )
     async with contextlib.aclosing(events):
         async for batch in events:  # a move's events: one write (gateway.live_frames)

@@ -74,8 +74,8 @@ async def event_stream(
     frames = Frames(channel, await frames_state(gateway, channel))
 
     async def messages() -> AsyncIterator[ServerSentEvent | bytes]:
-        spectator = channel.viewer is None  # its backlog takes a turn (live_socket.follow)
-        events = follow(gateway, game_id, channel.after, channel.game, spectator, channel.passed)
+        viewer = channel.viewer  # a spectator's backlog takes a turn (live_socket.follow)
+        events = follow(gateway, game_id, channel.after, channel.game, viewer, channel.passed)
         async with contextlib.aclosing(events):
             try:
                 async for batch in events:  # a move's events: one chunk, one write
