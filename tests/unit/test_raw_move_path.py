@@ -16,6 +16,7 @@ from gameplatform import get_game
 from gameserver.gateway.fast_moves import FastMoves
 from gameserver.gateway.frontends import GZIP_MIN_BYTES
 from gameserver.gateway.http_errors import ApiError
+from gameserver.gateway.live_movers import Moves
 from gameserver.runtime.bus import Reply
 from renature import commands as c
 
@@ -28,6 +29,8 @@ class StandInGateway:
     def __init__(self, cached: Any = None, refusal: str | None = None) -> None:
         self.sent: list[Any] = []
         self.refusal = refusal  # a rules service's refusal with this message, when given
+        self.live = SimpleNamespace(moves=Moves())
+        self.moving: list[dict[str, list[int]]] = []  # the seats moving at each command sent
         statuses = None if cached is None else get_game("renature").table(cached).statuses
         self.games = SimpleNamespace(
             game_of=self._game_of,
@@ -47,6 +50,7 @@ class StandInGateway:
 
     async def send(self, envelope: Any) -> Reply:
         self.sent.append(envelope)
+        self.moving.append({game: list(seats) for game, seats in self.live.moves.seats.items()})
         if self.refusal is not None:
             return Reply(
                 envelope.game_id,
@@ -117,6 +121,8 @@ async def test_a_well_formed_move_is_served_without_the_route() -> None:
     (envelope,) = gateway.sent
     assert envelope.command_id == "seat0:m1"
     assert envelope.seat == 0
+    assert gateway.moving == [{"g1": [0]}]  # the seat moved while its command was in flight
+    assert gateway.live.moves.seats == {}  # and no longer once answered (live_movers)
 
 
 async def test_a_move_from_a_seat_a_bot_plays_takes_the_seat_back_first() -> None:
