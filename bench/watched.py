@@ -37,8 +37,9 @@ LABELS = {"ws": "the live WebSocket", "http": "HTTP (the seats' live sockets ope
 
 def run() -> None:
     print(
-        f"== a watched game: one game at a time over its seats' live sockets, {THINK_S * 1e3:.0f}"
-        f" ms between moves, with 0 and {WATCHERS} spectators' sockets open on it =="
+        f"== a watched game: one game at a time, {THINK_S * 1e3:.0f} ms between moves, over "
+        f"the seats' live sockets and over HTTP, with 0 and {WATCHERS} spectators' sockets "
+        "open on it =="
     )
     workdir = Path(tempfile.mkdtemp(prefix="renature-bench-watched-"))
     with Redises("single") as redis:
