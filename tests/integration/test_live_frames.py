@@ -7,6 +7,7 @@ tests record what uvicorn writes to each connection."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
@@ -231,84 +232,97 @@ async def test_a_moves_answer_comes_in_the_write_of_its_events_after_them(
                 assert [[frame["version"] for frame in w] for w in pushed] == [events]
 
 
-async def test_a_moves_mover_is_written_to_before_the_games_other_sockets(
-    served: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextlib.asynccontextmanager
+async def watched_game(
+    served: str, client: GatewayClient, seed: str
+) -> AsyncIterator[tuple[str, list[str], tuple[Any, Any, Any]]]:
+    """A started two-seat game with both seats' sockets and a spectator's open and caught up:
+    its id, its seats' tokens and the sockets (recorded in that order, writes cleared)."""
+    RecordedFrames.recorded.clear()
+    game_id, tokens, started = await new_game(client, seed)
+    live = f"ws://{served}/games/{game_id}/live"
+    async with (
+        connect(f"{live}?token={tokens[0]}") as first,
+        connect(f"{live}?token={tokens[1]}") as second,
+        connect(live) as watcher,
+    ):
+        for ws in (first, second, watcher):
+            assert await received_until(ws, started) == list(range(1, started + 1))
+        yield game_id, tokens, (first, second, watcher)
+
+
+async def next_move(client: GatewayClient, game_id: str, tokens: list[str]) -> tuple[int, Any]:
+    """The seat to move and its first legal action; the writes recorded from now on."""
+    mover = (await state_as(client, game_id, tokens[0], GameState)).current
+    action = (await client.legal_actions(game_id, tokens[mover]))[0]
+    Recording.order.clear()
+    return mover, action
+
+
+@pytest.fixture
+def holds_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A move's pushes and answer wait for each other 5 s: the order is tested, not the time."""
+    monkeypatch.setattr(live_answers, "HOLD_S", 5.0)
+
+
+@pytest.mark.usefixtures("holds_long")
+async def test_a_moves_mover_is_written_to_before_the_games_other_sockets(served: str) -> None:
     """The events of a move and its answer go to the mover's socket in the worker's first
     write after the move; the other seat's socket and a spectator's get the same events after
     it, each in one write (`gateway.live_movers`)."""
-    monkeypatch.setattr(live_answers, "HOLD_S", 5.0)  # the order is tested, not the time
-    RecordedFrames.recorded.clear()
-    async with GatewayClient(f"http://{served}") as client:
-        game_id, tokens, started = await new_game(client, "movers-first")
-        live = f"ws://{served}/games/{game_id}/live"
-        async with (
-            connect(f"{live}?token={tokens[0]}") as first,
-            connect(f"{live}?token={tokens[1]}") as second,
-            connect(live) as watcher,
-        ):
-            sockets, writes = (first, second, watcher), RecordedFrames.recorded
-            for ws in sockets:
-                assert await received_until(ws, started) == list(range(1, started + 1))
-            for number in range(MOVES // 4):
-                mover = (await state_as(client, game_id, tokens[0], GameState)).current
-                action = (await client.legal_actions(game_id, tokens[mover]))[0]
-                Recording.order.clear()
-                command = {"command_id": f"m{number}", "command": msgspec.to_builtins(action)}
-                await sockets[mover].send(json.dumps(command))
-                frames = await answered(sockets[mover])
-                events = [frame["version"] for frame in frames[:-1]]
-                for other in (1 - mover, 2):
-                    assert await received_until(sockets[other], events[-1]) == events
-                # (a socket's writes are recorded on its HTTP connection too: left out)
-                written = [
-                    (n, frames_in(write))
-                    for to, write in Recording.order
-                    for n, kept in enumerate(writes)
-                    if kept is to
-                ]
-                assert written[0] == (mover, frames), number  # the mover's write first
-                assert sorted(n for n, _ in written[1:]) == [n for n in range(3) if n != mover]
+    async with (
+        GatewayClient(f"http://{served}") as client,
+        watched_game(served, client, "movers-first") as (game_id, tokens, sockets),
+    ):
+        writes = RecordedFrames.recorded
+        for number in range(MOVES // 4):
+            mover, action = await next_move(client, game_id, tokens)
+            command = {"command_id": f"m{number}", "command": msgspec.to_builtins(action)}
+            await sockets[mover].send(json.dumps(command))
+            frames = await answered(sockets[mover])
+            events = [frame["version"] for frame in frames[:-1]]
+            for other in (1 - mover, 2):
+                assert await received_until(sockets[other], events[-1]) == events
+            # (a socket's writes are recorded on its HTTP connection too: left out)
+            written = [
+                (n, frames_in(write))
+                for to, write in Recording.order
+                for n, kept in enumerate(writes)
+                if kept is to
+            ]
+            assert written[0] == (mover, frames), number  # the mover's write first
+            assert sorted(n for n, _ in written[1:]) == [n for n in range(3) if n != mover]
 
 
+@pytest.mark.usefixtures("holds_long")
 async def test_a_move_sent_over_http_is_answered_before_the_games_other_sockets_get_it(
-    served: str, monkeypatch: pytest.MonkeyPatch
+    served: str,
 ) -> None:
     """A seat that moves over HTTP with its live socket open (as the web client does): the
     move's answer is written before the other seat's socket and a spectator's get its events
     (`gateway.live_movers`), and every socket gets them, in one write each."""
-    monkeypatch.setattr(live_answers, "HOLD_S", 5.0)  # the order is tested, not the time
-    RecordedFrames.recorded.clear()
-    async with GatewayClient(f"http://{served}") as client:
-        game_id, tokens, started = await new_game(client, "http-mover-first")
-        live = f"ws://{served}/games/{game_id}/live"
-        async with (
-            connect(f"{live}?token={tokens[0]}") as first,
-            connect(f"{live}?token={tokens[1]}") as second,
-            connect(live) as watcher,
-        ):
-            sockets, writes = (first, second, watcher), RecordedFrames.recorded
+    async with (
+        GatewayClient(f"http://{served}") as client,
+        watched_game(served, client, "http-mover-first") as (game_id, tokens, sockets),
+    ):
+        for _ in range(MOVES // 4):
+            mover, action = await next_move(client, game_id, tokens)
+            writes = RecordedFrames.recorded
+            result = await client.send(game_id, tokens[mover], action)
+            events = list(range(result.first_version, result.last_version + 1))
             for ws in sockets:
-                assert await received_until(ws, started) == list(range(1, started + 1))
-            for _ in range(MOVES // 4):
-                mover = (await state_as(client, game_id, tokens[0], GameState)).current
-                action = (await client.legal_actions(game_id, tokens[mover]))[0]
-                Recording.order.clear()
-                result = await client.send(game_id, tokens[mover], action)
-                events = list(range(result.first_version, result.last_version + 1))
-                for ws in sockets:
-                    assert await received_until(ws, events[-1]) == events
-                order = [write for _, write in Recording.order]
-                answered_at = next(
-                    n for n, write in enumerate(order) if write.startswith(b"HTTP/1.1 200")
-                )
-                others = [
-                    n
-                    for n, (to, _) in enumerate(Recording.order)
-                    if to is writes[1 - mover] or to is writes[2]
-                ]
-                assert len(others) == 2  # one write each
-                assert answered_at < min(others)
+                assert await received_until(ws, events[-1]) == events
+            order = [write for _, write in Recording.order]
+            answered_at = next(
+                n for n, write in enumerate(order) if write.startswith(b"HTTP/1.1 200")
+            )
+            others = [
+                n
+                for n, (to, _) in enumerate(Recording.order)
+                if to is writes[1 - mover] or to is writes[2]
+            ]
+            assert len(others) == 2  # one write each
+            assert answered_at < min(others)
 
 
 def sse_messages(write: bytes) -> list[dict[str, str]]:
