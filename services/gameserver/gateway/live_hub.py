@@ -32,7 +32,7 @@ from typing import Any
 
 from eventstore import KeyLayout
 from eventstore.redis_client import cluster_beside, is_cluster, plain_beside
-from gameserver.gateway.live_movers import Item, MoversFirst, Moves
+from gameserver.gateway.live_movers import Item, Moves
 from gameserver.runtime.logging import get_logger
 
 log = get_logger("renature.gateway")
@@ -108,8 +108,6 @@ class PartitionReader:
         self.partition = partition
         self.key = hub.layout.feed_key(partition)
         self.followers: dict[str, set[Follower]] = {}
-        self.movers = MoversFirst(self.followers, hub.moves)
-        hub.moves.told(self.movers)
         self.closing = False
         self.started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task = asyncio.create_task(self._run())
@@ -129,8 +127,7 @@ class PartitionReader:
                     await asyncio.sleep(RETRY_S)
         finally:
             self.closing = True
-            self.hub.moves.untold(self.movers)
-            self.movers.drop()
+            self.hub.moves.drop(self.followers)
             if self.hub.readers.get(self.partition) is self:
                 del self.hub.readers[self.partition]
 
@@ -158,14 +155,15 @@ class PartitionReader:
                 for entry_id, fields in await read(position):
                     position = entry_id
                     game_id = _text(fields[b"game"])
-                    if game_id in self.followers:
-                        self.movers.hand(game_id, (int(fields[b"version"]), fields[b"event"]))
+                    if (channels := self.followers.get(game_id)) is not None:
+                        item = (int(fields[b"version"]), fields[b"event"])
+                        self.hub.moves.hand(game_id, channels, item)
         finally:
             with contextlib.suppress(Exception):
                 await client.aclose()
 
     def _everyone_behind(self) -> None:
-        self.movers.drop()
+        self.hub.moves.drop(self.followers)
         for followers in self.followers.values():
             for follower in followers:
                 follower.fall_behind()
@@ -179,7 +177,8 @@ class LiveHub:
         self.redis = redis
         self.readers: dict[int, PartitionReader] = {}
         self.moves = Moves()
-        """The commands in flight through the worker (`live_movers`)."""
+        """The commands in flight through the worker, and what their games' other channels
+        wait for (`live_movers`)."""
         self.catch_ups = 0
         """How often a follower that fell behind read what it missed from the stream."""
         self._decoded: OrderedDict[tuple[str, int], tuple[bytes, Any]] = OrderedDict()
