@@ -1,7 +1,8 @@
 """A move's answer rides with its pushes (`gateway.live_answers.Riding`, any game's events),
 whichever of them comes first: the one that comes first waits for the other, briefly, and
-they go in one write, the events first. Every other answer is sent by its maker at once. No
-answer is lost or sent twice, whatever the order and whatever is cancelled."""
+they go in one write, the events first (made by the answering task where the pushes waited).
+Every other answer is sent by its maker at once. No answer or push is lost or sent twice,
+whatever the order, whatever is cancelled, however long a write takes."""
 
 from __future__ import annotations
 
@@ -33,56 +34,92 @@ def follows(version: int = 6) -> Event:
     return Event(game_id="g", version=version, seat=0)
 
 
-async def test_pushes_that_come_first_wait_for_the_answer_and_take_it_along() -> None:
-    riding = Riding()
+class Socket:
+    """One live socket's two writers and what it was sent: each write's frames, in order."""
+
+    def __init__(self, write_s: float = 0.0, fails: bool = False) -> None:
+        self.writes: list[list[str]] = []
+        self.write_s = write_s  # a write that waits (the socket's flow control)
+        self.fails = fails  # a write that fails (the client went away)
+
+    async def write(self, texts: list[str]) -> None:
+        if self.write_s:
+            await asyncio.sleep(self.write_s)
+        if self.fails:
+            raise ConnectionError("the client went away")
+        self.writes.append(texts)
+
+    async def push(self, riding: Riding, events: list[Event]) -> None:
+        """The pump: the events' frames (``e<version>``), with the answer where it rides."""
+        texts = [f"e{event.version}" for event in events]
+        if not await riding.along(events, texts):
+            await self.write(texts)
+
+    async def answer(self, riding: Riding, text: str, last_version: int | None) -> None:
+        """The task that answers the socket's command: the answer, alone where it rides with
+        no pushes."""
+        if not await riding.hand_over(text, last_version, self.write):
+            await self.write([text])
+
+
+async def test_pushes_that_come_first_are_written_with_the_answer_by_its_maker() -> None:
+    riding, socket = Riding(), Socket()
     riding.expect("seat0:m1")
-    along = asyncio.create_task(riding.along([caused_by("seat0:m1"), follows()]))
-    await asyncio.sleep(0)  # the pushes wait
-    assert await riding.hand_over("answer", 6) is True  # the pushes send it
-    assert await along == "answer"
+    pushing = asyncio.create_task(socket.push(riding, [caused_by("seat0:m1"), follows()]))
+    await asyncio.sleep(0)
+    assert socket.writes == []  # the pushes wait
+    await socket.answer(riding, "answer", 6)
+    assert socket.writes == [["e5", "e6", "answer"]]  # written before the pump ran again
+    await pushing
+    assert socket.writes == [["e5", "e6", "answer"]]
 
 
 async def test_an_answer_that_comes_first_waits_for_the_pushes_of_its_events() -> None:
-    riding = Riding(after=4)
+    riding, socket = Riding(after=4), Socket()
     riding.expect("seat0:m1")
-    handing = asyncio.create_task(riding.hand_over("answer", 6))
+    answering = asyncio.create_task(socket.answer(riding, "answer", 6))
     await asyncio.sleep(0)  # the answer waits
-    assert await riding.along([caused_by("seat0:m1"), follows(6)]) == "answer"
-    assert await handing is True
+    await socket.push(riding, [caused_by("seat0:m1"), follows(6)])
+    await answering
+    assert socket.writes == [["e5", "e6", "answer"]]
 
 
 async def test_an_answer_waits_for_its_last_event_not_for_earlier_pushes() -> None:
-    riding = Riding(after=3)
+    riding, socket = Riding(after=3), Socket()
     riding.expect("seat0:m1")
-    handing = asyncio.create_task(riding.hand_over("answer", 6))
+    answering = asyncio.create_task(socket.answer(riding, "answer", 6))
     await asyncio.sleep(0)
-    assert await asyncio.wait_for(riding.along([caused_by("seat1:x", 4)]), SOON) is None
-    assert not handing.done()
-    assert await riding.along([caused_by("seat0:m1", 5), follows(6)]) == "answer"
-    assert await handing is True
+    await asyncio.wait_for(socket.push(riding, [caused_by("seat1:x", 4)]), SOON)
+    assert not answering.done()
+    await socket.push(riding, [caused_by("seat0:m1", 5), follows(6)])
+    await answering
+    assert socket.writes == [["e4"], ["e5", "e6", "answer"]]
 
 
 async def test_a_refusal_or_an_answer_whose_events_went_is_sent_by_its_maker() -> None:
-    riding = Riding(after=2)
+    riding, socket = Riding(after=2), Socket()
     riding.expect("seat0:m1")
-    assert await asyncio.wait_for(riding.hand_over("refused", None), SOON) is False
+    await asyncio.wait_for(socket.answer(riding, "refused", None), SOON)
     riding.expect("seat0:m2")  # accepted before: its events are older than the socket's
-    assert await asyncio.wait_for(riding.hand_over("again", 2), SOON) is False
+    await asyncio.wait_for(socket.answer(riding, "again", 2), SOON)
     riding.expect("seat0:m3")
-    assert await asyncio.wait_for(riding.along([caused_by("seat9:m3", 3)]), SOON) is None
-    assert await asyncio.wait_for(riding.hand_over("pushed", 3), SOON) is False
+    await asyncio.wait_for(socket.push(riding, [caused_by("seat9:m3", 3)]), SOON)
+    await asyncio.wait_for(socket.answer(riding, "pushed", 3), SOON)
+    assert socket.writes == [["refused"], ["again"], ["e3"], ["pushed"]]
 
 
 async def test_pushes_another_command_caused_never_wait() -> None:
-    riding = Riding()
+    riding, socket = Riding(), Socket()
     riding.expect("seat0:m1")
     for events in ([caused_by("seat1:m1")], [caused_by(None)], [follows()]):
-        assert await asyncio.wait_for(riding.along(events), SOON) is None
+        await asyncio.wait_for(socket.push(riding, events), SOON)
+    assert socket.writes == [["e5"], ["e5"], ["e6"]]
 
 
 async def test_without_a_command_in_flight_nothing_waits() -> None:
-    riding = Riding()
-    assert await asyncio.wait_for(riding.along([caused_by("seat0:m1")]), SOON) is None
+    riding, socket = Riding(), Socket()
+    await asyncio.wait_for(socket.push(riding, [caused_by("seat0:m1")]), SOON)
+    assert socket.writes == [["e5"]]
 
 
 @pytest.fixture
@@ -95,59 +132,89 @@ def briefly(monkeypatch: pytest.MonkeyPatch) -> Riding:
 
 
 async def test_pushes_stop_waiting_and_a_late_answer_goes_alone(briefly: Riding) -> None:
-    assert await briefly.along([caused_by("seat0:m1")]) is None  # the wait ran out
-    assert await briefly.hand_over("answer", 5) is False  # so its maker sends it
+    socket = Socket()
+    await socket.push(briefly, [caused_by("seat0:m1")])  # the wait ran out: they go alone
+    await socket.answer(briefly, "answer", 5)  # so its maker sends it alone
+    assert socket.writes == [["e5"], ["answer"]]
 
 
 async def test_an_answer_stops_waiting_and_late_pushes_go_alone(briefly: Riding) -> None:
-    assert await briefly.hand_over("answer", 5) is False  # the wait ran out: its maker sends it
-    assert await asyncio.wait_for(briefly.along([caused_by("seat0:m1")]), SOON) is None
+    socket = Socket()
+    await socket.answer(briefly, "answer", 5)  # the wait ran out: its maker sends it
+    await asyncio.wait_for(socket.push(briefly, [caused_by("seat0:m1")]), SOON)
+    assert socket.writes == [["answer"], ["e5"]]
+
+
+async def test_pushes_wait_for_their_answers_write_however_long_it_takes(
+    briefly: Riding,
+) -> None:
+    socket = Socket(write_s=3 * SOON)  # the socket's buffer is full: the write waits
+    pushing = asyncio.create_task(socket.push(briefly, [caused_by("seat0:m1")]))
+    await asyncio.sleep(0)
+    await socket.answer(briefly, "answer", 5)
+    await pushing
+    assert socket.writes == [["e5", "answer"]]  # once, though the write outlasted the wait
+
+
+async def test_pushes_whose_write_with_the_answer_failed_are_not_sent_again() -> None:
+    riding, socket = Riding(), Socket(fails=True)
+    riding.expect("seat0:m1")
+    pushing = asyncio.create_task(socket.push(riding, [caused_by("seat0:m1")]))
+    await asyncio.sleep(0)
+    with pytest.raises(ConnectionError):  # the answering task learns the client is gone
+        await socket.answer(riding, "answer", 5)
+    await asyncio.wait_for(pushing, SOON)  # and the pump does not write them again
+    assert socket.writes == []
 
 
 async def test_a_failed_command_releases_the_waiting_pushes() -> None:
-    riding = Riding()
+    riding, socket = Riding(), Socket()
     riding.expect("seat0:m1")
-    along = asyncio.create_task(riding.along([caused_by("seat0:m1")]))
+    pushing = asyncio.create_task(socket.push(riding, [caused_by("seat0:m1")]))
     await asyncio.sleep(0)
     riding.failed()
-    assert await along is None
+    await pushing
+    assert socket.writes == [["e5"]]
 
 
 async def test_an_answer_is_not_kept_by_pushes_cancelled_while_waiting() -> None:
-    riding = Riding()
+    riding, socket = Riding(), Socket()
     riding.expect("seat0:m1")
-    along = asyncio.create_task(riding.along([caused_by("seat0:m1")]))
+    pushing = asyncio.create_task(socket.push(riding, [caused_by("seat0:m1")]))
     await asyncio.sleep(0)
-    along.cancel()  # the channel closes
+    pushing.cancel()  # the channel closes
     with pytest.raises(asyncio.CancelledError):
-        await along
-    assert await asyncio.wait_for(riding.hand_over("answer", 5), SOON) is False
+        await pushing
+    await asyncio.wait_for(socket.answer(riding, "answer", 5), SOON)
+    assert socket.writes == [["answer"]]
 
 
 async def test_pushes_do_not_take_an_answer_whose_wait_was_cancelled() -> None:
-    riding = Riding()
+    riding, socket = Riding(), Socket()
     riding.expect("seat0:m1")
-    handing = asyncio.create_task(riding.hand_over("answer", 5))
+    answering = asyncio.create_task(socket.answer(riding, "answer", 5))
     await asyncio.sleep(0)
-    handing.cancel()
+    answering.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await handing
-    assert await asyncio.wait_for(riding.along([caused_by("seat0:m1")]), SOON) is None
+        await answering
+    await asyncio.wait_for(socket.push(riding, [caused_by("seat0:m1")]), SOON)
+    assert socket.writes == [["e5"]]
 
 
 async def test_each_command_is_its_own() -> None:
-    riding = Riding()
+    riding, socket = Riding(), Socket()
     riding.expect("seat0:m1")
-    along = asyncio.create_task(riding.along([caused_by("seat0:m1", 5)]))
+    pushing = asyncio.create_task(socket.push(riding, [caused_by("seat0:m1", 5)]))
     await asyncio.sleep(0)
-    assert await riding.hand_over("first", 5) is True
-    assert await along == "first"
+    await socket.answer(riding, "first", 5)
+    await pushing
     riding.expect("seat0:m2")
-    assert await asyncio.wait_for(riding.along([caused_by("seat0:m1", 6)]), SOON) is None
-    along = asyncio.create_task(riding.along([caused_by("seat0:m2", 7)]))
+    await asyncio.wait_for(socket.push(riding, [caused_by("seat0:m1", 6)]), SOON)
+    pushing = asyncio.create_task(socket.push(riding, [caused_by("seat0:m2", 7)]))
     await asyncio.sleep(0)
-    assert await riding.hand_over("second", 7) is True
-    assert await along == "second"
+    await socket.answer(riding, "second", 7)
+    await pushing
+    assert socket.writes == [["e5", "first"], ["e6"], ["e7", "second"]]
 
 
 async def test_a_closing_channel_waits_for_the_message_in_hand_to_be_answered() -> None:

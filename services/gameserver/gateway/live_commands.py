@@ -38,6 +38,7 @@ from gameserver.gateway.command_relay import bus_command_id, relay_move
 from gameserver.gateway.dependencies import Gateway
 from gameserver.gateway.http_errors import ApiError, bounded
 from gameserver.gateway.live_answers import Riding
+from gameserver.gateway.live_frames import send_texts
 
 COMMAND_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 MAX_MESSAGE_BYTES = 65_536
@@ -151,7 +152,11 @@ async def serve_commands(
     """Answer the socket's messages one after the other until the client goes away, or until
     its ``token`` no longer holds ``seat`` (the seat was reclaimed elsewhere): then one error
     frame, ``invalid_token``, and close code 4403. An accepted command's answer goes in the
-    write of its events' pushes where they wait for it (``riding``, shared with `pump`)."""
+    write of its events' pushes (``riding``, shared with `pump`): written here, after them,
+    where they wait for it."""
+
+    async def write(texts: list[str]) -> None:  # the pushes that waited, then the answer
+        await send_texts(websocket, texts)
 
     async def reply(text: str | bytes) -> None:
         try:
@@ -160,7 +165,7 @@ async def serve_commands(
             riding.failed()  # the pushes wait no longer
             raise
         sent = made.decode()
-        if not await riding.hand_over(sent, last_version):
+        if not await riding.hand_over(sent, last_version, write):
             await websocket.send_text(sent)  # else it went with its move's pushes
 
     def moving() -> contextlib.AbstractContextManager[None]:

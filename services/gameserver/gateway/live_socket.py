@@ -314,9 +314,8 @@ async def pump(
             for event in batch:
                 await pace(gateway.spectator_frames, channel.viewer)  # gateway.live_budget
                 texts.append(frames.frame(event).decode())
-            if (answer := await riding.along(batch)) is not None:
-                texts.append(answer)
-            await send_texts(websocket, texts)
+            if not await riding.along(batch, texts):  # else sent with the move's answer
+                await send_texts(websocket, texts)
 
 
 async def serve_websocket(
