@@ -30,11 +30,11 @@ class LiveSeat:
     version of each pushed event (a frontend renders them, and learns from them that its turn
     has come)."""
 
-    def __init__(self, socket: Any, version: int = 0) -> None:
+    def __init__(self, socket: Any) -> None:
         self.socket = socket
         self.waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.pushed = 0
-        self.version = version  # the last event pushed to this seat
+        self.version = 0  # the last event pushed to this seat
         self.awaited: tuple[int, asyncio.Future[None]] | None = None
         self.reader = asyncio.create_task(self._read())
 

@@ -156,6 +156,19 @@ async def test_pushes_wait_for_their_answers_write_however_long_it_takes(
     assert socket.writes == [["e5", "answer"]]  # once, though the write outlasted the wait
 
 
+async def test_an_answers_write_goes_on_when_the_pushes_stop_waiting_under_it(
+    briefly: Riding,
+) -> None:
+    socket = Socket(write_s=3 * SOON)
+    pushing = asyncio.create_task(socket.push(briefly, [caused_by("seat0:m1")]))
+    await asyncio.sleep(0)
+    answering = asyncio.create_task(socket.answer(briefly, "answer", 5))
+    await asyncio.sleep(SOON)  # the write waits
+    pushing.cancel()  # the channel closes under it
+    await asyncio.wait_for(answering, 1.0)  # and the answering task ends as its write does
+    assert socket.writes == [["e5", "answer"]]
+
+
 async def test_pushes_whose_write_with_the_answer_failed_are_not_sent_again() -> None:
     riding, socket = Riding(), Socket(fails=True)
     riding.expect("seat0:m1")

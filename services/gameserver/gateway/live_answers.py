@@ -96,7 +96,8 @@ class Riding:
             try:
                 await write([*pushes.texts, text])
             finally:
-                pushes.sent.set_result(True)
+                if not pushes.sent.done():  # (the pump's wait is cancelled when it closes)
+                    pushes.sent.set_result(True)
             return True
         if last_version is None or last_version <= self._pushed:
             return False
