@@ -4,8 +4,9 @@ A token never changes seat (it is handed out once, when the seat is claimed, and
 SHA-256 is stored), so once Redis said "token T holds seat S of game G" the answer can be kept.
 `CachedSeatTokens` keeps it in a bounded LRU, keyed by the token's digest, and asks Redis again
 only when an entry is older than ``revalidate_s``; that read holds every seat of the game, so
-it refreshes the game's other tokens known here too (one lookup per game, not per seat, every
-``revalidate_s``: the lookups were a tenth of the gateway's CPU at 256 games). Tokens lapse
+it answers for the game's other tokens too (one lookup per game, not per seat, every
+``revalidate_s``: the lookups were a tenth of the gateway's CPU at 256 games; and a game's
+set-up costs one, not one per seat). Tokens lapse
 a set time after their game ends (`gameserver.gateway.expiry` gives the seat hash a TTL):
 once a game is known to have ended (`ended`, called when the TTL is set) its tokens are
 looked up in Redis on every request again, so they stop working exactly when the hash lapses.
@@ -74,21 +75,20 @@ class CachedSeatTokens(SeatTokens):
         seat = seat_holding(claims, key[1])
         if seat is None:
             self._seats.pop(key, None)
-            return None
-        self._seats[key] = (seat, now)
-        self._seats.move_to_end(key)
-        while len(self._seats) > self._max_entries:
-            self._seats.popitem(last=False)
         return seat
 
     def _refresh(self, game_id: str, claims: dict[str, int], now: float) -> None:
-        """The game's other tokens known here were just read from Redis too (one read holds
-        every seat of the game): each answer is as fresh as that read, so a game's tokens cost
-        one lookup per ``revalidate_s`` between them, not one each."""
+        """Every token of the game was just read from Redis (one read holds every seat of the
+        game): each is answered from memory for ``revalidate_s`` from now, whichever seat
+        asked, so a game's tokens cost one lookup per ``revalidate_s`` between them, and a
+        seat that no request of this worker has shown yet (the other seats at the start, their
+        sockets, a seat claimed through another worker) costs none of its own."""
         for digest, seat in claims.items():
             key = (game_id, digest)
-            if key in self._seats:
-                self._seats[key] = (seat, now)
+            self._seats[key] = (seat, now)
+            self._seats.move_to_end(key)
+        while len(self._seats) > self._max_entries:
+            self._seats.popitem(last=False)
 
     async def holder_of(self, game_id: str, token: str) -> int | None:
         """The seat ``token`` holds in ``game_id`` as far as the rate limits go (which bucket a
