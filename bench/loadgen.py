@@ -12,8 +12,7 @@ one move in flight per game, over one of three paths:
   ``Authorization: Bearer <token>``, each seat on its own keep-alive connection;
 - ``ws``: the same set-up over HTTP, then every move over the seat's live WebSocket
   (``/games/{id}/live?token=``), whose answer comes back on the same socket while the live
-  channel pushes every event to every seat; a seat sends its move once its socket has been
-  pushed the events before it, as a frontend learns from them that its turn has come;
+  channel pushes every event to every seat;
 - ``setup``: games set up and left before their first move (every seat's live WebSocket
   opened until the start arrives): what a game costs before it is played.
 
@@ -40,9 +39,9 @@ import msgspec
 
 from bench.figures import Measurement, cancelled
 from bench.keepalive import Http, HttpError
-from bench.live_players import REPLY_TIMEOUT_S, LiveSeat, live_socket
 from renature import commands as c
 
+REPLY_TIMEOUT_S = 10.0
 SET_UP_S = 120.0  # at most, for every game to be set up before the window
 RETRIES = 5
 """A command without an answer in time (504, CommandTimeout) is sent again with the same id,
@@ -268,14 +267,58 @@ async def play_http(load: Load, index: int, _: Any) -> None:
                     load.done(sent, game_id, last, number)
 
 
+class LiveSeat:
+    """A seat's live WebSocket: a reader task hands answers to the waiting move and drops the
+    pushed events (as a frontend would render them)."""
+
+    def __init__(self, socket: Any) -> None:
+        self.socket = socket
+        self.waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.pushed = 0
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        with contextlib.suppress(Exception):
+            async for text in self.socket:
+                if text.startswith('{"answer"'):
+                    answer = json.loads(text)["answer"]
+                    waiter = self.waiting.pop(answer["command_id"], None)
+                    if waiter is not None and not waiter.done():
+                        waiter.set_result(answer)
+                else:
+                    self.pushed += 1
+
+    async def send(self, command_id: str, body: bytes) -> dict[str, Any]:
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiting[command_id] = waiter
+        await self.socket.send(b'{"command_id":"%s","command":%s}' % (command_id.encode(), body))
+        return await asyncio.wait_for(waiter, REPLY_TIMEOUT_S + 5)  # the gateway's 504 first
+
+    async def close(self) -> None:
+        self.reader.cancel()
+        with contextlib.suppress(BaseException):
+            await self.reader
+        with contextlib.suppress(Exception):
+            await self.socket.close()
+
+
+def live_socket(load: Load, game_id: str, token: str) -> Any:
+    """A seat's live WebSocket, opened as a browser opens it: compression offered, no pings
+    of its own (the server pings). Awaited, or entered with ``async with``."""
+    from websockets.asyncio.client import connect
+
+    host, port = load.config["host"], load.config["port"]
+    url = f"ws://{host}:{port}/games/{game_id}/live?token={token}"
+    return connect(url, compression="deflate", ping_interval=None, max_queue=None)
+
+
 async def play_ws(load: Load, index: int, _: Any) -> None:
     with contextlib.suppress(Stopping):
         async with contextlib.aclosing(games_in_turn(load, index)) as games:
-            async for game, game_id, tokens, _conns, started in games:
-                opened = [await live_socket(load.config, game_id, token) for token in tokens]
-                seats = [LiveSeat(socket) for socket in opened]
+            async for game, game_id, tokens, _conns, _ in games:
+                seats = [LiveSeat(await live_socket(load, game_id, token)) for token in tokens]
                 try:
-                    await play_live(load, game, game_id, seats, started)
+                    await play_live(load, game, game_id, seats)
                 finally:
                     for seat in seats:
                         await seat.close()
@@ -287,7 +330,7 @@ async def play_setup(load: Load, index: int, _: Any) -> None:
     move does (`Load.counted`), its round trip the whole set-up."""
 
     async def opened(game_id: str, token: str, started: int) -> None:
-        async with live_socket(load.config, game_id, token) as socket:
+        async with live_socket(load, game_id, token) as socket:
             while json.loads(await socket.recv())["version"] < started:
                 pass
 
@@ -301,14 +344,9 @@ async def play_setup(load: Load, index: int, _: Any) -> None:
             sent = time.monotonic()
 
 
-async def play_live(
-    load: Load, game: Game, game_id: str, seats: list[LiveSeat], started: int
-) -> None:
-    """The game's moves, each sent over its seat's live socket (a 504 sent again) once that
-    socket has been pushed the events before it, as a frontend moves once its turn shows."""
-    last = started
+async def play_live(load: Load, game: Game, game_id: str, seats: list[LiveSeat]) -> None:
+    """The game's moves, each sent over its seat's live socket (a 504 sent again)."""
     for number, mover, command in moves(load, game):
-        await seats[mover].reached(last)
         sent = time.monotonic()
         for _ in range(RETRIES):
             answer = await seats[mover].send(f"m{number}", command)
@@ -317,8 +355,7 @@ async def play_live(
             load.retries += 1
         if answer.get("status") != "accepted":
             raise RuntimeError(f"{game_id} move {number}: {answer}")
-        last = answer["last_version"]
-        load.done(sent, game_id, last, number)
+        load.done(sent, game_id, answer["last_version"], number)
 
 
 async def check_finished(load: Load, limit: int = 20) -> int:

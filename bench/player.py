@@ -15,7 +15,7 @@ over one path:
 
 - ``bus``: today's ``make bench`` path (envelopes onto the command stream, no gateway);
 - ``http``: ``POST /games/{id}/commands`` with seat tokens, one keep-alive connection a seat;
-- ``ws``: each seat's moves over its live WebSocket, pushed every event (moves once it has them).
+- ``ws``: the moves over each seat's live WebSocket, which also pushes every event to every seat.
 
 For each path and number of concurrent games it prints moves per second (set-up requests not
 counted), round trip p50/p99, command -> board model p50/p99, the cores each process group kept

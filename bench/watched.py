@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.keepalive import Http
-from bench.live_players import LiveSeat, live_socket
-from bench.loadgen import Load, games_for, moves, set_up_over_http
+from bench.loadgen import LiveSeat, Load, games_for, live_socket, moves, set_up_over_http
 from bench.processes import Redises, Topology, start_stack
 
 WATCHERS = 50
@@ -72,7 +71,7 @@ async def play_watched(port: int, watchers: int, over: str) -> list[float]:
         url = f"ws://127.0.0.1:{port}/games/{game_id}/live"
         audience = [await _open(url) for _ in range(watchers)]
         reading = [asyncio.create_task(_drain(socket)) for socket in audience]
-        seats = [LiveSeat(await live_socket(load.config, game_id, token)) for token in tokens]
+        seats = [LiveSeat(await live_socket(load, game_id, token)) for token in tokens]
         try:
             path = f"/games/{game_id}/commands"
             for number, mover, command in moves(load, game):
