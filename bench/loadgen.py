@@ -302,13 +302,15 @@ class LiveSeat:
             await self.socket.close()
 
 
-def live_socket(load: Load, game_id: str, token: str) -> Any:
-    """A seat's live WebSocket, opened as a browser opens it: compression offered, no pings
-    of its own (the server pings). Awaited, or entered with ``async with``."""
+def live_socket(load: Load, game_id: str, token: str | None = None) -> Any:
+    """A seat's live WebSocket (a spectator's without ``token``), opened as a browser opens
+    it: compression offered, no pings of its own (the server pings). Awaited, or entered with
+    ``async with``."""
     from websockets.asyncio.client import connect
 
     host, port = load.config["host"], load.config["port"]
-    url = f"ws://{host}:{port}/games/{game_id}/live?token={token}"
+    query = "" if token is None else f"?token={token}"
+    url = f"ws://{host}:{port}/games/{game_id}/live{query}"
     return connect(url, compression="deflate", ping_interval=None, max_queue=None)
 
 

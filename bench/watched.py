@@ -68,8 +68,7 @@ async def play_watched(port: int, watchers: int, over: str) -> list[float]:
     for game in load.pool:
         conns = [Http("127.0.0.1", port) for _ in range(game.players)]
         game_id, tokens, _ = await set_up_over_http(load, game, conns)
-        url = f"ws://127.0.0.1:{port}/games/{game_id}/live"
-        audience = [await _open(url) for _ in range(watchers)]
+        audience = [await live_socket(load, game_id) for _ in range(watchers)]
         reading = [asyncio.create_task(_drain(socket)) for socket in audience]
         seats = [LiveSeat(await live_socket(load, game_id, token)) for token in tokens]
         try:
@@ -98,13 +97,6 @@ async def play_watched(port: int, watchers: int, over: str) -> list[float]:
             for conn in conns:
                 await conn.close()
     return times
-
-
-async def _open(url: str) -> Any:
-    """A spectator's socket (`live_socket` opens a seat's)."""
-    from websockets.asyncio.client import connect
-
-    return await connect(url, ping_interval=None, max_queue=None)
 
 
 async def _drain(socket: Any) -> None:

@@ -89,9 +89,7 @@ class Riding:
         those events: written here, after them, through ``write`` where they waited for it
         (the pump waits until that write is done), or taken along by the pushes that came
         within `HOLD_S`; False where the caller must send it."""
-        self._command = None
-        pushes, self._pushes = self._pushes, None
-        if pushes is not None and not pushes.sent.done():
+        if (pushes := self._done_with_command()) is not None:
             pushes.expiry.cancel()  # they wait for this write now, however long it takes
             try:
                 await write([*pushes.texts, text])
@@ -111,10 +109,15 @@ class Riding:
 
     def failed(self) -> None:
         """The message in hand has no answer to send (its handling failed): nothing waits."""
+        if (pushes := self._done_with_command()) is not None:
+            pushes.sent.set_result(False)  # they go alone
+
+    def _done_with_command(self) -> _Pushes | None:
+        """The message in hand is answered or failed: no command in flight; the pushes that
+        still wait for its answer, if any, are the caller's to release."""
         self._command = None
         pushes, self._pushes = self._pushes, None
-        if pushes is not None and not pushes.sent.done():
-            pushes.sent.set_result(False)
+        return None if pushes is None or pushes.sent.done() else pushes
 
     async def along(self, events: list[Event], texts: list[str]) -> bool:
         """``texts``, the frames of ``events``, and the answer that goes after them, if any:
@@ -131,9 +134,8 @@ class Riding:
             return False
         if self._command is None or not any(self._caused(event) for event in events):
             return False
-        loop = asyncio.get_running_loop()
-        sent: asyncio.Future[bool] = loop.create_future()
-        pushes = _Pushes(texts, sent, loop.call_later(HOLD_S, _settle, sent, False))
+        sent: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        pushes = _Pushes(texts, sent, _expiring(sent, False))
         self._pushes = pushes
         try:
             return await sent
@@ -150,11 +152,17 @@ class Riding:
 async def _within(waiting: asyncio.Future[T], otherwise: T) -> T:
     """``waiting``'s result, or ``otherwise`` once `HOLD_S` has passed (it is set so then:
     whoever comes later sees it done and does not hand anything over)."""
-    expiry = asyncio.get_running_loop().call_later(HOLD_S, _settle, waiting, otherwise)
+    expiry = _expiring(waiting, otherwise)
     try:
         return await waiting
     finally:
         expiry.cancel()
+
+
+def _expiring(waiting: asyncio.Future[T], otherwise: T) -> asyncio.TimerHandle:
+    """Set ``waiting`` to ``otherwise`` once `HOLD_S` has passed, unless it is done by then
+    (or the handle returned is cancelled)."""
+    return asyncio.get_running_loop().call_later(HOLD_S, _settle, waiting, otherwise)
 
 
 def _settle(waiting: asyncio.Future[T], value: T) -> None:

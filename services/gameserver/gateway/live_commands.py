@@ -27,6 +27,7 @@ is answered ``not_seated``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from typing import NamedTuple
 
@@ -154,9 +155,7 @@ async def serve_commands(
     frame, ``invalid_token``, and close code 4403. An accepted command's answer goes in the
     write of its events' pushes (``riding``, shared with `pump`): written here, after them,
     where they wait for it."""
-
-    async def write(texts: list[str]) -> None:  # the pushes that waited, then the answer
-        await send_texts(websocket, texts)
+    write = functools.partial(send_texts, websocket)  # the pushes that waited, the answer
 
     async def reply(text: str | bytes) -> None:
         try:
