@@ -32,7 +32,8 @@ from eventstore.durability import (
     supports_waitaof,
 )
 from eventstore.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout
-from eventstore.redis_client import each_reply, is_cluster, pipeline_of
+from eventstore.lanes import Lanes
+from eventstore.redis_client import is_cluster, pipeline_of
 from eventstore.redis_values import RawEntry, stream_reply
 from eventstore.types import (
     Appended,
@@ -94,6 +95,7 @@ class RedisEventStore:
         if outcome_ttl_seconds is not None and outcome_ttl_seconds < 0:
             raise ValueError(f"outcome TTL must not be negative, got {outcome_ttl_seconds}")
         self._redis = redis
+        self._lanes = Lanes(redis)
         self.layout = KeyLayout(prefix=prefix, partitions=partitions)
         self._outcome_ttl = outcome_ttl_seconds or 0
         self._page_size = page_size
@@ -242,7 +244,7 @@ class RedisEventStore:
         self, calls: Sequence[tuple[list[str], list[bytes | str | int]]], *, wait: bool = True
     ) -> list[Any]:
         """Run the append script once per call in one round trip (one pipeline, or the call
-        alone: `each_reply`); errors come back as values.
+        alone, on a kept connection: `Lanes`); errors come back as values.
 
         Under the ``replica`` mode a pipeline ends with the wait for the replicas (on the
         same connection, so it covers these writes), checked here."""
@@ -252,7 +254,7 @@ class RedisEventStore:
         waiting = wait and self.durability is Durability.REPLICA
         for attempt in (1, 2):
             if not waiting:  # one append alone goes without a pipeline (`each_reply`)
-                replies = await each_reply(self._redis, evals)
+                replies = await self._lanes.each_reply(evals)
                 waits = 0
             else:
                 pipe = pipeline_of(self._redis, evals)
@@ -502,8 +504,18 @@ class RedisEventStore:
         if self._cluster and len(by_key) > 1:
             return await self._read_each(group, consumer, by_key, count, block_ms)
         with _translate_errors():
-            reply = await self._redis.xreadgroup(
-                group, consumer, dict.fromkeys(by_key, ">"), count=count, block=block_ms
+            waiting = () if block_ms is None else ("BLOCK", block_ms)
+            reply = await self._lanes.one(
+                "XREADGROUP",
+                "GROUP",
+                group,
+                consumer,
+                "COUNT",
+                count,
+                *waiting,
+                "STREAMS",
+                *by_key,
+                *[">"] * len(by_key),
             )
         return [
             _parse_feed_entry(by_key[_as_str(key)], raw)

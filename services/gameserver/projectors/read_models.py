@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
 from eventstore import KeyLayout
-from eventstore.redis_client import each_reply
+from eventstore.lanes import Lanes
 from eventstore.redis_values import text
 
 WRITE_MODEL_LUA = r"""
@@ -108,6 +108,7 @@ class ReadModels:
 
     def __init__(self, redis: Redis, layout: KeyLayout, name: str, *more: str) -> None:
         self.redis = redis
+        self._lanes = Lanes(redis)
         self.layout = layout
         self.name = name
         self.names = (name, *more)
@@ -182,7 +183,7 @@ class ReadModels:
                 args += (group, *ids)
             # EVALSHA by name: a cluster pipeline refuses evalsha(), routes this by its keys
             calls.append(("EVALSHA", self._script.sha, len(keys), *keys, *args))
-        results = await each_reply(self.redis, calls)
+        results = await self._lanes.each_reply(calls)
         return [r if isinstance(r, Exception) else int(r) for r in results]
 
     async def drop_all(self, game_ids: Sequence[str]) -> None:

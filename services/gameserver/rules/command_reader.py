@@ -28,6 +28,7 @@ from faststream.redis import BinaryMessageFormatV1
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from eventstore.lanes import Lanes
 from eventstore.redis_client import redis_client
 from eventstore.redis_values import RawEntry, stream_reply, text
 from gameserver.runtime import bus, healing
@@ -102,6 +103,7 @@ class CommandReader:
         grace_s: float = STOP_GRACE_S,
     ) -> None:
         self.redis = redis
+        self.lanes = Lanes(redis)
         self.senders = dict(senders)
         self.consumer = consumer
         self.handle = handle
@@ -180,8 +182,18 @@ class CommandReader:
         reading = (stream for stream in self.senders if stream not in self.released)
         streams: dict[Any, Any] = dict.fromkeys(reading, ">")
         try:
-            read = await self.redis.xreadgroup(
-                bus.RULES_GROUP, self.consumer, streams, count=self.max_batch, block=self.block_ms
+            read = await self.lanes.one(
+                "XREADGROUP",
+                "GROUP",
+                bus.RULES_GROUP,
+                self.consumer,
+                "COUNT",
+                self.max_batch,
+                "BLOCK",
+                self.block_ms,
+                "STREAMS",
+                *streams,
+                *streams.values(),
             )
             return list(stream_reply(read))
         except RedisError as error:

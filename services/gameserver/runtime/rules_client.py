@@ -51,7 +51,8 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub, RedisCluster
 
 from eventstore import CommandPartitions
-from eventstore.redis_client import cluster_beside, each_reply, is_cluster, plain_beside
+from eventstore.lanes import Lanes
+from eventstore.redis_client import cluster_beside, is_cluster, plain_beside
 from gameserver.runtime import bus
 from gameserver.runtime.logging import get_logger
 
@@ -143,6 +144,7 @@ class RulesClient:
         streams: CommandPartitions = bus.COMMAND_PARTITIONS,
     ) -> None:
         self._redis = redis
+        self._lanes = Lanes(redis)
         self._maxlen = maxlen
         self._streams = streams
         # On a Redis Cluster a shard channel (SSUBSCRIBE, SPUBLISH): a reply then travels
@@ -256,7 +258,7 @@ class RulesClient:
         cluster a command whose connection failed is sent once more (`RESEND_AFTER_S`)."""
         while self._outbox:
             batch, self._outbox = self._outbox, []
-            results = await _xadd_all(self._redis, batch, self._maxlen)
+            results = await _xadd_all(self._lanes, batch, self._maxlen)
             for entry, result in zip(batch, results, strict=True):
                 if not isinstance(result, Exception) or entry[2].done():
                     continue
@@ -406,15 +408,15 @@ class ShardSubscription:
             await cluster.aclose()
 
 
-async def _xadd_all(redis: Redis, batch: list[Outgoing], maxlen: int) -> list[Any]:
-    """Add each command of ``batch`` to its stream in one round trip (`each_reply`): each
+async def _xadd_all(lanes: Lanes, batch: list[Outgoing], maxlen: int) -> list[Any]:
+    """Add each command of ``batch`` to its stream in one round trip (`Lanes`): each
     one's entry id or error (every one the same error when the connection itself failed)."""
     adds = [
         ("XADD", stream, "MAXLEN", "~", maxlen, "*", "__data__", message)
         for stream, message, _, _ in batch
     ]
     try:
-        results: list[Any] = await each_reply(redis, adds)
+        results: list[Any] = await lanes.each_reply(adds)
     except Exception as error:  # the connection: every command of the batch failed
         results = [error] * len(batch)
     return results
