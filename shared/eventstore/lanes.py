@@ -26,7 +26,7 @@ redirections are the point there.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from redis.asyncio import Connection
@@ -50,6 +50,7 @@ class Lanes:
         self._idle: list[Connection] = []
         self._room = kept
         """Connections that may still be taken from the pool and kept."""
+        self._callbacks: dict[str, Callable[..., Any] | None] = {}
 
     async def each_reply(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
         """Each command's reply, or its error as a value (a `ResponseError`), in one round
@@ -97,7 +98,6 @@ class Lanes:
         self, connection: Connection, commands: Sequence[Sequence[Any]]
     ) -> list[Any]:
         await connection.send_packed_command(connection.pack_commands(commands))
-        callbacks = self._client.response_callbacks
         replies: list[Any] = []
         for command in commands:
             try:
@@ -105,6 +105,16 @@ class Lanes:
             except ResponseError as error:  # read whole: the next reply follows it
                 replies.append(error)
                 continue
-            callback = callbacks.get(command[0])
+            callback = self._callback(command[0])
             replies.append(reply if callback is None else callback(reply))
         return replies
+
+    def _callback(self, name: str) -> Callable[..., Any] | None:
+        """The client's reply callback for a command (looked up once per name: the client's
+        table folds the name's case at every lookup)."""
+        try:
+            return self._callbacks[name]
+        except KeyError:
+            callback: Callable[..., Any] | None = self._client.response_callbacks.get(name)
+            self._callbacks[name] = callback
+            return callback
