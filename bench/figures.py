@@ -99,12 +99,19 @@ class Measurement:
     window: tuple[float, float] = (float("inf"), float("inf"))
     stopping: bool = False
     games_finished: int = 0
+    ended_in_window: int = 0
+    """Games that ended inside the window: their successors' set-ups fell in it too."""
     round_trips: list[float] = field(default_factory=list)
     to_model: list[float] = field(default_factory=list)
     probes: set[asyncio.Task[None]] = field(default_factory=set)
     ids: Iterator[int] = field(default_factory=itertools.count)
     clock: Callable[[], float] = time.monotonic
     """The clock the load's times are read on (a probe's ``sent`` included)."""
+
+    def game_ended(self) -> None:
+        """A game played to its end (its successor is set up next)."""
+        self.games_finished += 1
+        self.ended_in_window += self.window[0] <= self.clock() < self.window[1]
 
     def probe(
         self, number: int, redis: Any, layout: KeyLayout, game_id: str, version: int, sent: float

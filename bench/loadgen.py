@@ -155,7 +155,7 @@ async def play_bus(load: Load, index: int, client: Any) -> None:
                 raise RuntimeError(f"{game_id}: {reply.code}: {reply.message}")
             if step.kind == "move":
                 load.done(sent, game_id, reply.last_version, number)
-        load.games_finished += 1
+        load.game_ended()
         load.finished.append((game_id, pool_index))
 
 
@@ -228,7 +228,7 @@ async def games_in_turn(
             game_id, tokens, started = await set_up_over_http(load, game, conns)
             load.playing += round_ == 0
             yield game, game_id, tokens, conns, started
-            load.games_finished += 1
+            load.game_ended()
             load.finished.append((game_id, pool_index))
     finally:
         for conn in conns:
@@ -470,6 +470,7 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
         "moves": load.moves_in_window,
         "moves_total": load.moves_total,
         "games_finished": load.games_finished,
+        "ended_in_window": load.ended_in_window if config["mode"] != "setup" else 0,  # (all do)
         "checked": checked,
         "round_trips": load.round_trips,
         "to_model": load.to_model,

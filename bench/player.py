@@ -265,6 +265,7 @@ def run_load(
         cpu=cpu,
         moves=moves,
         finished=sum(r["games_finished"] for r in results),
+        note=targets.ended_in(sum(r["ended_in_window"] for r in results)),
         checked=sum(r["checked"] for r in results),
         machine=window.machine,
         retries=sum(r.get("retries", 0) for r in results),
@@ -319,8 +320,7 @@ def run_peer(games: int, mode: str = "play") -> Result:
         start_new_session=True,
     )
     try:
-        assert server.stdout is not None
-        if not server.stdout.readline().startswith(b"ready"):
+        if server.stdout is None or not server.stdout.readline().startswith(b"ready"):
             raise RuntimeError("the boardgame.io server did not start")
         data, cpu, machine = _peer_window(node, port, games, server.pid, mode)
     finally:

@@ -213,7 +213,7 @@ async def play_games(load: Load, index: int) -> None:
                 command = c.CreateGame(game_id, command.players, seed="")
             envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, seat)
             await send(load, envelope, step)
-        load.games_finished += 1
+        load.game_ended()
         load.finished.append((game_id, game))
 
 

@@ -3,7 +3,10 @@ instances of each service), any other topology's figure shown as not judged."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from bench import targets
+from bench.figures import Measurement
 
 
 def test_the_cluster_share_is_judged_with_eight_instances() -> None:
@@ -35,3 +38,39 @@ def test_the_scaling_target_is_judged_on_one_redis_with_eight_instances_only() -
     assert ": met (" in targets.scaling_target(8, False, 16_000, 0.85)
     assert ": not judged (" in targets.scaling_target(8, True, 16_000, 0.85)
     assert ": not judged (" in targets.scaling_target(4, False, 500, 0.1)
+
+
+@dataclass
+class Run:
+    """A player's-path result as the targets read it (`targets.Measured`)."""
+
+    label: str = "gateway WebSocket"
+    rate: float = 2_000.0
+    round_trips: list[float] = field(default_factory=lambda: [0.1])
+    cpu: dict[str, float] = field(default_factory=lambda: {"gateway": 1.5, "rules": 1.0})
+    moves: int = 10_000
+    note: str = ""
+
+
+def test_a_window_that_held_game_ends_says_so_beside_the_gateways_figure() -> None:
+    """The successors' set-ups of games ended inside the window count in its CPU: the gateway's
+    figure carries how many, and a clean window carries nothing."""
+    ended = Run(note=targets.ended_in(48), cpu={"gateway": 3.0, "rules": 1.0})
+    lines = targets.player_targets({("ws", 256): ended, ("http", 256): Run()}, {})
+    (ws,) = [line for line in lines if line.startswith("--target gateway-cpu-per-move-ws")]
+    assert ws == (
+        "--target gateway-cpu-per-move-ws <= 0.25 ms: MISSED (0.30 ms at 256 games; 48 games "
+        "ended inside the window: their successors' set-ups count in it)"
+    )
+    (http,) = [line for line in lines if line.startswith("--target gateway-cpu-per-move-http")]
+    assert http == "--target gateway-cpu-per-move-http <= 0.40 ms: met (0.15 ms at 256 games)"
+    assert targets.ended_in(0) == ""
+
+
+def test_a_game_ended_counts_in_the_window_only_inside_it() -> None:
+    now = [0.0]
+    load = Measurement(clock=lambda: now[0])
+    load.window = (10.0, 15.0)
+    for now[0] in (5.0, 10.0, 12.5, 14.9, 15.0, 20.0):
+        load.game_ended()
+    assert (load.games_finished, load.ended_in_window) == (6, 3)
