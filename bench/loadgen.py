@@ -458,7 +458,8 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
     tasks = [asyncio.create_task(play(load, index, client)) for index in config["games"]]
     failure, cpu = await run_window(load, tasks)
     checked = 0
-    if not failure and config["mode"] != "setup":  # set-up games end before any move
+    moving = config["mode"] != "setup"  # set-up games end before any move
+    if not failure and moving:
         try:
             checked = await check_finished(load)
         except Exception as error:  # reported, not hidden
@@ -470,7 +471,7 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
         "moves": load.moves_in_window,
         "moves_total": load.moves_total,
         "games_finished": load.games_finished,
-        "ended_in_window": load.ended_in_window if config["mode"] != "setup" else 0,  # (all do)
+        "ended_in_window": load.ended_in_window if moving else 0,
         "checked": checked,
         "round_trips": load.round_trips,
         "to_model": load.to_model,

@@ -65,10 +65,6 @@ def ended_in(games: int) -> str:
     )
 
 
-def noted(result: Measured) -> str:
-    return f"; {result.note}" if result.note else ""
-
-
 def per_move(result: Measured, *groups: str) -> float:
     """CPU ms per move of these process groups (all but the load processes when none named)."""
     names = groups or tuple(name for name in result.cpu if name != "load")
@@ -132,7 +128,9 @@ def gateway_target(results: Mapping[tuple[str, int], Measured], mode: str) -> st
         f"gateway-cpu-per-move-{mode}",
         f"<= {bound:.2f} ms",
         None if figure is None else figure <= bound,
-        f"no {mode} run" if run is None else f"{figure:.2f} ms at {most} games" + noted(run),
+        f"no {mode} run"
+        if run is None
+        else f"{figure:.2f} ms at {most} games" + (f"; {run.note}" if run.note else ""),
     )
 
 

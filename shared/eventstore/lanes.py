@@ -77,8 +77,9 @@ class Lanes:
 
     async def one(self, *command: Any) -> Any:
         """One command's reply; its error raised, as by the client's own method (on a
-        cluster, the client's: it routes the command by its keys)."""
-        if self._cluster or not (self._idle or self._room):
+        cluster, the client's: it routes the command by its keys, where a pipeline of one
+        would hold a blocking read)."""
+        if self._cluster:
             return await self._client.execute_command(*command)
         (reply,) = await self.each_reply([command])
         if isinstance(reply, ResponseError):

@@ -34,7 +34,7 @@ from eventstore.durability import (
 from eventstore.keys import DEFAULT_PARTITIONS, DEFAULT_PREFIX, KeyLayout
 from eventstore.lanes import Lanes
 from eventstore.redis_client import is_cluster, pipeline_of
-from eventstore.redis_values import RawEntry, stream_reply
+from eventstore.redis_values import RawEntry, group_read, stream_reply
 from eventstore.types import (
     Appended,
     AppendRequest,
@@ -504,19 +504,7 @@ class RedisEventStore:
         if self._cluster and len(by_key) > 1:
             return await self._read_each(group, consumer, by_key, count, block_ms)
         with _translate_errors():
-            waiting = () if block_ms is None else ("BLOCK", block_ms)
-            reply = await self._lanes.one(
-                "XREADGROUP",
-                "GROUP",
-                group,
-                consumer,
-                "COUNT",
-                count,
-                *waiting,
-                "STREAMS",
-                *by_key,
-                *[">"] * len(by_key),
-            )
+            reply = await self._lanes.one(*group_read(group, consumer, by_key, count, block_ms))
         return [
             _parse_feed_entry(by_key[_as_str(key)], raw)
             for key, entries in stream_reply(reply)

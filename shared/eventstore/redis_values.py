@@ -2,12 +2,13 @@
 
 The store and every service read hashes, ids and versions from Redis; `text` is the one way to
 turn such a value into a ``str`` whichever client handed it over, `stream_reply` the one way to
-read an ``XREAD``/``XREADGROUP`` reply whichever protocol (RESP2 or RESP3) carried it.
+read an ``XREAD``/``XREADGROUP`` reply whichever protocol (RESP2 or RESP3) carried it, and
+`group_read` the one way to write an ``XREADGROUP`` of new entries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 RawEntry = tuple[bytes | str | None, Mapping[bytes | str, bytes | str] | None]
@@ -17,6 +18,27 @@ RawEntry = tuple[bytes | str | None, Mapping[bytes | str, bytes | str] | None]
 def text(value: object) -> str:
     """``value`` as text: bytes decoded as UTF-8, anything else as ``str`` gives it."""
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def group_read(
+    group: str, consumer: str, keys: Iterable[Any], count: int, block_ms: int | None
+) -> tuple[Any, ...]:
+    """``XREADGROUP`` of the entries of ``keys`` new to ``group`` for ``consumer``: at most
+    ``count`` a stream, waiting ``block_ms`` for some (``None``: not waiting)."""
+    keys = list(keys)
+    waiting = () if block_ms is None else ("BLOCK", block_ms)
+    return (
+        "XREADGROUP",
+        "GROUP",
+        group,
+        consumer,
+        "COUNT",
+        count,
+        *waiting,
+        "STREAMS",
+        *keys,
+        *[">"] * len(keys),
+    )
 
 
 def stream_reply(reply: Any) -> Iterator[tuple[bytes | str, list[RawEntry]]]:

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 from eventstore import KeyLayout
+from eventstore.lanes import Lanes
 from eventstore.redis_client import cluster_beside, is_cluster, plain_beside
 from gameserver.gateway.live_movers import Item, Moves
 from gameserver.runtime.logging import get_logger
@@ -272,42 +273,20 @@ FeedRead = Callable[[bytes | str], Coroutine[Any, Any, list[RawEntry]]]
 
 
 async def feed_reads(client: Any, key: str) -> FeedRead:
-    """How a reader reads its feed. On one Redis, on the reader's own connection, held for
-    the reader's life: the ``XREAD`` sent and its reply read as they are, without redis-py's
-    per-command machinery (the pool, the retry wrapper, the reply callback, the streaming-lag
+    """How a reader reads its feed: ``XREAD`` through `Lanes`, on the reader's own client. On
+    one Redis that is the client's one connection, kept for the reader's life, without
+    redis-py's per-command machinery (the pool, the retry wrapper, the streaming-lag
     recording), which was most of a feed reader's CPU: a fifth of the gateway's over the
     WebSocket at 16 games, where every move's events come in a read of their own. No retry,
     as on the reader's client (`live_reader`): a failed read fails the reader. On a cluster,
     through the cluster client (its routing and redirections)."""
-    if is_cluster(client):
-
-        async def through_the_cluster(position: bytes | str) -> list[RawEntry]:
-            reply = await client.xread({key: position}, count=PAGE, block=READ_BLOCK_MS)
-            return _feed_entries(reply)
-
-        return through_the_cluster
-    connection = await client.connection_pool.get_connection()
+    lanes = Lanes(client)
     head = ("XREAD", "COUNT", PAGE, "BLOCK", READ_BLOCK_MS, "STREAMS", key)
 
-    async def alone(position: bytes | str) -> list[RawEntry]:
-        await connection.send_command(*head, position)
-        return _raw_entries(await connection.read_response())
+    async def read(position: bytes | str) -> list[RawEntry]:
+        return _feed_entries(await lanes.one(*head, position))
 
-    return alone
-
-
-def _raw_entries(reply: Any) -> list[RawEntry]:
-    """The entries of a one-stream XREAD reply as Redis sent it (RESP2: a list of
-    ``[key, entries]``; RESP3: a map of key to entries; an entry's fields a flat list);
-    nothing when the read timed out."""
-    if not reply:
-        return []
-    streams = reply.values() if isinstance(reply, dict) else (entries for _, entries in reply)
-    return [
-        (entry_id, dict(zip(fields[::2], fields[1::2], strict=True)))
-        for entries in streams
-        for entry_id, fields in entries
-    ]
+    return read
 
 
 class HistoryRewound(Exception):

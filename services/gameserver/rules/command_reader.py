@@ -30,7 +30,7 @@ from redis.exceptions import RedisError
 
 from eventstore.lanes import Lanes
 from eventstore.redis_client import redis_client
-from eventstore.redis_values import RawEntry, stream_reply, text
+from eventstore.redis_values import RawEntry, group_read, stream_reply, text
 from gameserver.runtime import bus, healing
 from gameserver.runtime.logging import get_logger
 from gameserver.runtime.settings import Settings
@@ -180,20 +180,9 @@ class CommandReader:
     async def _read(self) -> list[tuple[bytes | str, list[RawEntry]]]:
         """``(stream, [(entry id, fields), ...])`` for each stream that had entries."""
         reading = (stream for stream in self.senders if stream not in self.released)
-        streams: dict[Any, Any] = dict.fromkeys(reading, ">")
         try:
             read = await self.lanes.one(
-                "XREADGROUP",
-                "GROUP",
-                bus.RULES_GROUP,
-                self.consumer,
-                "COUNT",
-                self.max_batch,
-                "BLOCK",
-                self.block_ms,
-                "STREAMS",
-                *streams,
-                *streams.values(),
+                *group_read(bus.RULES_GROUP, self.consumer, reading, self.max_batch, self.block_ms)
             )
             return list(stream_reply(read))
         except RedisError as error:
