@@ -165,7 +165,7 @@ async def serve_commands(
             raise
         sent = made.decode()
         if not await riding.hand_over(sent, last_version, write):
-            await websocket.send_text(sent)  # else it went with its move's pushes
+            await write([sent])  # else it went with its move's pushes
 
     def moving() -> contextlib.AbstractContextManager[None]:
         """The seat moves until its answer is on its way: the game's other channels on the
