@@ -19,6 +19,8 @@ import redis.asyncio as aioredis
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
 
 from devkit.redis_server import free_port
 from devkit.waiting import eventually
@@ -367,3 +369,62 @@ async def test_each_move_reaches_an_event_stream_in_one_write(served: str) -> No
                 if several:
                     break
     assert several  # a move with several events came in one write
+
+
+def client_frame(text: str | bytes, *, opcode: Opcode = Opcode.TEXT, fin: bool = True) -> bytes:
+    """A client's frame (masked, as every client's is) of ``text``."""
+    data = text.encode() if isinstance(text, str) else text
+    return Frame(opcode, data, fin).serialize(mask=True)
+
+
+def message(command_id: str, pad: int = 0) -> str:
+    """A message the gateway answers ``not_seated`` on a spectator's socket, naming its id."""
+    return json.dumps({"command_id": command_id, "command": {"type": "Nope", "pad": "x" * pad}})
+
+
+async def answer_ids(ws: Any, count: int) -> list[str]:
+    """The command ids of the next ``count`` answers (each ``not_seated``)."""
+    ids = []
+    for _ in range(count):
+        answer = json.loads(await asyncio.wait_for(ws.recv(), 5))["answer"]
+        assert answer["error"]["code"] == "not_seated", answer
+        ids.append(answer["command_id"])
+    return ids
+
+
+async def test_a_clients_frames_reach_the_app_whole_however_the_bytes_come(served: str) -> None:
+    """What a client writes reaches the app message by message, in order, whether several
+    frames come in one piece, a frame comes in pieces, a ping or a fragmented message comes
+    between them, or a frame needs a 16-bit length (`FramesAtOnce.data_received`)."""
+    async with GatewayClient(f"http://{served}") as client:
+        game_id, _, started = await new_game(client, "frames-in")
+        async with connect(f"ws://{served}/games/{game_id}/live") as spectator:
+            assert await received_until(spectator, started) == list(range(1, started + 1))
+            write = spectator.transport.write  # raw bytes, frames made here
+            write(b"".join(client_frame(message(f"c{n}")) for n in (1, 2, 3)))
+            assert await answer_ids(spectator, 3) == ["c1", "c2", "c3"]
+            long = client_frame(message("c4", pad=300))  # a 16-bit length
+            write(long)
+            assert await answer_ids(spectator, 1) == ["c4"]
+            split = client_frame(message("c5"))
+            write(split[:3])  # a frame in pieces: the header's first bytes only
+            await asyncio.sleep(0.05)
+            write(split[3:11])
+            await asyncio.sleep(0.05)
+            write(split[11:] + client_frame(message("c6")))
+            assert await answer_ids(spectator, 2) == ["c5", "c6"]
+            ping = client_frame(b"are you there", opcode=Opcode.PING)
+            pong = await spectator.ping(b"ours")  # the client's own, answered
+            write(client_frame(message("c7")) + ping + client_frame(message("c8")))
+            assert await answer_ids(spectator, 2) == ["c7", "c8"]
+            await asyncio.wait_for(pong, 5)
+            text = message("c9")
+            first = client_frame(text[:10], fin=False)
+            rest = client_frame(text[10:], opcode=Opcode.CONT)
+            write(first + rest + client_frame(message("c10")))
+            assert await answer_ids(spectator, 2) == ["c9", "c10"]
+            write(client_frame(b"\xff\xfe not UTF-8"))
+            with pytest.raises(ConnectionClosed) as closed:
+                await asyncio.wait_for(spectator.recv(), 5)
+            assert closed.value.rcvd is not None
+            assert closed.value.rcvd.code == 1007  # invalid data, as websockets answers it

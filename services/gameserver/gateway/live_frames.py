@@ -33,6 +33,13 @@ message passing through Starlette's checks, uvicorn's dispatch and websockets' f
 closed socket included, goes the ASGI way as before, with its errors. That machinery was about
 a tenth of the gateway's CPU per move over the WebSocket in `make bench`; the frames on the
 wire are the same bytes.
+
+What a client sends takes the same short way in (`FramesAtOnce.data_received`): where the
+socket is open, websockets holds no part of a frame and no fragmented message, and the bytes
+that came begin with complete, masked, unfragmented text frames of valid UTF-8 within the size
+limit (a move is one), each is unmasked and handed to the app as uvicorn hands it; the first
+byte of anything else (a ping, a close, a fragment, a frame not yet whole, a bad frame) and
+everything after it go to websockets, at a frame's boundary, as before.
 """
 
 from __future__ import annotations
@@ -46,6 +53,11 @@ from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.exceptions import InvalidState
 from websockets.protocol import State
+
+try:  # websockets' C unmasking, as its own frames use, where it is built
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover
+    from websockets.utils import apply_mask
 
 FRAMES = "renature.websocket.texts"
 """The scope extension: ``websocket.send`` may carry ``texts`` instead of ``text``."""
@@ -74,6 +86,48 @@ class FramesAtOnce(WebSocketsSansIOProtocol):
         except InvalidState as error:
             raise ClientDisconnected() from error
         self.transport.write(b"".join(self.conn.data_to_send()))
+
+    def data_received(self, data: bytes) -> None:
+        taken = self._take_texts(data) if self._reading_plainly() else 0
+        if taken < len(data):
+            super().data_received(data[taken:] if taken else data)
+
+    def _reading_plainly(self) -> bool:
+        """Open, and websockets holds no part of a frame nor of a fragmented message."""
+        conn = self.conn
+        return (
+            conn.state is State.OPEN
+            and not self.close_sent
+            and conn.current_size is None
+            and not conn.reader.buffer
+            and not conn.extensions
+            and not conn.debug
+        )
+
+    def _take_texts(self, data: bytes) -> int:
+        """Hand the app the complete text frames ``data`` begins with, as uvicorn would; how
+        many bytes they took (the rest is websockets')."""
+        at, end, limit = 0, len(data), self.conn.max_message_size
+        while end - at >= 6:
+            length = data[at + 1] ^ 0x80  # a client's frame is masked: 0 to 127 where it is
+            if data[at] != 0x81 or length > 126:  # FIN, no RSV bit, text; no 64-bit length
+                break
+            head = at + 2
+            if length == 126:
+                length, head = int.from_bytes(data[head : head + 2], "big"), head + 2
+            stop = head + 4 + length
+            if stop > end or (limit is not None and length > limit):
+                break
+            try:
+                text = apply_mask(data[head + 4 : stop], data[head : head + 4]).decode()
+            except UnicodeDecodeError:  # websockets and uvicorn refuse it (1007)
+                break
+            self.queue.put_nowait({"type": "websocket.receive", "text": text})
+            if not self.read_paused:  # as uvicorn: read on once the app has taken it
+                self.read_paused = True
+                self.transport.pause_reading()
+            at = stop
+        return at
 
     def write_now(self, texts: list[str]) -> bool:
         """Write ``texts`` as text frames in one write at once, where the socket is open and
