@@ -89,6 +89,11 @@ POLL_SHARE = 0.05
 PROBE_TIMEOUT_S = 10.0
 
 
+class Stopping(Exception):
+    """The load stops (`Measurement.stopping`): the coroutine playing a game returns before
+    its next step."""
+
+
 @dataclass(kw_only=True)
 class Measurement:
     """What a load counts while its game coroutines run: the window of time it measures
@@ -100,7 +105,10 @@ class Measurement:
     stopping: bool = False
     games_finished: int = 0
     ended_in_window: int = 0
-    """Games that ended inside the window: their successors' set-ups fell in it too."""
+    """Games that ended inside the window, each followed by a spare set up before it
+    (`bench.spares`), or, once the spares ran out, by a game set up inside it."""
+    set_ups_in_window: int = 0
+    """Games set up inside the window (the spares ran out): their set-ups count in its CPU."""
     round_trips: list[float] = field(default_factory=list)
     to_model: list[float] = field(default_factory=list)
     probes: set[asyncio.Task[None]] = field(default_factory=set)
@@ -109,9 +117,14 @@ class Measurement:
     """The clock the load's times are read on (a probe's ``sent`` included)."""
 
     def game_ended(self) -> None:
-        """A game played to its end (its successor is set up next)."""
+        """A game played to its end (a spare, or a game set up then, follows it)."""
         self.games_finished += 1
         self.ended_in_window += self.window[0] <= self.clock() < self.window[1]
+
+    def set_up(self, began: float) -> None:
+        """A game set up from ``began`` until now by a coroutine whose game ended (none before
+        the window is known): counted where any of it fell inside the window."""
+        self.set_ups_in_window += began < self.window[1] and self.window[0] <= self.clock()
 
     def probe(
         self, number: int, redis: Any, layout: KeyLayout, game_id: str, version: int, sent: float

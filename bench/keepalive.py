@@ -1,10 +1,18 @@
-"""A minimal HTTP/1.1 keep-alive client for the load processes: one connection, one request at
-a time (as a browser tab's fetches), reconnecting when the server closed an idle connection."""
+"""The load processes' connections to the gateway: a minimal HTTP/1.1 keep-alive client (`Http`:
+one connection, one request at a time, as a browser tab's fetches, reconnecting when the server
+closed an idle connection) and a seat's live WebSocket (`LiveSeat`, opened by `live_socket`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+ANSWER_WAIT_S = 15.0
+"""How long a move sent over a live socket waits for its answer: longer than the load's reply
+timeout (`bench.loadgen.REPLY_TIMEOUT_S`, 10 s), so that the gateway's 504 comes first."""
 
 
 class HttpError(RuntimeError):
@@ -59,3 +67,50 @@ class Http:
             with contextlib.suppress(Exception):
                 await self._writer.wait_closed()
         self._reader = self._writer = None
+
+
+class LiveSeat:
+    """A seat's live WebSocket: a reader task hands answers to the waiting move and drops the
+    pushed events (as a frontend would render them)."""
+
+    def __init__(self, socket: Any) -> None:
+        self.socket = socket
+        self.waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.pushed = 0
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        with contextlib.suppress(Exception):
+            async for text in self.socket:
+                if text.startswith('{"answer"'):
+                    answer = json.loads(text)["answer"]
+                    waiter = self.waiting.pop(answer["command_id"], None)
+                    if waiter is not None and not waiter.done():
+                        waiter.set_result(answer)
+                else:
+                    self.pushed += 1
+
+    async def send(self, command_id: str, body: bytes) -> dict[str, Any]:
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiting[command_id] = waiter
+        await self.socket.send(b'{"command_id":"%s","command":%s}' % (command_id.encode(), body))
+        return await asyncio.wait_for(waiter, ANSWER_WAIT_S)
+
+    async def close(self) -> None:
+        self.reader.cancel()
+        with contextlib.suppress(BaseException):
+            await self.reader
+        with contextlib.suppress(Exception):
+            await self.socket.close()
+
+
+def live_socket(config: Mapping[str, Any], game_id: str, token: str | None = None) -> Any:
+    """A seat's live WebSocket (a spectator's without ``token``) on the gateway at the load's
+    ``config`` (its ``host`` and ``port``), opened as a browser opens it: compression offered,
+    no pings of its own (the server pings). Awaited, or entered with ``async with``."""
+    from websockets.asyncio.client import connect
+
+    host, port = config["host"], config["port"]
+    query = "" if token is None else f"?token={token}"
+    url = f"ws://{host}:{port}/games/{game_id}/live{query}"
+    return connect(url, compression="deflate", ping_interval=None, max_queue=None)

@@ -16,6 +16,9 @@ one move in flight per game, over one of three paths:
 - ``setup``: games set up and left before their first move (every seat's live WebSocket
   opened until the start arrives): what a game costs before it is played.
 
+Every game is set up before the window, which counts moves only: a game that ends in the warm-up
+or the window is followed by a spare set up before them (`bench.spares`).
+
 A move's round trip runs from sending it until its answer (accepted: the events are in the
 event store, acknowledged by Redis). Every sixteenth move of a game is probed: the board read
 model is polled until it shows the move (command -> model latency).
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import sys
@@ -37,8 +41,9 @@ from typing import Any
 
 import msgspec
 
-from bench.figures import Measurement, cancelled
-from bench.keepalive import Http, HttpError
+from bench.figures import Measurement, Stopping, cancelled
+from bench.keepalive import Http, HttpError, LiveSeat, live_socket
+from bench.spares import SetUp, Spares, pool_size
 from renature import commands as c
 
 REPLY_TIMEOUT_S = 10.0
@@ -103,6 +108,7 @@ class Load(Measurement):
     retries: int = 0
     playing: int = 0  # games that finished their first set-up
     finished: list[tuple[str, int]] = field(default_factory=list)  # (game id, pool index)
+    spares: Spares = field(default_factory=Spares)  # `bench.spares`
 
     def done(self, sent: float, game_id: str, version: int, number: int) -> None:
         """A move answered (``number``: its step in the game, `Measurement.probe`)."""
@@ -124,39 +130,54 @@ class Load(Measurement):
 
 async def play_bus(load: Load, index: int, client: Any) -> None:
     """Today's bench path: envelopes onto the command stream, no gateway."""
+    label = load.config["label"]
+    with contextlib.suppress(Stopping):
+        for round_ in itertools.count():
+            set_up = functools.partial(on_the_bus, load, client, f"{label}-{index}-{round_}")
+            game = await load.spares.next_game(load, (index + round_ * 7) % len(load.pool), set_up)
+            load.playing += round_ == 0  # set up: the first move comes next
+            scripted, game_id = load.pool[game.pool_index], game.game_id
+            for number, seat, _ in moves(load, scripted):
+                sent = time.monotonic()
+                reply = await on_bus(load, client, game_id, scripted.steps[number].command, seat)
+                load.done(sent, game_id, reply.last_version, number)
+            load.game_ended()
+            load.finished.append((game_id, game.pool_index))
+
+
+async def on_bus(
+    load: Load, client: Any, game_id: str, command: c.AnyCommand, seat: int | None
+) -> Any:
+    """A command onto the command stream, sent again (same id) after a timeout: its reply."""
     from gameserver.runtime import bus
+
+    envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, seat)
+    for attempt in range(RETRIES + 1):
+        try:
+            reply = await client.send(envelope, timeout=REPLY_TIMEOUT_S)
+            break
+        except TimeoutError:  # CommandTimeout: the same id again
+            load.retries += 1
+            if attempt == RETRIES:
+                raise
+    if reply.status != "accepted":
+        raise RuntimeError(f"{game_id}: {reply.code}: {reply.message}")
+    return reply
+
+
+async def on_the_bus(load: Load, client: Any, game_id: str, pool_index: int) -> SetUp:
+    """The pool's game ``pool_index`` set up as ``game_id`` on the bus: its seed chosen, then
+    its create, join and start commands onto the command stream."""
     from gameserver.runtime.seed_vault import RedisSeedVault
 
-    label = load.config["label"]
-    for round_ in itertools.count():
-        pool_index = (index + round_ * 7) % len(load.pool)
-        game = load.pool[pool_index]
-        game_id = f"{label}-{index}-{round_}"
-        await RedisSeedVault(load.redis, load.layout).choose(game_id, game.seed)
-        for number, step in enumerate(game.steps):
-            if load.stopping:
-                return
-            command = step.command
-            if isinstance(command, c.CreateGame):
-                command = c.CreateGame(game_id, command.players, seed="")
-            if round_ == 0 and number > 0 and game.steps[number - 1].kind == "start":
-                load.playing += 1  # set up: the first move comes next
-            envelope = bus.CommandEnvelope(game_id, f"c{next(load.ids)}", command, step.seat)
-            sent = time.monotonic()
-            for attempt in range(RETRIES + 1):
-                try:
-                    reply = await client.send(envelope, timeout=REPLY_TIMEOUT_S)
-                    break
-                except TimeoutError:  # CommandTimeout: the same id again
-                    load.retries += 1
-                    if attempt == RETRIES:
-                        raise
-            if reply.status != "accepted":
-                raise RuntimeError(f"{game_id}: {reply.code}: {reply.message}")
-            if step.kind == "move":
-                load.done(sent, game_id, reply.last_version, number)
-        load.game_ended()
-        load.finished.append((game_id, pool_index))
+    game = load.pool[pool_index]
+    await RedisSeedVault(load.redis, load.layout).choose(game_id, game.seed)
+    for step in itertools.takewhile(lambda step: step.kind != "move", game.steps):
+        command = step.command
+        if isinstance(command, c.CreateGame):
+            command = c.CreateGame(game_id, command.players, seed="")
+        await on_bus(load, client, game_id, command, step.seat)
+    return SetUp(pool_index, game_id)
 
 
 async def retried(
@@ -185,9 +206,10 @@ async def retried(
         load.retries += 1
 
 
-async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[str, list[str], int]:
-    """Create the game with its chosen seed, claim every seat, start it, as a lobby does: its
-    id, its seats' tokens and its version once started."""
+async def set_up_over_http(load: Load, pool_index: int, conns: list[Http]) -> SetUp:
+    """Create the pool's game ``pool_index`` with its chosen seed, claim every seat, start it,
+    as a lobby does: its id, its seats' tokens and its version once started."""
+    game = load.pool[pool_index]
     create = json.dumps({"players": game.players, "seed": game.seed}).encode()
     status, body = await retried(
         load, conns[0], "POST", "/games", create, key=f"create-{uuid.uuid4().hex}"
@@ -211,32 +233,48 @@ async def set_up_over_http(load: Load, game: Game, conns: list[Http]) -> tuple[s
     status, body = await retried(load, conns[0], "POST", f"/games/{game_id}/start", b"", tokens[0])
     if status != 200:
         raise HttpError(f"start: {status} {body[:200]!r}")
-    return game_id, tokens, json.loads(body)["last_version"]
+    return SetUp(pool_index, game_id, tokens, json.loads(body)["last_version"])
 
 
 async def games_in_turn(
     load: Load, index: int
-) -> AsyncGenerator[tuple[Game, str, list[str], list[Http], int], None]:
-    """Coroutine ``index``'s games of the pool, one after another, each set up over HTTP: the
-    game, its id, its seats' tokens, one connection per seat (closed with the generator) and
-    its version once started. A game counts as finished when the next one is asked for."""
+) -> AsyncGenerator[tuple[Game, SetUp, list[Http]], None]:
+    """Coroutine ``index``'s games in turn (`bench.spares.Spares.next_game`): the game, how it
+    was set up (id, seats' tokens, version once started, a spare's live sockets) and one
+    connection per seat (closed with the generator); it counts as finished at the next one."""
     conns = [Http(load.config["host"], load.config["port"]) for _ in range(4)]
+    set_up = functools.partial(set_up_over_http, load, conns=conns)
     try:
         for round_ in itertools.count():
-            pool_index = (index + round_ * 7) % len(load.pool)
-            game = load.pool[pool_index]
-            game_id, tokens, started = await set_up_over_http(load, game, conns)
+            game = await load.spares.next_game(load, (index + round_ * 7) % len(load.pool), set_up)
             load.playing += round_ == 0
-            yield game, game_id, tokens, conns, started
+            yield load.pool[game.pool_index], game, conns
             load.game_ended()
-            load.finished.append((game_id, pool_index))
+            load.finished.append((game.game_id, game.pool_index))
     finally:
         for conn in conns:
             await conn.close()
 
 
-class Stopping(Exception):
-    """The load stops: the coroutine playing a game returns before its next step."""
+async def spare(load: Load, client: Any, number: int) -> SetUp:
+    """Spare ``number`` (`bench.spares`), the pool's games in turn: on the bus, or over HTTP on
+    connections of its own, closed once it is set up (in ``ws`` every seat's live socket opened
+    too and read up to the game's start, the opening's work done before the window as well)."""
+    at, mode = number % len(load.pool), load.config["mode"]
+    if mode == "bus":
+        return await on_the_bus(load, client, f"{load.config['label']}-spare-{number}", at)
+    conns = [Http(load.config["host"], load.config["port"]) for _ in range(4)]
+    try:
+        game = await set_up_over_http(load, at, conns)
+    finally:
+        for conn in conns:
+            await conn.close()
+    for token in game.tokens if mode == "ws" else []:
+        socket = await live_socket(load.config, game.game_id, token)
+        while json.loads(await socket.recv())["version"] < game.started:
+            pass
+        game.seats.append(LiveSeat(socket))
+    return game
 
 
 def moves(load: Load, game: Game) -> Iterator[tuple[int, int, bytes]]:
@@ -253,7 +291,8 @@ def moves(load: Load, game: Game) -> Iterator[tuple[int, int, bytes]]:
 async def play_http(load: Load, index: int, _: Any) -> None:
     with contextlib.suppress(Stopping):
         async with contextlib.aclosing(games_in_turn(load, index)) as games:
-            async for game, game_id, tokens, conns, _ in games:
+            async for game, set_up, conns in games:
+                game_id, tokens = set_up.game_id, set_up.tokens
                 path = f"/games/{game_id}/commands"
                 for number, seat, command in moves(load, game):
                     body = b'{"command_id":"m%d","command":%s}' % (number, command)
@@ -267,58 +306,14 @@ async def play_http(load: Load, index: int, _: Any) -> None:
                     load.done(sent, game_id, last, number)
 
 
-class LiveSeat:
-    """A seat's live WebSocket: a reader task hands answers to the waiting move and drops the
-    pushed events (as a frontend would render them)."""
-
-    def __init__(self, socket: Any) -> None:
-        self.socket = socket
-        self.waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self.pushed = 0
-        self.reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        with contextlib.suppress(Exception):
-            async for text in self.socket:
-                if text.startswith('{"answer"'):
-                    answer = json.loads(text)["answer"]
-                    waiter = self.waiting.pop(answer["command_id"], None)
-                    if waiter is not None and not waiter.done():
-                        waiter.set_result(answer)
-                else:
-                    self.pushed += 1
-
-    async def send(self, command_id: str, body: bytes) -> dict[str, Any]:
-        waiter = asyncio.get_running_loop().create_future()
-        self.waiting[command_id] = waiter
-        await self.socket.send(b'{"command_id":"%s","command":%s}' % (command_id.encode(), body))
-        return await asyncio.wait_for(waiter, REPLY_TIMEOUT_S + 5)  # the gateway's 504 first
-
-    async def close(self) -> None:
-        self.reader.cancel()
-        with contextlib.suppress(BaseException):
-            await self.reader
-        with contextlib.suppress(Exception):
-            await self.socket.close()
-
-
-def live_socket(load: Load, game_id: str, token: str | None = None) -> Any:
-    """A seat's live WebSocket (a spectator's without ``token``), opened as a browser opens
-    it: compression offered, no pings of its own (the server pings). Awaited, or entered with
-    ``async with``."""
-    from websockets.asyncio.client import connect
-
-    host, port = load.config["host"], load.config["port"]
-    query = "" if token is None else f"?token={token}"
-    url = f"ws://{host}:{port}/games/{game_id}/live{query}"
-    return connect(url, compression="deflate", ping_interval=None, max_queue=None)
-
-
 async def play_ws(load: Load, index: int, _: Any) -> None:
     with contextlib.suppress(Stopping):
         async with contextlib.aclosing(games_in_turn(load, index)) as games:
-            async for game, game_id, tokens, _conns, _ in games:
-                seats = [LiveSeat(await live_socket(load, game_id, token)) for token in tokens]
+            async for game, set_up, _conns in games:
+                game_id = set_up.game_id
+                seats = set_up.seats or [
+                    LiveSeat(await live_socket(load.config, game_id, t)) for t in set_up.tokens
+                ]
                 try:
                     await play_live(load, game, game_id, seats)
                 finally:
@@ -332,14 +327,14 @@ async def play_setup(load: Load, index: int, _: Any) -> None:
     move does (`Load.counted`), its round trip the whole set-up."""
 
     async def opened(game_id: str, token: str, started: int) -> None:
-        async with live_socket(load, game_id, token) as socket:
+        async with live_socket(load.config, game_id, token) as socket:
             while json.loads(await socket.recv())["version"] < started:
                 pass
 
     sent = time.monotonic()
     async with contextlib.aclosing(games_in_turn(load, index)) as games:
-        async for _game, game_id, tokens, _conns, started in games:
-            await asyncio.gather(*(opened(game_id, token, started) for token in tokens))
+        async for _game, game, _conns in games:
+            await asyncio.gather(*(opened(game.game_id, t, game.started) for t in game.tokens))
             load.counted(sent)
             if load.stopping:
                 return
@@ -428,7 +423,7 @@ async def run_window(load: Load, tasks: list[asyncio.Task[None]]) -> tuple[str, 
         print("ready", flush=True)
         line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
         _, start, end = line.split()
-        load.window = (float(start), float(end))
+        load.window = (float(start), float(end))  # the spares are taken from now on
         cpu_before = time.process_time()
         await asyncio.sleep(max(0.0, load.window[1] - time.monotonic()))
         load.stopping = True
@@ -453,12 +448,16 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
     layout = KeyLayout(prefix=config.get("prefix", "rn"), partitions=config.get("partitions", 16))
     load = Load(config, games_for(config["scripts"]), redis, layout)
     client = await rules_client(redis, layout) if config["mode"] == "bus" else None
+    moving = config["mode"] != "setup"  # set-up games end before any move, and take no spare
+    lengths = [sum(step.kind == "move" for step in game.steps) for game in load.pool]
+    size = pool_size(len(config["games"]), lengths, config.get("spare_moves", 0)) if moving else 0
+    await asyncio.wait_for(load.spares.fill(size, functools.partial(spare, load, client)), SET_UP_S)
     modes = {"bus": play_bus, "http": play_http, "ws": play_ws, "setup": play_setup}
     play = modes[config["mode"]]
     tasks = [asyncio.create_task(play(load, index, client)) for index in config["games"]]
     failure, cpu = await run_window(load, tasks)
+    await load.spares.close()
     checked = 0
-    moving = config["mode"] != "setup"  # set-up games end before any move
     if not failure and moving:
         try:
             checked = await check_finished(load)
@@ -472,6 +471,7 @@ async def main_async(config: dict[str, Any]) -> dict[str, Any]:
         "moves_total": load.moves_total,
         "games_finished": load.games_finished,
         "ended_in_window": load.ended_in_window if moving else 0,
+        "set_ups_in_window": load.set_ups_in_window if moving else 0,
         "checked": checked,
         "round_trips": load.round_trips,
         "to_model": load.to_model,

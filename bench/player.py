@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bench import figures, targets
+from bench import figures, spares, targets
 from bench.figures import cpu_seconds, machine_line, machine_ticks, percentile
 from bench.processes import (
     Group,
@@ -164,6 +164,7 @@ def start_loads(
             "games": indices,
             "label": f"{mode}{games}-{number}",
             "scripts": SCRIPTS,
+            "spare_moves": spares.most_moves(topology.instances, len(share), WARMUP_S + WINDOW_S),
         }
         result_file = stack.workdir / f"load-{mode}-{games}-{number}.json"
         config["result_file"] = str(result_file)
@@ -265,7 +266,7 @@ def run_load(
         cpu=cpu,
         moves=moves,
         finished=sum(r["games_finished"] for r in results),
-        note=targets.ended_in(sum(r["ended_in_window"] for r in results)),
+        note=targets.window_note(results),
         checked=sum(r["checked"] for r in results),
         machine=window.machine,
         retries=sum(r.get("retries", 0) for r in results),
@@ -339,9 +340,7 @@ def run_peer(games: int, mode: str = "play") -> Result:
         finished=data["games_finished"],
         checked=0,
         machine=machine,
-        note=f"{data['failures']} games abandoned: a move without an answer in 10 s"
-        if data.get("failures")
-        else "",
+        note=targets.window_note([data], data.get("failures", 0)),
     )
 
 

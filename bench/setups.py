@@ -1,14 +1,15 @@
 """What a game costs before its first move, beside boardgame.io's in the same run (``--only
 setup``, a part of ``make bench``).
 
-The player's path (`bench.player`) sets every game up before its window and counts moves only.
-A game is set up once, though, and a short game (or a lobby where many games are opened and
-left) pays for its set-up as much as for its moves. This part measures it alone: ``SET_UPS``
-games at a time, each created, its seats taken, started, and every seat's live WebSocket opened
-and read until the game's start arrives, then left (`bench.loadgen.play_setup`, on the player's
-path's stack: one instance of each service, durability ``always``). boardgame.io's client does
-the same against its server: a match created, every seat joined, every seat's client connected
-and holding the first state (`bench/peer/client.js`, ``setup``).
+The player's path (`bench.player`) sets every game up before its window, the spares that follow the
+games ending in it included (`bench.spares`), and counts moves only. A game is set up once, though,
+and a short game (or a lobby where many games are opened and left) pays for its set-up as much as
+for its moves. This part measures it alone: ``SET_UPS`` games at a time (no spares), each created,
+its seats taken, started, and every seat's live WebSocket opened and read until the game's start
+arrives, then left (`bench.loadgen.play_setup`, on the player's path's stack: one instance of each
+service, durability ``always``). boardgame.io's client does the same against its server: a match
+created, every seat joined, every seat's client connected and holding the first state
+(`bench/peer/client.js`, ``setup``).
 
 It prints the set-ups per second, how long one took, the CPU each process spent per set-up, and
 the services' and Redis's CPU per set-up against boardgame.io's server's. No target: the issue

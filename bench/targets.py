@@ -17,8 +17,8 @@ from the results of one player's-path run (`bench.player`):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from bench.figures import percentile
 from gameserver.runtime.supervisor import PROJECTORS
@@ -32,7 +32,7 @@ class Measured(Protocol):
     round_trips: list[float]
     cpu: dict[str, float]
     moves: int
-    note: str  # what the window held besides moves (`ended_in`)
+    note: str  # what the window held besides moves (`ended_in`, `window_note`)
 
 
 SERVICES_CPU_MS = {256: 1.0, 1: 2.5}
@@ -56,13 +56,36 @@ def line(name: str, bound: str, met: bool | None, figure: str, *, judged: bool =
     return f"--target {name} {bound}: {word} ({figure})"
 
 
-def ended_in(games: int) -> str:
-    """Games ended inside a window, which then holds their successors' set-ups too."""
-    return (
-        f"{games} games ended inside the window: their successors' set-ups count in it"
-        if games
-        else ""
+def ended_in(games: int, set_ups: int = 0) -> str:
+    """What a window held besides moves: the ``set_ups`` that fell inside it, where the spares
+    ran out (`bench.spares`), which its CPU counts as moves; else the ``games`` that ended inside
+    it, each followed by a spare set up before the window (nothing but moves, then)."""
+    if set_ups:
+        return f"{counted(set_ups, 'set-up')} inside the window (the spares ran out)"
+    if games:
+        return (
+            f"{counted(games, 'game')} ended inside the window, each followed by a spare set up "
+            "before it"
+        )
+    return ""
+
+
+def counted(number: int, thing: str) -> str:
+    """``1 game``, ``2 games``."""
+    return f"{number} {thing}{'' if number == 1 else 's'}"
+
+
+def window_note(results: Iterable[Mapping[str, Any]], abandoned: int = 0) -> str:
+    """The note of a run (`Measured.note`) from the results of its load processes (or the
+    peer's client): what its window held (`ended_in`), and the games abandoned after a move
+    without an answer in 10 s (the peer's client gives them up and starts another)."""
+    results = list(results)
+    held = ended_in(
+        sum(result.get("ended_in_window", 0) for result in results),
+        sum(result.get("set_ups_in_window", 0) for result in results),
     )
+    gave_up = f"{counted(abandoned, 'game')} abandoned: a move without an answer in 10 s"
+    return "; ".join(part for part in (held, gave_up if abandoned else "") if part)
 
 
 def per_move(result: Measured, *groups: str) -> float:

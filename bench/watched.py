@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.keepalive import Http
-from bench.loadgen import LiveSeat, Load, games_for, live_socket, moves, set_up_over_http
+from bench.keepalive import Http, LiveSeat, live_socket
+from bench.loadgen import Load, games_for, moves, set_up_over_http
 from bench.processes import Redises, Topology, start_stack
 
 WATCHERS = 50
@@ -65,12 +65,13 @@ async def play_watched(port: int, watchers: int, over: str) -> list[float]:
         config={"host": "127.0.0.1", "port": port}, pool=games_for(GAMES), redis=None, layout=None
     )
     times: list[float] = []
-    for game in load.pool:
+    for index, game in enumerate(load.pool):
         conns = [Http("127.0.0.1", port) for _ in range(game.players)]
-        game_id, tokens, _ = await set_up_over_http(load, game, conns)
-        audience = [await live_socket(load, game_id) for _ in range(watchers)]
+        set_up = await set_up_over_http(load, index, conns)
+        game_id, tokens = set_up.game_id, set_up.tokens
+        audience = [await live_socket(load.config, game_id) for _ in range(watchers)]
         reading = [asyncio.create_task(_drain(socket)) for socket in audience]
-        seats = [LiveSeat(await live_socket(load, game_id, token)) for token in tokens]
+        seats = [LiveSeat(await live_socket(load.config, game_id, token)) for token in tokens]
         try:
             path = f"/games/{game_id}/commands"
             for number, mover, command in moves(load, game):

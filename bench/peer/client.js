@@ -2,9 +2,15 @@
 // boardgame.io client on its own socket.io connection (as a browser would), one move in flight
 // per game. A move's round trip runs from `moves.place` until the mover's client holds the
 // server's next state (the move is decided by the server only: `client: false`).
+// Every game is set up before the window, which counts moves only, as the player's path's does
+// (bench/spares.py): before it prints `ready` the client sets up a pool of spare matches shared by
+// its games, as a game is set up (created, every seat joined, every seat's client connected and
+// holding the first state), 16 at a time; from the warm-up's start a game that ends takes the
+// next spare, and only when none is left does it set up a match itself, counted where that fell
+// inside the window (`set_ups_in_window`). The spares never taken are stopped at the end.
 // With MODE `setup`, games are set up and left before their first move instead (created, every
 // seat joined, every seat's client connected and holding the first state), each counted as a
-// move is, its round trip the whole set-up: what a game costs before it is played.
+// move is, its round trip the whole set-up: what a game costs before it is played (no spares).
 // node client.js PORT GAMES WARMUP_S WINDOW_S [MODE]  ->  one JSON line on stdout
 'use strict';
 
@@ -68,11 +74,44 @@ const stats = {
   moves: 0,
   movesTotal: 0,
   games: 0,
+  endedInWindow: 0, // games that ended inside the window, each followed by a spare
+  setUpsInWindow: 0, // matches set up inside the window (the spares ran out)
   rtts: [],
   failures: 0, // games abandoned after a move got no answer in 10 s
 };
 let stopping = false;
 let playing = 0; // games set up (created, seats joined, clients connected)
+
+// The spares' bound, bench/spares.py's: every game in play may end once, and every further end
+// takes a whole game's moves (the grid game's deck, one tile a move) at the fastest plausible
+// rate of the warm-up and the window, at most max(GAMES, MOST_SPARES) (boardgame.io reached
+// 2,400 moves/s on such machines).
+const MOVES_PER_S = 3500;
+const GAME_MOVES = 72;
+const MOST_SPARES = 300;
+const SPARES_AT_ONCE = 16;
+const spares = []; // the seats of each spare match, in the order they were set up
+let sparesOpen = false; // from the warm-up's start
+
+function spareCount() {
+  const bound = games + Math.ceil((MOVES_PER_S * (warmupS + windowS)) / GAME_MOVES);
+  return Math.min(bound, Math.max(games, MOST_SPARES));
+}
+
+async function fillSpares(size) {
+  let next = 0;
+  const settingUp = async () => {
+    while (next < size) {
+      const number = next++;
+      spares.push(await openGame(2 + (number % 3)));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SPARES_AT_ONCE, size) }, settingUp));
+}
+
+function inWindow(at) {
+  return at >= stats.window[0] && at < stats.window[1];
+}
 
 async function openGame(players) {
   const { matchID } = await post('/games/grid/create', { numPlayers: players });
@@ -102,8 +141,8 @@ async function openGame(players) {
 function counted(sent) {
   const done = performance.now();
   stats.movesTotal += 1;
-  if (done >= stats.window[0] && done < stats.window[1]) stats.moves += 1;
-  if (sent >= stats.window[0] && sent < stats.window[1]) stats.rtts.push(done - sent);
+  if (inWindow(done)) stats.moves += 1;
+  if (inWindow(sent)) stats.rtts.push(done - sent);
 }
 
 async function playGames(index) {
@@ -112,7 +151,12 @@ async function playGames(index) {
     let seats = [];
     try {
       const sent = performance.now();
-      seats = await openGame(2 + (index % 3));
+      const spare = sparesOpen ? spares.shift() : undefined;
+      seats = spare || (await openGame(2 + (index % 3)));
+      // A set-up of its own inside the window (any of it), once the spares ran out.
+      if (!spare && !setupOnly && sent < stats.window[1] && performance.now() >= stats.window[0]) {
+        stats.setUpsInWindow += 1;
+      }
       if (first) playing += 1;
       first = false;
       if (setupOnly) counted(sent);
@@ -137,7 +181,10 @@ async function playOne(seats) {
     state = await mover.wait((s) => s._stateID > id);
     counted(sent);
   }
-  if (state.ctx.gameover !== undefined) stats.games += 1;
+  if (state.ctx.gameover !== undefined) {
+    stats.games += 1;
+    if (inWindow(performance.now())) stats.endedInWindow += 1;
+  }
 }
 
 function percentile(sorted, q) {
@@ -147,14 +194,17 @@ function percentile(sorted, q) {
 }
 
 async function main() {
+  if (!setupOnly) await fillSpares(spareCount());
   const tasks = Array.from({ length: games }, (_, i) => playGames(i));
   // Every game set up before the window (at most 120 s): it measures moves, not the set-up
-  // of hundreds of matches at once. "ready" tells the bench when the warm-up starts.
+  // of hundreds of matches at once. "ready" tells the bench when the warm-up starts, and the
+  // spares are taken from then on.
   const setUpUntil = performance.now() + 120000;
   while (playing < games && performance.now() < setUpUntil) {
     await new Promise((r) => setTimeout(r, 50));
   }
   process.stdout.write('ready\n');
+  sparesOpen = !setupOnly;
   await new Promise((r) => setTimeout(r, warmupS * 1000));
   const cpu0 = process.cpuUsage();
   const start = performance.now();
@@ -165,12 +215,15 @@ async function main() {
   const total = stats.movesTotal - total0;
   stopping = true;
   await Promise.race([Promise.allSettled(tasks), new Promise((r) => setTimeout(r, 10000))]);
+  for (const seats of spares.splice(0)) for (const seat of seats) seat.client.stop();
   const rtts = stats.rtts.sort((a, b) => a - b);
   const line =
     JSON.stringify({
       moves: stats.moves,
       moves_total: total,
       games_finished: stats.games,
+      ended_in_window: stats.endedInWindow,
+      set_ups_in_window: stats.setUpsInWindow,
       p50_ms: percentile(rtts, 50),
       p99_ms: percentile(rtts, 99),
       samples: rtts.length,

@@ -52,19 +52,46 @@ class Run:
     note: str = ""
 
 
-def test_a_window_that_held_game_ends_says_so_beside_the_gateways_figure() -> None:
-    """The successors' set-ups of games ended inside the window count in its CPU: the gateway's
-    figure carries how many, and a clean window carries nothing."""
-    ended = Run(note=targets.ended_in(48), cpu={"gateway": 3.0, "rules": 1.0})
+def test_a_window_that_held_set_ups_says_so_beside_the_gateways_figure() -> None:
+    """Set-ups inside the window (the spares ran out) count in its CPU: the gateway's figure
+    carries how many, and a clean window carries nothing."""
+    ended = Run(note=targets.ended_in(48, 5), cpu={"gateway": 3.0, "rules": 1.0})
     lines = targets.player_targets({("ws", 256): ended, ("http", 256): Run()}, {})
     (ws,) = [line for line in lines if line.startswith("--target gateway-cpu-per-move-ws")]
     assert ws == (
-        "--target gateway-cpu-per-move-ws <= 0.25 ms: MISSED (0.30 ms at 256 games; 48 games "
-        "ended inside the window: their successors' set-ups count in it)"
+        "--target gateway-cpu-per-move-ws <= 0.25 ms: MISSED (0.30 ms at 256 games; 5 set-ups "
+        "inside the window (the spares ran out))"
     )
     (http,) = [line for line in lines if line.startswith("--target gateway-cpu-per-move-http")]
     assert http == "--target gateway-cpu-per-move-http <= 0.40 ms: met (0.15 ms at 256 games)"
     assert targets.ended_in(0) == ""
+
+
+def test_games_ended_in_the_window_are_said_followed_by_spares_set_up_before_it() -> None:
+    """No set-up fell inside the window: the note says nothing of set-ups counted in it."""
+    assert targets.ended_in(48) == (
+        "48 games ended inside the window, each followed by a spare set up before it"
+    )
+    assert targets.ended_in(1, 0).startswith("1 game ended inside the window")
+    assert targets.ended_in(0, 1) == "1 set-up inside the window (the spares ran out)"
+
+
+def test_a_runs_note_adds_up_its_load_processes_and_the_peers_abandoned_games() -> None:
+    results = [
+        {"ended_in_window": 20, "set_ups_in_window": 0},
+        {"ended_in_window": 28, "set_ups_in_window": 0},
+    ]
+    assert targets.window_note(results) == targets.ended_in(48)
+    assert targets.window_note([{"ended_in_window": 3, "set_ups_in_window": 2}]) == (
+        "2 set-ups inside the window (the spares ran out)"
+    )
+    assert targets.window_note([{}]) == ""
+    assert targets.window_note([{"ended_in_window": 0}], abandoned=2) == (
+        "2 games abandoned: a move without an answer in 10 s"
+    )
+    assert targets.window_note([{"ended_in_window": 5}], abandoned=1) == (
+        f"{targets.ended_in(5)}; 1 game abandoned: a move without an answer in 10 s"
+    )
 
 
 def test_a_game_ended_counts_in_the_window_only_inside_it() -> None:
