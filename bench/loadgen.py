@@ -134,7 +134,8 @@ async def play_bus(load: Load, index: int, client: Any) -> None:
     with contextlib.suppress(Stopping):
         for round_ in itertools.count():
             set_up = functools.partial(on_the_bus, load, client, f"{label}-{index}-{round_}")
-            game = await load.spares.next_game(load, (index + round_ * 7) % len(load.pool), set_up)
+            at = (index + round_ * 7) % len(load.pool)
+            game = await load.spares.next_game(load, at, set_up, first=round_ == 0)
             load.playing += round_ == 0  # set up: the first move comes next
             scripted, game_id = load.pool[game.pool_index], game.game_id
             for number, seat, _ in moves(load, scripted):
@@ -246,7 +247,8 @@ async def games_in_turn(
     set_up = functools.partial(set_up_over_http, load, conns=conns)
     try:
         for round_ in itertools.count():
-            game = await load.spares.next_game(load, (index + round_ * 7) % len(load.pool), set_up)
+            at = (index + round_ * 7) % len(load.pool)
+            game = await load.spares.next_game(load, at, set_up, first=round_ == 0)
             load.playing += round_ == 0
             yield load.pool[game.pool_index], game, conns
             load.game_ended()
@@ -423,7 +425,8 @@ async def run_window(load: Load, tasks: list[asyncio.Task[None]]) -> tuple[str, 
         print("ready", flush=True)
         line = await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
         _, start, end = line.split()
-        load.window = (float(start), float(end))  # the spares are taken from now on
+        load.window = (float(start), float(end))
+        load.spares.open()  # the spares are taken from now on
         cpu_before = time.process_time()
         await asyncio.sleep(max(0.0, load.window[1] - time.monotonic()))
         load.stopping = True

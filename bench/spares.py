@@ -81,6 +81,8 @@ class Spares:
     set up (none in ``setup`` mode: there every game is set up by its coroutine)."""
 
     ready: deque[SetUp] = field(default_factory=deque)
+    opened: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the load knows its window (the warm-up begins): spares are taken from then."""
 
     async def fill(
         self, size: int, set_up: Callable[[int], Awaitable[SetUp]], at_once: int = AT_ONCE
@@ -98,16 +100,30 @@ class Spares:
         """The next spare, or None when none is left."""
         return self.ready.popleft() if self.ready else None
 
+    def open(self) -> None:
+        """The load knows its window: the warm-up begins, and the spares are taken."""
+        self.opened.set()
+
     async def next_game(
-        self, load: Measurement, pool_index: int, set_up: Callable[[int], Awaitable[SetUp]]
+        self,
+        load: Measurement,
+        pool_index: int,
+        set_up: Callable[[int], Awaitable[SetUp]],
+        *,
+        first: bool = False,
     ) -> SetUp:
-        """A coroutine's next game: once the load knows its window (the warm-up has begun), a
-        spare while any is left; else the pool's game ``pool_index`` set up by the coroutine
-        itself (``set_up``), counted where that fell inside the window (`Measurement.set_up`).
+        """A coroutine's next game: its ``first``, the pool's game ``pool_index`` set up by the
+        coroutine itself (``set_up``); a later one, once the load knows its window (the warm-up
+        has begun), a spare while any is left, and before that it waits for them (set up then,
+        while hundreds of games are still being set up, a game's set-up can take seconds and
+        run on into the window: a set-up of boardgame.io's did, 108 of them at 256 games); else
+        a set-up of its own, counted where that fell inside the window (`Measurement.set_up`).
         `Stopping` once the load stops: no game is set up after the window."""
+        if not first and self.ready and not self.opened.is_set():
+            await self.opened.wait()
         if load.stopping:
             raise Stopping
-        spare = self.take() if load.window[0] < math.inf else None
+        spare = self.take() if not first and self.opened.is_set() else None
         if spare is not None:
             return spare
         began = load.clock()

@@ -74,11 +74,18 @@ async def test_a_coroutine_takes_a_spare_from_the_warm_ups_start_until_none_is_l
         now[0] += 0.01
         return spares.SetUp(pool_index, f"own-{len(set_ups)}")
 
-    # before the window is known: the games' first set-ups, games ending before the warm-up
-    assert (await load.spares.next_game(load, 9, set_up)).game_id == "own-1"
+    # before the window is known: a game's first set-up is the coroutine's own
+    assert (await load.spares.next_game(load, 9, set_up, first=True)).game_id == "own-1"
     assert set_ups == [9]
+    # a game that ends before the warm-up waits for it, then takes a spare
+    waiting = asyncio.create_task(load.spares.next_game(load, 9, set_up))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()
     load.window = (10.0, 15.0)  # told at the warm-up's start
+    load.spares.open()
     now[0] = 8.0
+    assert (await waiting).game_id == "spare-0"
+    load.spares.ready.appendleft(spares.SetUp(3, "spare-0"))  # the same two spares again
     taken = [await load.spares.next_game(load, 9, set_up) for _ in range(2)]
     assert [(spare.game_id, spare.pool_index) for spare in taken] == [
         ("spare-0", 3),
