@@ -208,6 +208,7 @@ def measure_window(
         assert group.process.stdout is not None
         if group.process.stdout.readline().strip() != b"ready":
             raise RuntimeError(f"a load process failed:\n{group.tail()}")
+    stack.rewrite_done()  # no fork of before the window ends in it
     start = time.monotonic() + WARMUP_S
     for group in loads:
         assert group.process.stdin is not None
