@@ -8,9 +8,11 @@ receiving side's TCP work).
 
 ASGI sends one WebSocket message per ``websocket.send``. `FramesAtOnce`, the gateway's
 WebSocket protocol (uvicorn's sans-I/O one, `uvicorn_options`), declares the scope extension
-`FRAMES`: it also takes a ``websocket.send`` with ``texts``, a list of text messages, framed
-one by one as ever and written to the socket in one call. Nothing changes on the wire but the
-number of writes: a client reads the same frames, in the same order.
+`FRAMES`: it also takes a ``websocket.send`` with ``texts``, a list of text messages, each
+framed as ever and all written to the socket in one call (`FramesAtOnce.write_now`; a socket
+closing or with a frame of websockets' in hand sends them uvicorn's way, one by one). Nothing
+changes on the wire but the number of writes: a client reads the same frames, in the same
+order.
 
 The frames go uncompressed (``ws_per_message_deflate`` off in `uvicorn_options`). Every browser
 offers permessage-deflate, and uvicorn accepted it: each frame then went through zlib on the
@@ -49,9 +51,7 @@ from collections.abc import Callable
 from typing import Any
 
 from starlette.websockets import WebSocket
-from uvicorn.protocols.utils import ClientDisconnected
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-from websockets.exceptions import InvalidState
 from websockets.protocol import State
 
 try:  # websockets' C unmasking, as its own frames use, where it is built
@@ -74,18 +74,13 @@ class FramesAtOnce(WebSocketsSansIOProtocol):
 
     async def send(self, message: Any) -> None:
         texts = message.get("texts") if message["type"] == "websocket.send" else None
-        if texts is None or not self._open():
+        if texts is None:
             await super().send(message)  # uvicorn's own checks and errors
             return
-        await self.writable.wait()
-        if self.disconnected:
-            raise ClientDisconnected()
-        try:
+        await self.writable.wait()  # the socket's flow control, as uvicorn's own send waits
+        if not self.write_now(texts):  # closing, gone, a frame in hand: uvicorn's way, in order
             for text in texts:
-                self.conn.send_text(text.encode())
-        except InvalidState as error:
-            raise ClientDisconnected() from error
-        self.transport.write(b"".join(self.conn.data_to_send()))
+                await super().send({"type": "websocket.send", "text": text})
 
     def data_received(self, data: bytes) -> None:
         taken = self._take_texts(data) if self._reading_plainly() else 0
@@ -93,16 +88,8 @@ class FramesAtOnce(WebSocketsSansIOProtocol):
             super().data_received(data[taken:] if taken else data)
 
     def _reading_plainly(self) -> bool:
-        """Open, and websockets holds no part of a frame nor of a fragmented message."""
-        conn = self.conn
-        return (
-            conn.state is State.OPEN
-            and not self.close_sent
-            and conn.current_size is None
-            and not conn.reader.buffer
-            and not conn.extensions
-            and not conn.debug
-        )
+        """`_plain`, and websockets holds no part of a frame nor of a fragmented message."""
+        return self._plain() and self.conn.current_size is None and not self.conn.reader.buffer
 
     def _take_texts(self, data: bytes) -> int:
         """Hand the app the complete text frames ``data`` begins with, as uvicorn would; how
@@ -133,18 +120,14 @@ class FramesAtOnce(WebSocketsSansIOProtocol):
         """Write ``texts`` as text frames in one write at once, where the socket is open and
         writable and websockets has no other frame in hand; False (nothing written) elsewhere:
         the caller sends them the ASGI way."""
-        conn = self.conn
         if (
             self.disconnected
             or not self.writable.is_set()
-            or not self._open()
-            or conn.state is not State.OPEN
-            or conn.expect_continuation_frame
-            or conn.extensions
-            or conn.debug
+            or not self._plain()
+            or self.conn.expect_continuation_frame
         ):
             return False
-        out = conn.data_to_send()  # what websockets queued, if anything, goes first
+        out = self.conn.data_to_send()  # what websockets queued, if anything, goes first
         for text in texts:
             data = text.encode()
             out.append(_header(len(data)))
@@ -152,9 +135,16 @@ class FramesAtOnce(WebSocketsSansIOProtocol):
         self.transport.write(b"".join(out))
         return True
 
-    def _open(self) -> bool:
-        """Accepted, neither closing nor answering the handshake with an HTTP response."""
-        return self.handshake_complete and not self.close_sent and self.initial_response is None
+    def _plain(self) -> bool:
+        """Accepted and open both ways (no close sent by the app nor exchanged by websockets),
+        with no extension to change the frames and no frame logging."""
+        conn = self.conn
+        return (
+            conn.state is State.OPEN
+            and not self.close_sent
+            and not conn.extensions
+            and not conn.debug
+        )
 
 
 def _header(length: int) -> bytes:

@@ -28,11 +28,12 @@ import asyncio
 import contextlib
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, cast
 
 from eventstore import KeyLayout
 from eventstore.lanes import Lanes
 from eventstore.redis_client import cluster_beside, is_cluster, plain_beside
+from eventstore.redis_values import stream_reply, text
 from gameserver.gateway.live_movers import Item, Moves
 from gameserver.runtime.logging import get_logger
 
@@ -155,7 +156,7 @@ class PartitionReader:
                     return
                 for entry_id, fields in await read(position):
                     position = entry_id
-                    game_id = _text(fields[b"game"])
+                    game_id = text(fields[b"game"])
                     if (channels := self.followers.get(game_id)) is not None:
                         item = (int(fields[b"version"]), fields[b"event"])
                         self.hub.moves.hand(game_id, channels, item)
@@ -266,10 +267,10 @@ async def live_reader(shared: Any, block_ms: int = READ_BLOCK_MS) -> Any:
     return plain_beside(shared, retries=0, socket_timeout=timeout, max_connections=1)
 
 
-RawEntry = tuple[bytes | str, dict[bytes, bytes]]
+FeedEntry = tuple[bytes | str, dict[bytes, bytes]]
 """A feed entry as read: its id and its fields (``game``, ``version``, ``event``)."""
-FeedRead = Callable[[bytes | str], Coroutine[Any, Any, list[RawEntry]]]
-"""One blocking read of a feed after a position: its entries, (id, fields)."""
+FeedRead = Callable[[bytes | str], Coroutine[Any, Any, list[FeedEntry]]]
+"""One blocking read of a feed after a position: its entries."""
 
 
 async def feed_reads(client: Any, key: str) -> FeedRead:
@@ -283,8 +284,9 @@ async def feed_reads(client: Any, key: str) -> FeedRead:
     lanes = Lanes(client)
     head = ("XREAD", "COUNT", PAGE, "BLOCK", READ_BLOCK_MS, "STREAMS", key)
 
-    async def read(position: bytes | str) -> list[RawEntry]:
-        return _feed_entries(await lanes.one(*head, position))
+    async def read(position: bytes | str) -> list[FeedEntry]:
+        reply = await lanes.one(*head, position)  # new entries: never a deleted one's nil
+        return cast("list[FeedEntry]", [e for _, entries in stream_reply(reply) for e in entries])
 
     return read
 
@@ -362,22 +364,3 @@ def _check_kept(game_id: str, page: list[Item], last: int, passed: bytes) -> Non
     passed on last, unchanged."""
     if not page or page[0][0] != last or page[0][1] != passed:
         raise HistoryRewound(game_id, last)
-
-
-def _feed_entries(reply: Any) -> list[RawEntry]:
-    """The entries of a one-stream XREAD reply (RESP2 list or RESP3 dict)."""
-    if not reply:
-        return []
-    pairs = reply.items() if isinstance(reply, dict) else reply
-    out: list[RawEntry] = []
-    for _key, entries in pairs:
-        for item in entries:
-            if isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[1], dict):
-                out.append((item[0], item[1]))
-            else:  # RESP3 nests each stream's entries one level deeper
-                out.extend((entry_id, fields) for entry_id, fields in item)
-    return out
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
