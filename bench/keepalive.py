@@ -114,3 +114,10 @@ def live_socket(config: Mapping[str, Any], game_id: str, token: str | None = Non
     query = "" if token is None else f"?token={token}"
     url = f"ws://{host}:{port}/games/{game_id}/live{query}"
     return connect(url, compression="deflate", ping_interval=None, max_queue=None)
+
+
+async def read_to(socket: Any, version: int) -> None:
+    """Read a live socket's pushes until the event of ``version`` (a game's start: the backlog
+    of a socket just opened)."""
+    while json.loads(await socket.recv())["version"] < version:
+        pass

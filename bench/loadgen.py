@@ -42,7 +42,7 @@ from typing import Any
 import msgspec
 
 from bench.figures import Measurement, Stopping, cancelled
-from bench.keepalive import Http, HttpError, LiveSeat, live_socket
+from bench.keepalive import Http, HttpError, LiveSeat, live_socket, read_to
 from bench.spares import SetUp, Spares, pool_size
 from renature import commands as c
 
@@ -273,8 +273,7 @@ async def spare(load: Load, client: Any, number: int) -> SetUp:
             await conn.close()
     for token in game.tokens if mode == "ws" else []:
         socket = await live_socket(load.config, game.game_id, token)
-        while json.loads(await socket.recv())["version"] < game.started:
-            pass
+        await read_to(socket, game.started)
         game.seats.append(LiveSeat(socket))
     return game
 
@@ -330,8 +329,7 @@ async def play_setup(load: Load, index: int, _: Any) -> None:
 
     async def opened(game_id: str, token: str, started: int) -> None:
         async with live_socket(load.config, game_id, token) as socket:
-            while json.loads(await socket.recv())["version"] < started:
-                pass
+            await read_to(socket, started)
 
     sent = time.monotonic()
     async with contextlib.aclosing(games_in_turn(load, index)) as games:

@@ -350,15 +350,15 @@ def _peer_window(
 ) -> tuple[dict[str, Any], dict[str, float], str]:
     """The peer's client playing ``games`` against the server (pid ``server``) for one window:
     its figures, the CPU seconds of server and client, the machine's line."""
+    pool = spares.peer_pool(games, WARMUP_S + WINDOW_S)  # the same bound as ours
     client = subprocess.Popen(
-        [node, "client.js", str(port), str(games), str(WARMUP_S), str(WINDOW_S), mode],
+        [node, "client.js", *map(str, (port, games, WARMUP_S, WINDOW_S, pool)), mode],
         cwd=PEER_DIR,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    assert client.stdout is not None
-    if client.stdout.readline().strip() != b"ready":  # every game set up
+    if client.stdout is None or client.stdout.readline().strip() != b"ready":  # all set up
         raise RuntimeError("the peer's client stopped before its games were set up")
     time.sleep(WARMUP_S)
     ticks = machine_ticks()

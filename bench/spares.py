@@ -38,6 +38,9 @@ MOST = 300
 large as the bound (461) would double the set-up before the window and the sockets held open,
 while the games end at an even pace there (about 190 in seven seconds at 3,500 moves/s); a pool
 that runs out says so beside the run's figures."""
+PEER_GAME_MOVES = 72
+"""The moves of a boardgame.io grid game (`bench/peer/game.js`: one tile a move, a 72-tile
+deck)."""
 AT_ONCE = 16
 """Spares set up at a time (as many as the player's path's middle figure plays)."""
 
@@ -49,13 +52,23 @@ def most_moves(instances: int, processes: int, seconds: float) -> int:
     return math.ceil(MOVES_PER_S * instances * seconds / processes)
 
 
-def pool_size(games: int, lengths: Sequence[int], moves: int) -> int:
+def pool_size(games: int, lengths: Sequence[int], moves: int, *, capped: bool = True) -> int:
     """Spares enough for ``games`` games that play ``moves`` moves between the warm-up's start
     and the window's end, whichever games of the pool they play (``lengths``: each one's moves):
     each game in play may end once with moves played before (``games`` ends), and every further
     end takes a whole game's moves, the shortest game's at the least. At most
-    ``max(games, MOST)``: see `MOST`."""
-    return min(games + math.ceil(moves / min(lengths)), max(games, MOST))
+    ``max(games, MOST)`` where ``capped``: see `MOST`."""
+    bound = games + math.ceil(moves / min(lengths))
+    return min(bound, max(games, MOST)) if capped else bound
+
+
+def peer_pool(games: int, seconds: float) -> int:
+    """The spares of boardgame.io's client (`bench/peer/client.js`) playing ``games`` for
+    ``seconds`` of warm-up and window: the same bound, its grid game's `PEER_GAME_MOVES` each,
+    not capped (its games are shorter than ours, and at 256 games, where every game may have
+    ended and be waiting for a spare when the warm-up begins, the bound itself, 597, is what it
+    may take; a match costs its server memory, not a socket per seat kept by our gateway)."""
+    return pool_size(games, [PEER_GAME_MOVES], most_moves(1, 1, seconds), capped=False)
 
 
 @dataclass

@@ -11,7 +11,8 @@
 // With MODE `setup`, games are set up and left before their first move instead (created, every
 // seat joined, every seat's client connected and holding the first state), each counted as a
 // move is, its round trip the whole set-up: what a game costs before it is played (no spares).
-// node client.js PORT GAMES WARMUP_S WINDOW_S [MODE]  ->  one JSON line on stdout
+// node client.js PORT GAMES WARMUP_S WINDOW_S SPARES [MODE]  ->  one JSON line on stdout
+// (SPARES: the pool's size, bench/spares.py's `peer_pool`)
 'use strict';
 
 const http = require('http');
@@ -19,8 +20,8 @@ const { Client } = require('boardgame.io/client');
 const { SocketIO } = require('boardgame.io/multiplayer');
 const { GridGame, legalCells } = require('./game');
 
-const [port, games, warmupS, windowS] = process.argv.slice(2, 6).map(Number);
-const setupOnly = process.argv[6] === 'setup';
+const [port, games, warmupS, windowS, spareCount] = process.argv.slice(2, 7).map(Number);
+const setupOnly = process.argv[7] === 'setup';
 const server = `http://127.0.0.1:${port}`;
 
 function post(path, body) {
@@ -82,25 +83,11 @@ const stats = {
 let stopping = false;
 let playing = 0; // games set up (created, seats joined, clients connected)
 
-// The spares' bound, bench/spares.py's: every game in play may end once, and every further end
-// takes a whole game's moves (the grid game's deck, one tile a move) at the fastest plausible
-// rate of the warm-up and the window, at most max(GAMES, MOST_SPARES) (boardgame.io reached
-// 2,400 moves/s on such machines). The cap is higher than ours (bench/spares.py's MOST): its
-// games are shorter, and at 256 games, where up to every game may have ended and be waiting
-// for a spare when the warm-up begins, the bound itself (597) is what it may take.
-const MOVES_PER_S = 3500;
-const GAME_MOVES = 72;
-const MOST_SPARES = 1000;
 const SPARES_AT_ONCE = 16;
 const spares = []; // the seats of each spare match, in the order they were set up
 let sparesOpen = false; // from the warm-up's start
 let openSpares = () => {};
 const sparesOpened = new Promise((resolve) => (openSpares = resolve));
-
-function spareCount() {
-  const bound = games + Math.ceil((MOVES_PER_S * (warmupS + windowS)) / GAME_MOVES);
-  return Math.min(bound, Math.max(games, MOST_SPARES));
-}
 
 async function fillSpares(size) {
   let next = 0;
@@ -202,7 +189,7 @@ function percentile(sorted, q) {
 }
 
 async function main() {
-  if (!setupOnly) await fillSpares(spareCount());
+  if (!setupOnly) await fillSpares(spareCount);
   const tasks = Array.from({ length: games }, (_, i) => playGames(i));
   // Every game set up before the window (at most 120 s): it measures moves, not the set-up
   // of hundreds of matches at once. "ready" tells the bench when the warm-up starts, and the

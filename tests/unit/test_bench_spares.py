@@ -111,3 +111,10 @@ def test_a_set_up_counts_in_the_window_where_any_of_it_fell_inside() -> None:
     for began, now[0] in ((8.0, 9.9), (9.5, 10.1), (12.0, 13.0), (14.9, 16.0), (15.0, 16.0)):
         load.set_up(began)
     assert load.set_ups_in_window == 3
+
+
+def test_boardgame_ios_pool_is_the_same_bound_for_its_shorter_games_uncapped() -> None:
+    """Its client takes the size from here (one formula for both sides): 72-move games, and at
+    256 games the whole bound, past `MOST`."""
+    assert spares.peer_pool(16, 7.0) == 16 + 341  # 24,500 moves / 72
+    assert spares.peer_pool(256, 7.0) == 256 + 341 > spares.MOST
