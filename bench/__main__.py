@@ -4,8 +4,10 @@
 bench path and boardgame.io (``bench.player``), and the flood, storage and durability figures.
 Options:
 
-    --only core,player,setup,watched,flood,storage,durability,bots
-                                    the parts to run (default: these; setup: a game's
+    --only core,player,floor,setup,watched,flood,storage,durability,bots
+                                    the parts to run (default: these; floor: a minimal
+                                    live server's CPU a move beside the gateway's over the
+                                    WebSocket, bench/floor.py; setup: a game's
                                     set-up beside boardgame.io's, bench/setups.py;
                                     watched: a game's mover with and without 50
                                     spectators, bench/watched.py;
@@ -41,6 +43,7 @@ from bench import (
     core,
     durability,
     flood,
+    floor,
     player,
     processes,
     service,
@@ -52,7 +55,9 @@ from bench import (
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("--only", default="core,player,setup,watched,flood,storage,durability,bots")
+    parser.add_argument(
+        "--only", default="core,player,floor,setup,watched,flood,storage,durability,bots"
+    )
     parser.add_argument("--topology", default=None)
     parser.add_argument("--games", default=None)
     parser.add_argument("--modes", default="bus,http,ws")
@@ -76,6 +81,8 @@ def main() -> None:
         service.run()
     if "player" in parts:
         player.run(counts=counts, modes=modes, with_peer=not args.no_peer)
+    if "floor" in parts:
+        floor.run()
     if "setup" in parts:
         setups.run(with_peer=not args.no_peer)
     if "watched" in parts:

@@ -93,7 +93,8 @@ class LiveSeat:
     async def send(self, command_id: str, body: bytes) -> dict[str, Any]:
         waiter = asyncio.get_running_loop().create_future()
         self.waiting[command_id] = waiter
-        await self.socket.send(b'{"command_id":"%s","command":%s}' % (command_id.encode(), body))
+        message = b'{"command_id":"%s","command":%s}' % (command_id.encode(), body)
+        await self.socket.send(message.decode())  # a text frame, as a browser sends JSON
         return await asyncio.wait_for(waiter, ANSWER_WAIT_S)
 
     async def close(self) -> None:

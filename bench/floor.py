@@ -1,0 +1,300 @@
+"""The live move's I/O alone: a floor under the gateway's CPU per move over the WebSocket.
+
+``python -m bench --only floor`` (part of ``make bench``) measures a minimal live server beside
+the gateway, in the same minutes, at `GAMES` games of `SEATS` seats. The minimal server has
+the gateway's own server stack (uvicorn with `live_frames.FramesAtOnce`, redis-py, `Lanes`)
+and does a move's I/O as the gateway does it over the WebSocket, and nothing else: a seat's
+text frame in, the command ``XADD``ed to a stream, the reply read from a pub/sub channel, the
+move's event read from a feed stream (``XREAD``) and written to every seat's socket, the
+answer to the mover's. No seat token, no game, no redaction, no limits, no ordering of the
+mover's frames before the others', no backlog. A stand-in rules process answers each command
+with one event of `EVENT_BYTES` and one reply; the load is the player's path's own client
+(`keepalive.LiveSeat`), a move at a time per game, every seat reading every push.
+
+The server's CPU per move is the floor the gateway's target (0.25 ms over the WebSocket) sits
+on: what the hops cost on this machine and this stack before the platform does anything. The
+gateway's figure is measured between two of the floor's, so that the ratio holds however fast
+the machine runs that minute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench.figures import stat_cpu, stat_fields
+from bench.keepalive import LiveSeat
+from devkit.redis_server import RedisServer, free_port
+
+GAMES, SEATS = 16, 3
+WARM_S, WINDOW_S = 2.0, 5.0
+EVENT_BYTES = 300
+COMMANDS, FEED, REPLIES = "floor:commands", "floor:feed", "floor:replies"
+
+
+@dataclass(frozen=True)
+class Floor:
+    """One window of the minimal server: moves per second, CPU ms per move (server, Redis)
+    and the fewest pushes a seat's socket read (every seat reads every move's event)."""
+
+    rate: float
+    server_ms: float
+    redis_ms: float
+    pushes: int
+
+
+# -- the minimal server (a process of its own: ``python -m bench.floor serve PORT REDIS_PORT``)
+
+
+class Server:
+    """The ASGI app: every seat's writer by game, the waiting moves by command id."""
+
+    def __init__(self, redis_url: str) -> None:
+        self.redis_url = redis_url
+        self.games: dict[str, dict[int, Any]] = {}
+        self.waiting: dict[bytes, asyncio.Future[None]] = {}
+        self.lanes: Any = None
+
+    async def start(self) -> None:
+        from eventstore.lanes import Lanes
+        from eventstore.redis_client import redis_client
+
+        self.lanes = Lanes(redis_client(self.redis_url))
+        asyncio.get_running_loop().create_task(self.replies())
+        asyncio.get_running_loop().create_task(self.feed())
+
+    async def replies(self) -> None:
+        from eventstore.redis_client import redis_client
+
+        pubsub = redis_client(self.redis_url).pubsub()
+        await pubsub.subscribe(REPLIES)
+        while True:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+            if message is not None and message["type"] == "message":
+                waiter = self.waiting.pop(message["data"], None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
+
+    async def feed(self) -> None:
+        from eventstore.redis_client import redis_client
+
+        reader = redis_client(self.redis_url, single_connection_client=True)
+        last: bytes | str = "$"
+        while True:
+            for _, entries in await reader.xread({FEED: last}, block=1000, count=256) or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    text = fields[b"event"].decode()
+                    for write in self.games.get(fields[b"game"].decode(), {}).values():
+                        write([text])
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] == "lifespan.startup":
+                await self.start()
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+        elif scope["type"] == "websocket":
+            await self.seat(scope, receive, send)
+
+    async def seat(self, scope: Any, receive: Any, send: Any) -> None:
+        from gameserver.gateway.live_frames import FRAMES
+
+        game, seat = scope["path"].split("/")[2], int(scope["query_string"].split(b"=")[1])
+        await receive()
+        await send({"type": "websocket.accept"})
+        write = scope["extensions"][FRAMES]["write"]
+        self.games.setdefault(game, {})[seat] = write
+        loop = asyncio.get_running_loop()
+        try:
+            while (message := await receive())["type"] == "websocket.receive":
+                command_id = _move.decode(message.get("text") or message["bytes"]).command_id
+                waiter = loop.create_future()
+                key = f"{game}:{seat}:{command_id}".encode()
+                self.waiting[key] = waiter
+                await self.lanes.one("XADD", COMMANDS, "*", "game", game, "key", key)
+                await waiter
+                answer = {"command_id": command_id, "status": "accepted", "last_version": 1}
+                write([_encoder.encode({"answer": answer}).decode()])
+        finally:
+            self.games.get(game, {}).pop(seat, None)
+
+
+class _Move(msgspec.Struct):
+    command_id: str
+
+
+_move = msgspec.json.Decoder(_Move)
+_encoder = msgspec.json.Encoder()
+
+
+def serve(port: int, redis_port: int) -> None:
+    import uvicorn
+
+    from gameserver.gateway.live_frames import FramesAtOnce
+
+    app = Server(f"redis://127.0.0.1:{redis_port}")
+    uvicorn.run(
+        app, host="127.0.0.1", port=port, log_level="warning", loop="uvloop",
+        ws=FramesAtOnce, ws_per_message_deflate=False, lifespan="on",
+    )  # fmt: skip
+
+
+async def rules(redis_port: int) -> None:
+    """The stand-in rules process: each command's event on the feed and its reply."""
+    from eventstore.redis_client import redis_client
+
+    url = f"redis://127.0.0.1:{redis_port}"
+    reader, writer = redis_client(url, single_connection_client=True), redis_client(url)
+    event = b'{"type":"Placed","pad":"%s"}' % (b"x" * (EVENT_BYTES - 25))
+    last: bytes | str = "$"
+    while True:
+        for _, entries in await reader.xread({COMMANDS: last}, block=1000, count=256) or []:
+            pipe = writer.pipeline(transaction=False)
+            for entry_id, fields in entries:
+                last = entry_id
+                pipe.xadd(FEED, {"game": fields[b"game"], "event": event}, maxlen=10_000)
+                pipe.publish(REPLIES, fields[b"key"])
+            await pipe.execute()
+
+
+# -- the load and the window ---------------------------------------------------------------------
+
+
+async def drive(port: int, cpu: Any, games: int, seats: int, warm_s: float, window_s: float) -> Any:
+    """Every game's seats on their sockets, a move at a time per game (seat after seat);
+    ``cpu()`` read at the window's start and end; (moves, CPU before, CPU after, the fewest
+    pushes a seat read)."""
+    from websockets.asyncio.client import connect
+
+    url = f"ws://127.0.0.1:{port}/games/g{{}}/live?seat={{}}"
+    sockets = [[await connect(url.format(g, s), ping_interval=None) for s in range(seats)]
+               for g in range(games)]  # fmt: skip
+    tables = [[LiveSeat(socket) for socket in sockets[g]] for g in range(games)]
+    moves, playing = [0], [True]
+
+    async def play(table: list[LiveSeat]) -> None:
+        number = 0
+        while playing[0]:  # a cancellation alone may be lost in `wait_for` (Python 3.11)
+            await table[number % seats].send(f"m{number}", b'{"type":"Place"}')
+            moves[0] += 1
+            number += 1
+
+    players = [asyncio.create_task(play(table)) for table in tables]
+    try:
+        await asyncio.sleep(warm_s)
+        start, before = moves[0], cpu()
+        await asyncio.sleep(window_s)
+        done, after = moves[0] - start, cpu()
+    finally:
+        playing[0] = False
+        for task in players:
+            task.cancel()
+        await asyncio.gather(*players, return_exceptions=True)
+    pushes = min(seat.pushed for table in tables for seat in table)
+    for table in tables:
+        for seat in table:
+            await seat.close()
+    return done, before, after, pushes
+
+
+def measure(
+    games: int = GAMES, seats: int = SEATS, warm_s: float = WARM_S, window_s: float = WINDOW_S
+) -> Floor:
+    """One window of the minimal server, on a Redis of its own (AOF, ``appendfsync always``)."""
+    with RedisServer(appendonly=True, appendfsync="always") as redis:
+        assert redis.port is not None
+        assert redis._process is not None  # its pid, as `processes.Redises.pids` reads it
+        port = free_port()
+        started = [
+            subprocess.Popen(
+                [sys.executable, "-m", "bench.floor", *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+            )
+            for args in (["rules", str(redis.port)], ["serve", str(port), str(redis.port)])
+        ]
+        server, redis_pid = started[1].pid, redis._process.pid
+        try:
+            _wait_listening(port)
+
+            def cpu() -> tuple[float, float]:
+                return tuple(_cpu(pid) for pid in (server, redis_pid))  # type: ignore[return-value]
+
+            run = drive(port, cpu, games, seats, warm_s, window_s)
+            moves, before, after, pushes = asyncio.run(run)
+        finally:
+            for process in started:
+                process.kill()
+                process.wait()
+    per_move = [1000 * (after[n] - before[n]) / max(moves, 1) for n in (0, 1)]
+    return Floor(moves / window_s, per_move[0], per_move[1], pushes)
+
+
+def _cpu(pid: int) -> float:
+    fields = stat_fields(Path(f"/proc/{pid}/stat"))
+    return 0.0 if fields is None else stat_cpu(fields)
+
+
+def _wait_listening(port: int, timeout: float = 30.0) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"the minimal live server did not listen on port {port}")
+
+
+def run() -> None:
+    """The floor, the gateway over the WebSocket at as many games, the floor again."""
+    from bench import player
+    from bench.processes import Topology
+
+    print(f"== the live move's I/O alone: a floor under the gateway ({GAMES} games) ==")
+    floors = [measure()]
+    print(floor_line(floors[0]), flush=True)
+    results = player.measure_topology(Topology(), ("ws",), (GAMES,))
+    floors.append(measure())
+    print(floor_line(floors[1]), flush=True)
+    gateway = results.get(("ws", GAMES))
+    if gateway is not None:
+        print(compared(gateway.cpu.get("gateway", 0.0) / max(gateway.moves, 1) * 1000, floors))
+
+
+def floor_line(floor: Floor) -> str:
+    return (
+        f"minimal live server, {GAMES} games of {SEATS} seats: {floor.rate:,.0f} moves/s, "
+        f"CPU ms per move: server {floor.server_ms:.3f}, redis {floor.redis_ms:.3f} "
+        f"(every seat read {floor.pushes:,} pushes at least)"
+    )
+
+
+def compared(gateway_ms: float, floors: list[Floor]) -> str:
+    """The gateway's CPU per move against the floors' mean, and where the target falls."""
+    from bench.targets import GATEWAY_CPU_MS
+
+    floor_ms = sum(f.server_ms for f in floors) / len(floors)
+    target = GATEWAY_CPU_MS["ws"]
+    return (
+        f"gateway over the WebSocket: {gateway_ms:.3f} ms of CPU a move, "
+        f"{gateway_ms / floor_ms:.2f}x the floor's {floor_ms:.3f} ms (the platform's own work: "
+        f"{gateway_ms - floor_ms:.3f} ms a move); the target, {target} ms, is "
+        f"{target / floor_ms:.2f}x the floor in this run"
+    )
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "serve":
+        serve(int(sys.argv[2]), int(sys.argv[3]))
+    else:
+        asyncio.run(rules(int(sys.argv[2])))

@@ -1,0 +1,26 @@
+"""The bench's floor under the gateway over the WebSocket (`bench.floor`): its minimal live
+server, stand-in rules and load really play moves on a real Redis, every seat reads every
+move's event, and the server's CPU a move is measured."""
+
+from __future__ import annotations
+
+import pytest
+from bench import floor
+
+pytestmark = pytest.mark.redis
+
+
+def test_the_minimal_server_answers_every_move_and_pushes_to_every_seat() -> None:
+    measured = floor.measure(games=2, seats=3, warm_s=0.5, window_s=1.0)
+    assert measured.rate > 0
+    assert measured.server_ms > 0
+    # each move's event reached every seat's socket, the mover's included
+    assert measured.pushes >= measured.rate * 1.0 / 2 / 2
+
+
+def test_the_comparison_says_how_far_the_gateway_and_the_target_are_from_the_floor() -> None:
+    floors = [floor.Floor(1000.0, 0.2, 0.1, 10), floor.Floor(1000.0, 0.3, 0.1, 10)]
+    line = floor.compared(0.5, floors)
+    assert "0.500 ms of CPU a move, 2.00x the floor's 0.250 ms" in line
+    assert "the platform's own work: 0.250 ms a move" in line
+    assert "the target, 0.25 ms, is 1.00x the floor" in line
