@@ -59,7 +59,8 @@ class Server:
 
     def __init__(self, redis_url: str) -> None:
         self.redis_url = redis_url
-        self.games: dict[str, dict[int, Any]] = {}
+        self.games: dict[str, dict[int, tuple[Any, Any]]] = {}
+        """Each game's seats: the socket's `FramesAtOnce.write_now` and its ASGI ``send``."""
         self.waiting: dict[bytes, asyncio.Future[None]] = {}
         self.lanes: Any = None
 
@@ -93,8 +94,9 @@ class Server:
                 for entry_id, fields in entries:
                     last = entry_id
                     text = fields[b"event"].decode()
-                    for write in self.games.get(fields[b"game"].decode(), {}).values():
-                        write([text])
+                    for write, send in self.games.get(fields[b"game"].decode(), {}).values():
+                        if not write([text]):  # a socket not writable now: the ASGI way
+                            asyncio.get_running_loop().create_task(_send(send, text))
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -112,7 +114,7 @@ class Server:
         await receive()
         await send({"type": "websocket.accept"})
         write = scope["extensions"][FRAMES]["write"]
-        self.games.setdefault(game, {})[seat] = write
+        self.games.setdefault(game, {})[seat] = (write, send)
         loop = asyncio.get_running_loop()
         try:
             while (message := await receive())["type"] == "websocket.receive":
@@ -123,9 +125,16 @@ class Server:
                 await self.lanes.one("XADD", COMMANDS, "*", "game", game, "key", key)
                 await waiter
                 answer = {"command_id": command_id, "status": "accepted", "last_version": 1}
-                write([_encoder.encode({"answer": answer}).decode()])
+                text = _encoder.encode({"answer": answer}).decode()
+                if not write([text]):
+                    await _send(send, text)
         finally:
             self.games.get(game, {}).pop(seat, None)
+
+
+async def _send(send: Any, text: str) -> None:
+    with contextlib.suppress(Exception):  # a socket closing: its seat is gone
+        await send({"type": "websocket.send", "text": text})
 
 
 class _Move(msgspec.Struct):
@@ -161,7 +170,8 @@ async def rules(redis_port: int) -> None:
             pipe = writer.pipeline(transaction=False)
             for entry_id, fields in entries:
                 last = entry_id
-                pipe.xadd(FEED, {"game": fields[b"game"], "event": event}, maxlen=10_000)
+                entry = {"game": fields[b"game"], "event": event}
+                pipe.xadd(FEED, entry, maxlen=10_000, approximate=True)
                 pipe.publish(REPLIES, fields[b"key"])
             await pipe.execute()
 
