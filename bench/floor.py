@@ -1,15 +1,16 @@
 """The live move's I/O alone: a floor under the gateway's CPU per move over the WebSocket.
 
 ``python -m bench --only floor`` (part of ``make bench``) measures a minimal live server beside
-the gateway, in the same minutes, at `GAMES` games of `SEATS` seats. The minimal server has
-the gateway's own server stack (uvicorn with `live_frames.FramesAtOnce`, redis-py, `Lanes`)
-and does a move's I/O as the gateway does it over the WebSocket, and nothing else: a seat's
-text frame in, the command ``XADD``ed to a stream, the reply read from a pub/sub channel, the
-move's event read from a feed stream (``XREAD``) and written to every seat's socket, the
-answer to the mover's. No seat token, no game, no redaction, no limits, no ordering of the
-mover's frames before the others', no backlog. A stand-in rules process answers each command
-with one event of `EVENT_BYTES` and one reply; the load is the player's path's own client
-(`keepalive.LiveSeat`), a move at a time per game, every seat reading every push.
+the gateway, in the same minutes, at `GAMES` games of `SEATS` seats. The minimal server has the
+gateway's own server stack (uvicorn with `live_frames.FramesAtOnce` and `send_texts`,
+Starlette's `WebSocket`, redis-py, `Lanes`) and does a move's I/O as the gateway does it over
+the WebSocket, and nothing else: a seat's text frame in, the command ``XADD``ed to a stream,
+the reply read from a pub/sub channel, the move's event read from a feed stream (``XREAD``) and
+written to every seat's socket, the answer to the mover's. No seat token, no game, no
+redaction, no limits, no ordering of the mover's frames before the others', no backlog. A
+stand-in rules process answers each command with one event of `EVENT_BYTES` and one reply; the
+load is the player's path's own client (`keepalive.LiveSeat`), a move at a time per game, every
+seat reading every push.
 
 The server's CPU per move is the floor the gateway's target (0.25 ms over the WebSocket) sits
 on: what the hops cost on this machine and this stack before the platform does anything. The
@@ -20,19 +21,26 @@ the machine runs that minute.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import subprocess
 import sys
-import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import msgspec
+import uvicorn
+from starlette.websockets import WebSocket
+from websockets.asyncio.client import connect
 
-from bench.figures import stat_cpu, stat_fields
+from bench import player
+from bench.figures import cpu_seconds
 from bench.keepalive import LiveSeat
+from bench.processes import Topology, wait_http
+from bench.targets import GATEWAY_CPU_MS, per_move
 from devkit.redis_server import RedisServer, free_port
+from eventstore.lanes import Lanes
+from eventstore.redis_client import redis_client
+from gameserver.gateway.live_frames import FRAMES, FramesAtOnce, send_texts
 
 GAMES, SEATS = 16, 3
 WARM_S, WINDOW_S = 2.0, 5.0
@@ -55,26 +63,17 @@ class Floor:
 
 
 class Server:
-    """The ASGI app: every seat's writer by game, the waiting moves by command id."""
+    """The ASGI app: every seat's socket by game, the waiting moves by command id."""
 
     def __init__(self, redis_url: str) -> None:
         self.redis_url = redis_url
-        self.games: dict[str, dict[int, tuple[Any, Any]]] = {}
-        """Each game's seats: the socket's `FramesAtOnce.write_now` and its ASGI ``send``."""
+        self.games: dict[str, dict[int, WebSocket]] = {}
         self.waiting: dict[bytes, asyncio.Future[None]] = {}
-        self.lanes: Any = None
-
-    async def start(self) -> None:
-        from eventstore.lanes import Lanes
-        from eventstore.redis_client import redis_client
-
-        self.lanes = Lanes(redis_client(self.redis_url))
-        asyncio.get_running_loop().create_task(self.replies())
-        asyncio.get_running_loop().create_task(self.feed())
+        self.lanes = Lanes(redis_client(redis_url))
+        self.tasks: set[asyncio.Task[None]] = set()
+        """The readers, and the writes that went the ASGI way, held until done."""
 
     async def replies(self) -> None:
-        from eventstore.redis_client import redis_client
-
         pubsub = redis_client(self.redis_url).pubsub()
         await pubsub.subscribe(REPLIES)
         while True:
@@ -85,39 +84,44 @@ class Server:
                     waiter.set_result(None)
 
     async def feed(self) -> None:
-        from eventstore.redis_client import redis_client
-
+        """Each new event written to every seat of its game at once, as the gateway's pumps
+        write (`send_texts`'s way where a socket cannot take it now)."""
         reader = redis_client(self.redis_url, single_connection_client=True)
         last: bytes | str = "$"
         while True:
             for _, entries in await reader.xread({FEED: last}, block=1000, count=256) or []:
                 for entry_id, fields in entries:
                     last = entry_id
-                    text = fields[b"event"].decode()
-                    for write, send in self.games.get(fields[b"game"].decode(), {}).values():
-                        if not write([text]):  # a socket not writable now: the ASGI way
-                            asyncio.get_running_loop().create_task(_send(send, text))
+                    texts = [fields[b"event"].decode()]
+                    for socket in self.games.get(fields[b"game"].decode(), {}).values():
+                        if not socket.scope["extensions"][FRAMES]["write"](texts):
+                            self.hold(send_texts(socket, texts))
+
+    def hold(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             while (await receive())["type"] == "lifespan.startup":
-                await self.start()
+                self.hold(self.replies())
+                self.hold(self.feed())
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
         elif scope["type"] == "websocket":
-            await self.seat(scope, receive, send)
+            await self.seat(WebSocket(scope, receive, send))
+        else:  # any HTTP request: the server is up (`wait_http`)
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
 
-    async def seat(self, scope: Any, receive: Any, send: Any) -> None:
-        from gameserver.gateway.live_frames import FRAMES
-
-        game, seat = scope["path"].split("/")[2], int(scope["query_string"].split(b"=")[1])
-        await receive()
-        await send({"type": "websocket.accept"})
-        write = scope["extensions"][FRAMES]["write"]
-        self.games.setdefault(game, {})[seat] = (write, send)
+    async def seat(self, socket: WebSocket) -> None:
+        game, seat = socket.url.path.split("/")[2], int(socket.query_params["seat"])
+        await socket.accept()
+        self.games.setdefault(game, {})[seat] = socket
         loop = asyncio.get_running_loop()
         try:
-            while (message := await receive())["type"] == "websocket.receive":
+            while (message := await socket.receive())["type"] == "websocket.receive":
                 command_id = _move.decode(message.get("text") or message["bytes"]).command_id
                 waiter = loop.create_future()
                 key = f"{game}:{seat}:{command_id}".encode()
@@ -125,16 +129,9 @@ class Server:
                 await self.lanes.one("XADD", COMMANDS, "*", "game", game, "key", key)
                 await waiter
                 answer = {"command_id": command_id, "status": "accepted", "last_version": 1}
-                text = _encoder.encode({"answer": answer}).decode()
-                if not write([text]):
-                    await _send(send, text)
+                await send_texts(socket, [_encoder.encode({"answer": answer}).decode()])
         finally:
             self.games.get(game, {}).pop(seat, None)
-
-
-async def _send(send: Any, text: str) -> None:
-    with contextlib.suppress(Exception):  # a socket closing: its seat is gone
-        await send({"type": "websocket.send", "text": text})
 
 
 class _Move(msgspec.Struct):
@@ -146,10 +143,6 @@ _encoder = msgspec.json.Encoder()
 
 
 def serve(port: int, redis_port: int) -> None:
-    import uvicorn
-
-    from gameserver.gateway.live_frames import FramesAtOnce
-
     app = Server(f"redis://127.0.0.1:{redis_port}")
     uvicorn.run(
         app, host="127.0.0.1", port=port, log_level="warning", loop="uvloop",
@@ -159,8 +152,6 @@ def serve(port: int, redis_port: int) -> None:
 
 async def rules(redis_port: int) -> None:
     """The stand-in rules process: each command's event on the feed and its reply."""
-    from eventstore.redis_client import redis_client
-
     url = f"redis://127.0.0.1:{redis_port}"
     reader, writer = redis_client(url, single_connection_client=True), redis_client(url)
     event = b'{"type":"Placed","pad":"%s"}' % (b"x" * (EVENT_BYTES - 25))
@@ -183,8 +174,6 @@ async def drive(port: int, cpu: Any, games: int, seats: int, warm_s: float, wind
     """Every game's seats on their sockets, a move at a time per game (seat after seat);
     ``cpu()`` read at the window's start and end; (moves, CPU before, CPU after, the fewest
     pushes a seat read)."""
-    from websockets.asyncio.client import connect
-
     url = f"ws://127.0.0.1:{port}/games/g{{}}/live?seat={{}}"
     sockets = [[await connect(url.format(g, s), ping_interval=None) for s in range(seats)]
                for g in range(games)]  # fmt: skip
@@ -222,7 +211,6 @@ def measure(
     """One window of the minimal server, on a Redis of its own (AOF, ``appendfsync always``)."""
     with RedisServer(appendonly=True, appendfsync="always") as redis:
         assert redis.port is not None
-        assert redis._process is not None  # its pid, as `processes.Redises.pids` reads it
         port = free_port()
         started = [
             subprocess.Popen(
@@ -232,12 +220,12 @@ def measure(
             )
             for args in (["rules", str(redis.port)], ["serve", str(port), str(redis.port)])
         ]
-        server, redis_pid = started[1].pid, redis._process.pid
+        server, redis_pid = started[1].pid, redis.pid
         try:
-            _wait_listening(port)
+            wait_http(port, "/", timeout=30.0)
 
             def cpu() -> tuple[float, float]:
-                return tuple(_cpu(pid) for pid in (server, redis_pid))  # type: ignore[return-value]
+                return cpu_seconds(server), cpu_seconds(redis_pid)
 
             run = drive(port, cpu, games, seats, warm_s, window_s)
             moves, before, after, pushes = asyncio.run(run)
@@ -249,27 +237,8 @@ def measure(
     return Floor(moves / window_s, per_move[0], per_move[1], pushes)
 
 
-def _cpu(pid: int) -> float:
-    fields = stat_fields(Path(f"/proc/{pid}/stat"))
-    return 0.0 if fields is None else stat_cpu(fields)
-
-
-def _wait_listening(port: int, timeout: float = 30.0) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"the minimal live server did not listen on port {port}")
-
-
 def run() -> None:
     """The floor, the gateway over the WebSocket at as many games, the floor again."""
-    from bench import player
-    from bench.processes import Topology
-
     print(f"== the live move's I/O alone: a floor under the gateway ({GAMES} games) ==")
     floors = [measure()]
     print(floor_line(floors[0]), flush=True)
@@ -278,7 +247,7 @@ def run() -> None:
     print(floor_line(floors[1]), flush=True)
     gateway = results.get(("ws", GAMES))
     if gateway is not None:
-        print(compared(gateway.cpu.get("gateway", 0.0) / max(gateway.moves, 1) * 1000, floors))
+        print(compared(per_move(gateway, "gateway"), floors))
 
 
 def floor_line(floor: Floor) -> str:
@@ -291,8 +260,6 @@ def floor_line(floor: Floor) -> str:
 
 def compared(gateway_ms: float, floors: list[Floor]) -> str:
     """The gateway's CPU per move against the floors' mean, and where the target falls."""
-    from bench.targets import GATEWAY_CPU_MS
-
     floor_ms = sum(f.server_ms for f in floors) / len(floors)
     target = GATEWAY_CPU_MS["ws"]
     return (

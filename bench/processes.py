@@ -290,8 +290,7 @@ class Redises:
         if self.cluster is not None:
             return {"redis": 0, **{f"redis#{i}": pid for i, pid in enumerate(self.cluster.pids())}}
         assert self.single is not None
-        assert self.single._process is not None
-        return {"redis": self.single._process.pid}
+        return {"redis": self.single.pid}
 
 
 class RedisCounts:

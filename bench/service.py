@@ -411,8 +411,7 @@ def run() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="renature-bench-"))
     stack = Stack(redis_url=server.url, workdir=workdir)
     try:
-        assert server._process is not None
-        asyncio.run(bench(server, stack, server._process.pid))
+        asyncio.run(bench(server, stack, server.pid))
     finally:
         stack.stop()
         server.cleanup()

@@ -99,6 +99,13 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     @property
+    def pid(self) -> int:
+        """The running server's process id (its CPU, a signal)."""
+        if self._process is None:
+            raise RuntimeError("the server is not running")
+        return self._process.pid
+
+    @property
     def running(self) -> bool:
         """Whether the server process is alive."""
         return self._process is not None and self._process.poll() is None

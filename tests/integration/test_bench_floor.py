@@ -11,11 +11,14 @@ pytestmark = pytest.mark.redis
 
 
 def test_the_minimal_server_answers_every_move_and_pushes_to_every_seat() -> None:
-    measured = floor.measure(games=2, seats=3, warm_s=0.5, window_s=1.0)
+    games, window_s = 2, 1.0
+    measured = floor.measure(games=games, seats=3, warm_s=0.5, window_s=window_s)
     assert measured.rate > 0
     assert measured.server_ms > 0
-    # each move's event reached every seat's socket, the mover's included
-    assert measured.pushes >= measured.rate * 1.0 / 2 / 2
+    # each move's event reached every seat's socket, the mover's included: the seat that read
+    # the fewest read at least half an even share of the window's moves (games run unevenly)
+    even_share = measured.rate * window_s / games
+    assert measured.pushes >= even_share / 2
 
 
 def test_the_comparison_says_how_far_the_gateway_and_the_target_are_from_the_floor() -> None:
