@@ -25,6 +25,8 @@ EVENT = b'{"type":"DominoPlaced","version":0,"seat":1,"x":10,"y":12,"rotation":9
 SEQUENTIAL = 400
 CONCURRENT_WRITERS = 16
 PER_WRITER = 100
+ONE_WRITER = 300
+"""Writes of one writer in each half of `write_cost`."""
 
 
 async def _measure(store: RedisEventStore) -> tuple[float, float, float]:
@@ -69,6 +71,35 @@ async def _mode(mode: str) -> tuple[float, float, float]:
                     await follower.aclose()
         finally:
             await client.aclose()
+
+
+async def _one_writer_p50(url: str) -> float:
+    """p50 ms of one writer's ``XADD``s of a move's event, each awaited before the next."""
+    client = aioredis.Redis.from_url(url)
+    try:
+        await client.ping()
+        latencies = []
+        for _ in range(ONE_WRITER):
+            started = time.perf_counter()
+            await client.xadd("bench-writes", {"event": EVENT}, maxlen=1000, approximate=True)
+            latencies.append((time.perf_counter() - started) * 1000)
+        return statistics.median(latencies)
+    finally:
+        await client.aclose()
+
+
+def write_cost() -> tuple[float, float]:
+    """What this machine's disk adds to a durable write: p50 ms of one writer's round trip on a
+    Redis of its own with ``appendfsync always`` (answered once the write is on the disk, as
+    the services' Redis in `make bench`) and with ``appendfsync no`` (the AOF left to the
+    system), each measured twice, alternated, in the same few seconds. A move's way through
+    the services waits for two such writes one after the other: its command's, which the rules
+    service is handed only once it is synced, and its events'."""
+    halves: dict[str, list[float]] = {"always": [], "no": []}
+    for fsync in ("always", "no", "always", "no"):
+        with RedisServer(appendonly=True, appendfsync=fsync) as server:
+            halves[fsync].append(asyncio.run(_one_writer_p50(server.url)))
+    return statistics.mean(halves["always"]), statistics.mean(halves["no"])
 
 
 def run() -> None:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bench import figures, spares, targets
+from bench import durability, figures, spares, targets
 from bench.figures import cpu_seconds, machine_line, machine_ticks, percentile
 from bench.processes import (
     Group,
@@ -440,7 +440,7 @@ def summary(
             f"| {ratio[0]} | {ratio[1]} |"
         )
     print("\ntargets (a move for a millisecond of CPU; boardgame.io in memory, this run):")
-    for target in targets.player_targets(results, peer):
+    for target in targets.player_targets(results, peer, durability.write_cost):
         print(target)
 
 

@@ -101,3 +101,37 @@ def test_a_game_ended_counts_in_the_window_only_inside_it() -> None:
     for now[0] in (5.0, 10.0, 12.5, 14.9, 15.0, 20.0):
         load.game_ended()
     assert (load.games_finished, load.ended_in_window) == (6, 3)
+
+
+def test_one_game_alone_is_said_beside_the_bench_path_and_the_disks_durable_write() -> None:
+    """The round trip of one game alone over the WebSocket, judged; beside it the bench path's
+    at one game and what a durable write costs on the machine, where they were measured."""
+    solo = Run(round_trips=[0.0014, 0.0016, 0.0015])
+    bus = Run(label="bench path", round_trips=[0.0009, 0.0010, 0.0011])
+    measured: list[str] = []
+
+    def disk() -> tuple[float, float]:
+        measured.append("disk")
+        return 0.33, 0.12
+
+    lines = targets.player_targets({("ws", 1): solo, ("bus", 1): bus}, {}, disk)
+    (solo_line,) = [line for line in lines if line.startswith("--target solo-ws-round-trip-p50")]
+    assert solo_line == (
+        "--target solo-ws-round-trip-p50 <= 1.5 ms: met (1.50 ms; the bench path, no gateway: "
+        "1.00 ms; one durable write here: 0.33 ms p50 against 0.12 ms unsynced (a move waits "
+        "for two, one after the other))"
+    )
+    assert measured == ["disk"]
+    alone = targets.solo_target({("ws", 1): Run(round_trips=[0.0016])})
+    assert alone == "--target solo-ws-round-trip-p50 <= 1.5 ms: MISSED (1.60 ms)"
+
+
+def test_the_disk_is_not_measured_without_a_run_of_one_game_alone() -> None:
+    def disk() -> tuple[float, float]:
+        raise AssertionError("measured for nothing")
+
+    lines = targets.player_targets({("ws", 16): Run()}, {}, disk)
+    assert (
+        "--target solo-ws-round-trip-p50 <= 1.5 ms: not measured (no WebSocket run at one "
+        "game)" in lines
+    )
