@@ -29,6 +29,7 @@ from gameserver.gateway.idempotency import (
     game_id_for,
     parse_claim,
 )
+from gameserver.gateway.use_cases.refusals import Refusal
 from gameserver.rules.rules_service import RulesService
 from gameserver.runtime import bus
 from gameserver.runtime.settings import Settings
@@ -364,6 +365,27 @@ async def test_a_lease_whose_answer_was_lost_is_still_its_own_requests(
         assert proxy.lost == 2
         assert await redis.get("plain-nx") == b"mine"
         await client.aclose()
+
+
+async def test_a_lease_is_taken_and_released_after_redis_lost_its_scripts(
+    redis: aioredis.Redis,
+) -> None:
+    """The leases' scripts go by their digests: a Redis that lost them (restarted, ``SCRIPT
+    FLUSH``) is sent them again, and the lease is held and released as before."""
+    leases = RedisKeyLeases(redis, KeyLayout(), command_timeout=5)
+    lease = KeyLayout().game_scoped_key("inflight:join-1", "g-flushed")
+    for _ in range(2):
+        await redis.script_flush()
+        async with leases.hold("g-flushed", "join-1"):
+            assert await redis.exists(lease)
+            with pytest.raises(Refusal) as refused:  # another request with the key: 409
+                async with RedisKeyLeases(redis, KeyLayout(), command_timeout=5).hold(
+                    "g-flushed", "join-1"
+                ):
+                    pass
+            assert refused.value.code == "idempotency_key_in_flight"
+            await redis.script_flush()  # lost under the request: released all the same
+        assert not await redis.exists(lease)
 
 
 async def _exists(redis: aioredis.Redis, pattern: str) -> bool:
