@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
+from redis.exceptions import RedisError
+
 from bench.figures import percentile
 from gameserver.runtime.supervisor import PROJECTORS
 
@@ -123,7 +125,7 @@ def player_targets(
     out.extend(gateway_target(results, mode) for mode in GATEWAY_CPU_MS)
     out.append(projector_target(results))
     solo = ("ws", 1) in results
-    out.append(solo_target(results, disk() if solo and disk is not None else None))
+    out.append(solo_target(results, _cost(disk) if solo and disk is not None else None))
     out.extend(peer_target(results, peer, games) for games in (16, 256))
     out.append(
         line(
@@ -154,8 +156,17 @@ def gateway_target(results: Mapping[tuple[str, int], Measured], mode: str) -> st
     )
 
 
+def _cost(disk: Callable[[], tuple[float, float]]) -> tuple[float, float] | str:
+    """What ``disk`` measured, or why it could not (the target's line is printed all the
+    same)."""
+    try:
+        return disk()
+    except (OSError, RuntimeError, RedisError) as error:
+        return f"{type(error).__name__}: {error}"
+
+
 def solo_target(
-    results: Mapping[tuple[str, int], Measured], disk: tuple[float, float] | None = None
+    results: Mapping[tuple[str, int], Measured], disk: tuple[float, float] | str | None = None
 ) -> str:
     """One game alone over the WebSocket, p50 of the round trip; beside it, where measured,
     the bench path's at one game (the same services and Redis without the gateway) and what
@@ -168,7 +179,9 @@ def solo_target(
     figure = [f"{p50:.2f} ms"]
     if bus is not None:
         figure.append(f"the bench path, no gateway: {percentile(bus.round_trips, 50) * 1e3:.2f} ms")
-    if disk is not None:
+    if isinstance(disk, str):
+        figure.append(f"a durable write not measured ({disk})")
+    elif disk is not None:
         figure.append(
             f"one durable write here: {disk[0]:.2f} ms p50 against {disk[1]:.2f} ms unsynced "
             "(a move waits for two, one after the other)"

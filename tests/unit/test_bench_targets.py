@@ -135,3 +135,15 @@ def test_the_disk_is_not_measured_without_a_run_of_one_game_alone() -> None:
         "--target solo-ws-round-trip-p50 <= 1.5 ms: not measured (no WebSocket run at one "
         "game)" in lines
     )
+
+
+def test_a_durable_write_that_could_not_be_measured_is_said_and_the_line_still_printed() -> None:
+    def disk() -> tuple[float, float]:
+        raise RuntimeError("redis-server did not start")
+
+    lines = targets.player_targets({("ws", 1): Run(round_trips=[0.0014])}, {}, disk)
+    (solo,) = [line for line in lines if line.startswith("--target solo-ws-round-trip-p50")]
+    assert solo == (
+        "--target solo-ws-round-trip-p50 <= 1.5 ms: met (1.40 ms; a durable write not measured "
+        "(RuntimeError: redis-server did not start))"
+    )
