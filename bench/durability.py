@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from collections.abc import Awaitable, Callable
 
 import redis.asyncio as aioredis
 
 from devkit.redis_server import RedisServer
 from eventstore import AppendRequest, RedisEventStore
 
-EVENT = b'{"type":"DominoPlaced","version":0,"seat":1,"x":10,"y":12,"rotation":90}' * 4
+EVENT = b'{"type":"PiecesPlaced","version":0,"seat":1,"x":10,"y":12,"rotation":90}' * 4
 SEQUENTIAL = 400
 CONCURRENT_WRITERS = 16
 PER_WRITER = 100
@@ -29,14 +30,24 @@ ONE_WRITER = 300
 """Writes of one writer in each half of `write_cost`."""
 
 
+async def _one_writer(write: Callable[[int], Awaitable[object]], count: int) -> list[float]:
+    """The round trips (ms, sorted) of ``count`` writes of one writer, each awaited before the
+    next (``write(i)`` makes the i-th)."""
+    latencies = []
+    for i in range(count):
+        started = time.perf_counter()
+        await write(i)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return sorted(latencies)
+
+
 async def _measure(store: RedisEventStore) -> tuple[float, float, float]:
     """p50 and p99 of one writer's appends (ms), and appends/s of 16 concurrent writers."""
-    latencies = []
-    for i in range(SEQUENTIAL):
-        request = AppendRequest("bench-seq", f"c{i}", i, [EVENT], b"ok")
-        started = time.perf_counter()
-        await store.append_many([request])
-        latencies.append((time.perf_counter() - started) * 1000)
+
+    def append(i: int) -> Awaitable[object]:
+        return store.append_many([AppendRequest("bench-seq", f"c{i}", i, [EVENT], b"ok")])
+
+    latencies = await _one_writer(append, SEQUENTIAL)
 
     async def writer(number: int) -> None:
         for i in range(PER_WRITER):
@@ -46,7 +57,6 @@ async def _measure(store: RedisEventStore) -> tuple[float, float, float]:
     started = time.perf_counter()
     await asyncio.gather(*(writer(n) for n in range(CONCURRENT_WRITERS)))
     rate = CONCURRENT_WRITERS * PER_WRITER / (time.perf_counter() - started)
-    latencies.sort()
     return statistics.median(latencies), latencies[int(len(latencies) * 0.99)], rate
 
 
@@ -78,12 +88,11 @@ async def _one_writer_p50(url: str) -> float:
     client = aioredis.Redis.from_url(url)
     try:
         await client.ping()
-        latencies = []
-        for _ in range(ONE_WRITER):
-            started = time.perf_counter()
-            await client.xadd("bench-writes", {"event": EVENT}, maxlen=1000, approximate=True)
-            latencies.append((time.perf_counter() - started) * 1000)
-        return statistics.median(latencies)
+
+        def add(_: int) -> Awaitable[object]:
+            return client.xadd("bench-writes", {"event": EVENT}, maxlen=1000, approximate=True)
+
+        return statistics.median(await _one_writer(add, ONE_WRITER))
     finally:
         await client.aclose()
 

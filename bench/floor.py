@@ -242,9 +242,9 @@ def measure(
 def run() -> None:
     """The floor, the gateway over the WebSocket at as many games, the floor again."""
     print(f"== the live move's I/O alone: a floor under the gateway ({GAMES} games) ==")
-    floors = [floor for floor in [measured()] if floor is not None]
+    before = measured()
     results = player.measure_topology(Topology(), ("ws",), (GAMES,))
-    floors += [floor for floor in [measured()] if floor is not None]
+    floors = [floor for floor in (before, measured()) if floor is not None]
     gateway = results.get(("ws", GAMES))
     if gateway is not None and floors:
         print(compared(per_move(gateway, "gateway"), floors))

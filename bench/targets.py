@@ -124,8 +124,7 @@ def player_targets(
         )
     out.extend(gateway_target(results, mode) for mode in GATEWAY_CPU_MS)
     out.append(projector_target(results))
-    solo = ("ws", 1) in results
-    out.append(solo_target(results, _cost(disk) if solo and disk is not None else None))
+    out.append(solo_target(results, disk))
     out.extend(peer_target(results, peer, games) for games in (16, 256))
     out.append(
         line(
@@ -156,21 +155,14 @@ def gateway_target(results: Mapping[tuple[str, int], Measured], mode: str) -> st
     )
 
 
-def _cost(disk: Callable[[], tuple[float, float]]) -> tuple[float, float] | str:
-    """What ``disk`` measured, or why it could not (the target's line is printed all the
-    same)."""
-    try:
-        return disk()
-    except (OSError, RuntimeError, RedisError) as error:
-        return f"{type(error).__name__}: {error}"
-
-
 def solo_target(
-    results: Mapping[tuple[str, int], Measured], disk: tuple[float, float] | str | None = None
+    results: Mapping[tuple[str, int], Measured],
+    disk: Callable[[], tuple[float, float]] | None = None,
 ) -> str:
     """One game alone over the WebSocket, p50 of the round trip; beside it, where measured,
     the bench path's at one game (the same services and Redis without the gateway) and what
-    this machine's disk adds to each of the two durable writes a move waits for."""
+    this machine's disk adds to each of the two durable writes a move waits for (``disk``
+    measures it, only where there is a figure to set it beside)."""
     solo, bus = results.get(("ws", 1)), results.get(("bus", 1))
     name, bound = "solo-ws-round-trip-p50", f"<= {SOLO_WS_P50_MS:.1f} ms"
     if solo is None:
@@ -179,14 +171,22 @@ def solo_target(
     figure = [f"{p50:.2f} ms"]
     if bus is not None:
         figure.append(f"the bench path, no gateway: {percentile(bus.round_trips, 50) * 1e3:.2f} ms")
-    if isinstance(disk, str):
-        figure.append(f"a durable write not measured ({disk})")
-    elif disk is not None:
-        figure.append(
-            f"one durable write here: {disk[0]:.2f} ms p50 against {disk[1]:.2f} ms unsynced "
-            "(a move waits for two, one after the other)"
-        )
+    if disk is not None:
+        figure.append(_durable_write(disk))
     return line(name, bound, p50 <= SOLO_WS_P50_MS, "; ".join(figure))
+
+
+def _durable_write(disk: Callable[[], tuple[float, float]]) -> str:
+    """What ``disk`` measured, or why it could not (the target's line is printed all the
+    same)."""
+    try:
+        synced, unsynced = disk()
+    except (OSError, RuntimeError, RedisError) as error:
+        return f"a durable write not measured ({type(error).__name__}: {error})"
+    return (
+        f"one durable write here: {synced:.2f} ms p50 against {unsynced:.2f} ms unsynced "
+        "(a move waits for two, one after the other)"
+    )
 
 
 def projector_target(results: Mapping[tuple[str, int], Measured]) -> str:
