@@ -31,14 +31,25 @@ def stat_cpu(fields: list[str]) -> float:
     children count: Redis rewrites its AOF in a fork that writes its whole data set, which was
     a third of Redis's own CPU over a player run (a child's time is counted once it has ended
     and been waited for, as Redis does)."""
-    ticks = sum(int(fields[at]) for at in (11, 12, 13, 14))  # utime stime cutime cstime
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return sum(stat_parts(fields))
+
+
+def stat_parts(fields: list[str]) -> tuple[float, float]:
+    """`stat_cpu` in two: the process's own CPU seconds, and its ended children's."""
+    own, children = (int(fields[a]) + int(fields[a + 1]) for a in (11, 13))  # u+s, cu+cs
+    tick = os.sysconf("SC_CLK_TCK")
+    return own / tick, children / tick
 
 
 def cpu_seconds(pid: int) -> float:
     """CPU seconds of a process so far (`stat_cpu`; Linux /proc, 0 elsewhere)."""
+    return sum(cpu_parts(pid))
+
+
+def cpu_parts(pid: int) -> tuple[float, float]:
+    """`cpu_seconds` in two (`stat_parts`): the process's own, its ended children's."""
     fields = stat_fields(Path(f"/proc/{pid}/stat"))
-    return 0.0 if fields is None else stat_cpu(fields)
+    return (0.0, 0.0) if fields is None else stat_parts(fields)
 
 
 def percentile(samples: list[float], q: float) -> float:

@@ -48,6 +48,7 @@ from bench.processes import (
     Redises,
     Stack,
     Topology,
+    snapshot,
     start_stack,
 )
 from devkit.redis_server import free_port
@@ -82,7 +83,7 @@ class Result:
     unit: str = "move"  # what the load counts: a move, or a game's set-up (``setup``)
 
     def cpu_per_move_ms(self) -> float:
-        return sum(self.cpu.values()) / max(1, self.moves) * 1e3
+        return targets.all_cpu(self)
 
     def net_cpu_per_move_ms(self) -> float:
         """CPU per move less what the stack burns with no load at all (its timers and
@@ -135,15 +136,6 @@ def unit_of(mode: str) -> str:
 
 def ms(samples: list[float]) -> str:
     return figures.ms(samples, digits=2)
-
-
-def snapshot(groups: list[Group], extra: dict[str, int]) -> dict[str, float]:
-    cpu: dict[str, float] = {}
-    for group in groups:
-        cpu[group.name] = cpu.get(group.name, 0.0) + group.cpu()
-    for name, pid in extra.items():
-        cpu[name] = cpu.get(name, 0.0) + cpu_seconds(pid)
-    return cpu
 
 
 def start_loads(

@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from bench.figures import stat_cpu, stat_fields
+from bench.figures import cpu_parts, stat_cpu, stat_fields
 from devkit.redis_server import RedisServer, free_port
 from eventstore.keys import command_streams_for
 from eventstore.redis_client import is_cluster_url
@@ -161,6 +161,25 @@ class Group:
             said = [str(record["error"])] if record.get("error") else []
             found.append(f"{record.get('event')}: {' | '.join([*said, *map(str.strip, trace)])}")
         return found[-most:]
+
+
+FORKS = "redis forks"
+"""The group of Redis's forks (its AOF rewrites, a replica's full sync): their CPU, counted in
+Redis's once a fork has ended, is shown apart, since a window holds the whole of a rewrite that
+ended in it or none of it (`Stack.rewrite_done`)."""
+
+
+def snapshot(groups: list[Group], extra: dict[str, int]) -> dict[str, float]:
+    """CPU seconds so far of every group, and of each Redis process in ``extra`` (by name), its
+    ended forks' in `FORKS`."""
+    cpu: dict[str, float] = {}
+    for group in groups:
+        cpu[group.name] = cpu.get(group.name, 0.0) + group.cpu()
+    for name, pid in extra.items():
+        own, forks = cpu_parts(pid)
+        cpu[name] = cpu.get(name, 0.0) + own
+        cpu[FORKS] = cpu.get(FORKS, 0.0) + forks
+    return cpu
 
 
 @dataclass
