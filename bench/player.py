@@ -83,7 +83,7 @@ class Result:
     unit: str = "move"  # what the load counts: a move, or a game's set-up (``setup``)
 
     def cpu_per_move_ms(self) -> float:
-        return targets.all_cpu(self)
+        return targets.per_move(self, *self.cpu)  # every group, the load's included
 
     def net_cpu_per_move_ms(self) -> float:
         """CPU per move less what the stack burns with no load at all (its timers and

@@ -230,26 +230,21 @@ def _ceiling(best: Measured, bus: Measured | None, theirs: Measured, cores: int)
     gateway: the most a gateway that cost nothing could reach); and how busy boardgame.io's
     server was (one thread: a core at most)."""
     needed = PEER_SPEEDUP * theirs.rate
-    budget = cores / needed * 1e3
+    budget, spent = cores / needed * 1e3, per_move(best, *best.cpu)  # every group, the load's
     parts = [
         f"{PEER_SPEEDUP}x is {needed:,.0f}/s: with all {cores} cores busy at most {budget:.2f} "
-        f"ms of CPU a move in every process, the load's included, against {all_cpu(best):.2f}"
+        f"ms of CPU a move in every process, the load's included, against {spent:.2f}"
     ]
     if bus is not None:
         parts.append(
             f"the bench path, no gateway: {bus.rate:,.0f}/s ({bus.rate / theirs.rate:.2f}x), "
-            f"{all_cpu(bus):.2f} ms"
+            f"{per_move(bus, *bus.cpu):.2f} ms"
         )
     server = theirs.cpu.get("peer server")
     if server is not None and theirs.moves:
         window = theirs.moves / theirs.rate
         parts.append(f"boardgame.io's server {server / window:.2f} cores busy")
     return "; ".join(parts)
-
-
-def all_cpu(result: Measured) -> float:
-    """CPU ms per move in every process group of a run, the load's included."""
-    return sum(result.cpu.values()) / max(1, result.moves) * 1e3
 
 
 def scaling_target(instances: int, cluster: bool, rate: float, efficiency: float) -> str:
