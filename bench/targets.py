@@ -12,7 +12,8 @@ from the results of one player's-path run (`bench.player`):
 - one game alone, WebSocket round trip p50: at most 1.5 ms (beside it the bench path's at one
   game and what a durable write costs on the machine, `solo_target`);
 - moves per second through the gateway at 16 and 256 games: at least 1.5x boardgame.io's
-  (beside it what that asks of the machine's cores, and the bench path's rate: `_ceiling`);
+  (beside it what that asks of the machine's cores, the bench path's rate, and the most a
+  core for each process could carry at the run's CPU per move: `_ceiling`);
 - 8 instances of each service: at least 15,000 moves/s with scaling efficiency at least 0.8
   (`scaling_targets`, from ``--topology all=8``; the cluster at least 0.8 of one Redis).
 """
@@ -227,8 +228,9 @@ def _ceiling(best: Measured, bus: Measured | None, theirs: Measured, cores: int)
     """What the ratio asks of the machine: the CPU a move may take in every process, the
     load's included, for the rate it needs with every core busy, against what the gateway's
     path spent; the bench path's rate in the same run (the services and Redis without the
-    gateway: the most a gateway that cost nothing could reach); and how busy boardgame.io's
-    server was (one thread: a core at most)."""
+    gateway: the most a gateway that cost nothing could reach); what a core for each process
+    would allow (`_core_each`); and how busy boardgame.io's server was (one thread: a core at
+    most)."""
     needed = PEER_SPEEDUP * theirs.rate
     budget, spent = cores / needed * 1e3, per_move(best, *best.cpu)  # every group, the load's
     parts = [
@@ -240,11 +242,28 @@ def _ceiling(best: Measured, bus: Measured | None, theirs: Measured, cores: int)
             f"the bench path, no gateway: {bus.rate:,.0f}/s ({bus.rate / theirs.rate:.2f}x), "
             f"{per_move(bus, *bus.cpu):.2f} ms"
         )
+    if best.cpu and best.moves:
+        parts.append(_core_each(best, theirs))
     server = theirs.cpu.get("peer server")
     if server is not None and theirs.moves:
         window = theirs.moves / theirs.rate
         parts.append(f"boardgame.io's server {server / window:.2f} cores busy")
     return "; ".join(parts)
+
+
+def _core_each(best: Measured, theirs: Measured) -> str:
+    """The most a machine with a core for each process could carry at this run's CPU per
+    move (each group is one process on the players' path): its busiest process's share, a
+    bound and not a measurement; boardgame.io's likewise, its one-threaded server's."""
+    busiest = max(best.cpu, key=lambda name: best.cpu[name])
+    alone = 1e3 / max(per_move(best, busiest), 1e-9)
+    text = (
+        f"a core for each process: at most {alone:,.0f}/s ({alone / theirs.rate:.2f}x), the "
+        f"busiest {busiest} at {per_move(best, busiest):.2f} ms a move"
+    )
+    if theirs.cpu.get("peer server") and theirs.moves:
+        text += f", boardgame.io's server at most {1e3 / per_move(theirs, 'peer server'):,.0f}/s"
+    return text
 
 
 def scaling_target(instances: int, cluster: bool, rate: float, efficiency: float) -> str:
