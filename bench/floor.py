@@ -25,11 +25,12 @@ import subprocess
 import sys
 from collections.abc import Coroutine
 from dataclasses import dataclass
+from tempfile import TemporaryFile
 from typing import Any
 
 import msgspec
 import uvicorn
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 from websockets.asyncio.client import connect
 
 from bench import player
@@ -46,6 +47,8 @@ GAMES, SEATS = 16, 3
 WARM_S, WINDOW_S = 2.0, 5.0
 EVENT_BYTES = 300
 COMMANDS, FEED, REPLIES = "floor:commands", "floor:feed", "floor:replies"
+GONE = (WebSocketDisconnect, WebSocketDisconnected)
+"""A write to a socket its seat closed: the first raises the one, any later the other."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class Floor:
     server_ms: float
     redis_ms: float
     pushes: int
+    errors: str = ""
+    """What the minimal server and the stand-in rules wrote to stderr (nothing, when well)."""
 
 
 # -- the minimal server (a process of its own: ``python -m bench.floor serve PORT REDIS_PORT``)
@@ -98,7 +103,17 @@ class Server:
     def hold(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task[None]) -> None:
+        """A held task done: a push to a seat that left as the load ended is nothing to report
+        (its socket is gone); any other failure goes to the loop's exception handler."""
+        self.tasks.discard(task)
+        error = None if task.cancelled() else task.exception()
+        if error is not None and not isinstance(error, GONE):
+            task.get_loop().call_exception_handler(
+                {"message": "a task of the minimal server failed", "exception": error}
+            )
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -130,6 +145,8 @@ class Server:
                 await waiter
                 answer = {"command_id": command_id, "status": "accepted", "last_version": 1}
                 await send_texts(socket, [_encoder.encode({"answer": answer}).decode()])
+        except GONE:  # the seat left (the load's end) before its answer
+            pass
         finally:
             self.games.get(game, {}).pop(seat, None)
 
@@ -208,8 +225,9 @@ async def drive(port: int, cpu: Any, games: int, seats: int, warm_s: float, wind
 def measure(
     games: int = GAMES, seats: int = SEATS, warm_s: float = WARM_S, window_s: float = WINDOW_S
 ) -> Floor:
-    """One window of the minimal server, on a Redis of its own (AOF, ``appendfsync always``)."""
-    with RedisServer(appendonly=True, appendfsync="always") as redis:
+    """One window of the minimal server, on a Redis of its own (AOF, ``appendfsync always``);
+    what its processes wrote to stderr is kept in the result (`floor_line` shows it)."""
+    with RedisServer(appendonly=True, appendfsync="always") as redis, TemporaryFile() as stderr:
         assert redis.port is not None
         port = free_port()
         started = [
@@ -217,6 +235,7 @@ def measure(
                 [sys.executable, "-m", "bench.floor", *args],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
+                stderr=stderr,
             )
             for args in (["rules", str(redis.port)], ["serve", str(port), str(redis.port)])
         ]
@@ -233,10 +252,12 @@ def measure(
             for process in started:
                 process.kill()
                 process.wait()
+        stderr.seek(0)
+        errors = stderr.read().decode(errors="replace").strip()
     if not moves:
         raise RuntimeError("the minimal live server answered no move in the window")
     per_move = [1000 * (after[n] - before[n]) / moves for n in (0, 1)]
-    return Floor(moves / window_s, per_move[0], per_move[1], pushes)
+    return Floor(moves / window_s, per_move[0], per_move[1], pushes, errors)
 
 
 def run() -> None:
@@ -266,6 +287,7 @@ def floor_line(floor: Floor) -> str:
         f"minimal live server, {GAMES} games of {SEATS} seats: {floor.rate:,.0f} moves/s, "
         f"CPU ms per move: server {floor.server_ms:.3f}, redis {floor.redis_ms:.3f} "
         f"(every seat read {floor.pushes:,} pushes at least)"
+        + (f"; its processes' errors:\n{floor.errors}" if floor.errors else "")
     )
 
 
