@@ -256,10 +256,11 @@ def _core_each(best: Measured, theirs: Measured) -> str:
     move (each group is one process on the players' path): its busiest process's share, a
     bound and not a measurement; boardgame.io's likewise, its one-threaded server's."""
     busiest = max(best.cpu, key=lambda name: best.cpu[name])
-    alone = 1e3 / max(per_move(best, busiest), 1e-9)
+    spent = per_move(best, busiest)
+    alone = 1e3 / max(spent, 1e-9)
     text = (
         f"a core for each process: at most {alone:,.0f}/s ({alone / theirs.rate:.2f}x), the "
-        f"busiest {busiest} at {per_move(best, busiest):.2f} ms a move"
+        f"busiest {busiest} at {spent:.2f} ms a move"
     )
     if theirs.cpu.get("peer server") and theirs.moves:
         text += f", boardgame.io's server at most {1e3 / per_move(theirs, 'peer server'):,.0f}/s"
