@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import subprocess
 
-from bench import player
+from bench import player, targets
 from bench.processes import Topology
 
 SET_UPS = 16
@@ -53,7 +53,7 @@ def comparison(ours: player.Result, peer: player.Result) -> str:
     """The services' and Redis's CPU per set-up (the load's left out) against boardgame.io's
     server's, and the set-ups per second of each."""
     services = sum(cpu for name, cpu in ours.cpu.items() if name != "load")
-    server = peer.cpu.get("peer server", 0.0)
+    server = peer.cpu.get(targets.PEER_SERVER, 0.0)
     per_set_up = [
         cpu / max(1, result.moves) * 1e3 for cpu, result in ((services, ours), (server, peer))
     ]

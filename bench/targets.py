@@ -50,6 +50,8 @@ SCALED_INSTANCES = 8
 SCALED_RATE = 15_000
 SCALED_EFFICIENCY = 0.8
 CLUSTER_SHARE = 0.8
+PEER_SERVER = "peer server"
+"""The CPU group of boardgame.io's server in the peer's runs (`bench.player`)."""
 
 
 def line(name: str, bound: str, met: bool | None, figure: str, *, judged: bool = True) -> str:
@@ -230,7 +232,7 @@ def _ceiling(best: Measured, bus: Measured | None, theirs: Measured, cores: int)
     path spent; the bench path's rate in the same run (the services and Redis without the
     gateway: the most a gateway that cost nothing could reach); what a core for each process
     would allow (`_core_each`); and how busy boardgame.io's server was (one thread: a core at
-    most)."""
+    most) and what its CPU a move would allow it on a core of its own."""
     needed = PEER_SPEEDUP * theirs.rate
     budget, spent = cores / needed * 1e3, per_move(best, *best.cpu)  # every group, the load's
     parts = [
@@ -244,27 +246,25 @@ def _ceiling(best: Measured, bus: Measured | None, theirs: Measured, cores: int)
         )
     if best.cpu and best.moves:
         parts.append(_core_each(best, theirs))
-    server = theirs.cpu.get("peer server")
-    if server is not None and theirs.moves:
-        window = theirs.moves / theirs.rate
-        parts.append(f"boardgame.io's server {server / window:.2f} cores busy")
+    server = theirs.cpu.get(PEER_SERVER)
+    if server and theirs.moves:
+        busy = server / (theirs.moves / theirs.rate)
+        alone = 1e3 / per_move(theirs, PEER_SERVER)
+        parts.append(f"boardgame.io's server {busy:.2f} cores busy, at most {alone:,.0f}/s")
     return "; ".join(parts)
 
 
 def _core_each(best: Measured, theirs: Measured) -> str:
     """The most a machine with a core for each process could carry at this run's CPU per
     move (each group is one process on the players' path): its busiest process's share, a
-    bound and not a measurement; boardgame.io's likewise, its one-threaded server's."""
+    bound and not a measurement (boardgame.io's server's is beside it: `_ceiling`)."""
     busiest = max(best.cpu, key=lambda name: best.cpu[name])
     spent = per_move(best, busiest)
     alone = 1e3 / max(spent, 1e-9)
-    text = (
+    return (
         f"a core for each process: at most {alone:,.0f}/s ({alone / theirs.rate:.2f}x), the "
         f"busiest {busiest} at {spent:.2f} ms a move"
     )
-    if theirs.cpu.get("peer server") and theirs.moves:
-        text += f", boardgame.io's server at most {1e3 / per_move(theirs, 'peer server'):,.0f}/s"
-    return text
 
 
 def scaling_target(instances: int, cluster: bool, rate: float, efficiency: float) -> str:
